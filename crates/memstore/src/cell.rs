@@ -1,0 +1,490 @@
+//! Cells in HBase's data model, their byte encoding inside chunks, and their
+//! total order.
+//!
+//! A cell is `(row, family, qualifier, timestamp, type, value)` plus an MVCC
+//! sequence id. Cells are copied once, into chunks, in this layout (all
+//! integers big-endian, HBase's KeyValue layout with the sequence id stored
+//! after the key so that an index entry needs nothing but a locator):
+//!
+//! ```text
+//! key_len u32 | value_len u32 | row_len u16 | row | family_len u8 | family |
+//! qualifier | timestamp u64 | type u8 | seq u64 | value
+//! ```
+//!
+//! `key_len` covers `row_len ..= type`. Order: row ↑, family ↑, qualifier ↑,
+//! timestamp ↓, type ↓ (deletes before puts at equal timestamp), seq ↓.
+//!
+//! Thread safety: encoded cells are immutable once published; [`CellRef`] is
+//! a plain borrowed slice and may be shared freely.
+
+use std::cmp::Ordering;
+
+use crate::error::MemStoreError;
+
+/// Largest row key, as in HBase (`Short.MAX_VALUE`).
+pub const MAX_ROW_LEN: usize = i16::MAX as usize;
+/// Largest family name, as in HBase (`Byte.MAX_VALUE`).
+pub const MAX_FAMILY_LEN: usize = i8::MAX as usize;
+
+const HEADER_LEN: usize = 8;
+const KEY_FIXED_LEN: usize = 2 + 1 + 8 + 1;
+const SEQ_LEN: usize = 8;
+
+/// The kind of a cell; the discriminants are HBase's `KeyValue.Type` codes, so
+/// that sorting by code descending puts delete markers before puts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum CellType {
+    /// A value.
+    Put = 4,
+    /// Deletes the one version of a column at exactly this timestamp.
+    Delete = 8,
+    /// Deletes every column of the family at exactly this timestamp.
+    DeleteFamilyVersion = 10,
+    /// Deletes every version of a column at or below this timestamp.
+    DeleteColumn = 12,
+    /// Deletes every column of the family at or below this timestamp.
+    DeleteFamily = 14,
+}
+
+impl CellType {
+    /// Decodes a type byte; `None` for codes HBase does not store.
+    pub fn from_code(code: u8) -> Option<CellType> {
+        match code {
+            4 => Some(CellType::Put),
+            8 => Some(CellType::Delete),
+            10 => Some(CellType::DeleteFamilyVersion),
+            12 => Some(CellType::DeleteColumn),
+            14 => Some(CellType::DeleteFamily),
+            _ => None,
+        }
+    }
+
+    /// Whether this is one of the four delete markers.
+    pub fn is_delete(self) -> bool {
+        self != CellType::Put
+    }
+
+    /// Whether the marker applies to the whole family rather than a column.
+    pub fn is_family_delete(self) -> bool {
+        matches!(self, CellType::DeleteFamily | CellType::DeleteFamilyVersion)
+    }
+}
+
+/// A cell to be written, borrowed from the caller (no allocation on the put
+/// path). The sequence id is supplied per row mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellInput<'a> {
+    pub row: &'a [u8],
+    pub family: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: u64,
+    pub cell_type: CellType,
+    pub value: &'a [u8],
+}
+
+impl<'a> CellInput<'a> {
+    /// A put of `value` into `family:qualifier` of `row` at `timestamp`.
+    pub fn put(row: &'a [u8], family: &'a [u8], qualifier: &'a [u8], timestamp: u64, value: &'a [u8]) -> Self {
+        CellInput { row, family, qualifier, timestamp, cell_type: CellType::Put, value }
+    }
+
+    /// A delete marker of the given type (value empty).
+    pub fn delete(row: &'a [u8], family: &'a [u8], qualifier: &'a [u8], timestamp: u64, cell_type: CellType) -> Self {
+        CellInput { row, family, qualifier, timestamp, cell_type, value: &[] }
+    }
+
+    /// Bytes this cell occupies once encoded into a chunk.
+    pub fn encoded_len(&self) -> usize {
+        HEADER_LEN + self.key_len() + SEQ_LEN + self.value.len()
+    }
+
+    fn key_len(&self) -> usize {
+        KEY_FIXED_LEN + self.row.len() + self.family.len() + self.qualifier.len()
+    }
+
+    /// Checks the limits of the encoding and of HBase's model.
+    pub fn validate(&self, max_cell_size: usize) -> Result<(), MemStoreError> {
+        if self.row.is_empty() {
+            return Err(MemStoreError::EmptyRow);
+        }
+        if self.row.len() > MAX_ROW_LEN {
+            return Err(MemStoreError::RowTooLong { len: self.row.len(), max: MAX_ROW_LEN });
+        }
+        if self.family.is_empty() {
+            return Err(MemStoreError::EmptyFamily);
+        }
+        if self.family.len() > MAX_FAMILY_LEN {
+            return Err(MemStoreError::FamilyTooLong { len: self.family.len(), max: MAX_FAMILY_LEN });
+        }
+        if self.cell_type.is_family_delete() && !self.qualifier.is_empty() {
+            return Err(MemStoreError::FamilyDeleteWithQualifier);
+        }
+        if self.cell_type.is_delete() && !self.value.is_empty() {
+            return Err(MemStoreError::DeleteWithValue);
+        }
+        let len = self.encoded_len();
+        if len > max_cell_size || len > u32::MAX as usize {
+            return Err(MemStoreError::CellTooLarge { len, max: max_cell_size });
+        }
+        Ok(())
+    }
+
+    /// Writes the encoded cell into `dst`, which must be exactly
+    /// [`encoded_len`](Self::encoded_len) bytes.
+    pub fn encode_into(&self, seq: u64, dst: &mut [u8]) {
+        debug_assert_eq!(dst.len(), self.encoded_len());
+        let mut w = Writer { buf: dst, pos: 0 };
+        w.put(&(self.key_len() as u32).to_be_bytes());
+        w.put(&(self.value.len() as u32).to_be_bytes());
+        w.put(&(self.row.len() as u16).to_be_bytes());
+        w.put(self.row);
+        w.put(&[self.family.len() as u8]);
+        w.put(self.family);
+        w.put(self.qualifier);
+        w.put(&self.timestamp.to_be_bytes());
+        w.put(&[self.cell_type as u8]);
+        w.put(&seq.to_be_bytes());
+        w.put(self.value);
+    }
+
+    /// Encodes into a fresh vector (tests, tools; not the put path).
+    pub fn to_encoded(&self, seq: u64) -> Vec<u8> {
+        let mut v = vec![0; self.encoded_len()];
+        self.encode_into(seq, &mut v);
+        v
+    }
+}
+
+struct Writer<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl Writer<'_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.buf[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
+        self.pos += bytes.len();
+    }
+}
+
+/// A view of one encoded cell.
+#[derive(Clone, Copy)]
+pub struct CellRef<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> CellRef<'a> {
+    /// Wraps an encoded cell. The slice must hold exactly one cell written by
+    /// [`CellInput::encode_into`]; lengths inside it are trusted.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        CellRef { bytes }
+    }
+
+    /// Reads the cell starting at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must point at a cell encoded by [`CellInput::encode_into`] that
+    /// stays alive and unmodified for `'a`.
+    #[inline]
+    pub unsafe fn from_ptr(ptr: *const u8) -> CellRef<'a> {
+        // SAFETY: the caller guarantees a complete encoded cell at `ptr`; its
+        // header gives its length.
+        unsafe {
+            let header = std::slice::from_raw_parts(ptr, HEADER_LEN);
+            let key_len = be_u32(header, 0) as usize;
+            let value_len = be_u32(header, 4) as usize;
+            CellRef { bytes: std::slice::from_raw_parts(ptr, HEADER_LEN + key_len + SEQ_LEN + value_len) }
+        }
+    }
+
+    /// The whole encoding.
+    #[inline]
+    pub fn encoded(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    #[inline]
+    fn key_len(&self) -> usize {
+        be_u32(self.bytes, 0) as usize
+    }
+
+    #[inline]
+    fn row_len(&self) -> usize {
+        u16::from_be_bytes([self.bytes[8], self.bytes[9]]) as usize
+    }
+
+    #[inline]
+    pub fn row(&self) -> &'a [u8] {
+        &self.bytes[10..10 + self.row_len()]
+    }
+
+    #[inline]
+    fn family_offset(&self) -> usize {
+        10 + self.row_len()
+    }
+
+    #[inline]
+    pub fn family(&self) -> &'a [u8] {
+        let off = self.family_offset();
+        let len = self.bytes[off] as usize;
+        &self.bytes[off + 1..off + 1 + len]
+    }
+
+    #[inline]
+    pub fn qualifier(&self) -> &'a [u8] {
+        let off = self.family_offset();
+        let start = off + 1 + self.bytes[off] as usize;
+        let end = HEADER_LEN + self.key_len() - 9;
+        &self.bytes[start..end]
+    }
+
+    #[inline]
+    pub fn timestamp(&self) -> u64 {
+        let off = HEADER_LEN + self.key_len() - 9;
+        u64::from_be_bytes(self.bytes[off..off + 8].try_into().expect("8 bytes"))
+    }
+
+    #[inline]
+    pub fn type_code(&self) -> u8 {
+        self.bytes[HEADER_LEN + self.key_len() - 1]
+    }
+
+    /// The cell's type. Cells are validated before encoding, so an unknown
+    /// code means memory corruption; it is reported as a Put-sorting code
+    /// rather than panicking on the read path.
+    #[inline]
+    pub fn cell_type(&self) -> CellType {
+        CellType::from_code(self.type_code()).unwrap_or(CellType::Put)
+    }
+
+    #[inline]
+    pub fn seq(&self) -> u64 {
+        let off = HEADER_LEN + self.key_len();
+        u64::from_be_bytes(self.bytes[off..off + 8].try_into().expect("8 bytes"))
+    }
+
+    #[inline]
+    pub fn value(&self) -> &'a [u8] {
+        &self.bytes[HEADER_LEN + self.key_len() + SEQ_LEN..]
+    }
+
+    /// Copies out an owned cell.
+    pub fn to_cell(&self) -> Cell {
+        Cell {
+            row: self.row().to_vec(),
+            family: self.family().to_vec(),
+            qualifier: self.qualifier().to_vec(),
+            timestamp: self.timestamp(),
+            cell_type: self.cell_type(),
+            value: self.value().to_vec(),
+            seq: self.seq(),
+        }
+    }
+
+    /// The search key of this cell.
+    #[inline]
+    pub fn key(&self) -> CellKey<'a> {
+        CellKey {
+            row: self.row(),
+            family: self.family(),
+            qualifier: self.qualifier(),
+            timestamp: self.timestamp(),
+            type_code: self.type_code(),
+            seq: self.seq(),
+        }
+    }
+
+    /// Compares this cell with a key, decoding fields only as far as needed
+    /// (rows differ in most comparisons on the hot insert path).
+    #[inline]
+    pub fn compare_key(&self, key: &CellKey<'_>) -> Ordering {
+        match self.row().cmp(key.row) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+        match self.family().cmp(key.family) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+        self.qualifier()
+            .cmp(key.qualifier)
+            .then_with(|| key.timestamp.cmp(&self.timestamp()))
+            .then_with(|| key.type_code.cmp(&self.type_code()))
+            .then_with(|| key.seq.cmp(&self.seq()))
+    }
+
+    /// Whether both cells are in the same (row, family, qualifier) column.
+    #[inline]
+    pub fn same_column(&self, other: &CellRef<'_>) -> bool {
+        self.row() == other.row() && self.family() == other.family() && self.qualifier() == other.qualifier()
+    }
+}
+
+impl std::fmt::Debug for CellRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.to_cell().fmt(f)
+    }
+}
+
+#[inline]
+fn be_u32(bytes: &[u8], off: usize) -> u32 {
+    u32::from_be_bytes(bytes[off..off + 4].try_into().expect("4 bytes"))
+}
+
+/// A position in cell order: a real cell's key or a seek target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellKey<'a> {
+    pub row: &'a [u8],
+    pub family: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: u64,
+    pub type_code: u8,
+    pub seq: u64,
+}
+
+impl<'a> CellKey<'a> {
+    /// Sorts before every cell of `row` (families are never empty).
+    pub fn first_on_row(row: &'a [u8]) -> Self {
+        CellKey { row, family: &[], qualifier: &[], timestamp: u64::MAX, type_code: u8::MAX, seq: u64::MAX }
+    }
+
+    /// Sorts before every cell of the column.
+    pub fn first_on_column(row: &'a [u8], family: &'a [u8], qualifier: &'a [u8]) -> Self {
+        CellKey { row, family, qualifier, timestamp: u64::MAX, type_code: u8::MAX, seq: u64::MAX }
+    }
+
+    /// HBase's cell order.
+    #[inline]
+    pub fn compare(&self, other: &CellKey<'_>) -> Ordering {
+        self.row
+            .cmp(other.row)
+            .then_with(|| self.family.cmp(other.family))
+            .then_with(|| self.qualifier.cmp(other.qualifier))
+            .then_with(|| other.timestamp.cmp(&self.timestamp))
+            .then_with(|| other.type_code.cmp(&self.type_code))
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// Compares two encoded cells in HBase's order.
+#[inline]
+pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
+    a.key().compare(&b.key())
+}
+
+/// An owned cell, as returned by reads.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cell {
+    pub row: Vec<u8>,
+    pub family: Vec<u8>,
+    pub qualifier: Vec<u8>,
+    pub timestamp: u64,
+    pub cell_type: CellType,
+    pub value: Vec<u8>,
+    pub seq: u64,
+}
+
+impl Cell {
+    /// Borrows this cell as a write input.
+    pub fn as_input(&self) -> CellInput<'_> {
+        CellInput {
+            row: &self.row,
+            family: &self.family,
+            qualifier: &self.qualifier,
+            timestamp: self.timestamp,
+            cell_type: self.cell_type,
+            value: &self.value,
+        }
+    }
+
+    /// This cell's key.
+    pub fn key(&self) -> CellKey<'_> {
+        CellKey {
+            row: &self.row,
+            family: &self.family,
+            qualifier: &self.qualifier,
+            timestamp: self.timestamp,
+            type_code: self.cell_type as u8,
+            seq: self.seq,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_round_trips_every_field() {
+        let input = CellInput::put(b"row-1", b"cf", b"qual", 42, b"value!");
+        let bytes = input.to_encoded(7);
+        assert_eq!(bytes.len(), input.encoded_len());
+        let c = CellRef::new(&bytes);
+        assert_eq!(c.row(), b"row-1");
+        assert_eq!(c.family(), b"cf");
+        assert_eq!(c.qualifier(), b"qual");
+        assert_eq!(c.timestamp(), 42);
+        assert_eq!(c.cell_type(), CellType::Put);
+        assert_eq!(c.seq(), 7);
+        assert_eq!(c.value(), b"value!");
+        // SAFETY: `bytes` holds one encoded cell and outlives `d`.
+        let d = unsafe { CellRef::from_ptr(bytes.as_ptr()) };
+        assert_eq!(d.encoded().len(), bytes.len());
+    }
+
+    #[test]
+    fn empty_qualifier_and_value_decode() {
+        let input = CellInput::delete(b"r", b"f", b"", 9, CellType::DeleteFamily);
+        let bytes = input.to_encoded(1);
+        let c = CellRef::new(&bytes);
+        assert_eq!(c.qualifier(), b"");
+        assert_eq!(c.value(), b"");
+        assert_eq!(c.cell_type(), CellType::DeleteFamily);
+    }
+
+    #[test]
+    fn order_is_hbase_order() {
+        let mk = |row: &[u8], q: &[u8], ts, t, seq| {
+            CellInput { row, family: b"f", qualifier: q, timestamp: ts, cell_type: t, value: b"" }.to_encoded(seq)
+        };
+        let cells = [
+            mk(b"a", b"", 5, CellType::DeleteFamily, 1),
+            mk(b"a", b"q", 9, CellType::Put, 1),
+            mk(b"a", b"q", 5, CellType::DeleteColumn, 1),
+            mk(b"a", b"q", 5, CellType::Put, 3),
+            mk(b"a", b"q", 5, CellType::Put, 2),
+            mk(b"a", b"r", 1, CellType::Put, 1),
+            mk(b"b", b"", 1, CellType::Put, 1),
+        ];
+        for w in cells.windows(2) {
+            let (a, b) = (CellRef::new(&w[0]), CellRef::new(&w[1]));
+            assert_eq!(compare_cells(&a, &b), Ordering::Less, "{a:?} < {b:?}");
+        }
+        let first = CellKey::first_on_row(b"a");
+        assert_eq!(first.compare(&CellRef::new(&cells[0]).key()), Ordering::Less);
+    }
+
+    #[test]
+    fn validation_rejects_bad_cells() {
+        let ok = CellInput::put(b"r", b"f", b"q", 1, b"v");
+        assert!(ok.validate(1 << 20).is_ok());
+        assert!(matches!(CellInput::put(b"", b"f", b"q", 1, b"v").validate(1 << 20), Err(MemStoreError::EmptyRow)));
+        assert!(matches!(CellInput::put(b"r", b"", b"q", 1, b"v").validate(1 << 20), Err(MemStoreError::EmptyFamily)));
+        let long_row = vec![b'x'; MAX_ROW_LEN + 1];
+        assert!(matches!(
+            CellInput::put(&long_row, b"f", b"q", 1, b"v").validate(1 << 20),
+            Err(MemStoreError::RowTooLong { .. })
+        ));
+        let big = vec![0u8; 2000];
+        assert!(matches!(
+            CellInput::put(b"r", b"f", b"q", 1, &big).validate(1000),
+            Err(MemStoreError::CellTooLarge { .. })
+        ));
+        assert!(matches!(
+            CellInput::delete(b"r", b"f", b"q", 1, CellType::DeleteFamily).validate(1000),
+            Err(MemStoreError::FamilyDeleteWithQualifier)
+        ));
+    }
+}

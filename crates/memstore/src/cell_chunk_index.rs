@@ -1,0 +1,116 @@
+//! `CellChunkIndex`: a flat segment's index as fixed-size entries stored
+//! inside pooled chunks (HBase's CellChunkMap). An entry is 8 bytes — chunk
+//! id (u32) and offset (u32) of the cell — against HBase's 20: the sequence
+//! id and length live in the cell's own encoding, so the entry only locates.
+//!
+//! Invariants: entries are strictly increasing in cell order; every chunk id
+//! in an entry is one of the segment's data chunks, which the segment keeps
+//! referenced, so the id resolves through the chunk table for the index's
+//! whole life.
+//!
+//! Thread safety: immutable after construction; shared freely.
+
+use std::cmp::Ordering;
+
+use crate::cell::{CellKey, CellRef};
+use crate::chunk::{CHUNK_SIZE, CHUNK_TABLE, ChunkId, ChunkRef};
+use crate::chunk_pool::ChunkPool;
+
+const ENTRY_BYTES: usize = 8;
+const ENTRIES_PER_CHUNK: usize = CHUNK_SIZE / ENTRY_BYTES;
+
+pub struct CellChunkIndex {
+    index_chunks: Vec<ChunkRef>,
+    len: usize,
+}
+
+/// Maps a cell pointer back to (chunk id, offset) over a segment's chunks.
+pub struct ChunkLocator {
+    ranges: Vec<(usize, usize, ChunkId)>,
+}
+
+impl ChunkLocator {
+    pub fn new(chunks: &[ChunkRef]) -> ChunkLocator {
+        let mut ranges: Vec<_> = chunks.iter().map(|c| (c.base() as usize, c.capacity(), c.id())).collect();
+        ranges.sort_unstable();
+        ChunkLocator { ranges }
+    }
+
+    /// The chunk id and offset of `ptr`, which must lie in one of the chunks.
+    #[inline]
+    pub fn locate(&self, ptr: *const u8) -> (ChunkId, u32) {
+        let p = ptr as usize;
+        let i = self.ranges.partition_point(|&(base, _, _)| base <= p) - 1;
+        let (base, len, id) = self.ranges[i];
+        debug_assert!(p < base + len, "cell pointer outside the segment's chunks");
+        (id, (p - base) as u32)
+    }
+}
+
+impl CellChunkIndex {
+    /// Builds from sorted cell pointers, storing entries in chunks from `pool`.
+    pub fn from_sorted(cells: &[*const u8], locator: &ChunkLocator, pool: &ChunkPool) -> CellChunkIndex {
+        let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(cells.len().div_ceil(ENTRIES_PER_CHUNK));
+        for group in cells.chunks(ENTRIES_PER_CHUNK) {
+            let chunk = pool.get();
+            let dst = chunk.alloc(group.len() * ENTRY_BYTES, ENTRY_BYTES).expect("entries fit a chunk");
+            // SAFETY: `dst` is a fresh, aligned allocation of group.len() entries.
+            let entries = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut u64, group.len()) };
+            for (e, &p) in entries.iter_mut().zip(group) {
+                let (id, off) = locator.locate(p);
+                *e = (u64::from(id) << 32) | u64::from(off);
+            }
+            index_chunks.push(chunk);
+        }
+        CellChunkIndex { index_chunks, len: cells.len() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes of index entries.
+    pub fn index_bytes(&self) -> usize {
+        self.len * ENTRY_BYTES
+    }
+
+    /// Chunks holding the entries.
+    pub fn index_chunk_count(&self) -> usize {
+        self.index_chunks.len()
+    }
+
+    #[inline]
+    fn entry(&self, i: usize) -> u64 {
+        let chunk = &self.index_chunks[i / ENTRIES_PER_CHUNK];
+        // SAFETY: entries were written at construction at this aligned slot.
+        unsafe { *(chunk.base() as *const u64).add(i % ENTRIES_PER_CHUNK) }
+    }
+
+    #[inline]
+    pub fn cell_ptr(&self, i: usize) -> *const u8 {
+        let e = self.entry(i);
+        let base = CHUNK_TABLE.base((e >> 32) as ChunkId);
+        debug_assert!(!base.is_null(), "data chunk of a live segment was released");
+        // SAFETY: the offset lies within the referenced, live chunk.
+        unsafe { base.add((e & 0xFFFF_FFFF) as usize) }
+    }
+
+    /// Position of the first cell >= `key` (len if none).
+    pub fn lower_bound(&self, key: &CellKey<'_>) -> usize {
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            // SAFETY: entries point at live encoded cells (invariant).
+            if unsafe { CellRef::from_ptr(self.cell_ptr(mid)) }.compare_key(key) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}

@@ -1,0 +1,202 @@
+//! The chunk pool: hands out 2 MiB chunks and takes them back when their last
+//! reference drops, so that steady-state writing allocates no memory.
+//!
+//! Invariants:
+//! - A chunk in the free list has no [`ChunkRef`](crate::chunk::ChunkRef)
+//!   anywhere: it is only pushed there by `Chunk::drop`.
+//! - Jumbo chunks (one oversized cell each) are never pooled; they are freed
+//!   when released. At most `max_pooled` regular chunks are kept idle; any
+//!   more are freed.
+//!
+//! Thread safety: all methods take `&self`; the free list is behind a mutex
+//! that is touched once per chunk (every 2 MiB of cells), never per cell.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use crate::chunk::{CHUNK_SIZE, Chunk, ChunkMemory, ChunkRef};
+
+/// Counters of a pool's activity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ChunkPoolStats {
+    /// Regular chunks allocated from the system.
+    pub created: u64,
+    /// Chunks handed out again from the free list.
+    pub reused: u64,
+    /// Chunks returned to the free list.
+    pub recycled: u64,
+    /// Chunks (regular or jumbo) given back to the system.
+    pub freed: u64,
+    /// Jumbo chunks allocated.
+    pub jumbo_created: u64,
+    /// Chunks currently referenced by someone.
+    pub in_use: u64,
+    /// Chunks idle in the free list.
+    pub idle: u64,
+}
+
+pub(crate) struct PoolShared {
+    free: Mutex<Vec<ChunkMemory>>,
+    max_pooled: usize,
+    created: AtomicU64,
+    reused: AtomicU64,
+    recycled: AtomicU64,
+    freed: AtomicU64,
+    jumbo_created: AtomicU64,
+    in_use: AtomicU64,
+}
+
+impl PoolShared {
+    pub(crate) fn recycle(&self, memory: ChunkMemory) {
+        self.in_use.fetch_sub(1, Ordering::Relaxed);
+        if memory.len == CHUNK_SIZE {
+            let mut free = self.free.lock();
+            if free.len() < self.max_pooled {
+                free.push(memory);
+                self.recycled.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+        self.freed.fetch_add(1, Ordering::Relaxed);
+        memory.free();
+    }
+}
+
+/// A pool of chunks; clones share the same pool.
+#[derive(Clone)]
+pub struct ChunkPool {
+    shared: Arc<PoolShared>,
+}
+
+impl std::fmt::Debug for ChunkPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChunkPool").field("stats", &self.stats()).finish()
+    }
+}
+
+impl ChunkPool {
+    /// A pool keeping at most `max_pooled` idle chunks.
+    pub fn new(max_pooled: usize) -> ChunkPool {
+        ChunkPool {
+            shared: Arc::new(PoolShared {
+                free: Mutex::new(Vec::new()),
+                max_pooled,
+                created: AtomicU64::new(0),
+                reused: AtomicU64::new(0),
+                recycled: AtomicU64::new(0),
+                freed: AtomicU64::new(0),
+                jumbo_created: AtomicU64::new(0),
+                in_use: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The process-wide pool (keeps up to 4 GiB of idle chunks).
+    pub fn global() -> ChunkPool {
+        static GLOBAL: OnceLock<ChunkPool> = OnceLock::new();
+        GLOBAL.get_or_init(|| ChunkPool::new(2048)).clone()
+    }
+
+    /// A regular chunk, recycled if one is idle.
+    pub fn get(&self) -> ChunkRef {
+        let recycled = self.shared.free.lock().pop();
+        let memory = match recycled {
+            Some(m) => {
+                self.shared.reused.fetch_add(1, Ordering::Relaxed);
+                m
+            }
+            None => {
+                self.shared.created.fetch_add(1, Ordering::Relaxed);
+                ChunkMemory::allocate(CHUNK_SIZE)
+            }
+        };
+        self.shared.in_use.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Chunk::new(memory, Some(self.shared.clone())))
+    }
+
+    /// A dedicated chunk of exactly `len` bytes for one oversized cell.
+    pub fn get_jumbo(&self, len: usize) -> ChunkRef {
+        self.shared.jumbo_created.fetch_add(1, Ordering::Relaxed);
+        self.shared.in_use.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Chunk::new(ChunkMemory::allocate(len), Some(self.shared.clone())))
+    }
+
+    /// Allocates `count` chunks up front so that the first writes allocate
+    /// nothing either.
+    pub fn preallocate(&self, count: usize) {
+        let mut fresh: Vec<ChunkMemory> = (0..count).map(|_| ChunkMemory::allocate(CHUNK_SIZE)).collect();
+        self.shared.created.fetch_add(count as u64, Ordering::Relaxed);
+        let mut free = self.shared.free.lock();
+        while free.len() < self.shared.max_pooled {
+            match fresh.pop() {
+                Some(m) => free.push(m),
+                None => break,
+            }
+        }
+        drop(free);
+        for m in fresh {
+            m.free();
+        }
+    }
+
+    /// A snapshot of the pool's counters.
+    pub fn stats(&self) -> ChunkPoolStats {
+        let s = &self.shared;
+        ChunkPoolStats {
+            created: s.created.load(Ordering::Relaxed),
+            reused: s.reused.load(Ordering::Relaxed),
+            recycled: s.recycled.load(Ordering::Relaxed),
+            freed: s.freed.load(Ordering::Relaxed),
+            jumbo_created: s.jumbo_created.load(Ordering::Relaxed),
+            in_use: s.in_use.load(Ordering::Relaxed),
+            idle: s.free.lock().len() as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_chunks_are_recycled_with_their_id() {
+        let pool = ChunkPool::new(4);
+        let c = pool.get();
+        let id = c.id();
+        assert_eq!(pool.stats().in_use, 1);
+        drop(c);
+        assert_eq!(pool.stats().idle, 1);
+        let again = pool.get();
+        assert_eq!(again.id(), id, "recycled memory keeps its id");
+        assert_eq!(again.used(), 0, "recycled chunk starts empty");
+        assert_eq!(pool.stats().reused, 1);
+    }
+
+    #[test]
+    fn chunk_is_not_recycled_while_referenced() {
+        let pool = ChunkPool::new(4);
+        let c = pool.get();
+        let holder = c.clone();
+        drop(c);
+        assert_eq!(pool.stats().idle, 0);
+        let other = pool.get();
+        assert_ne!(other.id(), holder.id());
+        drop(holder);
+        assert_eq!(pool.stats().idle, 1);
+    }
+
+    #[test]
+    fn jumbo_chunks_are_freed_not_pooled_and_cap_is_honoured() {
+        let pool = ChunkPool::new(1);
+        drop(pool.get_jumbo(300 * 1024));
+        assert_eq!(pool.stats().idle, 0);
+        assert_eq!(pool.stats().freed, 1);
+        let (a, b) = (pool.get(), pool.get());
+        drop(a);
+        drop(b);
+        let s = pool.stats();
+        assert_eq!((s.idle, s.freed, s.in_use), (1, 2, 0));
+    }
+}

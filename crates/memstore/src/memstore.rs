@@ -1,0 +1,535 @@
+//! `MemStore`: the Accordion memory store of one (region, family) — an
+//! active segment, a compaction pipeline and a disk-flush snapshot, with the
+//! in-memory flush and background compaction of DESIGN §4.
+//!
+//! Invariants:
+//! - The current [`MemStoreView`] (active, pipeline, snapshot) is published
+//!   as one atomic pointer; every structural change builds a new view under
+//!   the `structure` mutex and publishes it. A reader loads one view and
+//!   therefore sees every cell exactly once (cells in flight between views
+//!   are deduplicated by the merging cursor).
+//! - A segment leaves the active slot by first publishing the new view and
+//!   then freezing it; writers that still hold the old view finish their row
+//!   into it (it is already readable through the pipeline or snapshot), and
+//!   whoever needs it immutable waits for them (`wait_for_writers`).
+//! - At most one compaction runs per memstore (`compaction` mutex). A result
+//!   is installed only if the pipeline version it started from is current;
+//!   taking a snapshot bumps the version, which also interrupts it.
+//! - Sizes are computed from the segments of the current view, so they are
+//!   exactly zero once the snapshot is released and nothing new was written.
+//!
+//! Thread safety: `MemStore` is `Send + Sync`; writers never lock (a failed
+//! `begin_write` means the active segment was just replaced: reload and
+//! retry); readers never lock; the structure mutex is held only to swap views.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+
+use crate::cell::{Cell, CellInput, CellKey};
+use crate::compactor::MemStoreCompactor;
+use crate::config::{CompactionMode, CompactionPolicy, MemStoreConfig};
+use crate::counters::{CountersSnapshot, MemStoreCounters};
+use crate::error::MemStoreError;
+use crate::merge_iter::MergingCursor;
+use crate::mutable_segment::MutableSegment;
+use crate::pipeline::CompactionPipeline;
+use crate::policy::{Action, CompactionStrategy};
+use crate::scanner::{RowScanner, ScanRange};
+use crate::segment::{IndexLayout, Segment, SegmentStats};
+use crate::snapshot::MemStoreSnapshot;
+use crate::visibility::{CompactionRetainer, ReadOptions, RowResolver};
+
+/// Data size, heap size and cell count of a memstore or part of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemStoreSize {
+    pub data_size: u64,
+    pub heap_size: u64,
+    pub cells: u64,
+}
+
+impl MemStoreSize {
+    fn add(&mut self, s: &SegmentStats) {
+        self.data_size += s.data_size;
+        self.heap_size += s.heap_size();
+        self.cells += s.cells;
+    }
+}
+
+/// One segment as shown on status pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentInfo {
+    pub id: u64,
+    pub layout: IndexLayout,
+    pub stats: SegmentStats,
+}
+
+/// The memstore's structure right now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemStoreLayoutInfo {
+    pub active: SegmentStats,
+    pub pipeline_version: u64,
+    pub pipeline: Vec<SegmentInfo>,
+    pub snapshot: Option<(u64, Vec<SegmentInfo>)>,
+}
+
+struct MemStoreView {
+    active: Arc<MutableSegment>,
+    pipeline: CompactionPipeline,
+    snapshot: Option<Arc<MemStoreSnapshot>>,
+}
+
+struct Inner {
+    config: MemStoreConfig,
+    in_memory_flush_bytes: u64,
+    view: ArcSwap<MemStoreView>,
+    structure: Mutex<()>,
+    compaction: Mutex<CompactionStrategy>,
+    compaction_scheduled: AtomicBool,
+    reset_strategy: AtomicBool,
+    in_memory_flush_running: AtomicBool,
+    next_id: AtomicU64,
+    counters: MemStoreCounters,
+}
+
+/// The memory store of one column family of one region.
+pub struct MemStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for MemStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemStore").field("config", &self.inner.config).field("size", &self.size()).finish()
+    }
+}
+
+impl MemStore {
+    /// A new, empty memstore.
+    pub fn new(config: MemStoreConfig) -> Result<MemStore, MemStoreError> {
+        config.validate()?;
+        let strategy = CompactionStrategy::new(config.policy, config.pipeline_segments_limit, config.adaptive_seed);
+        let active = Arc::new(MutableSegment::new(config.chunk_pool.clone()));
+        Ok(MemStore {
+            inner: Arc::new(Inner {
+                in_memory_flush_bytes: config.in_memory_flush_bytes(),
+                view: ArcSwap::from_pointee(MemStoreView {
+                    active,
+                    pipeline: CompactionPipeline::default(),
+                    snapshot: None,
+                }),
+                structure: Mutex::new(()),
+                compaction: Mutex::new(strategy),
+                compaction_scheduled: AtomicBool::new(false),
+                reset_strategy: AtomicBool::new(false),
+                in_memory_flush_running: AtomicBool::new(false),
+                next_id: AtomicU64::new(1),
+                counters: MemStoreCounters::default(),
+                config,
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &MemStoreConfig {
+        &self.inner.config
+    }
+
+    /// Adds the cells of one row mutation, all with sequence id `seq`.
+    /// Returns the data bytes added. The row becomes visible to readers
+    /// whose read point reaches `seq`.
+    pub fn add_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<u64, MemStoreError> {
+        self.inner.validate_row(cells, seq)?;
+        Ok(self.inner.add_validated(cells, seq))
+    }
+
+    /// Pushes the active segment into the pipeline now (normally triggered
+    /// by its size). Returns whether anything was pushed.
+    pub fn flush_in_memory(&self) -> bool {
+        if self.inner.config.policy == CompactionPolicy::None {
+            return false;
+        }
+        let pushed = self.inner.push_active(None);
+        if pushed {
+            Inner::schedule_compaction(&self.inner);
+        }
+        pushed
+    }
+
+    /// Runs pending pipeline work (flatten, merge, compact) in this thread
+    /// until there is none; the way to compact in `Manual` mode.
+    pub fn compact_pipeline(&self) {
+        Inner::run_compactions(&self.inner);
+    }
+
+    /// Waits until no background compaction is scheduled or running.
+    pub fn wait_for_compactions(&self) {
+        loop {
+            if !self.inner.compaction_scheduled.load(Ordering::SeqCst) {
+                // Taking the lock waits for a compaction that is mid-run.
+                drop(self.inner.compaction.lock());
+                if !self.inner.compaction_scheduled.load(Ordering::SeqCst) {
+                    return;
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// Moves the active segment and the whole pipeline into a snapshot for a
+    /// disk flush. If a snapshot is already outstanding (a failed flush being
+    /// retried) it is returned again, as HBase does.
+    pub fn snapshot(&self) -> Arc<MemStoreSnapshot> {
+        let inner = &self.inner;
+        let guard = inner.structure.lock();
+        let view = inner.view.load_full();
+        if let Some(s) = &view.snapshot {
+            return s.clone();
+        }
+        let mut segments = vec![Arc::new(Segment::from_active(inner.next_id(), view.active.clone()))];
+        let (drained, held) = view.pipeline.drained();
+        segments.extend(held);
+        let snapshot = Arc::new(MemStoreSnapshot::new(inner.next_id(), segments));
+        inner.view.store(Arc::new(MemStoreView {
+            active: Arc::new(MutableSegment::new(inner.config.chunk_pool.clone())),
+            pipeline: drained,
+            snapshot: Some(snapshot.clone()),
+        }));
+        drop(guard);
+        view.active.freeze();
+        for s in snapshot.segments() {
+            if let Some(a) = s.as_active() {
+                a.wait_for_writers();
+            }
+        }
+        inner.reset_strategy.store(true, Ordering::Relaxed);
+        let stats = snapshot.stats();
+        MemStoreCounters::add(&inner.counters.snapshots, 1);
+        MemStoreCounters::add(&inner.counters.snapshot_cells, stats.cells);
+        MemStoreCounters::add(&inner.counters.snapshot_bytes, stats.data_size);
+        snapshot
+    }
+
+    /// Drops the snapshot once its flush is committed; its chunks return to
+    /// the pool when the last reader lets go of them.
+    pub fn release_snapshot(&self, snapshot_id: u64) -> Result<(), MemStoreError> {
+        let inner = &self.inner;
+        let _guard = inner.structure.lock();
+        let view = inner.view.load_full();
+        match &view.snapshot {
+            Some(s) if s.id() == snapshot_id => {
+                inner.view.store(Arc::new(MemStoreView {
+                    active: view.active.clone(),
+                    pipeline: view.pipeline.clone(),
+                    snapshot: None,
+                }));
+                Ok(())
+            }
+            _ => Err(MemStoreError::UnknownSnapshot(snapshot_id)),
+        }
+    }
+
+    /// The outstanding snapshot, if any.
+    pub fn current_snapshot(&self) -> Option<Arc<MemStoreSnapshot>> {
+        self.inner.view.load().snapshot.clone()
+    }
+
+    /// The visible cells of `row`.
+    pub fn get(&self, row: &[u8], opts: &ReadOptions) -> Vec<Cell> {
+        let mut cursor = MergingCursor::new(self.read_segments());
+        cursor.seek(&CellKey::first_on_row(row));
+        let mut resolver = RowResolver::new(opts, self.inner.config.rules, self.inner.config.clock.now_ms());
+        let mut out = Vec::new();
+        while let Some(c) = cursor.current() {
+            if c.row() != row {
+                break;
+            }
+            resolver.push(c, &mut out);
+            cursor.advance();
+        }
+        out
+    }
+
+    /// Visible rows in `range`, one `Vec<Cell>` per non-empty row.
+    pub fn scan(&self, range: ScanRange, opts: ReadOptions) -> RowScanner {
+        let now = opts.now_ms.unwrap_or_else(|| self.inner.config.clock.now_ms());
+        RowScanner::new(MergingCursor::new(self.read_segments()), range, opts, self.inner.config.rules, now)
+    }
+
+    /// A raw cursor over every cell (all versions, markers, every seq), for
+    /// the store's merging read path.
+    pub fn cursor(&self) -> MergingCursor {
+        MergingCursor::new(self.read_segments())
+    }
+
+    /// The segments of the current view, newest first.
+    pub fn read_segments(&self) -> Vec<Arc<Segment>> {
+        let view = self.inner.view.load();
+        let mut segs = Vec::with_capacity(2 + view.pipeline.len());
+        segs.push(Arc::new(Segment::from_active(0, view.active.clone())));
+        segs.extend(view.pipeline.segments().iter().cloned());
+        if let Some(s) = &view.snapshot {
+            segs.extend(s.segments().iter().cloned());
+        }
+        segs
+    }
+
+    /// Sizes of the whole memstore (active + pipeline + snapshot).
+    pub fn size(&self) -> MemStoreSize {
+        let view = self.inner.view.load();
+        let mut size = MemStoreSize::default();
+        size.add(&view.active.stats());
+        for s in view.pipeline.segments() {
+            size.add(&s.stats());
+        }
+        if let Some(snap) = &view.snapshot {
+            for s in snap.segments() {
+                size.add(&s.stats());
+            }
+        }
+        size
+    }
+
+    /// Sizes of what a new snapshot would take (active + pipeline).
+    pub fn flushable_size(&self) -> MemStoreSize {
+        let view = self.inner.view.load();
+        let mut size = MemStoreSize::default();
+        size.add(&view.active.stats());
+        for s in view.pipeline.segments() {
+            size.add(&s.stats());
+        }
+        size
+    }
+
+    /// Lowest sequence id still held in memory (`None` when empty): the WAL
+    /// must keep everything from here on.
+    pub fn lowest_unflushed_seq(&self) -> Option<u64> {
+        let view = self.inner.view.load();
+        let mut min = view.active.stats().min_seq;
+        for s in view.pipeline.segments() {
+            min = min.min(s.stats().min_seq);
+        }
+        if let Some(snap) = &view.snapshot {
+            min = min.min(snap.stats().min_seq);
+        }
+        (min != u64::MAX).then_some(min)
+    }
+
+    /// The structure of the memstore, for status pages and tests.
+    pub fn layout_info(&self) -> MemStoreLayoutInfo {
+        let view = self.inner.view.load();
+        let info = |s: &Arc<Segment>| SegmentInfo { id: s.id(), layout: s.layout(), stats: s.stats() };
+        MemStoreLayoutInfo {
+            active: view.active.stats(),
+            pipeline_version: view.pipeline.version(),
+            pipeline: view.pipeline.segments().iter().map(info).collect(),
+            snapshot: view.snapshot.as_ref().map(|s| (s.id(), s.segments().iter().map(info).collect())),
+        }
+    }
+
+    pub fn counters(&self) -> CountersSnapshot {
+        self.inner.counters.snapshot()
+    }
+
+    /// The adaptive policy's current compaction probability.
+    pub fn adaptive_probability(&self) -> f64 {
+        self.inner.compaction.lock().probability()
+    }
+}
+
+impl Inner {
+    fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn validate_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<(), MemStoreError> {
+        let first = cells.first().ok_or(MemStoreError::EmptyMutation)?;
+        if seq == 0 {
+            return Err(MemStoreError::ZeroSequenceId);
+        }
+        for c in cells {
+            c.validate(self.config.max_cell_size)?;
+            if c.row != first.row {
+                return Err(MemStoreError::MixedRows);
+            }
+            if c.family != self.config.family.as_slice() {
+                return Err(MemStoreError::WrongFamily {
+                    expected: String::from_utf8_lossy(&self.config.family).into_owned(),
+                    found: String::from_utf8_lossy(c.family).into_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn add_validated(self: &Arc<Self>, cells: &[CellInput<'_>], seq: u64) -> u64 {
+        loop {
+            let view = self.view.load();
+            let Some(guard) = view.active.begin_write() else {
+                std::hint::spin_loop();
+                continue;
+            };
+            let added = view.active.insert_row(&guard, cells, seq);
+            drop(guard);
+            MemStoreCounters::add(&self.counters.rows_added, 1);
+            MemStoreCounters::add(&self.counters.cells_added, cells.len() as u64);
+            if self.config.policy != CompactionPolicy::None
+                && view.active.data_size() >= self.in_memory_flush_bytes
+                && !self.in_memory_flush_running.swap(true, Ordering::AcqRel)
+            {
+                let pushed = self.push_active(Some(&view.active));
+                self.in_memory_flush_running.store(false, Ordering::Release);
+                if pushed {
+                    Inner::schedule_compaction(self);
+                }
+            }
+            return added;
+        }
+    }
+
+    /// Pushes the active segment (if it is still `expected`) to the head of
+    /// the pipeline.
+    fn push_active(&self, expected: Option<&Arc<MutableSegment>>) -> bool {
+        let guard = self.structure.lock();
+        let view = self.view.load_full();
+        if expected.is_some_and(|e| !Arc::ptr_eq(e, &view.active)) || view.active.is_empty() {
+            return false;
+        }
+        let segment = Arc::new(Segment::from_active(self.next_id(), view.active.clone()));
+        self.view.store(Arc::new(MemStoreView {
+            active: Arc::new(MutableSegment::new(self.config.chunk_pool.clone())),
+            pipeline: view.pipeline.with_head(segment),
+            snapshot: view.snapshot.clone(),
+        }));
+        drop(guard);
+        view.active.freeze();
+        MemStoreCounters::add(&self.counters.inmemory_flushes, 1);
+        true
+    }
+
+    fn schedule_compaction(self: &Arc<Self>) {
+        match &self.config.compaction_mode {
+            CompactionMode::Manual => {}
+            CompactionMode::Inline => Inner::run_compactions(self),
+            CompactionMode::Background(executor) => {
+                if !self.compaction_scheduled.swap(true, Ordering::SeqCst) {
+                    let inner = self.clone();
+                    executor.submit(move || {
+                        loop {
+                            Inner::run_compactions(&inner);
+                            inner.compaction_scheduled.store(false, Ordering::SeqCst);
+                            // A push that raced with the end of the run found
+                            // the flag set and did not schedule: pick it up.
+                            let pending = inner.view.load().pipeline.segments().iter().any(|s| s.as_active().is_some());
+                            if !pending || inner.compaction_scheduled.swap(true, Ordering::SeqCst) {
+                                break;
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    fn run_compactions(self: &Arc<Self>) {
+        let mut strategy = self.compaction.lock();
+        while self.compact_once(&mut strategy) {}
+    }
+
+    /// Performs one pipeline action; false when there was nothing to do or
+    /// the pipeline changed under it.
+    fn compact_once(&self, strategy: &mut CompactionStrategy) -> bool {
+        if self.reset_strategy.swap(false, Ordering::Relaxed) {
+            strategy.reset();
+        }
+        let pipeline = self.view.load().pipeline.clone();
+        let segments = pipeline.segments().to_vec();
+        for s in &segments {
+            if let Some(a) = s.as_active() {
+                a.wait_for_writers();
+            }
+        }
+        let version = pipeline.version();
+        let interrupted = || self.view.load().pipeline.version() != version;
+        let compactor = MemStoreCompactor {
+            layout: self.config.flat_layout,
+            pool: &self.config.chunk_pool,
+            interrupted: &interrupted,
+        };
+        let c = &self.counters;
+        match strategy.action(&segments) {
+            Action::Noop => false,
+            Action::Flatten { count_uniques } => {
+                // Oldest first, so that the pipeline keeps its order.
+                let mut version = version;
+                for s in segments.iter().rev().filter(|s| s.as_active().is_some()) {
+                    let flat = Arc::new(compactor.flatten(self.next_id(), s, count_uniques));
+                    match self.install(|p| p.with_segment_replaced(version, s, flat)) {
+                        Some(v) => version = v,
+                        None => {
+                            MemStoreCounters::add(&c.compactions_interrupted, 1);
+                            return false;
+                        }
+                    }
+                    MemStoreCounters::add(&c.flattens, 1);
+                }
+                true
+            }
+            Action::Merge { count_uniques } => match compactor.merge(self.next_id(), &segments, count_uniques) {
+                Ok(merged) => {
+                    let merged = Arc::new(merged);
+                    if self.install(|p| p.with_suffix_replaced(version, &segments, Some(merged))).is_none() {
+                        MemStoreCounters::add(&c.compactions_interrupted, 1);
+                        return false;
+                    }
+                    MemStoreCounters::add(&c.merges, 1);
+                    true
+                }
+                Err(_) => {
+                    MemStoreCounters::add(&c.compactions_interrupted, 1);
+                    false
+                }
+            },
+            Action::Compact => {
+                let retainer = CompactionRetainer::new(
+                    self.config.mvcc.smallest_read_point(),
+                    self.config.rules,
+                    self.config.clock.now_ms(),
+                );
+                match compactor.compact(self.next_id(), &segments, retainer) {
+                    Ok((compacted, dropped)) => {
+                        let cells = compacted.cell_count();
+                        let replacement = (cells > 0).then(|| Arc::new(compacted));
+                        if self.install(|p| p.with_suffix_replaced(version, &segments, replacement)).is_none() {
+                            MemStoreCounters::add(&c.compactions_interrupted, 1);
+                            return false;
+                        }
+                        strategy.record_compaction(cells);
+                        MemStoreCounters::add(&c.compactions, 1);
+                        MemStoreCounters::add(&c.cells_dropped, dropped);
+                        true
+                    }
+                    Err(_) => {
+                        MemStoreCounters::add(&c.compactions_interrupted, 1);
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// Publishes a new pipeline computed from the current one; returns its
+    /// version, or `None` if `change` refused (the pipeline moved on).
+    fn install(&self, change: impl FnOnce(&CompactionPipeline) -> Option<CompactionPipeline>) -> Option<u64> {
+        let _guard = self.structure.lock();
+        let view = self.view.load_full();
+        let pipeline = change(&view.pipeline)?;
+        let version = pipeline.version();
+        self.view.store(Arc::new(MemStoreView {
+            active: view.active.clone(),
+            pipeline,
+            snapshot: view.snapshot.clone(),
+        }));
+        Some(version)
+    }
+}

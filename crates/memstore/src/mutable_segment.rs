@@ -1,0 +1,159 @@
+//! `MutableSegment`: the active segment — a [`CellSkipList`] over cells
+//! copied into the segment's own [`MemStoreLab`].
+//!
+//! Invariants:
+//! - Cells are only added while the segment is not frozen. A writer
+//!   announces itself (`writers += 1`) *before* checking `frozen`; the
+//!   freezer sets `frozen` *before* waiting for `writers == 0`. Both use
+//!   SeqCst, so after `freeze` + `wait_for_writers` returns, no insert is in
+//!   progress or can start: the segment is immutable from then on.
+//! - Statistics are updated once per row, after the row's cells are linked.
+//!
+//! Thread safety: any number of writers and readers concurrently; writers
+//! never wait (a writer that finds the segment frozen retries on the new
+//! active segment). `wait_for_writers` spins only for in-flight row inserts.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use crate::cell::CellInput;
+use crate::chunk::ChunkRef;
+use crate::chunk_pool::ChunkPool;
+use crate::mslab::MemStoreLab;
+use crate::segment::SegmentStats;
+use crate::skiplist::CellSkipList;
+
+pub struct MutableSegment {
+    list: CellSkipList,
+    data: MemStoreLab,
+    data_size: AtomicU64,
+    min_seq: AtomicU64,
+    max_seq: AtomicU64,
+    min_ts: AtomicU64,
+    max_ts: AtomicU64,
+    writers: AtomicUsize,
+    frozen: AtomicBool,
+}
+
+/// Proof that the holder may insert into the segment; dropping it ends the write.
+pub struct WriteGuard<'a> {
+    segment: &'a MutableSegment,
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.segment.writers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl MutableSegment {
+    pub fn new(pool: ChunkPool) -> MutableSegment {
+        MutableSegment {
+            list: CellSkipList::new(pool.clone()),
+            data: MemStoreLab::new(pool),
+            data_size: AtomicU64::new(0),
+            min_seq: AtomicU64::new(u64::MAX),
+            max_seq: AtomicU64::new(0),
+            min_ts: AtomicU64::new(u64::MAX),
+            max_ts: AtomicU64::new(0),
+            writers: AtomicUsize::new(0),
+            frozen: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts a write, or `None` if the segment has been frozen.
+    #[inline]
+    pub fn begin_write(&self) -> Option<WriteGuard<'_>> {
+        self.writers.fetch_add(1, Ordering::SeqCst);
+        if self.frozen.load(Ordering::SeqCst) {
+            self.writers.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(WriteGuard { segment: self })
+    }
+
+    /// Refuses new writes from now on.
+    pub fn freeze(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.load(Ordering::SeqCst)
+    }
+
+    /// Waits until no write started before `freeze` is still running.
+    pub fn wait_for_writers(&self) {
+        let mut spins = 0u32;
+        while self.writers.load(Ordering::SeqCst) != 0 {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Copies the (validated) cells of one row mutation into the segment.
+    /// Returns the data bytes added.
+    pub fn insert_row(&self, _guard: &WriteGuard<'_>, cells: &[CellInput<'_>], seq: u64) -> u64 {
+        let mut added = 0u64;
+        let (mut min_ts, mut max_ts) = (u64::MAX, 0u64);
+        for cell in cells {
+            let len = cell.encoded_len();
+            let dst = self.data.alloc(len, 1);
+            // SAFETY: `dst` is a fresh allocation of `len` bytes owned by this
+            // segment's lab; nobody else can see it until it is linked.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), len) };
+            cell.encode_into(seq, bytes);
+            // SAFETY: the cell is complete and lives in a chunk this segment holds.
+            if unsafe { self.list.insert(dst.as_ptr()) } {
+                added += len as u64;
+                min_ts = min_ts.min(cell.timestamp);
+                max_ts = max_ts.max(cell.timestamp);
+            }
+        }
+        if added > 0 {
+            self.data_size.fetch_add(added, Ordering::Relaxed);
+            self.min_seq.fetch_min(seq, Ordering::Relaxed);
+            self.max_seq.fetch_max(seq, Ordering::Relaxed);
+            self.min_ts.fetch_min(min_ts, Ordering::Relaxed);
+            self.max_ts.fetch_max(max_ts, Ordering::Relaxed);
+        }
+        added
+    }
+
+    pub fn skiplist(&self) -> &CellSkipList {
+        &self.list
+    }
+
+    /// The data chunks holding this segment's cells.
+    pub fn data_chunks(&self) -> Vec<ChunkRef> {
+        self.data.chunks()
+    }
+
+    pub fn data_size(&self) -> u64 {
+        self.data_size.load(Ordering::Relaxed)
+    }
+
+    pub fn cell_count(&self) -> u64 {
+        self.list.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Current statistics (exact once the segment is frozen and drained).
+    pub fn stats(&self) -> SegmentStats {
+        SegmentStats {
+            data_size: self.data_size(),
+            index_size: self.list.index_bytes() as u64,
+            cells: self.cell_count(),
+            min_seq: self.min_seq.load(Ordering::Relaxed),
+            max_seq: self.max_seq.load(Ordering::Relaxed),
+            min_ts: self.min_ts.load(Ordering::Relaxed),
+            max_ts: self.max_ts.load(Ordering::Relaxed),
+            unique_keys: None,
+        }
+    }
+}

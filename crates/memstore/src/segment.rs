@@ -1,0 +1,333 @@
+//! `Segment`: an immutable segment of the compaction pipeline or snapshot, in
+//! one of three index layouts — a frozen skiplist (the former active
+//! segment), a cell array, or a cell chunk index — plus `SegmentCursor`, a
+//! positioned reader over any of them.
+//!
+//! Invariants:
+//! - A segment holds a reference to every chunk that its cells and index
+//!   entries live in; the chunks are released when the last `Arc<Segment>`
+//!   (pipeline, snapshot, or a reader's cursor) drops.
+//! - A flat segment's statistics are exact and fixed at construction. A
+//!   skiplist segment's are read from its (frozen) active segment.
+//!
+//! Thread safety: immutable; share through `Arc`. A cursor is owned by one
+//! reader and holds its segment alive.
+
+use std::sync::Arc;
+
+use crate::cell::{CellKey, CellRef};
+use crate::cell_array_index::CellArrayIndex;
+use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator};
+use crate::chunk::ChunkRef;
+use crate::chunk_pool::ChunkPool;
+use crate::mutable_segment::MutableSegment;
+use crate::skiplist::CellSkipList;
+
+/// Fixed bookkeeping cost charged per non-empty segment in heap size.
+pub const SEGMENT_OVERHEAD: u64 = 256;
+
+/// The index layout of a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexLayout {
+    SkipList,
+    CellArray,
+    CellChunk,
+}
+
+impl IndexLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexLayout::SkipList => "skiplist",
+            IndexLayout::CellArray => "cell-array",
+            IndexLayout::CellChunk => "cell-chunk",
+        }
+    }
+}
+
+/// A segment's size and content statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentStats {
+    /// Bytes of encoded cells.
+    pub data_size: u64,
+    /// Bytes of index (nodes or entries).
+    pub index_size: u64,
+    pub cells: u64,
+    /// Lowest sequence id (u64::MAX when empty).
+    pub min_seq: u64,
+    pub max_seq: u64,
+    /// Time range of the cells (min u64::MAX when empty).
+    pub min_ts: u64,
+    pub max_ts: u64,
+    /// Distinct (row, family, qualifier) keys, when counted.
+    pub unique_keys: Option<u64>,
+}
+
+impl SegmentStats {
+    pub const EMPTY: SegmentStats = SegmentStats {
+        data_size: 0,
+        index_size: 0,
+        cells: 0,
+        min_seq: u64::MAX,
+        max_seq: 0,
+        min_ts: u64::MAX,
+        max_ts: 0,
+        unique_keys: None,
+    };
+
+    /// Data plus index plus fixed overhead; zero for an empty segment.
+    pub fn heap_size(&self) -> u64 {
+        if self.cells == 0 { 0 } else { self.data_size + self.index_size + SEGMENT_OVERHEAD }
+    }
+
+    /// Computes exact statistics of sorted cells.
+    pub fn of_cells(cells: &[*const u8], index_size: u64, count_uniques: bool) -> SegmentStats {
+        let mut s = SegmentStats { index_size, ..SegmentStats::EMPTY };
+        let mut uniques = 0u64;
+        let mut prev: Option<CellRef<'_>> = None;
+        for &p in cells {
+            // SAFETY: callers pass pointers to live encoded cells.
+            let c = unsafe { CellRef::from_ptr(p) };
+            s.data_size += c.encoded().len() as u64;
+            s.cells += 1;
+            s.min_seq = s.min_seq.min(c.seq());
+            s.max_seq = s.max_seq.max(c.seq());
+            s.min_ts = s.min_ts.min(c.timestamp());
+            s.max_ts = s.max_ts.max(c.timestamp());
+            if count_uniques && prev.is_none_or(|p| !p.same_column(&c)) {
+                uniques += 1;
+            }
+            prev = Some(c);
+        }
+        if count_uniques {
+            s.unique_keys = Some(uniques);
+        }
+        s
+    }
+
+    /// Adds another segment's statistics (for composite views).
+    pub fn merge(&self, o: &SegmentStats) -> SegmentStats {
+        SegmentStats {
+            data_size: self.data_size + o.data_size,
+            index_size: self.index_size + o.index_size,
+            cells: self.cells + o.cells,
+            min_seq: self.min_seq.min(o.min_seq),
+            max_seq: self.max_seq.max(o.max_seq),
+            min_ts: self.min_ts.min(o.min_ts),
+            max_ts: self.max_ts.max(o.max_ts),
+            unique_keys: match (self.unique_keys, o.unique_keys) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            },
+        }
+    }
+}
+
+enum FlatIndex {
+    Array(CellArrayIndex),
+    Chunk(CellChunkIndex),
+}
+
+enum SegmentBody {
+    SkipList(Arc<MutableSegment>),
+    Flat { index: FlatIndex, _data_chunks: Vec<ChunkRef>, stats: SegmentStats },
+}
+
+/// An immutable segment.
+pub struct Segment {
+    id: u64,
+    body: SegmentBody,
+}
+
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Segment")
+            .field("id", &self.id)
+            .field("layout", &self.layout())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Segment {
+    /// Wraps a (frozen) active segment as is.
+    pub fn from_active(id: u64, active: Arc<MutableSegment>) -> Segment {
+        Segment { id, body: SegmentBody::SkipList(active) }
+    }
+
+    /// Builds a flat segment over sorted cell pointers that live in
+    /// `data_chunks`.
+    pub fn flat(
+        id: u64,
+        layout: IndexLayout,
+        cells: Vec<*const u8>,
+        data_chunks: Vec<ChunkRef>,
+        pool: &ChunkPool,
+        count_uniques: bool,
+    ) -> Segment {
+        // Both flat layouts spend one 8-byte entry per cell.
+        let stats = SegmentStats::of_cells(&cells, 8 * cells.len() as u64, count_uniques);
+        let index = match layout {
+            IndexLayout::CellChunk => {
+                FlatIndex::Chunk(CellChunkIndex::from_sorted(&cells, &ChunkLocator::new(&data_chunks), pool))
+            }
+            IndexLayout::CellArray | IndexLayout::SkipList => FlatIndex::Array(CellArrayIndex::from_sorted(cells)),
+        };
+        Segment { id, body: SegmentBody::Flat { index, _data_chunks: data_chunks, stats } }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn layout(&self) -> IndexLayout {
+        match &self.body {
+            SegmentBody::SkipList(_) => IndexLayout::SkipList,
+            SegmentBody::Flat { index: FlatIndex::Array(_), .. } => IndexLayout::CellArray,
+            SegmentBody::Flat { index: FlatIndex::Chunk(_), .. } => IndexLayout::CellChunk,
+        }
+    }
+
+    pub fn stats(&self) -> SegmentStats {
+        match &self.body {
+            SegmentBody::SkipList(m) => m.stats(),
+            SegmentBody::Flat { stats, .. } => *stats,
+        }
+    }
+
+    pub fn cell_count(&self) -> u64 {
+        match &self.body {
+            SegmentBody::SkipList(m) => m.cell_count(),
+            SegmentBody::Flat { stats, .. } => stats.cells,
+        }
+    }
+
+    /// The active segment this was frozen from, if it is a skiplist segment.
+    pub fn as_active(&self) -> Option<&Arc<MutableSegment>> {
+        match &self.body {
+            SegmentBody::SkipList(m) => Some(m),
+            SegmentBody::Flat { .. } => None,
+        }
+    }
+
+    /// The data chunks this segment's cells live in.
+    pub fn data_chunks(&self) -> Vec<ChunkRef> {
+        match &self.body {
+            SegmentBody::SkipList(m) => m.data_chunks(),
+            SegmentBody::Flat { _data_chunks, .. } => _data_chunks.clone(),
+        }
+    }
+
+    /// Sorted pointers to all cells (for flatten, merge and compaction).
+    pub fn cell_ptrs(self: &Arc<Self>) -> Vec<*const u8> {
+        let mut out = Vec::with_capacity(self.cell_count() as usize);
+        let mut cursor = SegmentCursor::new(self.clone());
+        while let Some(p) = cursor.current_ptr() {
+            out.push(p);
+            cursor.advance();
+        }
+        out
+    }
+}
+
+/// A positioned reader over one segment; holds the segment alive.
+pub struct SegmentCursor {
+    segment: Arc<Segment>,
+    /// Skiplist node, or index position (as usize) for flat segments.
+    node: *mut u8,
+    pos: usize,
+}
+
+// SAFETY: the raw node pointer refers into the segment the cursor holds.
+unsafe impl Send for SegmentCursor {}
+
+impl SegmentCursor {
+    /// A cursor at the segment's first cell.
+    pub fn new(segment: Arc<Segment>) -> SegmentCursor {
+        let node = match &segment.body {
+            SegmentBody::SkipList(m) => m.skiplist().first(),
+            SegmentBody::Flat { .. } => std::ptr::null_mut(),
+        };
+        SegmentCursor { segment, node, pos: 0 }
+    }
+
+    pub fn segment(&self) -> &Arc<Segment> {
+        &self.segment
+    }
+
+    /// Pointer to the current cell, or `None` when exhausted.
+    #[inline]
+    pub fn current_ptr(&self) -> Option<*const u8> {
+        match &self.segment.body {
+            SegmentBody::SkipList(_) => {
+                // SAFETY: non-null nodes belong to the held segment's list.
+                (!self.node.is_null()).then(|| unsafe { CellSkipList::cell(self.node) })
+            }
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => (self.pos < a.len()).then(|| a.cell_ptr(self.pos)),
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => (self.pos < c.len()).then(|| c.cell_ptr(self.pos)),
+        }
+    }
+
+    /// The current cell, or `None` when exhausted.
+    #[inline]
+    pub fn current(&self) -> Option<CellRef<'_>> {
+        // SAFETY: the cell lives in a chunk of the held segment.
+        self.current_ptr().map(|p| unsafe { CellRef::from_ptr(p) })
+    }
+
+    /// Moves to the next cell.
+    #[inline]
+    pub fn advance(&mut self) {
+        match &self.segment.body {
+            SegmentBody::SkipList(_) => {
+                if !self.node.is_null() {
+                    // SAFETY: non-null nodes belong to the held segment's list.
+                    self.node = unsafe { CellSkipList::next(self.node) };
+                }
+            }
+            SegmentBody::Flat { .. } => self.pos += 1,
+        }
+    }
+
+    /// Moves to the first cell >= `key`.
+    pub fn seek(&mut self, key: &CellKey<'_>) {
+        match &self.segment.body {
+            SegmentBody::SkipList(m) => self.node = m.skiplist().seek(key),
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => self.pos = a.lower_bound(key),
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => self.pos = c.lower_bound(key),
+        }
+    }
+
+    /// The segment's last cell, without moving the cursor.
+    pub fn peek_last(&self) -> Option<CellRef<'_>> {
+        let ptr = match &self.segment.body {
+            SegmentBody::SkipList(m) => {
+                let n = m.skiplist().last();
+                // SAFETY: non-null nodes belong to the held segment's list.
+                (!n.is_null()).then(|| unsafe { CellSkipList::cell(n) })
+            }
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => a.len().checked_sub(1).map(|i| a.cell_ptr(i)),
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.len().checked_sub(1).map(|i| c.cell_ptr(i)),
+        };
+        // SAFETY: the cell lives in a chunk of the held segment.
+        ptr.map(|p| unsafe { CellRef::from_ptr(p) })
+    }
+
+    /// The last cell < `key`, without moving the cursor.
+    pub fn peek_before(&self, key: &CellKey<'_>) -> Option<CellRef<'_>> {
+        let ptr = match &self.segment.body {
+            SegmentBody::SkipList(m) => {
+                let n = m.skiplist().seek_before(key);
+                // SAFETY: non-null nodes belong to the held segment's list.
+                (!n.is_null()).then(|| unsafe { CellSkipList::cell(n) })
+            }
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => {
+                a.lower_bound(key).checked_sub(1).map(|i| a.cell_ptr(i))
+            }
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => {
+                c.lower_bound(key).checked_sub(1).map(|i| c.cell_ptr(i))
+            }
+        };
+        // SAFETY: the cell lives in a chunk of the held segment.
+        ptr.map(|p| unsafe { CellRef::from_ptr(p) })
+    }
+}
