@@ -533,3 +533,217 @@ impl Inner {
         Some(version)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk_pool::ChunkPool;
+    use crate::config::InMemoryFlushThreshold;
+    use crate::visibility::VersionRules;
+
+    fn config(policy: CompactionPolicy, layout: IndexLayout) -> MemStoreConfig {
+        MemStoreConfig {
+            policy,
+            flat_layout: layout,
+            in_memory_flush_threshold: InMemoryFlushThreshold::Bytes(4096),
+            pipeline_segments_limit: 2,
+            rules: VersionRules { max_versions: 1, ttl_ms: None },
+            chunk_pool: ChunkPool::new(64),
+            compaction_mode: CompactionMode::Inline,
+            ..MemStoreConfig::new("f")
+        }
+    }
+
+    /// Writes through the memstore's MVCC, as a region does; the timestamp
+    /// is the sequence id.
+    fn put(m: &MemStore, row: &str, value: &str) -> u64 {
+        let w = m.config().mvcc.begin();
+        let seq = w.seq();
+        m.add_row(&[CellInput::put(row.as_bytes(), b"f", b"q", seq, value.as_bytes())], seq).expect("put");
+        m.config().mvcc.complete(w);
+        seq
+    }
+
+    fn value(m: &MemStore, row: &str) -> Option<String> {
+        m.get(row.as_bytes(), &ReadOptions::default())
+            .first()
+            .map(|c| String::from_utf8(c.value.clone()).expect("utf8"))
+    }
+
+    #[test]
+    fn every_policy_and_layout_reads_its_writes_through_flushes() {
+        let policies = [
+            CompactionPolicy::None,
+            CompactionPolicy::Basic,
+            CompactionPolicy::Eager,
+            CompactionPolicy::Adaptive { redundancy_threshold: 0.5 },
+        ];
+        for policy in policies {
+            for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
+                let m = MemStore::new(config(policy, layout)).expect("config");
+                for round in 0..20 {
+                    for r in 0..50 {
+                        put(&m, &format!("row{r:03}"), &format!("v{round}"));
+                    }
+                }
+                for r in 0..50 {
+                    let row = format!("row{r:03}");
+                    assert_eq!(value(&m, &row).as_deref(), Some("v19"), "{policy:?} {layout:?}");
+                }
+                let c = m.counters();
+                if policy != CompactionPolicy::None {
+                    assert!(c.inmemory_flushes > 0, "{policy:?}: {c:?}");
+                    let info = m.layout_info();
+                    assert!(info.pipeline.iter().all(|s| s.layout == layout), "{policy:?}: {info:?}");
+                }
+                if policy == CompactionPolicy::Eager {
+                    assert!(c.compactions > 0 && c.cells_dropped > 0, "{c:?}");
+                }
+                if policy == CompactionPolicy::Basic {
+                    assert!(c.flattens > 0 && c.merges > 0, "{c:?}");
+                }
+                let rows: Vec<_> = m.scan(ScanRange::default(), ReadOptions::default()).collect();
+                assert_eq!(rows.len(), 50);
+                let snap = m.snapshot();
+                assert_eq!(m.flushable_size(), MemStoreSize::default());
+                assert_eq!(value(&m, "row007").as_deref(), Some("v19"), "reads see the snapshot");
+                let mut cursor = snap.cursor();
+                let mut n = 0;
+                while cursor.current().is_some() {
+                    n += 1;
+                    cursor.advance();
+                }
+                assert_eq!(n as u64, snap.cell_count());
+                m.release_snapshot(snap.id()).expect("release");
+                assert_eq!(m.size(), MemStoreSize::default(), "{policy:?} {layout:?}");
+                assert_eq!(value(&m, "row007"), None);
+                assert_eq!(m.lowest_unflushed_seq(), None);
+            }
+        }
+    }
+
+    #[test]
+    fn reverse_and_bounded_scans() {
+        let m = MemStore::new(config(CompactionPolicy::Basic, IndexLayout::CellChunk)).expect("config");
+        for r in ["a", "b", "c", "d", "e"] {
+            put(&m, r, r);
+        }
+        m.flush_in_memory();
+        put(&m, "bb", "bb");
+        let rows = |range: ScanRange| -> Vec<String> {
+            m.scan(range, ReadOptions::default()).map(|r| String::from_utf8(r[0].row.clone()).expect("utf8")).collect()
+        };
+        assert_eq!(
+            rows(ScanRange { start: Some(b"b".to_vec()), stop: Some(b"d".to_vec()), reverse: false }),
+            ["b", "bb", "c"]
+        );
+        assert_eq!(rows(ScanRange { reverse: true, ..ScanRange::default() }), ["e", "d", "c", "bb", "b", "a"]);
+        assert_eq!(
+            rows(ScanRange { start: Some(b"c".to_vec()), stop: Some(b"a".to_vec()), reverse: true }),
+            ["c", "bb", "b"]
+        );
+        assert_eq!(rows(ScanRange { start: Some(b"bc".to_vec()), stop: None, reverse: true }), ["bb", "b", "a"]);
+    }
+
+    #[test]
+    fn snapshot_twice_returns_the_outstanding_one_and_wrong_release_is_an_error() {
+        let m = MemStore::new(config(CompactionPolicy::Eager, IndexLayout::CellArray)).expect("config");
+        put(&m, "a", "1");
+        let s1 = m.snapshot();
+        put(&m, "b", "2");
+        let s2 = m.snapshot();
+        assert_eq!(s1.id(), s2.id());
+        assert_eq!(m.release_snapshot(s1.id() + 100), Err(MemStoreError::UnknownSnapshot(s1.id() + 100)));
+        m.release_snapshot(s1.id()).expect("release");
+        assert_eq!(m.release_snapshot(s1.id()), Err(MemStoreError::UnknownSnapshot(s1.id())));
+        assert_eq!(value(&m, "b").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn bad_rows_are_refused_with_typed_errors() {
+        let m = MemStore::new(config(CompactionPolicy::Basic, IndexLayout::CellChunk)).expect("config");
+        assert_eq!(m.add_row(&[], 1), Err(MemStoreError::EmptyMutation));
+        let ok = CellInput::put(b"r", b"f", b"q", 1, b"v");
+        assert_eq!(m.add_row(&[ok], 0), Err(MemStoreError::ZeroSequenceId));
+        let other_row = CellInput::put(b"s", b"f", b"q", 1, b"v");
+        assert_eq!(m.add_row(&[ok, other_row], 1), Err(MemStoreError::MixedRows));
+        let other_family = CellInput::put(b"r", b"g", b"q", 1, b"v");
+        assert!(matches!(m.add_row(&[other_family], 1), Err(MemStoreError::WrongFamily { .. })));
+        assert_eq!(m.size(), MemStoreSize::default(), "a refused row leaves nothing behind");
+        let bad =
+            MemStoreConfig { pipeline_segments_limit: 0, ..config(CompactionPolicy::Basic, IndexLayout::CellChunk) };
+        assert!(matches!(MemStore::new(bad), Err(MemStoreError::InvalidConfig(_))));
+        let bad = MemStoreConfig {
+            flat_layout: IndexLayout::SkipList,
+            ..config(CompactionPolicy::Basic, IndexLayout::CellChunk)
+        };
+        assert!(matches!(MemStore::new(bad), Err(MemStoreError::InvalidConfig(_))));
+        assert!(CompactionPolicy::parse("adaptive:1.5").is_err());
+        assert!(CompactionPolicy::parse("lazy").is_err());
+        assert_eq!(
+            CompactionPolicy::parse("ADAPTIVE:0.35"),
+            Ok(CompactionPolicy::Adaptive { redundancy_threshold: 0.35 })
+        );
+    }
+
+    #[test]
+    fn eager_compaction_keeps_what_an_old_reader_can_see() {
+        let mvcc = Arc::new(crate::mvcc::Mvcc::new(0));
+        let cfg = MemStoreConfig {
+            mvcc: mvcc.clone(),
+            compaction_mode: CompactionMode::Manual,
+            ..config(CompactionPolicy::Eager, IndexLayout::CellChunk)
+        };
+        let m = MemStore::new(cfg).expect("config");
+        let write = |v: &str| {
+            put(&m, "r", v);
+        };
+        write("old");
+        let reader = mvcc.register_reader();
+        write("new");
+        m.flush_in_memory();
+        m.compact_pipeline();
+        assert_eq!(m.counters().cells_dropped, 0, "the reader at seq 1 still needs the old version");
+        let old = ReadOptions { read_point: reader.read_point(), ..ReadOptions::default() };
+        assert_eq!(m.get(b"r", &old)[0].value, b"old");
+        drop(reader);
+        write("newest");
+        m.flush_in_memory();
+        m.compact_pipeline();
+        assert_eq!(m.counters().cells_dropped, 2);
+        assert_eq!(m.size().cells, 1);
+    }
+
+    #[test]
+    fn adaptive_compacts_only_redundant_pipelines() {
+        let cfg = MemStoreConfig {
+            compaction_mode: CompactionMode::Manual,
+            in_memory_flush_threshold: InMemoryFlushThreshold::Bytes(1 << 20),
+            ..config(CompactionPolicy::Adaptive { redundancy_threshold: 0.5 }, IndexLayout::CellArray)
+        };
+        let m = MemStore::new(cfg).expect("config");
+        // Unique keys only: flattening counts uniques = cells, never compacts.
+        for i in 0..200u64 {
+            put(&m, &format!("u{i:04}"), "v");
+        }
+        m.flush_in_memory();
+        m.compact_pipeline();
+        assert_eq!(m.counters().compactions, 0);
+        assert_eq!(m.layout_info().pipeline[0].stats.unique_keys, Some(200));
+        // The same few keys over and over: unique fraction far below 1 - R.
+        let m = MemStore::new(MemStoreConfig {
+            compaction_mode: CompactionMode::Manual,
+            ..config(CompactionPolicy::Adaptive { redundancy_threshold: 0.5 }, IndexLayout::CellArray)
+        })
+        .expect("config");
+        for _round in 0..30 {
+            for i in 0..20 {
+                put(&m, &format!("k{i}"), "v");
+            }
+            m.flush_in_memory();
+            m.compact_pipeline();
+        }
+        let c = m.counters();
+        assert!(c.compactions > 0 && c.cells_dropped > 0, "{c:?}");
+    }
+}

@@ -96,6 +96,7 @@ impl Default for ReadOptions {
 /// Per-family and per-column delete state shared by both trackers.
 #[derive(Default)]
 struct DeleteState {
+    row: Vec<u8>,
     family: Vec<u8>,
     family_delete: Option<u64>,
     family_version_deletes: Vec<u64>,
@@ -108,10 +109,12 @@ struct DeleteState {
 }
 
 impl DeleteState {
-    /// Resets state when `cell` starts a new family or column.
+    /// Resets state when `cell` starts a new row, family or column.
     fn enter(&mut self, cell: &CellRef<'_>) -> bool {
-        let new_family = !self.started || cell.family() != self.family.as_slice();
+        let new_family = !self.started || cell.family() != self.family.as_slice() || cell.row() != self.row.as_slice();
         if new_family {
+            self.row.clear();
+            self.row.extend_from_slice(cell.row());
             self.family.clear();
             self.family.extend_from_slice(cell.family());
             self.family_delete = None;
@@ -321,6 +324,15 @@ mod tests {
         assert_eq!(resolve(&cells, &early, one).len(), 3);
         let keep = retained(&cells, 9, one);
         assert_eq!(keep, [true, true, true, false, true, true, false, true, true, false]);
+    }
+
+    #[test]
+    fn retention_state_restarts_at_each_row() {
+        let mk = |row: &[u8], seq| CellInput::put(row, b"f", b"q", seq, b"v").to_encoded(seq);
+        let cells = [mk(b"a", 2), mk(b"a", 1), mk(b"b", 3), mk(b"c", 4)];
+        let mut r = CompactionRetainer::new(10, VersionRules::default(), 0);
+        let keep: Vec<bool> = cells.iter().map(|c| r.keep(CellRef::new(c))).collect();
+        assert_eq!(keep, [true, false, true, true]);
     }
 
     #[test]
