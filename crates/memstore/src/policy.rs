@@ -130,3 +130,69 @@ impl CompactionStrategy {
         self.compacted_from = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellInput;
+    use crate::chunk_pool::ChunkPool;
+    use crate::mutable_segment::MutableSegment;
+
+    fn skiplist_segment(pool: &ChunkPool, rows: &[&str]) -> Arc<Segment> {
+        let m = Arc::new(MutableSegment::new(pool.clone()));
+        for (i, r) in rows.iter().enumerate() {
+            let g = m.begin_write().expect("not frozen");
+            m.insert_row(&g, &[CellInput::put(r.as_bytes(), b"f", b"q", 1, b"v")], i as u64 + 1);
+        }
+        Arc::new(Segment::from_active(1, m))
+    }
+
+    fn flat_segment(pool: &ChunkPool, rows: &[&str]) -> Arc<Segment> {
+        let s = skiplist_segment(pool, rows);
+        Arc::new(Segment::flat(2, IndexLayout::CellArray, s.cell_ptrs(), s.data_chunks(), pool, true))
+    }
+
+    #[test]
+    fn basic_flattens_then_merges_past_the_limit() {
+        let pool = ChunkPool::new(8);
+        let mut basic = CompactionStrategy::new(CompactionPolicy::Basic, 2, 1);
+        let head = skiplist_segment(&pool, &["a"]);
+        let flat = flat_segment(&pool, &["b"]);
+        assert_eq!(basic.action(std::slice::from_ref(&head)), Action::Flatten { count_uniques: false });
+        assert_eq!(basic.action(std::slice::from_ref(&flat)), Action::Noop);
+        let three = [head.clone(), flat.clone(), flat.clone()];
+        assert_eq!(basic.action(&three), Action::Merge { count_uniques: false });
+        let mut eager = CompactionStrategy::new(CompactionPolicy::Eager, 2, 1);
+        assert_eq!(eager.action(std::slice::from_ref(&head)), Action::Compact);
+        assert_eq!(eager.action(std::slice::from_ref(&flat)), Action::Noop);
+        let mut none = CompactionStrategy::new(CompactionPolicy::None, 2, 1);
+        assert_eq!(none.action(&three), Action::Noop);
+    }
+
+    #[test]
+    fn adaptive_compacts_redundant_pipelines_and_learns() {
+        let pool = ChunkPool::new(8);
+        let redundant = flat_segment(&pool, &["a", "a", "a", "a", "b", "b", "b", "b"]);
+        assert_eq!(CompactionStrategy::estimated_unique_fraction(std::slice::from_ref(&redundant)), 0.25);
+        let unique = flat_segment(&pool, &["a", "b", "c", "d"]);
+        let head = skiplist_segment(&pool, &["x"]);
+        let mut adaptive = CompactionStrategy::new(CompactionPolicy::Adaptive { redundancy_threshold: 0.5 }, 5, 7);
+        // Unique pipelines never compact, whatever the coin says.
+        for _ in 0..50 {
+            assert_eq!(adaptive.action(&[head.clone(), unique.clone()]), Action::Flatten { count_uniques: true });
+        }
+        // Redundant ones compact about half the time at p = 0.5.
+        let compactions =
+            (0..400).filter(|_| adaptive.action(&[head.clone(), redundant.clone()]) == Action::Compact).count();
+        assert!((140..260).contains(&compactions), "{compactions} of 400");
+        // A compaction that removed most cells raises p; one that did not lowers it.
+        while adaptive.action(std::slice::from_ref(&redundant)) != Action::Compact {}
+        adaptive.record_compaction(2);
+        assert!((adaptive.probability() - 0.51).abs() < 1e-9);
+        while adaptive.action(std::slice::from_ref(&redundant)) != Action::Compact {}
+        adaptive.record_compaction(8);
+        assert!((adaptive.probability() - 0.5).abs() < 1e-9);
+        adaptive.reset();
+        assert_eq!(adaptive.probability(), 0.5);
+    }
+}

@@ -331,3 +331,61 @@ impl SegmentCursor {
         ptr.map(|p| unsafe { CellRef::from_ptr(p) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellInput;
+
+    fn active_with(rows: &[&str], pool: &ChunkPool) -> Arc<MutableSegment> {
+        let m = Arc::new(MutableSegment::new(pool.clone()));
+        for (i, r) in rows.iter().enumerate() {
+            let g = m.begin_write().expect("not frozen");
+            m.insert_row(&g, &[CellInput::put(r.as_bytes(), b"f", b"q", i as u64, b"value")], i as u64 + 1);
+        }
+        m
+    }
+
+    fn rows_of(seg: &Arc<Segment>) -> Vec<Vec<u8>> {
+        let mut c = SegmentCursor::new(seg.clone());
+        let mut out = Vec::new();
+        while let Some(cell) = c.current() {
+            out.push(cell.row().to_vec());
+            c.advance();
+        }
+        out
+    }
+
+    #[test]
+    fn flattening_keeps_order_stats_and_seek_in_both_layouts() {
+        let pool = ChunkPool::new(8);
+        let active = active_with(&["d", "b", "a", "c", "b"], &pool);
+        active.freeze();
+        let skip = Arc::new(Segment::from_active(1, active.clone()));
+        let expected = rows_of(&skip);
+        assert_eq!(expected, [b"a".to_vec(), b"b".to_vec(), b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]);
+        for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
+            let flat = Arc::new(Segment::flat(2, layout, skip.cell_ptrs(), skip.data_chunks(), &pool, true));
+            assert_eq!(flat.layout(), layout);
+            assert_eq!(rows_of(&flat), expected);
+            let (a, b) = (skip.stats(), flat.stats());
+            assert_eq!((a.data_size, a.cells, a.min_seq, a.max_seq), (b.data_size, b.cells, b.min_seq, b.max_seq));
+            assert_eq!(b.index_size, 8 * 5);
+            assert_eq!(b.unique_keys, Some(4), "two writes of b:f:q are one key");
+            let mut c = SegmentCursor::new(flat.clone());
+            c.seek(&CellKey::first_on_row(b"c"));
+            assert_eq!(c.current().expect("c exists").row(), b"c");
+            assert_eq!(c.peek_before(&CellKey::first_on_row(b"c")).expect("b before c").row(), b"b");
+            assert_eq!(c.peek_last().expect("non-empty").row(), b"d");
+        }
+        assert!(skip.stats().index_size >= 5 * 16, "skiplist nodes are at least 16 bytes");
+    }
+
+    #[test]
+    fn empty_segment_has_zero_heap_size() {
+        let pool = ChunkPool::new(1);
+        let seg = Segment::from_active(1, Arc::new(MutableSegment::new(pool.clone())));
+        assert_eq!(seg.stats().heap_size(), 0);
+        assert_eq!(pool.stats().in_use, 0, "an empty active segment holds no chunk");
+    }
+}
