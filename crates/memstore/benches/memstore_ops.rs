@@ -55,7 +55,7 @@ fn insert(c: &mut Criterion) {
             b.iter(|| {
                 i += 1;
                 put_row(&m, i % ROWS, i);
-                if i % 200_000 == 0 {
+                if i.is_multiple_of(200_000) {
                     // Keep the memstore bounded as a disk flush would.
                     let s = m.snapshot();
                     m.release_snapshot(s.id()).expect("snapshot");
