@@ -20,7 +20,7 @@ use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 use crate::segment::SegmentStats;
-use crate::skiplist::CellSkipList;
+use crate::skiplist::{CellSkipList, Splice};
 
 pub struct MutableSegment {
     list: CellSkipList,
@@ -98,6 +98,9 @@ impl MutableSegment {
     pub fn insert_row(&self, _guard: &WriteGuard<'_>, cells: &[CellInput<'_>], seq: u64) -> u64 {
         let mut added = 0u64;
         let (mut min_ts, mut max_ts) = (u64::MAX, 0u64);
+        // The cells of a row usually land next to each other: reuse the
+        // position of the previous one.
+        let mut splice = Splice::default();
         for cell in cells {
             let len = cell.encoded_len();
             let dst = self.data.alloc(len, 1);
@@ -106,7 +109,7 @@ impl MutableSegment {
             let bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), len) };
             cell.encode_into(seq, bytes);
             // SAFETY: the cell is complete and lives in a chunk this segment holds.
-            if unsafe { self.list.insert(dst.as_ptr()) } {
+            if unsafe { self.list.insert_with_splice(dst.as_ptr(), &mut splice) } {
                 added += len as u64;
                 min_ts = min_ts.min(cell.timestamp);
                 max_ts = max_ts.max(cell.timestamp);
