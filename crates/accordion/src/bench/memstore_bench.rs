@@ -199,13 +199,15 @@ fn run_one(
                     }
                     memstore.add_row(&cells[..qualifiers.len()], w.seq()).expect("valid bench row");
                     mvcc.complete(w);
-                    if flush_size > 0 && i % 64 == 0 && memstore.size().heap_size >= flush_size {
-                        if !flushing.swap(true, Ordering::AcqRel) {
-                            let snapshot = memstore.snapshot();
-                            account_snapshot(totals, &snapshot);
-                            memstore.release_snapshot(snapshot.id()).expect("the snapshot just taken");
-                            flushing.store(false, Ordering::Release);
-                        }
+                    if flush_size > 0
+                        && i.is_multiple_of(64)
+                        && memstore.size().heap_size >= flush_size
+                        && !flushing.swap(true, Ordering::AcqRel)
+                    {
+                        let snapshot = memstore.snapshot();
+                        account_snapshot(totals, &snapshot);
+                        memstore.release_snapshot(snapshot.id()).expect("the snapshot just taken");
+                        flushing.store(false, Ordering::Release);
                     }
                 }
             });
