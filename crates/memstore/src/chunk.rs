@@ -45,6 +45,8 @@ pub(crate) struct ChunkMemory {
     pub(crate) id: ChunkId,
     pub(crate) ptr: NonNull<u8>,
     pub(crate) len: usize,
+    /// A dedicated chunk for one oversized cell: never pooled, whatever its size.
+    pub(crate) jumbo: bool,
 }
 
 // SAFETY: ChunkMemory is an owned heap block; nothing else aliases it while it
@@ -53,13 +55,13 @@ unsafe impl Send for ChunkMemory {}
 
 impl ChunkMemory {
     /// Allocates fresh memory and registers a new id for it.
-    pub(crate) fn allocate(len: usize) -> ChunkMemory {
+    pub(crate) fn allocate(len: usize, jumbo: bool) -> ChunkMemory {
         let layout = Layout::from_size_align(len.max(1), CHUNK_ALIGN).expect("chunk layout");
         // SAFETY: layout has non-zero size.
         let raw = unsafe { alloc(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         let id = CHUNK_TABLE.register(ptr.as_ptr());
-        ChunkMemory { id, ptr, len }
+        ChunkMemory { id, ptr, len, jumbo }
     }
 
     /// Unregisters the id and frees the memory.
@@ -241,7 +243,7 @@ mod tests {
 
     #[test]
     fn bump_allocation_respects_alignment_and_capacity() {
-        let chunk = Chunk::new(ChunkMemory::allocate(64), None);
+        let chunk = Chunk::new(ChunkMemory::allocate(64, false), None);
         let a = chunk.alloc(3, 1).expect("fits");
         let b = chunk.alloc(8, 8).expect("fits");
         assert_eq!(b.as_ptr() as usize % 8, 0);
@@ -252,7 +254,7 @@ mod tests {
 
     #[test]
     fn ids_resolve_while_alive_and_clear_after_free() {
-        let memory = ChunkMemory::allocate(128);
+        let memory = ChunkMemory::allocate(128, false);
         let (id, ptr) = (memory.id, memory.ptr.as_ptr());
         assert_eq!(CHUNK_TABLE.base(id), ptr);
         drop(Chunk::new(memory, None));
@@ -261,7 +263,7 @@ mod tests {
 
     #[test]
     fn concurrent_allocations_never_overlap() {
-        let chunk = Arc::new(Chunk::new(ChunkMemory::allocate(1 << 16), None));
+        let chunk = Arc::new(Chunk::new(ChunkMemory::allocate(1 << 16, false), None));
         let handles: Vec<_> = (0..4)
             .map(|_| {
                 let c = chunk.clone();

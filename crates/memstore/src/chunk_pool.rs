@@ -4,9 +4,10 @@
 //! Invariants:
 //! - A chunk in the free list has no [`ChunkRef`](crate::chunk::ChunkRef)
 //!   anywhere: it is only pushed there by `Chunk::drop`.
-//! - Jumbo chunks (one oversized cell each) are never pooled; they are freed
-//!   when released. At most `max_pooled` regular chunks are kept idle; any
-//!   more are freed.
+//! - Jumbo chunks (one oversized cell each) are never pooled, whatever their
+//!   size; they are freed when released. At most `max_pooled` regular chunks
+//!   are kept idle; any more are freed, and so are the idle ones when the
+//!   pool itself goes (every chunk in use holds the pool alive).
 //!
 //! Thread safety: all methods take `&self`; the free list is behind a mutex
 //! that is touched once per chunk (every 2 MiB of cells), never per cell.
@@ -51,7 +52,7 @@ pub(crate) struct PoolShared {
 impl PoolShared {
     pub(crate) fn recycle(&self, memory: ChunkMemory) {
         self.in_use.fetch_sub(1, Ordering::Relaxed);
-        if memory.len == CHUNK_SIZE {
+        if !memory.jumbo {
             let mut free = self.free.lock();
             if free.len() < self.max_pooled {
                 free.push(memory);
@@ -61,6 +62,15 @@ impl PoolShared {
         }
         self.freed.fetch_add(1, Ordering::Relaxed);
         memory.free();
+    }
+}
+
+impl Drop for PoolShared {
+    fn drop(&mut self) {
+        // The last chunk in use holds the pool, so only idle chunks remain.
+        for memory in self.free.get_mut().drain(..) {
+            memory.free();
+        }
     }
 }
 
@@ -109,7 +119,7 @@ impl ChunkPool {
             }
             None => {
                 self.shared.created.fetch_add(1, Ordering::Relaxed);
-                ChunkMemory::allocate(CHUNK_SIZE)
+                ChunkMemory::allocate(CHUNK_SIZE, false)
             }
         };
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
@@ -120,13 +130,13 @@ impl ChunkPool {
     pub fn get_jumbo(&self, len: usize) -> ChunkRef {
         self.shared.jumbo_created.fetch_add(1, Ordering::Relaxed);
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Chunk::new(ChunkMemory::allocate(len), Some(self.shared.clone())))
+        Arc::new(Chunk::new(ChunkMemory::allocate(len, true), Some(self.shared.clone())))
     }
 
     /// Allocates `count` chunks up front so that the first writes allocate
     /// nothing either.
     pub fn preallocate(&self, count: usize) {
-        let mut fresh: Vec<ChunkMemory> = (0..count).map(|_| ChunkMemory::allocate(CHUNK_SIZE)).collect();
+        let mut fresh: Vec<ChunkMemory> = (0..count).map(|_| ChunkMemory::allocate(CHUNK_SIZE, false)).collect();
         self.shared.created.fetch_add(count as u64, Ordering::Relaxed);
         let mut free = self.shared.free.lock();
         while free.len() < self.shared.max_pooled {

@@ -8,10 +8,12 @@
 //!   the `structure` mutex and publishes it. A reader loads one view and
 //!   therefore sees every cell exactly once (cells in flight between views
 //!   are deduplicated by the merging cursor).
-//! - A segment leaves the active slot by first publishing the new view and
-//!   then freezing it; writers that still hold the old view finish their row
-//!   into it (it is already readable through the pipeline or snapshot), and
-//!   whoever needs it immutable waits for them (`wait_for_writers`).
+//! - A segment leaves the active slot frozen: it is frozen under the
+//!   structure lock *before* the view that moves it is published, so anyone
+//!   who finds it in the pipeline or snapshot finds it frozen, and
+//!   `wait_for_writers` then covers every writer that got in (their rows are
+//!   readable through the new view already). A writer that finds the active
+//!   segment frozen reloads the view and retries.
 //! - At most one compaction runs per memstore (`compaction` mutex). A result
 //!   is installed only if the pipeline version it started from is current;
 //!   taking a snapshot bumps the version, which also interrupts it.
@@ -190,13 +192,13 @@ impl MemStore {
         let (drained, held) = view.pipeline.drained();
         segments.extend(held);
         let snapshot = Arc::new(MemStoreSnapshot::new(inner.next_id(), segments));
+        view.active.freeze();
         inner.view.store(Arc::new(MemStoreView {
             active: Arc::new(MutableSegment::new(inner.config.chunk_pool.clone())),
             pipeline: drained,
             snapshot: Some(snapshot.clone()),
         }));
         drop(guard);
-        view.active.freeze();
         for s in snapshot.segments() {
             if let Some(a) = s.as_active() {
                 a.wait_for_writers();
@@ -396,13 +398,16 @@ impl Inner {
             return false;
         }
         let segment = Arc::new(Segment::from_active(self.next_id(), view.active.clone()));
+        // Freeze before publishing: whoever finds the segment in the pipeline
+        // must find it frozen, so that `wait_for_writers` covers every writer
+        // that got in. Writers arriving in between retry for a moment.
+        view.active.freeze();
         self.view.store(Arc::new(MemStoreView {
             active: Arc::new(MutableSegment::new(self.config.chunk_pool.clone())),
             pipeline: view.pipeline.with_head(segment),
             snapshot: view.snapshot.clone(),
         }));
         drop(guard);
-        view.active.freeze();
         MemStoreCounters::add(&self.counters.inmemory_flushes, 1);
         true
     }

@@ -2,7 +2,8 @@
 //! pipeline, snapshot), the memstore half of the read path's merging
 //! iterator.
 //!
-//! Invariants: `current` is the smallest current cell of all cursors. A cell
+//! Invariants: `heap` orders the non-exhausted cursors by their current
+//! cell, so `current` is the smallest current cell of all cursors. A cell
 //! present in two segments with the same full key (possible for a moment
 //! while a segment moves between views) is yielded once.
 //!
@@ -17,49 +18,85 @@ use crate::segment::{Segment, SegmentCursor};
 
 pub struct MergingCursor {
     cursors: Vec<SegmentCursor>,
-    current: Option<usize>,
+    /// Indices of non-exhausted cursors, a binary min-heap by current cell,
+    /// so that a step costs O(log segments) however long the pipeline gets.
+    heap: Vec<usize>,
 }
 
 impl MergingCursor {
     /// A cursor at the first cell of the union of `segments`.
     pub fn new(segments: impl IntoIterator<Item = Arc<Segment>>) -> MergingCursor {
         let cursors = segments.into_iter().map(SegmentCursor::new).collect();
-        let mut m = MergingCursor { cursors, current: None };
-        m.pick_current();
+        let mut m = MergingCursor { cursors, heap: Vec::new() };
+        m.rebuild_heap();
         m
     }
 
-    fn pick_current(&mut self) {
-        let mut best: Option<(usize, CellRef<'_>)> = None;
-        for (i, c) in self.cursors.iter().enumerate() {
-            if let Some(cell) = c.current()
-                && best.as_ref().is_none_or(|(_, b)| compare_cells(&cell, b) == Ordering::Less)
-            {
-                best = Some((i, cell));
-            }
+    #[inline]
+    fn less(&self, a: usize, b: usize) -> bool {
+        match (self.cursors[a].current(), self.cursors[b].current()) {
+            (Some(x), Some(y)) => compare_cells(&x, &y) == Ordering::Less,
+            (Some(_), None) => true,
+            _ => false,
         }
-        self.current = best.map(|(i, _)| i);
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut smallest = i;
+            if l < n && self.less(self.heap[l], self.heap[smallest]) {
+                smallest = l;
+            }
+            if r < n && self.less(self.heap[r], self.heap[smallest]) {
+                smallest = r;
+            }
+            if smallest == i {
+                return;
+            }
+            self.heap.swap(i, smallest);
+            i = smallest;
+        }
+    }
+
+    fn rebuild_heap(&mut self) {
+        self.heap = (0..self.cursors.len()).filter(|&i| self.cursors[i].current_ptr().is_some()).collect();
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
+        }
+    }
+
+    /// Advances the cursor at the top of the heap and restores the heap.
+    fn advance_top(&mut self) {
+        let top = self.heap[0];
+        self.cursors[top].advance();
+        if self.cursors[top].current_ptr().is_none() {
+            let last = self.heap.pop().expect("heap is non-empty");
+            if self.heap.is_empty() {
+                return;
+            }
+            self.heap[0] = last;
+        }
+        self.sift_down(0);
     }
 
     /// The current cell, or `None` at the end.
     #[inline]
     pub fn current(&self) -> Option<CellRef<'_>> {
-        self.current.and_then(|i| self.cursors[i].current())
+        self.heap.first().and_then(|&i| self.cursors[i].current())
     }
 
     /// Moves past the current cell (and any identical copies of it).
     pub fn advance(&mut self) {
-        let Some(i) = self.current else { return };
-        let Some(ptr) = self.cursors[i].current_ptr() else { return };
-        // SAFETY: the cell lives in a segment held by cursor `i`, which is not
-        // dropped while we compare.
+        let Some(ptr) = self.heap.first().and_then(|&i| self.cursors[i].current_ptr()) else { return };
+        // SAFETY: the cell lives in a segment held by one of our cursors; no
+        // segment is dropped while we compare.
         let cur = unsafe { CellRef::from_ptr(ptr) };
-        for c in &mut self.cursors {
-            if c.current().is_some_and(|x| compare_cells(&x, &cur) == Ordering::Equal) {
-                c.advance();
-            }
+        self.advance_top();
+        while self.current().is_some_and(|x| compare_cells(&x, &cur) == Ordering::Equal) {
+            self.advance_top();
         }
-        self.pick_current();
     }
 
     /// Moves to the first cell >= `key`.
@@ -67,7 +104,7 @@ impl MergingCursor {
         for c in &mut self.cursors {
             c.seek(key);
         }
-        self.pick_current();
+        self.rebuild_heap();
     }
 
     /// The row of the last cell strictly before `row` (or the last row of
@@ -81,5 +118,43 @@ impl MergingCursor {
                 None => c.peek_last().map(|cell| cell.row().to_vec()),
             })
             .max()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellInput;
+    use crate::chunk_pool::ChunkPool;
+    use crate::mutable_segment::MutableSegment;
+
+    fn segment(pool: &ChunkPool, rows: &[u32], seq: u64) -> Arc<Segment> {
+        let m = Arc::new(MutableSegment::new(pool.clone()));
+        for r in rows {
+            let g = m.begin_write().expect("not frozen");
+            let row = format!("{r:05}");
+            m.insert_row(&g, &[CellInput::put(row.as_bytes(), b"f", b"q", 1, b"v")], seq);
+        }
+        Arc::new(Segment::from_active(seq, m))
+    }
+
+    #[test]
+    fn merges_many_segments_in_order_and_yields_shared_cells_once() {
+        let pool = ChunkPool::new(64);
+        // 40 segments with interleaved rows; segment 0 appears twice.
+        let mut segs: Vec<_> = (0..40u32).map(|s| segment(&pool, &[s, s + 40, s + 80], u64::from(s) + 1)).collect();
+        segs.push(segs[0].clone());
+        let mut m = MergingCursor::new(segs);
+        let mut rows = Vec::new();
+        while let Some(c) = m.current() {
+            rows.push(String::from_utf8(c.row().to_vec()).expect("utf8"));
+            m.advance();
+        }
+        let expected: Vec<_> = (0..120).map(|r| format!("{r:05}")).collect();
+        assert_eq!(rows, expected);
+        m.seek(&CellKey::first_on_row(b"00100"));
+        assert_eq!(m.current().expect("row 100").row(), b"00100");
+        assert_eq!(m.row_before(Some(b"00100")), Some(b"00099".to_vec()));
+        assert_eq!(m.row_before(None), Some(b"00119".to_vec()));
     }
 }
