@@ -1,0 +1,52 @@
+//! Typed errors of the store. Every failure names what failed and where
+//! (the file, the table, the region), so that an operator can act on it.
+
+use std::path::PathBuf;
+
+use memstore::MemStoreError;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("{op} {path}: {source}")]
+    Io { op: &'static str, path: PathBuf, source: std::io::Error },
+    #[error("corrupt file {path} at offset {offset}: {reason}")]
+    Corruption { path: PathBuf, offset: u64, reason: String },
+    #[error(transparent)]
+    MemStore(#[from] MemStoreError),
+    #[error("table {0:?} already exists")]
+    TableExists(String),
+    #[error("table {0:?} not found")]
+    TableNotFound(String),
+    #[error("table {0:?} is disabled")]
+    TableDisabled(String),
+    #[error("table {0:?} is enabled; disable it first")]
+    TableEnabled(String),
+    #[error("column family {family:?} does not exist in table {table:?}")]
+    NoSuchFamily { table: String, family: String },
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("the store is closed")]
+    Closed,
+    #[error("writes are stopped: {0}")]
+    WritesStopped(String),
+}
+
+impl StoreError {
+    /// An I/O error of `op` on `path`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+        StoreError::Io { op, path: path.into(), source }
+    }
+
+    /// A corruption found in `path` at `offset`.
+    pub fn corruption(path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> StoreError {
+        StoreError::Corruption { path: path.into(), offset, reason: reason.into() }
+    }
+
+    /// Whether this is a full-disk error.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StoreError::Io { source, .. } if source.raw_os_error() == Some(28))
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

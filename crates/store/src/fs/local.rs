@@ -1,0 +1,144 @@
+//! `LocalFs`: the local disk, through `std::fs` with positional reads.
+//!
+//! Thread safety: stateless; files are plain OS handles.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{FileSystem, ReadableFile, WritableFile};
+use crate::error::{Result, StoreError};
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalFs;
+
+struct LocalWritable {
+    path: PathBuf,
+    file: BufWriter<File>,
+    len: u64,
+}
+
+struct LocalReadable {
+    path: PathBuf,
+    file: File,
+    len: u64,
+}
+
+impl FileSystem for LocalFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| StoreError::io("create", path, e))?;
+        Ok(Box::new(LocalWritable { path: path.to_path_buf(), file: BufWriter::with_capacity(64 << 10, file), len: 0 }))
+    }
+
+    fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
+        let file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
+        let len = file.metadata().map_err(|e| StoreError::io("stat", path, e))?.len();
+        Ok(Arc::new(LocalReadable { path: path.to_path_buf(), file, len }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| StoreError::io("rename", from, e))
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| StoreError::io("remove", path, e))
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool> {
+        path.try_exists().map_err(|e| StoreError::io("stat", path, e))
+    }
+
+    fn list(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| StoreError::io("list", dir, e))? {
+            let entry = entry.map_err(|e| StoreError::io("list", dir, e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::io("mkdir", dir, e))
+    }
+
+    fn remove_dir_all(&self, dir: &Path) -> Result<()> {
+        match std::fs::remove_dir_all(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io("rmdir", dir, e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io("sync dir", dir, e))
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(path).map_err(|e| StoreError::io("stat", path, e))?.len())
+    }
+
+    fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(len))
+            .map_err(|e| StoreError::io("truncate", path, e))
+    }
+}
+
+impl WritableFile for LocalWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.file.write_all(data).map_err(|e| StoreError::io("write", &self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.file.flush().map_err(|e| StoreError::io("write", &self.path, e))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        self.file.get_ref().sync_data().map_err(|e| StoreError::io("fsync", &self.path, e))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn close(mut self: Box<Self>) -> Result<()> {
+        self.flush()
+    }
+}
+
+impl ReadableFile for LocalReadable {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if offset + buf.len() as u64 > self.len {
+            return Err(StoreError::corruption(
+                &self.path,
+                offset,
+                format!("read of {} bytes past the end of a {}-byte file", buf.len(), self.len),
+            ));
+        }
+        self.file.read_exact_at(buf, offset).map_err(|e| StoreError::io("read", &self.path, e))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}

@@ -1,0 +1,104 @@
+//! The file-system abstraction (LevelDB's Env, Pebble's vfs): everything the
+//! store reads or writes goes through [`FileSystem`], so that the WAL and
+//! store files can live on local disk, on HDFS later, or on the
+//! fault-injecting file system of the tests, without the rest knowing.
+//!
+//! Contract:
+//! - `create` makes a new, empty file (replacing one of the same name);
+//!   appended bytes are durable only after `sync` returns.
+//! - `rename` is atomic: readers see the old name or the new one, never a
+//!   partial file; `sync_dir` makes creations, renames and removals in a
+//!   directory durable.
+//! - A `ReadableFile` reads exactly the requested range or fails.
+//!
+//! Thread safety: a `FileSystem` and its `ReadableFile`s are shared between
+//! threads; a `WritableFile` has one owner at a time.
+
+pub mod fault;
+pub mod local;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use fault::{FaultInjectingFs, FaultKind};
+pub use local::LocalFs;
+
+pub trait FileSystem: Send + Sync + 'static {
+    /// Creates (or truncates) a file for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens a file for random reads.
+    fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    fn remove(&self, path: &Path) -> Result<()>;
+    fn exists(&self, path: &Path) -> Result<bool>;
+    /// File names (not paths) in `dir`, sorted.
+    fn list(&self, dir: &Path) -> Result<Vec<String>>;
+    fn create_dir_all(&self, dir: &Path) -> Result<()>;
+    fn remove_dir_all(&self, dir: &Path) -> Result<()>;
+    /// Makes the directory's entries durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Cuts a file to `len` bytes.
+    fn truncate(&self, path: &Path, len: u64) -> Result<()>;
+
+    /// Reads a whole file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        let f = self.open(path)?;
+        let mut buf = vec![0; f.len() as usize];
+        f.read_at(0, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Writes a whole file under a temporary name, syncs it, and renames it
+    /// into place (then syncs the directory).
+    fn write_atomic(&self, path: &Path, data: &[u8]) -> Result<()> {
+        let tmp = tmp_path(path);
+        let mut f = self.create(&tmp)?;
+        f.append(data)?;
+        f.sync()?;
+        f.close()?;
+        self.rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            self.sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// A file being written.
+pub trait WritableFile: Send {
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered bytes to the operating system (not durable yet).
+    fn flush(&mut self) -> Result<()>;
+    /// Makes every appended byte durable.
+    fn sync(&mut self) -> Result<()>;
+    /// Bytes appended so far.
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn path(&self) -> &Path;
+    /// Flushes and closes (without syncing).
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// A file open for positional reads.
+pub trait ReadableFile: Send + Sync {
+    /// Fills `buf` from `offset`; fails if the file is shorter.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn path(&self) -> &Path;
+}
+
+/// The temporary name a file is written under before its atomic rename.
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
