@@ -18,7 +18,10 @@
 //!
 //! A compaction at smallest read point `srp` drops a put only when no reader
 //! with `rp >= srp` can see it, using only cells with `seq <= srp` as
-//! evidence. Delete markers are always kept.
+//! evidence. Delete markers are kept, except by a *major* compaction (which
+//! sees every file of the store): it drops the markers with `seq <= srp`
+//! together with every put they mask, as HBase does — so a put written later
+//! with a timestamp at or below a purged marker's is visible again.
 //!
 //! Thread safety: plain single-threaded state machines.
 
@@ -214,6 +217,7 @@ impl<'o> RowResolver<'o> {
 /// Decides, cell by cell over a sorted stream, what a compaction keeps.
 pub struct CompactionRetainer {
     smallest_read_point: u64,
+    major: bool,
     rules: VersionRules,
     cutoff: u64,
     state: DeleteState,
@@ -223,10 +227,16 @@ impl CompactionRetainer {
     pub fn new(smallest_read_point: u64, rules: VersionRules, now_ms: u64) -> Self {
         CompactionRetainer {
             smallest_read_point,
+            major: false,
             rules,
             cutoff: rules.expiry_cutoff(now_ms),
             state: DeleteState::default(),
         }
+    }
+
+    /// A retainer for a major compaction (all of a store's files at once).
+    pub fn major(smallest_read_point: u64, rules: VersionRules, now_ms: u64) -> Self {
+        CompactionRetainer { major: true, ..Self::new(smallest_read_point, rules, now_ms) }
     }
 
     /// Whether `cell` (the next in sorted order) must be kept.
@@ -239,14 +249,15 @@ impl CompactionRetainer {
             if evidence {
                 self.state.record_marker(t, ts);
             }
-            return true;
+            return !(self.major && evidence);
         }
         let st = &mut self.state;
         // Every reader that sees this put also sees the visible newer write of
         // the same timestamp (same version, higher seq) or the markers.
         let shadowed = st.last_ts == Some(ts);
         let beyond_versions = !shadowed && st.slots >= self.rules.max_versions;
-        let drop = shadowed || beyond_versions || ts < self.cutoff || st.range_masked(ts);
+        let masked = if self.major { st.masked(ts) } else { st.range_masked(ts) };
+        let drop = shadowed || beyond_versions || ts < self.cutoff || masked;
         if evidence && !shadowed {
             st.last_ts = Some(ts);
             st.slots += 1;
@@ -324,6 +335,25 @@ mod tests {
         assert_eq!(resolve(&cells, &early, one).len(), 3);
         let keep = retained(&cells, 9, one);
         assert_eq!(keep, [true, true, true, false, true, true, false, true, true, false]);
+    }
+
+    #[test]
+    fn major_compaction_purges_markers_and_what_they_mask() {
+        let cells = [
+            cell(b"", 6, CellType::DeleteFamily, 9),
+            cell(b"a", 8, CellType::Put, 1),
+            cell(b"a", 6, CellType::Put, 10),
+            cell(b"b", 9, CellType::Delete, 9),
+            cell(b"b", 9, CellType::Put, 1),
+            cell(b"b", 8, CellType::Put, 1),
+            cell(b"c", 7, CellType::DeleteColumn, 20),
+            cell(b"c", 7, CellType::Put, 1),
+        ];
+        let mut r = CompactionRetainer::major(10, THREE, 0);
+        let keep: Vec<bool> = cells.iter().map(|c| r.keep(CellRef::new(c))).collect();
+        // The DeleteColumn at seq 20 is newer than the oldest reader: it and
+        // the put it masks stay.
+        assert_eq!(keep, [false, true, false, false, false, true, true, true]);
     }
 
     #[test]
