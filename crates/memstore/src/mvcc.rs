@@ -116,6 +116,29 @@ impl Mvcc {
         }
     }
 
+    /// Moves past `seq` (recovery: ids found in files or the WAL). Only for
+    /// use while no write is in flight.
+    pub fn advance_to(&self, seq: u64) {
+        let mut q = self.queue.lock();
+        debug_assert!(q.pending.is_empty(), "advance_to with writes in flight");
+        q.next_seq = q.next_seq.max(seq + 1);
+        self.read_point.fetch_max(seq, Ordering::Release);
+    }
+
+    /// Waits until the read point reaches `seq` (a writer that must read its
+    /// own write, as HBase's completeAndWait).
+    pub fn wait_for_read_point(&self, seq: u64) {
+        let mut spins = 0u32;
+        while self.read_point() < seq {
+            spins += 1;
+            if spins < 100 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
     /// Everything at or below this id is complete and visible.
     pub fn read_point(&self) -> u64 {
         self.read_point.load(Ordering::Acquire)

@@ -3,9 +3,28 @@
 //! The write and read path of DESIGN.md §2, §4.5–§4.6 and §5, usable as an
 //! embedded library. All I/O goes through [`fs::FileSystem`].
 
+pub mod compaction_policy;
+pub mod compactor;
+pub mod cursor;
 pub mod error;
+pub mod family_store;
+pub mod flusher;
 pub mod fs;
+pub mod manifest;
+pub mod options;
+pub mod region;
+pub mod region_scanner;
+pub mod row_reader;
+pub mod scanner;
+pub mod split;
+pub mod store;
 pub mod storefile;
+pub mod table;
 pub mod wal;
 
 pub use error::{Result, StoreError};
+pub use options::StoreOptions;
+pub use region::{Column, Get, Mutation, RegionInfo};
+pub use scanner::Scan;
+pub use store::Store;
+pub use table::{FamilyDescriptor, TableDescriptor};

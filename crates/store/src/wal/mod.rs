@@ -1,1 +1,41 @@
-//! The write-ahead log (being written).
+//! The write-ahead log (DESIGN.md §5): one per store instance, shared by all
+//! its regions. Every row mutation is appended as one checksummed record
+//! before it goes into the memstore; after a crash, replay re-inserts what
+//! was not flushed yet.
+//!
+//! - [`record`]: the byte format (file header, record frame, entry, cells).
+//! - [`layout`]: file names and directories.
+//! - `writer` (private): one file being written.
+//! - [`reader`]: replay, and how a torn tail is told from corruption.
+//! - [`wal`]: the shared log — group commit, background sync, roll,
+//!   archive, failure handling, recovery.
+//! - [`options`], [`stats`]: tuning, durability levels, counters.
+//!
+//! The guarantees, in one place:
+//! - An acknowledged `SyncWal` append is on disk (fsynced) and is replayed
+//!   after any crash; an append that returned an error may or may not be.
+//! - Concurrent `SyncWal` appenders share fsyncs (group commit).
+//! - `AsyncWal` appends are synced within `sync_interval` (or `sync_bytes`).
+//! - Replay returns every entry of the live files in log order, stops
+//!   cleanly at a torn tail, and reports damage to durable data as
+//!   `StoreError::Corruption` (file and offset), never skipping it.
+//! - After a write or fsync failure the WAL continues in a new file; the
+//!   damaged one is sealed at its last synced length.
+//!
+//! Thread safety: see each module; [`Wal`] is `Send + Sync`.
+
+pub mod layout;
+pub mod options;
+pub mod reader;
+pub mod record;
+pub mod stats;
+#[allow(clippy::module_inception)] // the concept is "the WAL", in the wal module
+pub mod wal;
+mod writer;
+
+pub use layout::{ARCHIVE_DIR, log_file_name, parse_log_file_name};
+pub use options::{Durability, WalOptions};
+pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
+pub use record::{FileHeader, WalCells, WalEntry};
+pub use stats::WalStats;
+pub use wal::Wal;

@@ -1,0 +1,178 @@
+//! `CellCursor`: one sorted stream of cells (a memstore, a store file), and
+//! `MergedCursor`, the read path's merging iterator over many of them.
+//!
+//! Invariants: `MergedCursor::heap` orders the non-exhausted cursors by
+//! their current cell; `current` is the smallest. Identical cells (same full
+//! key, including seq) seen in two sources — a memstore snapshot and the
+//! file it was just flushed to — are yielded once.
+//!
+//! Thread safety: owned by one reader; the sources hold their memory (chunks,
+//! cached blocks) alive for the cursor's life.
+
+use std::cmp::Ordering;
+
+use memstore::cell::compare_cells;
+use memstore::{CellKey, CellRef, MergingCursor};
+
+use crate::error::Result;
+
+/// A positioned, sorted cell stream.
+pub trait CellCursor: Send {
+    fn current(&self) -> Option<CellRef<'_>>;
+    fn advance(&mut self) -> Result<()>;
+    /// Moves to the first cell >= `key`.
+    fn seek(&mut self, key: &CellKey<'_>) -> Result<()>;
+    /// The row of the last cell strictly before the first cell of `row` (or
+    /// the last row, for `None`); does not move the cursor.
+    fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
+}
+
+impl CellCursor for MergingCursor {
+    fn current(&self) -> Option<CellRef<'_>> {
+        MergingCursor::current(self)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        MergingCursor::advance(self);
+        Ok(())
+    }
+
+    fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        MergingCursor::seek(self, key);
+        Ok(())
+    }
+
+    fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        Ok(MergingCursor::row_before(self, row))
+    }
+}
+
+impl CellCursor for crate::storefile::StoreFileScanner {
+    fn current(&self) -> Option<CellRef<'_>> {
+        crate::storefile::StoreFileScanner::current(self)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        crate::storefile::StoreFileScanner::advance(self)
+    }
+
+    fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        crate::storefile::StoreFileScanner::seek(self, key)
+    }
+
+    fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        crate::storefile::StoreFileScanner::row_before(self, row)
+    }
+}
+
+/// Merges several cursors into one sorted stream.
+pub struct MergedCursor {
+    cursors: Vec<Box<dyn CellCursor>>,
+    heap: Vec<usize>,
+    /// The cell just passed, reused across steps (its source may release its
+    /// memory when it advances).
+    last: Vec<u8>,
+}
+
+impl MergedCursor {
+    pub fn new(cursors: Vec<Box<dyn CellCursor>>) -> MergedCursor {
+        let mut m = MergedCursor { cursors, heap: Vec::new(), last: Vec::new() };
+        m.rebuild_heap();
+        m
+    }
+
+    fn less(&self, a: usize, b: usize) -> bool {
+        match (self.cursors[a].current(), self.cursors[b].current()) {
+            (Some(x), Some(y)) => compare_cells(&x, &y) == Ordering::Less,
+            (Some(_), None) => true,
+            _ => false,
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut smallest = i;
+            if l < n && self.less(self.heap[l], self.heap[smallest]) {
+                smallest = l;
+            }
+            if r < n && self.less(self.heap[r], self.heap[smallest]) {
+                smallest = r;
+            }
+            if smallest == i {
+                return;
+            }
+            self.heap.swap(i, smallest);
+            i = smallest;
+        }
+    }
+
+    fn rebuild_heap(&mut self) {
+        self.heap = (0..self.cursors.len()).filter(|&i| self.cursors[i].current().is_some()).collect();
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
+        }
+    }
+
+    fn advance_top(&mut self) -> Result<()> {
+        let top = self.heap[0];
+        let result = self.cursors[top].advance();
+        if result.is_err() || self.cursors[top].current().is_none() {
+            let last = self.heap.pop().expect("heap is non-empty");
+            if !self.heap.is_empty() {
+                self.heap[0] = last;
+                self.sift_down(0);
+            }
+            return result;
+        }
+        self.sift_down(0);
+        Ok(())
+    }
+
+    pub fn current(&self) -> Option<CellRef<'_>> {
+        self.heap.first().and_then(|&i| self.cursors[i].current())
+    }
+
+    /// Moves past the current cell and any identical copies of it.
+    pub fn advance(&mut self) -> Result<()> {
+        let mut last = std::mem::take(&mut self.last);
+        last.clear();
+        match self.current() {
+            Some(c) => last.extend_from_slice(c.encoded()),
+            None => return Ok(()),
+        }
+        let result = self.advance_duplicates_of(&last);
+        self.last = last;
+        result
+    }
+
+    fn advance_duplicates_of(&mut self, cell: &[u8]) -> Result<()> {
+        let cur = CellRef::new(cell);
+        self.advance_top()?;
+        while self.current().is_some_and(|x| compare_cells(&x, &cur) == Ordering::Equal) {
+            self.advance_top()?;
+        }
+        Ok(())
+    }
+
+    pub fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        for c in &mut self.cursors {
+            c.seek(key)?;
+        }
+        self.rebuild_heap();
+        Ok(())
+    }
+
+    pub fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let mut best: Option<Vec<u8>> = None;
+        for c in &mut self.cursors {
+            if let Some(r) = c.row_before(row)?
+                && best.as_ref().is_none_or(|b| r > *b)
+            {
+                best = Some(r);
+            }
+        }
+        Ok(best)
+    }
+}

@@ -1,0 +1,311 @@
+//! `FamilyStore`: one column family of one region (HBase's HStore) — its
+//! Accordion memstore, its store files and their manifest; flushes a
+//! memstore snapshot into a new file and compacts files.
+//!
+//! Invariants:
+//! - `files` (newest first) is exactly the manifest's list once a flush or
+//!   compaction returns; it is replaced copy-on-write, so a reader that took
+//!   the list keeps reading files that a compaction has since replaced (their
+//!   handles stay open).
+//! - A flush installs its file *before* releasing the memstore snapshot, and
+//!   readers take the memstore view *before* the file list, so every cell is
+//!   always visible through one or the other (duplicates are merged away).
+//! - At most one flush and one compaction run per store at a time.
+//!
+//! Thread safety: all methods take `&self`; writers go to the memstore
+//! without locks; the file list is swapped under a short lock.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memstore::visibility::CompactionRetainer;
+use memstore::{CellKey, MemStore, MemStoreSnapshot, Mvcc};
+use parking_lot::{Mutex, RwLock};
+
+use crate::cursor::{CellCursor, MergedCursor};
+use crate::error::{Result, StoreError};
+use crate::fs::FileSystem;
+use crate::manifest::StoreManifest;
+use crate::storefile::{BlockCache, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
+use crate::table::FamilyDescriptor;
+
+/// Counters of one family store.
+#[derive(Debug, Default)]
+pub struct FamilyStoreCounters {
+    pub flushes: AtomicU64,
+    pub bytes_flushed: AtomicU64,
+    pub cells_flushed: AtomicU64,
+    pub compactions: AtomicU64,
+    pub major_compactions: AtomicU64,
+    pub bytes_compacted: AtomicU64,
+    pub files_compacted: AtomicU64,
+}
+
+/// Everything a family store shares with the rest of the store instance.
+#[derive(Clone)]
+pub struct StoreContext {
+    pub fs: Arc<dyn FileSystem>,
+    pub block_cache: Option<Arc<BlockCache>>,
+    pub next_file_id: Arc<AtomicU64>,
+}
+
+pub struct FamilyStore {
+    dir: PathBuf,
+    desc: FamilyDescriptor,
+    memstore: MemStore,
+    mvcc: Arc<Mvcc>,
+    ctx: StoreContext,
+    files: RwLock<Arc<Vec<Arc<StoreFileReader>>>>,
+    manifest: Mutex<StoreManifest>,
+    flush_lock: Mutex<()>,
+    compaction_lock: Mutex<()>,
+    pub counters: FamilyStoreCounters,
+}
+
+impl FamilyStore {
+    /// Opens (or creates) the store in `dir`, removing files no manifest names.
+    pub fn open(
+        dir: PathBuf,
+        desc: FamilyDescriptor,
+        memstore: MemStore,
+        mvcc: Arc<Mvcc>,
+        ctx: StoreContext,
+    ) -> Result<FamilyStore> {
+        let fs = ctx.fs.as_ref();
+        fs.create_dir_all(&dir)?;
+        let manifest = StoreManifest::load(fs, &dir)?;
+        for name in fs.list(&dir)? {
+            if name != crate::manifest::MANIFEST_NAME && !manifest.files.contains(&name) {
+                tracing::info!(file = %dir.join(&name).display(), "removing a file no manifest names (crash leftover)");
+                fs.remove(&dir.join(&name))?;
+            }
+        }
+        let mut files = Vec::with_capacity(manifest.files.len());
+        for name in manifest.files.iter().rev() {
+            files.push(Self::open_file(&ctx, &dir.join(name))?);
+        }
+        Ok(FamilyStore {
+            dir,
+            desc,
+            memstore,
+            mvcc,
+            ctx,
+            files: RwLock::new(Arc::new(files)),
+            manifest: Mutex::new(manifest),
+            flush_lock: Mutex::new(()),
+            compaction_lock: Mutex::new(()),
+            counters: FamilyStoreCounters::default(),
+        })
+    }
+
+    fn open_file(ctx: &StoreContext, path: &Path) -> Result<Arc<StoreFileReader>> {
+        let id = ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
+        StoreFileReader::open(ctx.fs.clone(), path, id, ctx.block_cache.clone())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.desc.name
+    }
+
+    pub fn descriptor(&self) -> &FamilyDescriptor {
+        &self.desc
+    }
+
+    pub fn memstore(&self) -> &MemStore {
+        &self.memstore
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The live files, newest first.
+    pub fn files(&self) -> Arc<Vec<Arc<StoreFileReader>>> {
+        self.files.read().clone()
+    }
+
+    /// The sequence id up to which this store's data is in its files.
+    pub fn flushed_seq(&self) -> u64 {
+        self.manifest.lock().flushed_seq
+    }
+
+    /// Total bytes of the store's files.
+    pub fn files_size(&self) -> u64 {
+        self.files().iter().map(|f| f.info().file_size).sum()
+    }
+
+    /// A cursor over the memstore and the files (those that may hold `row`,
+    /// when given).
+    pub fn cursor(&self, row: Option<&[u8]>) -> Result<Vec<Box<dyn CellCursor>>> {
+        // Memstore first, then files: see the module invariants.
+        let mut cursors: Vec<Box<dyn CellCursor>> = vec![Box::new(self.memstore.cursor())];
+        for f in self.files().iter() {
+            if row.is_some_and(|r| !f.might_contain_row(r)) {
+                continue;
+            }
+            cursors.push(Box::new(f.scanner()));
+        }
+        Ok(cursors)
+    }
+
+    fn new_file_path(&self) -> PathBuf {
+        let id = self.ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        self.dir.join(format!("{nanos:032x}{id:08x}.sf"))
+    }
+
+    fn file_options(&self) -> StoreFileOptions {
+        StoreFileOptions {
+            block_size: self.desc.block_size,
+            compression: self.desc.compression,
+            bloom: self.desc.bloom,
+            ..StoreFileOptions::default()
+        }
+    }
+
+    /// Writes the cells of `cursor` that survive `retainer` into a new file,
+    /// under a temporary name. Returns the final path and the reader, or
+    /// `None` if nothing survived.
+    fn write_file(
+        &self,
+        cursor: &mut MergedCursor,
+        mut retainer: CompactionRetainer,
+        major: bool,
+    ) -> Result<Option<(PathBuf, Arc<StoreFileReader>)>> {
+        let path = self.new_file_path();
+        let tmp = crate::fs::tmp_path(&path);
+        let mut writer = StoreFileWriter::create(self.ctx.fs.clone(), &tmp, self.file_options())?;
+        let mut written = 0u64;
+        let result = (|| -> Result<()> {
+            while let Some(c) = cursor.current() {
+                if retainer.keep(c) {
+                    writer.append(c)?;
+                    written += 1;
+                }
+                cursor.advance()?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            writer.abandon()?;
+            return Err(e);
+        }
+        if written == 0 {
+            writer.abandon()?;
+            return Ok(None);
+        }
+        writer.finish(FileMetaExtra { major_compaction: major, ..FileMetaExtra::default() })?;
+        self.ctx.fs.rename(&tmp, &path)?;
+        self.ctx.fs.sync_dir(&self.dir)?;
+        let reader = Self::open_file(&self.ctx, &path)?;
+        Ok(Some((path, reader)))
+    }
+
+    /// Writes `snapshot` to a new file and commits it with `flush_seq`; the
+    /// caller releases the snapshot afterwards. On error nothing changes and
+    /// the snapshot stays in memory for a retry.
+    pub fn flush_snapshot(&self, snapshot: &MemStoreSnapshot, flush_seq: u64) -> Result<u64> {
+        let _flush = self.flush_lock.lock();
+        let mut bytes = 0;
+        let mut file_name = None;
+        let mut new_reader = None;
+        if !snapshot.is_empty() {
+            let mut cursor = MergedCursor::new(vec![Box::new(snapshot.cursor())]);
+            // A flush drops what no reader can see (versions beyond the
+            // family's maximum, expired cells) exactly as a compaction would.
+            let retainer = CompactionRetainer::new(
+                self.mvcc.smallest_read_point(),
+                self.desc.rules(),
+                self.memstore.config().clock.now_ms(),
+            );
+            if let Some((path, reader)) = self.write_file(&mut cursor, retainer, false)? {
+                bytes = reader.info().file_size;
+                self.counters.cells_flushed.fetch_add(reader.info().cell_count, Ordering::Relaxed);
+                file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                new_reader = Some(reader);
+            }
+        }
+        let mut manifest = self.manifest.lock();
+        let mut next = manifest.clone();
+        next.files.extend(file_name);
+        next.flushed_seq = next.flushed_seq.max(flush_seq);
+        next.commit(self.ctx.fs.as_ref(), &self.dir)?;
+        *manifest = next;
+        if let Some(reader) = new_reader {
+            let mut files = self.files.write();
+            let mut list = Vec::with_capacity(files.len() + 1);
+            list.push(reader);
+            list.extend(files.iter().cloned());
+            *files = Arc::new(list);
+        }
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.counters.bytes_flushed.fetch_add(bytes, Ordering::Relaxed);
+        Ok(bytes)
+    }
+
+    /// Compacts `selected` (a set of this store's files) into one. A major
+    /// compaction must select every file.
+    pub fn compact(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
+        let _compaction = self.compaction_lock.lock();
+        let current = self.files();
+        if selected.len() < 2 && !major || selected.is_empty() {
+            return Ok(0);
+        }
+        if !selected.iter().all(|s| current.iter().any(|f| Arc::ptr_eq(f, s))) {
+            return Err(StoreError::InvalidArgument("compaction selected a file that is no longer live".into()));
+        }
+        let major = major && selected.len() == current.len();
+        // Compactions read through the cache without filling it with blocks
+        // of files about to go.
+        let cursors: Vec<Box<dyn CellCursor>> =
+            selected.iter().map(|f| Box::new(f.scanner_uncached()) as Box<dyn CellCursor>).collect();
+        let mut cursor = MergedCursor::new(cursors);
+        cursor.seek(&CellKey::first_on_row(&[]))?;
+        let (srp, rules, now) =
+            (self.mvcc.smallest_read_point(), self.desc.rules(), self.memstore.config().clock.now_ms());
+        // A major compaction sees every file, so it may purge delete markers
+        // and what they mask; a minor one must keep markers for older files.
+        let retainer =
+            if major { CompactionRetainer::major(srp, rules, now) } else { CompactionRetainer::new(srp, rules, now) };
+        let written = self.write_file(&mut cursor, retainer, major)?;
+        let bytes = written.as_ref().map_or(0, |(_, r)| r.info().file_size);
+        let selected_names: Vec<String> =
+            selected.iter().filter_map(|f| f.path().file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+        {
+            let mut manifest = self.manifest.lock();
+            let mut next = manifest.clone();
+            next.files.retain(|n| !selected_names.contains(n));
+            if let Some((path, _)) = &written {
+                // The compacted file takes the place of the oldest input so
+                // that the list stays ordered by age.
+                next.files.insert(0, path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            }
+            next.commit(self.ctx.fs.as_ref(), &self.dir)?;
+            *manifest = next;
+            let mut files = self.files.write();
+            let mut list: Vec<_> =
+                files.iter().filter(|f| !selected.iter().any(|s| Arc::ptr_eq(f, s))).cloned().collect();
+            if let Some((_, reader)) = written {
+                list.push(reader);
+            }
+            *files = Arc::new(list);
+        }
+        for s in selected {
+            if let Some(cache) = &self.ctx.block_cache {
+                cache.evict_file(s.file_id());
+            }
+            // Open readers keep their handles; the name goes now.
+            if let Err(e) = self.ctx.fs.remove(s.path()) {
+                tracing::warn!(error = %e, "could not remove a compacted file; it will be removed at the next open");
+            }
+        }
+        self.counters.compactions.fetch_add(1, Ordering::Relaxed);
+        if major {
+            self.counters.major_compactions.fetch_add(1, Ordering::Relaxed);
+        }
+        self.counters.bytes_compacted.fetch_add(bytes, Ordering::Relaxed);
+        self.counters.files_compacted.fetch_add(selected.len() as u64, Ordering::Relaxed);
+        Ok(bytes)
+    }
+}

@@ -1,0 +1,45 @@
+//! `StoreManifest`: the list of a family store's live files, committed
+//! atomically (write to a temporary name, fsync, rename, fsync the
+//! directory). A store file exists for readers only once a manifest naming
+//! it is committed; files in the directory that no manifest names are
+//! leftovers of a crash and are removed at open.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+use crate::fs::FileSystem;
+
+pub const MANIFEST_NAME: &str = "MANIFEST";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreManifest {
+    /// Live files, oldest first.
+    pub files: Vec<String>,
+    /// Every write with a sequence id at or below this is in the files; the
+    /// WAL replay skips them for this store.
+    pub flushed_seq: u64,
+}
+
+impl StoreManifest {
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_NAME)
+    }
+
+    /// Loads the manifest of `dir` (empty if the store is new).
+    pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<StoreManifest> {
+        let path = Self::path(dir);
+        if !fs.exists(&path)? {
+            return Ok(StoreManifest::default());
+        }
+        let bytes = fs.read_all(&path)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| StoreError::corruption(&path, e.column() as u64, format!("unreadable manifest: {e}")))
+    }
+
+    pub fn commit(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
+        fs.write_atomic(&Self::path(dir), &bytes)
+    }
+}

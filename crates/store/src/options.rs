@@ -1,0 +1,91 @@
+//! `StoreOptions`: the settings of a store instance, with HBase's defaults
+//! and HBase's property names where we share a setting.
+
+use std::sync::Arc;
+
+use crate::compaction_policy::CompactionConfig;
+use crate::fs::{FileSystem, LocalFs};
+use crate::wal::WalOptions;
+
+#[derive(Clone)]
+pub struct StoreOptions {
+    pub fs: Arc<dyn FileSystem>,
+    /// `hbase.hregion.memstore.flush.size` (128 MiB).
+    pub region_flush_size: u64,
+    /// The memory the store may plan with (a region server's heap).
+    pub memory_budget: u64,
+    /// `hbase.regionserver.global.memstore.size`: the memstores' share of the
+    /// budget (0.4).
+    pub global_memstore_share: f64,
+    /// `hbase.regionserver.global.memstore.size.lower.limit` (0.95 of the limit).
+    pub global_memstore_lower_mark: f64,
+    /// `hbase.hregion.memstore.block.multiplier` (4): writes to a region block
+    /// above this many flush sizes.
+    pub block_multiplier: u64,
+    /// `hfile.block.cache.size`: the block cache's share of the budget (0.4).
+    pub block_cache_share: f64,
+    pub wal: WalOptions,
+    /// `hbase.regionserver.maxlogs` (32).
+    pub max_logs: usize,
+    /// `hbase.hstore.flusher.count` (2).
+    pub flusher_threads: usize,
+    /// Disk compaction threads.
+    pub compaction_threads: usize,
+    pub compaction: CompactionConfig,
+    /// `hbase.server.keyvalue.maxsize` (10 MiB).
+    pub max_cell_size: usize,
+    /// Run flushes and compactions in background threads (tests may turn
+    /// this off and drive them through the admin calls).
+    pub background: bool,
+}
+
+impl std::fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("region_flush_size", &self.region_flush_size)
+            .field("memory_budget", &self.memory_budget)
+            .field("global_memstore_share", &self.global_memstore_share)
+            .field("block_cache_share", &self.block_cache_share)
+            .field("max_logs", &self.max_logs)
+            .field("compaction", &self.compaction)
+            .field("background", &self.background)
+            .finish()
+    }
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            fs: Arc::new(LocalFs),
+            region_flush_size: 128 << 20,
+            memory_budget: 4 << 30,
+            global_memstore_share: 0.4,
+            global_memstore_lower_mark: 0.95,
+            block_multiplier: 4,
+            block_cache_share: 0.4,
+            wal: WalOptions::default(),
+            max_logs: 32,
+            flusher_threads: 2,
+            compaction_threads: 1,
+            compaction: CompactionConfig::default(),
+            max_cell_size: 10 << 20,
+            background: true,
+        }
+    }
+}
+
+impl StoreOptions {
+    /// The global memstore limit in bytes.
+    pub fn global_memstore_limit(&self) -> u64 {
+        (self.memory_budget as f64 * self.global_memstore_share) as u64
+    }
+
+    /// Above this, the flusher flushes the largest region.
+    pub fn global_memstore_low_mark(&self) -> u64 {
+        (self.global_memstore_limit() as f64 * self.global_memstore_lower_mark) as u64
+    }
+
+    pub fn block_cache_bytes(&self) -> u64 {
+        (self.memory_budget as f64 * self.block_cache_share) as u64
+    }
+}

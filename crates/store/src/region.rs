@@ -1,0 +1,595 @@
+//! `Region`: a contiguous row range of a table (HBase's HRegion) — one
+//! [`FamilyStore`] per column family, one MVCC, row locks, and the write,
+//! read and flush paths.
+//!
+//! Invariants:
+//! - A row mutation takes one sequence id, is appended to the WAL (unless
+//!   SKIP_WAL), inserted into the memstores, and only then made visible by
+//!   completing its MVCC entry: a reader sees a row whole or not at all.
+//! - Writers hold `updates` shared; a flush takes it exclusively for the
+//!   instant it snapshots every memstore, so the snapshot holds exactly the
+//!   writes with a sequence id at or below the flush's.
+//! - Row mutations of one row are serialised by a striped row lock, so that
+//!   read-modify-write operations (increment, check-and-put, delete of the
+//!   latest version) are atomic.
+//!
+//! Thread safety: `Region` is shared (`Arc`) by writers, readers, flushers
+//! and compactions; all methods take `&self`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use memstore::{Cell, CellInput, CellKey, CellType, MemStore, MemStoreConfig, Mvcc, ReadOptions, TimeRange};
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+use crate::cursor::{CellCursor, MergedCursor};
+use crate::error::{Result, StoreError};
+use crate::family_store::{FamilyStore, StoreContext};
+use crate::row_reader::{FamilyReadSpec, RowReader};
+use crate::table::TableDescriptor;
+use crate::wal::{Durability, Wal, WalEntry};
+
+const ROW_LOCK_STRIPES: usize = 128;
+pub const REGION_INFO_NAME: &str = ".regioninfo";
+
+/// A region's identity and key range, persisted beside its families.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionInfo {
+    pub id: u64,
+    pub table: String,
+    /// Inclusive start row (empty: the table's first row).
+    pub start_key: Vec<u8>,
+    /// Exclusive end row (empty: unbounded).
+    pub end_key: Vec<u8>,
+    /// For a daughter of a split: the parent region's id.
+    pub parent: Option<u64>,
+}
+
+impl RegionInfo {
+    pub fn contains(&self, row: &[u8]) -> bool {
+        row >= self.start_key.as_slice() && (self.end_key.is_empty() || row < self.end_key.as_slice())
+    }
+
+    pub fn dir_name(&self) -> String {
+        format!("{:016x}", self.id)
+    }
+}
+
+/// One change to a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// A value; `timestamp` defaults to now.
+    Put { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64>, value: Vec<u8> },
+    /// One version of a column: the one at `timestamp`, or the latest.
+    DeleteVersion { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64> },
+    /// Every version of a column at or below `timestamp` (default now).
+    DeleteColumn { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64> },
+    /// Every column of a family at or below `timestamp` (default now).
+    DeleteFamily { family: Vec<u8>, timestamp: Option<u64> },
+    /// Every column of a family at exactly `timestamp`.
+    DeleteFamilyVersion { family: Vec<u8>, timestamp: u64 },
+    /// Every family of the row at or below `timestamp` (default now).
+    DeleteRow { timestamp: Option<u64> },
+}
+
+/// Which columns a read wants: a family, or one column of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub family: Vec<u8>,
+    pub qualifier: Option<Vec<u8>>,
+}
+
+/// A point read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub row: Vec<u8>,
+    /// Empty: every column of every family.
+    pub columns: Vec<Column>,
+    pub time_range: TimeRange,
+    pub max_versions: u32,
+}
+
+impl Get {
+    pub fn new(row: impl Into<Vec<u8>>) -> Get {
+        Get { row: row.into(), columns: Vec::new(), time_range: TimeRange::ALL, max_versions: 1 }
+    }
+}
+
+/// Counters of one region.
+#[derive(Debug, Default)]
+pub struct RegionCounters {
+    pub puts: AtomicU64,
+    pub deletes: AtomicU64,
+    pub gets: AtomicU64,
+    pub scans: AtomicU64,
+    pub flushes: AtomicU64,
+    pub user_bytes: AtomicU64,
+}
+
+pub struct Region {
+    info: RegionInfo,
+    dir: PathBuf,
+    desc: Arc<TableDescriptor>,
+    stores: BTreeMap<Vec<u8>, Arc<FamilyStore>>,
+    mvcc: Arc<Mvcc>,
+    wal: Arc<Wal>,
+    updates: RwLock<()>,
+    row_locks: Vec<Mutex<()>>,
+    /// Held during a flush; holds the flush sequence id of each family whose
+    /// snapshot is still outstanding (a failed flush is retried with the id
+    /// its snapshot was taken at, never a later one).
+    flush_lock: Mutex<BTreeMap<Vec<u8>, u64>>,
+    flush_size: u64,
+    closed: AtomicBool,
+    pub counters: RegionCounters,
+}
+
+/// Settings a region takes from its store instance.
+#[derive(Clone)]
+pub struct RegionConfig {
+    pub ctx: StoreContext,
+    pub flush_size: u64,
+    pub max_cell_size: usize,
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Region {
+    /// Opens (or creates) the region in `dir`.
+    pub fn open(
+        dir: PathBuf,
+        info: RegionInfo,
+        desc: Arc<TableDescriptor>,
+        wal: Arc<Wal>,
+        cfg: &RegionConfig,
+    ) -> Result<Region> {
+        let fs = cfg.ctx.fs.as_ref();
+        fs.create_dir_all(&dir)?;
+        let info_path = dir.join(REGION_INFO_NAME);
+        if !fs.exists(&info_path)? {
+            let bytes = serde_json::to_vec_pretty(&info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
+            fs.write_atomic(&info_path, &bytes)?;
+        }
+        let mvcc = Arc::new(Mvcc::new(0));
+        let families = desc.families.len().max(1) as u64;
+        let mut stores = BTreeMap::new();
+        let mut max_seq = 0;
+        for f in &desc.families {
+            let config = MemStoreConfig {
+                policy: f.policy()?,
+                flat_layout: f.layout()?,
+                in_memory_flush_threshold: f.inmemory_threshold(),
+                flush_size: cfg.flush_size / families,
+                pipeline_segments_limit: f.pipeline_segments_limit,
+                rules: f.rules(),
+                max_cell_size: cfg.max_cell_size,
+                mvcc: mvcc.clone(),
+                ..MemStoreConfig::new(f.name.as_bytes())
+            };
+            let store =
+                FamilyStore::open(dir.join(&f.name), f.clone(), MemStore::new(config)?, mvcc.clone(), cfg.ctx.clone())?;
+            max_seq = max_seq.max(store.flushed_seq());
+            for file in store.files().iter() {
+                max_seq = max_seq.max(file.info().max_seq_id);
+            }
+            stores.insert(f.name.as_bytes().to_vec(), Arc::new(store));
+        }
+        mvcc.advance_to(max_seq);
+        Ok(Region {
+            info,
+            dir,
+            desc,
+            stores,
+            mvcc,
+            wal,
+            updates: RwLock::new(()),
+            row_locks: (0..ROW_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            flush_lock: Mutex::new(BTreeMap::new()),
+            flush_size: cfg.flush_size,
+            closed: AtomicBool::new(false),
+            counters: RegionCounters::default(),
+        })
+    }
+
+    pub fn info(&self) -> &RegionInfo {
+        &self.info
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn descriptor(&self) -> &Arc<TableDescriptor> {
+        &self.desc
+    }
+
+    pub fn stores(&self) -> impl Iterator<Item = &Arc<FamilyStore>> {
+        self.stores.values()
+    }
+
+    pub fn mvcc(&self) -> &Arc<Mvcc> {
+        &self.mvcc
+    }
+
+    pub fn flush_size(&self) -> u64 {
+        self.flush_size
+    }
+
+    fn store(&self, family: &[u8]) -> Result<&Arc<FamilyStore>> {
+        self.stores.get(family).ok_or_else(|| StoreError::NoSuchFamily {
+            table: self.info.table.clone(),
+            family: String::from_utf8_lossy(family).into_owned(),
+        })
+    }
+
+    fn row_lock(&self, row: &[u8]) -> &Mutex<()> {
+        let h = row.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        &self.row_locks[(h % ROW_LOCK_STRIPES as u64) as usize]
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        Ok(())
+    }
+
+    /// Memstore heap size of all families (active, pipeline and snapshot).
+    pub fn memstore_heap_size(&self) -> u64 {
+        self.stores.values().map(|s| s.memstore().size().heap_size).sum()
+    }
+
+    /// Memstore data size of all families.
+    pub fn memstore_data_size(&self) -> u64 {
+        self.stores.values().map(|s| s.memstore().size().data_size).sum()
+    }
+
+    /// Lowest sequence id still only in memory (the WAL must keep it).
+    pub fn lowest_unflushed_seq(&self) -> Option<u64> {
+        self.stores.values().filter_map(|s| s.memstore().lowest_unflushed_seq()).min()
+    }
+
+    /// Bytes of all store files.
+    pub fn files_size(&self) -> u64 {
+        self.stores.values().map(|s| s.files_size()).sum()
+    }
+
+    /// Applies the mutations of one row atomically; returns its sequence id.
+    pub fn mutate_row(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        self.check_open()?;
+        if !self.info.contains(row) {
+            return Err(StoreError::InvalidArgument(format!(
+                "row {:?} is outside region {:016x} of table {:?}",
+                String::from_utf8_lossy(row),
+                self.info.id,
+                self.info.table
+            )));
+        }
+        if mutations.is_empty() {
+            return Err(StoreError::InvalidArgument("a row mutation needs at least one change".into()));
+        }
+        let _row = self.row_lock(row).lock();
+        self.mutate_row_locked(row, mutations, durability)
+    }
+
+    /// Resolves timestamps and families into cells.
+    fn cells_of(&self, row: &[u8], mutations: &[Mutation]) -> Result<Vec<Cell>> {
+        let now = now_ms();
+        let mut cells = Vec::with_capacity(mutations.len());
+        let mk = |family: &[u8], qualifier: &[u8], ts: u64, t: CellType, value: &[u8]| Cell {
+            row: row.to_vec(),
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp: ts,
+            cell_type: t,
+            value: value.to_vec(),
+            seq: 0,
+        };
+        for m in mutations {
+            match m {
+                Mutation::Put { family, qualifier, timestamp, value } => {
+                    self.store(family)?;
+                    cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::Put, value));
+                }
+                Mutation::DeleteVersion { family, qualifier, timestamp } => {
+                    self.store(family)?;
+                    let ts = match timestamp {
+                        Some(ts) => Some(*ts),
+                        None => self.latest_timestamp(row, family, qualifier)?,
+                    };
+                    // Nothing to delete: HBase places the marker at now.
+                    cells.push(mk(family, qualifier, ts.unwrap_or(now), CellType::Delete, &[]));
+                }
+                Mutation::DeleteColumn { family, qualifier, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::DeleteColumn, &[]));
+                }
+                Mutation::DeleteFamily { family, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
+                }
+                Mutation::DeleteFamilyVersion { family, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, &[], *timestamp, CellType::DeleteFamilyVersion, &[]));
+                }
+                Mutation::DeleteRow { timestamp } => {
+                    for family in self.stores.keys() {
+                        cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
+                    }
+                }
+            }
+        }
+        Ok(cells)
+    }
+
+    fn latest_timestamp(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<u64>> {
+        let get = Get {
+            row: row.to_vec(),
+            columns: vec![Column { family: family.to_vec(), qualifier: Some(qualifier.to_vec()) }],
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+        };
+        Ok(self.get(&get)?.first().map(|c| c.timestamp))
+    }
+
+    fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        let cells = self.cells_of(row, mutations)?;
+        let max_cell = self.stores.values().next().map_or(usize::MAX, |s| s.memstore().config().max_cell_size);
+        for c in &cells {
+            c.as_input().validate(max_cell)?;
+        }
+        let _updates = self.updates.read();
+        self.check_open()?;
+        let entry = self.mvcc.begin();
+        let seq = entry.seq();
+        let mut encoded = Vec::with_capacity(cells.iter().map(|c| c.as_input().encoded_len()).sum());
+        for c in &cells {
+            encoded.extend_from_slice(&c.as_input().to_encoded(seq));
+        }
+        let user_bytes = encoded.len() as u64;
+        if durability != Durability::SkipWal
+            && let Err(e) = self.wal.append(&WalEntry { region_id: self.info.id, seq, cells: encoded }, durability)
+        {
+            // Nothing was inserted under this id; let the read point move on.
+            self.mvcc.complete(entry);
+            return Err(e);
+        }
+        self.insert_cells(&cells, seq)?;
+        self.mvcc.complete(entry);
+        self.mvcc.wait_for_read_point(seq);
+        let (puts, deletes) =
+            cells.iter().fold((0, 0), |(p, d), c| if c.cell_type == CellType::Put { (p + 1, d) } else { (p, d + 1) });
+        self.counters.puts.fetch_add(puts, Ordering::Relaxed);
+        self.counters.deletes.fetch_add(deletes, Ordering::Relaxed);
+        self.counters.user_bytes.fetch_add(user_bytes, Ordering::Relaxed);
+        Ok(seq)
+    }
+
+    /// Inserts cells of one row mutation, grouped by family.
+    fn insert_cells(&self, cells: &[Cell], seq: u64) -> Result<()> {
+        for (family, store) in &self.stores {
+            let inputs: Vec<CellInput<'_>> =
+                cells.iter().filter(|c| &c.family == family).map(|c| c.as_input()).collect();
+            if !inputs.is_empty() {
+                store.memstore().add_row(&inputs, seq)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-inserts a WAL entry during recovery (cells already flushed to a
+    /// family's files are skipped). Returns whether anything was applied.
+    pub fn replay(&self, seq: u64, cells: &[Cell]) -> Result<bool> {
+        let mut applied = false;
+        for (family, store) in &self.stores {
+            if seq <= store.flushed_seq() {
+                continue;
+            }
+            let inputs: Vec<CellInput<'_>> =
+                cells.iter().filter(|c| &c.family == family).map(|c| c.as_input()).collect();
+            if !inputs.is_empty() {
+                store.memstore().add_row(&inputs, seq)?;
+                applied = true;
+            }
+        }
+        self.mvcc.advance_to(seq);
+        Ok(applied)
+    }
+
+    /// Adds `amount` to a big-endian 8-byte counter; returns the new value.
+    pub fn increment(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        amount: i64,
+        durability: Durability,
+    ) -> Result<i64> {
+        self.check_open()?;
+        let _row = self.row_lock(row).lock();
+        let get = Get {
+            row: row.to_vec(),
+            columns: vec![Column { family: family.to_vec(), qualifier: Some(qualifier.to_vec()) }],
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+        };
+        let current = match self.get(&get)?.first() {
+            None => 0,
+            Some(c) => {
+                let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| {
+                    StoreError::InvalidArgument(format!(
+                        "column {}:{} holds {} bytes, not an 8-byte counter",
+                        String::from_utf8_lossy(family),
+                        String::from_utf8_lossy(qualifier),
+                        c.value.len()
+                    ))
+                })?;
+                i64::from_be_bytes(bytes)
+            }
+        };
+        let next = current.wrapping_add(amount);
+        let put = Mutation::Put {
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp: None,
+            value: next.to_be_bytes().to_vec(),
+        };
+        self.mutate_row_locked(row, &[put], durability)?;
+        Ok(next)
+    }
+
+    /// Applies `mutations` if the column's latest value equals `expected`
+    /// (`None`: the column must not exist). Returns whether it applied.
+    pub fn check_and_mutate(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        mutations: &[Mutation],
+        durability: Durability,
+    ) -> Result<bool> {
+        self.check_open()?;
+        let _row = self.row_lock(row).lock();
+        let get = Get {
+            row: row.to_vec(),
+            columns: vec![Column { family: family.to_vec(), qualifier: Some(qualifier.to_vec()) }],
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+        };
+        let current = self.get(&get)?;
+        let matches = match (current.first(), expected) {
+            (None, None) => true,
+            (Some(c), Some(e)) => c.value == e,
+            _ => false,
+        };
+        if matches {
+            self.mutate_row_locked(row, mutations, durability)?;
+        }
+        Ok(matches)
+    }
+
+    /// Per-family read specifications for `columns` (empty: all families).
+    fn read_specs(
+        &self,
+        columns: &[Column],
+        time_range: TimeRange,
+        max_versions: u32,
+        read_point: u64,
+    ) -> Result<Vec<FamilyReadSpec>> {
+        let mut by_family: BTreeMap<Vec<u8>, Option<Vec<Vec<u8>>>> = BTreeMap::new();
+        if columns.is_empty() {
+            for f in self.stores.keys() {
+                by_family.insert(f.clone(), None);
+            }
+        }
+        for c in columns {
+            self.store(&c.family)?;
+            let entry = by_family.entry(c.family.clone()).or_insert_with(|| Some(Vec::new()));
+            match (&c.qualifier, entry.as_mut()) {
+                (None, _) => *entry = None,
+                (Some(q), Some(list)) => list.push(q.clone()),
+                (Some(_), None) => {}
+            }
+        }
+        let now = now_ms();
+        Ok(by_family
+            .into_iter()
+            .map(|(family, qualifiers)| {
+                let store = &self.stores[&family];
+                FamilyReadSpec {
+                    family,
+                    opts: ReadOptions { read_point, qualifiers, time_range, max_versions, now_ms: Some(now) },
+                    rules: store.descriptor().rules(),
+                }
+            })
+            .collect())
+    }
+
+    fn cursor_for(&self, specs: &[FamilyReadSpec], row: Option<&[u8]>) -> Result<MergedCursor> {
+        let mut cursors: Vec<Box<dyn CellCursor>> = Vec::new();
+        for spec in specs {
+            cursors.extend(self.stores[&spec.family].cursor(row)?);
+        }
+        Ok(MergedCursor::new(cursors))
+    }
+
+    /// The visible cells of one row.
+    pub fn get(&self, get: &Get) -> Result<Vec<Cell>> {
+        self.check_open()?;
+        self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        let guard = self.mvcc.register_reader();
+        let specs = self.read_specs(&get.columns, get.time_range, get.max_versions.max(1), guard.read_point())?;
+        let mut cursor = self.cursor_for(&specs, Some(&get.row))?;
+        cursor.seek(&CellKey::first_on_row(&get.row))?;
+        RowReader::new(&specs).read_row(&mut cursor, &get.row)
+    }
+
+    /// A scanner over this region's rows in `[start, stop)` (forward) or
+    /// from `start` down to `stop` (reverse).
+    pub fn scanner(
+        self: &Arc<Self>,
+        columns: &[Column],
+        time_range: TimeRange,
+        max_versions: u32,
+    ) -> Result<crate::region_scanner::RegionScanner> {
+        self.check_open()?;
+        self.counters.scans.fetch_add(1, Ordering::Relaxed);
+        let guard = self.mvcc.register_reader();
+        let specs = self.read_specs(columns, time_range, max_versions.max(1), guard.read_point())?;
+        let cursor = self.cursor_for(&specs, None)?;
+        Ok(crate::region_scanner::RegionScanner::new(self.clone(), cursor, specs, guard))
+    }
+
+    /// Flushes every family's memstore into new files. Returns bytes written.
+    /// On error the snapshots stay in memory and the next flush retries them.
+    pub fn flush(&self) -> Result<u64> {
+        let mut pending = self.flush_lock.lock();
+        let snapshots = {
+            let _updates = self.updates.write();
+            let flush_seq = self.mvcc.last_assigned();
+            let snapshots: Vec<_> = self
+                .stores
+                .iter()
+                .map(|(family, store)| {
+                    let seq = *pending.entry(family.clone()).or_insert(flush_seq);
+                    (family.clone(), store.clone(), store.memstore().snapshot(), seq)
+                })
+                .collect();
+            snapshots
+        };
+        let mut bytes = 0;
+        for (family, store, snapshot, seq) in &snapshots {
+            bytes += store.flush_snapshot(snapshot, *seq)?;
+            store.memstore().release_snapshot(snapshot.id())?;
+            pending.remove(family);
+        }
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        Ok(bytes)
+    }
+
+    /// Stops accepting operations (the caller flushes first if it wants).
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Closes the region and waits for writes already inside to finish.
+    pub fn close_and_drain(&self) {
+        self.closed.store(true, Ordering::Release);
+        drop(self.updates.write());
+    }
+
+    /// Serves again after a split that did not go through.
+    pub fn reopen(&self) {
+        self.closed.store(false, Ordering::Release);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,121 @@
+//! `RegionScanner`: the visible rows of one region in a row range, forward
+//! or reverse, at the read point it was opened with.
+//!
+//! Invariants: the scanner is registered with the region's MVCC for its
+//! whole life, so flushes and compactions keep every version it can see; it
+//! holds the memstore segments and store files it opened, so neither a
+//! flush nor a compaction disturbs it.
+//!
+//! Thread safety: owned by one reader.
+
+use std::sync::Arc;
+
+use memstore::{Cell, CellKey, ReaderGuard};
+
+use crate::cursor::MergedCursor;
+use crate::error::Result;
+use crate::region::Region;
+use crate::row_reader::{FamilyReadSpec, RowReader};
+
+pub struct RegionScanner {
+    region: Arc<Region>,
+    cursor: MergedCursor,
+    specs: Vec<FamilyReadSpec>,
+    _reader: ReaderGuard,
+    /// Bounds: forward [start, stop); reverse from start down to stop (exclusive).
+    start: Option<Vec<u8>>,
+    stop: Option<Vec<u8>>,
+    reverse: bool,
+    last_row: Option<Vec<u8>>,
+    started: bool,
+}
+
+impl RegionScanner {
+    pub(crate) fn new(
+        region: Arc<Region>,
+        cursor: MergedCursor,
+        specs: Vec<FamilyReadSpec>,
+        reader: ReaderGuard,
+    ) -> Self {
+        RegionScanner {
+            region,
+            cursor,
+            specs,
+            _reader: reader,
+            start: None,
+            stop: None,
+            reverse: false,
+            last_row: None,
+            started: false,
+        }
+    }
+
+    /// Sets the row range (call before the first `next_row`).
+    pub fn with_range(mut self, start: Option<Vec<u8>>, stop: Option<Vec<u8>>, reverse: bool) -> Self {
+        self.start = start;
+        self.stop = stop;
+        self.reverse = reverse;
+        self
+    }
+
+    pub fn region(&self) -> &Arc<Region> {
+        &self.region
+    }
+
+    /// The next non-empty row, or `None` at the end of the range.
+    pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>> {
+        if self.reverse { self.next_reverse() } else { self.next_forward() }
+    }
+
+    fn next_forward(&mut self) -> Result<Option<Vec<Cell>>> {
+        if !self.started {
+            self.started = true;
+            let start = self.start.clone().unwrap_or_default();
+            self.cursor.seek(&CellKey::first_on_row(&start))?;
+        }
+        loop {
+            let Some(row) = self.cursor.current().map(|c| c.row().to_vec()) else { return Ok(None) };
+            if self.stop.as_ref().is_some_and(|stop| !stop.is_empty() && row >= *stop) {
+                return Ok(None);
+            }
+            let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
+            if !cells.is_empty() {
+                return Ok(Some(cells));
+            }
+        }
+    }
+
+    fn next_reverse(&mut self) -> Result<Option<Vec<Cell>>> {
+        loop {
+            let row = if !self.started {
+                self.started = true;
+                match self.start.clone().filter(|s| !s.is_empty()) {
+                    Some(start) => {
+                        self.cursor.seek(&CellKey::first_on_row(&start))?;
+                        if self.cursor.current().is_some_and(|c| c.row() == start.as_slice()) {
+                            Some(start)
+                        } else {
+                            self.cursor.row_before(Some(&start))?
+                        }
+                    }
+                    None => self.cursor.row_before(None)?,
+                }
+            } else {
+                match self.last_row.clone() {
+                    Some(last) => self.cursor.row_before(Some(&last))?,
+                    None => None,
+                }
+            };
+            let Some(row) = row else { return Ok(None) };
+            if self.stop.as_ref().is_some_and(|stop| row <= *stop) {
+                return Ok(None);
+            }
+            self.cursor.seek(&CellKey::first_on_row(&row))?;
+            let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
+            self.last_row = Some(row);
+            if !cells.is_empty() {
+                return Ok(Some(cells));
+            }
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! `Scanner`: the visible rows of a table in a row range, across its
+//! regions in key order (or reverse), with HBase's scan options.
+//!
+//! Invariants: each region is read by a `RegionScanner` clamped to the
+//! region's range; the next region is looked up from the previous one's
+//! boundary when it is needed, so a region split during the scan neither
+//! skips nor repeats rows.
+//!
+//! Thread safety: owned by one reader.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use memstore::{Cell, TimeRange};
+
+use crate::error::Result;
+use crate::region::Column;
+use crate::region_scanner::RegionScanner;
+use crate::store::TableState;
+
+/// What a scan reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Forward: first row (inclusive). Reverse: the row to start from, going down.
+    pub start: Option<Vec<u8>>,
+    /// Forward: end row (exclusive). Reverse: the row to stop above (exclusive).
+    pub stop: Option<Vec<u8>>,
+    /// Only rows starting with this prefix.
+    pub prefix: Option<Vec<u8>>,
+    pub reverse: bool,
+    /// Empty: every column of every family.
+    pub columns: Vec<Column>,
+    pub time_range: TimeRange,
+    pub max_versions: u32,
+    /// At most this many cells per result (a wide row comes in pieces).
+    pub batch: Option<usize>,
+    /// At most this many rows.
+    pub limit: Option<u64>,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            start: None,
+            stop: None,
+            prefix: None,
+            reverse: false,
+            columns: Vec::new(),
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+            batch: None,
+            limit: None,
+        }
+    }
+}
+
+/// The smallest row greater than every row with `prefix`, if any.
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last != 0xFF {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+pub struct Scanner {
+    table: Arc<TableState>,
+    scan: Scan,
+    current: Option<RegionScanner>,
+    pending: VecDeque<Vec<Cell>>,
+    rows: u64,
+    done: bool,
+}
+
+impl Scanner {
+    pub(crate) fn new(table: Arc<TableState>, mut scan: Scan) -> Result<Scanner> {
+        if let Some(prefix) = scan.prefix.clone() {
+            if !scan.reverse {
+                if scan.start.as_ref().is_none_or(|s| *s < prefix) {
+                    scan.start = Some(prefix.clone());
+                }
+                if let Some(succ) = prefix_successor(&prefix)
+                    && scan.stop.as_ref().is_none_or(|s| s.is_empty() || *s > succ)
+                {
+                    scan.stop = Some(succ);
+                }
+            } else if scan.start.is_none() {
+                // Start at the last row that can carry the prefix.
+                scan.start = prefix_successor(&prefix);
+            }
+        }
+        let mut s = Scanner { table, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
+        let first = if s.scan.reverse {
+            match s.scan.start.clone().filter(|r| !r.is_empty()) {
+                Some(start) => s.table.region_for(&start),
+                None => s.table.regions().last().cloned(),
+            }
+        } else {
+            s.table.region_for(s.scan.start.as_deref().unwrap_or(&[]))
+        };
+        s.current = match first {
+            Some(region) => Some(s.open(&region)?),
+            None => None,
+        };
+        Ok(s)
+    }
+
+    /// A scanner over `region` for this scan. A region holds only rows of
+    /// its own range, so only the scan's own bounds need applying.
+    fn open(&self, region: &Arc<crate::region::Region>) -> Result<RegionScanner> {
+        let info = region.info();
+        let scanner = region.scanner(&self.scan.columns, self.scan.time_range, self.scan.max_versions)?;
+        let stop = self.scan.stop.clone().filter(|s| !s.is_empty());
+        Ok(if self.scan.reverse {
+            // Start at the scan's start row if it lies in this region, else
+            // at the region's last row.
+            let start = self.scan.start.clone().filter(|s| !s.is_empty() && info.contains(s));
+            scanner.with_range(start, stop, true)
+        } else {
+            scanner.with_range(self.scan.start.clone(), stop, false)
+        })
+    }
+
+    fn next_region(&mut self) -> Result<()> {
+        let Some(cur) = self.current.take() else { return Ok(()) };
+        let info = cur.region().info().clone();
+        let next = if self.scan.reverse {
+            if info.start_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| *s >= info.start_key) {
+                None
+            } else {
+                let regions = self.table.regions();
+                regions.iter().rev().find(|r| r.info().start_key < info.start_key).cloned()
+            }
+        } else if info.end_key.is_empty()
+            || self.scan.stop.as_ref().is_some_and(|s| !s.is_empty() && *s <= info.end_key)
+        {
+            None
+        } else {
+            self.table.region_for(&info.end_key)
+        };
+        self.current = match next {
+            Some(r) => Some(self.open(&r)?),
+            None => None,
+        };
+        Ok(())
+    }
+
+    fn next_row(&mut self) -> Result<Option<Vec<Cell>>> {
+        loop {
+            let Some(cur) = self.current.as_mut() else { return Ok(None) };
+            match cur.next_row()? {
+                Some(row) => {
+                    if let Some(prefix) = &self.scan.prefix
+                        && !row[0].row.starts_with(prefix)
+                    {
+                        if self.scan.reverse && row[0].row.as_slice() < prefix.as_slice() {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
+                    return Ok(Some(row));
+                }
+                None => self.next_region()?,
+            }
+        }
+    }
+}
+
+impl Iterator for Scanner {
+    type Item = Result<Vec<Cell>>;
+
+    fn next(&mut self) -> Option<Result<Vec<Cell>>> {
+        if let Some(piece) = self.pending.pop_front() {
+            return Some(Ok(piece));
+        }
+        if self.done || self.scan.limit.is_some_and(|l| self.rows >= l) {
+            return None;
+        }
+        match self.next_row() {
+            Ok(Some(row)) => {
+                self.rows += 1;
+                match self.scan.batch.filter(|&b| b > 0 && row.len() > b) {
+                    Some(b) => {
+                        let mut pieces: VecDeque<Vec<Cell>> = row.chunks(b).map(|c| c.to_vec()).collect();
+                        let first = pieces.pop_front();
+                        self.pending = pieces;
+                        first.map(Ok)
+                    }
+                    None => Some(Ok(row)),
+                }
+            }
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,567 @@
+//! `Store`: the embedded API — a store instance in a directory, holding
+//! tables of regions, one WAL shared by all regions, the block cache, and
+//! the background flushers and compactors.
+//!
+//! Layout on disk:
+//! ```text
+//! <dir>/wal/                      the WAL (see wal/)
+//! <dir>/data/<table>/.tabledesc   the table's descriptor and state (JSON)
+//! <dir>/data/<table>/<region>/    .regioninfo and one directory per family
+//! ```
+//!
+//! Invariants:
+//! - A table's regions are sorted by start key and cover the whole key space
+//!   without overlap (a split replaces one region by its two daughters in one
+//!   step under the table's region lock).
+//! - Everything acknowledged is in the WAL (within its durability setting) or
+//!   in committed store files; recovery replays the WAL entries newer than
+//!   each family's flushed sequence id.
+//!
+//! Thread safety: `Store` is `Send + Sync`; clones share one instance.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use memstore::{Cell, TimeRange};
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+
+use crate::compactor::Compactor;
+use crate::error::{Result, StoreError};
+use crate::family_store::StoreContext;
+use crate::flusher::Flusher;
+use crate::options::StoreOptions;
+use crate::region::{Column, Get, Mutation, REGION_INFO_NAME, Region, RegionConfig, RegionInfo};
+use crate::scanner::{Scan, Scanner};
+use crate::storefile::BlockCache;
+use crate::table::TableDescriptor;
+use crate::wal::{Durability, Wal};
+
+const TABLE_DESC_NAME: &str = ".tabledesc";
+/// Marks a parent region whose split committed (see split.rs).
+pub const SPLIT_MARKER: &str = ".split";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TableFile {
+    descriptor: TableDescriptor,
+    enabled: bool,
+}
+
+/// A table and its regions.
+pub struct TableState {
+    pub desc: Arc<TableDescriptor>,
+    enabled: AtomicBool,
+    pub(crate) regions: RwLock<Vec<Arc<Region>>>,
+    /// One split at a time per table.
+    pub(crate) split_lock: Mutex<()>,
+}
+
+impl TableState {
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    /// The region holding `row`.
+    pub fn region_for(&self, row: &[u8]) -> Option<Arc<Region>> {
+        let regions = self.regions.read();
+        let i = regions.partition_point(|r| r.info().start_key.as_slice() <= row);
+        i.checked_sub(1).map(|i| regions[i].clone())
+    }
+
+    pub fn regions(&self) -> Vec<Arc<Region>> {
+        self.regions.read().clone()
+    }
+}
+
+pub(crate) struct StoreInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: StoreOptions,
+    pub(crate) wal: Arc<Wal>,
+    pub(crate) ctx: StoreContext,
+    pub(crate) region_config: RegionConfig,
+    pub(crate) tables: RwLock<BTreeMap<String, Arc<TableState>>>,
+    admin: Mutex<()>,
+    pub(crate) next_region_id: AtomicU64,
+    pub(crate) flusher: Flusher,
+    pub(crate) compactor: Compactor,
+    pub(crate) closed: AtomicBool,
+}
+
+/// An open store instance.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) inner: Arc<StoreInner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.inner.dir).finish()
+    }
+}
+
+fn data_dir(dir: &Path) -> PathBuf {
+    dir.join("data")
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(value).map_err(|e| StoreError::InvalidArgument(e.to_string()))
+}
+
+fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::corruption(path, e.column() as u64, e.to_string()))
+}
+
+impl Store {
+    /// Opens the store in `dir` (creating it if needed) and recovers it: the
+    /// tables and regions on disk are opened and the WAL is replayed.
+    pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        let dir = dir.as_ref().to_path_buf();
+        let fs = options.fs.clone();
+        fs.create_dir_all(&data_dir(&dir))?;
+        let cache_bytes = options.block_cache_bytes();
+        let ctx = StoreContext {
+            fs: fs.clone(),
+            block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
+            next_file_id: Arc::new(AtomicU64::new(1)),
+        };
+        let (wal, replay) = Wal::open(fs.clone(), &dir.join("wal"), options.wal.clone())?;
+        let region_config = RegionConfig {
+            ctx: ctx.clone(),
+            flush_size: options.region_flush_size,
+            max_cell_size: options.max_cell_size,
+        };
+        let inner = Arc::new(StoreInner {
+            dir: dir.clone(),
+            flusher: Flusher::new(&options),
+            compactor: Compactor::new(&options),
+            options,
+            wal: wal.clone(),
+            ctx,
+            region_config,
+            tables: RwLock::new(BTreeMap::new()),
+            admin: Mutex::new(()),
+            next_region_id: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+        });
+        let store = Store { inner };
+        store.load_tables()?;
+        store.replay(replay)?;
+        if store.inner.options.background {
+            Flusher::start(&store.inner);
+            Compactor::start(&store.inner);
+        }
+        Ok(store)
+    }
+
+    fn load_tables(&self) -> Result<()> {
+        let inner = &self.inner;
+        let fs = inner.ctx.fs.as_ref();
+        let data = data_dir(&inner.dir);
+        let mut max_region_id = 0;
+        for table_name in fs.list(&data)? {
+            let table_dir = data.join(&table_name);
+            let desc_path = table_dir.join(TABLE_DESC_NAME);
+            if !fs.exists(&desc_path)? {
+                // A table whose creation did not commit.
+                tracing::warn!(dir = %table_dir.display(), "removing a table directory without a descriptor");
+                fs.remove_dir_all(&table_dir)?;
+                continue;
+            }
+            let file: TableFile = parse_json(&desc_path, &fs.read_all(&desc_path)?)?;
+            let desc = Arc::new(file.descriptor);
+            let mut infos = Vec::new();
+            for name in fs.list(&table_dir)? {
+                let region_dir = table_dir.join(&name);
+                let info_path = region_dir.join(REGION_INFO_NAME);
+                if name.starts_with('.') || !fs.exists(&info_path)? {
+                    continue;
+                }
+                let info: RegionInfo = parse_json(&info_path, &fs.read_all(&info_path)?)?;
+                max_region_id = max_region_id.max(info.id);
+                infos.push((region_dir, info));
+            }
+            let regions = crate::split::resolve_split_leftovers(fs, infos)?;
+            let mut opened = Vec::with_capacity(regions.len());
+            for (region_dir, info) in regions {
+                opened.push(Arc::new(Region::open(
+                    region_dir,
+                    info,
+                    desc.clone(),
+                    inner.wal.clone(),
+                    &inner.region_config,
+                )?));
+            }
+            opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+            inner.tables.write().insert(
+                desc.name.clone(),
+                Arc::new(TableState {
+                    desc,
+                    enabled: AtomicBool::new(file.enabled),
+                    regions: RwLock::new(opened),
+                    split_lock: Mutex::new(()),
+                }),
+            );
+        }
+        inner.next_region_id.store(max_region_id + 1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Replays WAL entries into their regions, then flushes what was
+    /// replayed so that the old WAL files are no longer needed.
+    fn replay(&self, replay: crate::wal::WalReplay) -> Result<()> {
+        let mut by_id: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
+        for t in self.inner.tables.read().values() {
+            for r in t.regions() {
+                by_id.insert(r.info().id, r);
+            }
+        }
+        let mut touched: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
+        for entry in replay.entries {
+            let Some(region) = by_id.get(&entry.region_id) else { continue };
+            let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
+            if region.replay(entry.seq, &cells)? {
+                touched.insert(entry.region_id, region.clone());
+            }
+        }
+        if let Some((path, offset)) = &replay.torn_tail {
+            tracing::warn!(file = %path.display(), offset, "WAL ended in a torn record; replayed everything before it");
+        }
+        for region in touched.values() {
+            region.flush()?;
+        }
+        self.archive_wal()?;
+        Ok(())
+    }
+
+    /// Archives WAL files that no region needs any more.
+    pub(crate) fn archive_wal(&self) -> Result<usize> {
+        let regions: BTreeMap<u64, Arc<Region>> =
+            self.inner.tables.read().values().flat_map(|t| t.regions()).map(|r| (r.info().id, r)).collect();
+        self.inner.wal.archive_obsolete(&|id| regions.get(&id).and_then(|r| r.lowest_unflushed_seq()))
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        Ok(())
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<TableState>> {
+        self.inner.tables.read().get(name).cloned().ok_or_else(|| StoreError::TableNotFound(name.to_string()))
+    }
+
+    fn enabled_table(&self, name: &str) -> Result<Arc<TableState>> {
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(name.to_string()));
+        }
+        Ok(t)
+    }
+
+    fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
+        let table_dir = data_dir(&self.inner.dir).join(&desc.name);
+        self.inner.ctx.fs.create_dir_all(&table_dir)?;
+        self.inner
+            .ctx
+            .fs
+            .write_atomic(&table_dir.join(TABLE_DESC_NAME), &json(&TableFile { descriptor: desc.clone(), enabled })?)
+    }
+
+    /// Creates a table, pre-split at `split_keys`.
+    pub fn create_table(&self, desc: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+        self.check_open()?;
+        desc.validate()?;
+        let _admin = self.inner.admin.lock();
+        if self.inner.tables.read().contains_key(&desc.name) {
+            return Err(StoreError::TableExists(desc.name.clone()));
+        }
+        let mut keys: Vec<Vec<u8>> = split_keys.to_vec();
+        keys.sort();
+        keys.dedup();
+        if keys.iter().any(|k| k.is_empty()) {
+            return Err(StoreError::InvalidArgument("split keys must not be empty".into()));
+        }
+        let desc = Arc::new(desc);
+        let table_dir = data_dir(&self.inner.dir).join(&desc.name);
+        let fs = self.inner.ctx.fs.as_ref();
+        fs.create_dir_all(&table_dir)?;
+        let mut bounds = vec![Vec::new()];
+        bounds.extend(keys);
+        let mut regions = Vec::with_capacity(bounds.len());
+        for (i, start) in bounds.iter().enumerate() {
+            let end = bounds.get(i + 1).cloned().unwrap_or_default();
+            let info = RegionInfo {
+                id: self.inner.next_region_id.fetch_add(1, Ordering::Relaxed),
+                table: desc.name.clone(),
+                start_key: start.clone(),
+                end_key: end,
+                parent: None,
+            };
+            let dir = table_dir.join(info.dir_name());
+            regions.push(Arc::new(Region::open(
+                dir,
+                info,
+                desc.clone(),
+                self.inner.wal.clone(),
+                &self.inner.region_config,
+            )?));
+        }
+        // The descriptor is the commit point: without it the directory is
+        // removed at the next open.
+        self.write_table_file(&desc, true)?;
+        self.inner.tables.write().insert(
+            desc.name.clone(),
+            Arc::new(TableState {
+                desc,
+                enabled: AtomicBool::new(true),
+                regions: RwLock::new(regions),
+                split_lock: Mutex::new(()),
+            }),
+        );
+        Ok(())
+    }
+
+    pub fn list_tables(&self) -> Vec<String> {
+        self.inner.tables.read().keys().cloned().collect()
+    }
+
+    pub fn describe_table(&self, name: &str) -> Result<TableDescriptor> {
+        Ok((*self.table(name)?.desc).clone())
+    }
+
+    pub fn is_table_enabled(&self, name: &str) -> Result<bool> {
+        Ok(self.table(name)?.is_enabled())
+    }
+
+    /// The regions of a table, in key order.
+    pub fn table_regions(&self, name: &str) -> Result<Vec<RegionInfo>> {
+        Ok(self.table(name)?.regions().iter().map(|r| r.info().clone()).collect())
+    }
+
+    pub(crate) fn table_state(&self, name: &str) -> Result<Arc<TableState>> {
+        self.table(name)
+    }
+
+    /// Flushes and stops serving a table; its data stays on disk.
+    pub fn disable_table(&self, name: &str) -> Result<()> {
+        let _admin = self.inner.admin.lock();
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(name.to_string()));
+        }
+        t.enabled.store(false, Ordering::Release);
+        for r in t.regions() {
+            r.flush()?;
+        }
+        self.write_table_file(&t.desc, false)
+    }
+
+    pub fn enable_table(&self, name: &str) -> Result<()> {
+        let _admin = self.inner.admin.lock();
+        let t = self.table(name)?;
+        if t.is_enabled() {
+            return Err(StoreError::TableEnabled(name.to_string()));
+        }
+        self.write_table_file(&t.desc, true)?;
+        t.enabled.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Deletes a disabled table and all its data.
+    pub fn delete_table(&self, name: &str) -> Result<()> {
+        let _admin = self.inner.admin.lock();
+        let t = self.table(name)?;
+        if t.is_enabled() {
+            return Err(StoreError::TableEnabled(name.to_string()));
+        }
+        for r in t.regions() {
+            r.close();
+        }
+        self.inner.tables.write().remove(name);
+        self.inner.ctx.fs.remove_dir_all(&data_dir(&self.inner.dir).join(name))?;
+        self.archive_wal()?;
+        Ok(())
+    }
+
+    /// Applies `mutations` to `row` atomically. `durability` overrides the
+    /// table's default.
+    pub fn mutate_row(
+        &self,
+        table: &str,
+        row: &[u8],
+        mutations: &[Mutation],
+        durability: Option<Durability>,
+    ) -> Result<()> {
+        self.with_region(table, row, |t, region| {
+            region.mutate_row(row, mutations, durability.unwrap_or(t.desc.durability)).map(|_| ())
+        })
+    }
+
+    /// Puts `(family, qualifier, value)` cells into one row at `timestamp`
+    /// (default now).
+    pub fn put(&self, table: &str, row: &[u8], cells: &[(&[u8], &[u8], &[u8])], timestamp: Option<u64>) -> Result<()> {
+        let mutations: Vec<Mutation> = cells
+            .iter()
+            .map(|(f, q, v)| Mutation::Put { family: f.to_vec(), qualifier: q.to_vec(), timestamp, value: v.to_vec() })
+            .collect();
+        self.mutate_row(table, row, &mutations, None)
+    }
+
+    pub fn get(&self, table: &str, get: &Get) -> Result<Vec<Cell>> {
+        self.with_region(table, &get.row, |_, region| region.get(get))
+    }
+
+    /// Adds `amount` to a counter column; returns the new value.
+    pub fn increment(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], amount: i64) -> Result<i64> {
+        self.with_region(table, row, |t, region| region.increment(row, family, qualifier, amount, t.desc.durability))
+    }
+
+    /// Applies `mutations` if the column's value equals `expected` (`None`:
+    /// absent). Returns whether they were applied.
+    pub fn check_and_mutate(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        mutations: &[Mutation],
+    ) -> Result<bool> {
+        self.with_region(table, row, |t, region| {
+            region.check_and_mutate(row, family, qualifier, expected, mutations, t.desc.durability)
+        })
+    }
+
+    /// A scanner over a table.
+    pub fn scan(&self, table: &str, scan: Scan) -> Result<Scanner> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        Scanner::new(t, scan)
+    }
+
+    /// Runs `op` on the region holding `row`, retrying while a split replaces
+    /// it, after waiting for memory if the store is over its limits.
+    fn with_region<T>(
+        &self,
+        table: &str,
+        row: &[u8],
+        op: impl Fn(&TableState, &Arc<Region>) -> Result<T>,
+    ) -> Result<T> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        for _ in 0..1000 {
+            let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            match op(&t, &region) {
+                Err(StoreError::Closed)
+                    if !self.inner.closed.load(Ordering::Acquire) && !region_is_current(&t, &region) =>
+                {
+                    continue; // split: the daughters are in place now
+                }
+                Err(StoreError::Closed) if !self.inner.closed.load(Ordering::Acquire) => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                result => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    return result;
+                }
+            }
+        }
+        Err(StoreError::WritesStopped(format!("region of row {:?} stayed closed", String::from_utf8_lossy(row))))
+    }
+
+    /// Flushes every region of a table.
+    pub fn flush_table(&self, table: &str) -> Result<()> {
+        self.check_open()?;
+        for r in self.table(table)?.regions() {
+            r.flush()?;
+        }
+        self.archive_wal()?;
+        Ok(())
+    }
+
+    /// Compacts every store of a table now (major: all files, purging deletes).
+    pub fn compact_table(&self, table: &str, major: bool) -> Result<()> {
+        self.check_open()?;
+        for r in self.table(table)?.regions() {
+            for s in r.stores() {
+                crate::compactor::compact_store(&self.inner, s, major)?;
+            }
+            crate::split::maybe_split(&self.inner, &self.table(table)?, &r)?;
+        }
+        Ok(())
+    }
+
+    /// Splits the region holding `row` at `at` (or its midpoint).
+    pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> Result<bool> {
+        self.check_open()?;
+        let t = self.table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
+    }
+
+    /// Flushes every region and stops. Writes after `close` fail.
+    pub fn close(&self) -> Result<()> {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.inner.flusher.stop();
+        self.inner.compactor.stop();
+        let mut first_error = None;
+        for t in self.inner.tables.read().values() {
+            for r in t.regions() {
+                if let Err(e) = r.flush() {
+                    first_error.get_or_insert(e);
+                }
+                r.close();
+            }
+        }
+        self.inner.wal.close()?;
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        &self.inner.options
+    }
+
+    pub fn wal(&self) -> &Arc<Wal> {
+        &self.inner.wal
+    }
+
+    pub fn block_cache(&self) -> Option<&Arc<BlockCache>> {
+        self.inner.ctx.block_cache.as_ref()
+    }
+
+    /// Regions of every table.
+    pub fn all_regions(&self) -> Vec<Arc<Region>> {
+        self.inner.tables.read().values().flat_map(|t| t.regions()).collect()
+    }
+
+    /// A convenience point read of whole columns.
+    pub fn get_columns(&self, table: &str, row: &[u8], columns: &[Column], versions: u32) -> Result<Vec<Cell>> {
+        let get =
+            Get { row: row.to_vec(), columns: columns.to_vec(), time_range: TimeRange::ALL, max_versions: versions };
+        self.get(table, &get)
+    }
+}
+
+fn region_is_current(t: &TableState, region: &Arc<Region>) -> bool {
+    t.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
+}
+
+impl Drop for StoreInner {
+    fn drop(&mut self) {
+        self.flusher.stop();
+        self.compactor.stop();
+    }
+}

@@ -1,0 +1,185 @@
+//! `StoreFileScanner`: a cursor over one store file's cells, in the style
+//! of the memstore's cursors (`current` / `advance` / `seek`), for the
+//! read path's merging iterator; and [`StoreFileCells`], an iterator of
+//! owned cells for tools.
+//!
+//! A scanner starts unpositioned (`current()` is `None`) until `seek` or
+//! `seek_to_first`, like HBase's StoreFileScanner, so creating one costs
+//! no I/O. A seek forward within the current block (the common case: the
+//! next column, the next row) searches that block only: one key compare
+//! against the next block's first key instead of an index search and a
+//! cache lookup.
+//!
+//! Invariants: when `pos` is `Some((b, c))`, `block` holds data block `b`
+//! and `c < block.len()`; when `pos` is `None` the scanner is exhausted (or
+//! unpositioned). An I/O or corruption error leaves the scanner exhausted.
+//!
+//! Thread safety: owned by one reader; it holds its file's reader and its
+//! current block alive (so a block evicted from the cache meanwhile stays
+//! readable).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use memstore::{Cell, CellKey, CellRef};
+
+use super::block::DataBlock;
+use super::reader::StoreFileReader;
+use crate::error::Result;
+
+pub struct StoreFileScanner {
+    reader: Arc<StoreFileReader>,
+    cache_blocks: bool,
+    /// The last block loaded, with its index (kept after exhaustion so a
+    /// seek back into it needs no read).
+    block: Option<(usize, Arc<DataBlock>)>,
+    pos: Option<(usize, usize)>,
+}
+
+impl std::fmt::Debug for StoreFileScanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreFileScanner").field("file", &self.reader.path()).field("pos", &self.pos).finish()
+    }
+}
+
+impl StoreFileScanner {
+    pub(crate) fn new(reader: Arc<StoreFileReader>, cache_blocks: bool) -> StoreFileScanner {
+        StoreFileScanner { reader, cache_blocks, block: None, pos: None }
+    }
+
+    pub fn reader(&self) -> &Arc<StoreFileReader> {
+        &self.reader
+    }
+
+    /// Positions at cell `c` of block `b`, loading the block unless it is
+    /// the one already held; returns the block.
+    fn position(&mut self, b: usize, c: usize) -> Result<&DataBlock> {
+        self.pos = None;
+        let block = match self.block.take() {
+            Some((i, block)) if i == b => block,
+            _ => self.reader.read_block(b, self.cache_blocks)?,
+        };
+        self.pos = Some((b, c));
+        Ok(&self.block.insert((b, block)).1)
+    }
+
+    /// Positions at the first cell of block `b`, or past the end when `b`
+    /// is the number of blocks.
+    fn enter_block(&mut self, b: usize) -> Result<()> {
+        if b < self.reader.index().len() {
+            self.position(b, 0).map(|_| ())
+        } else {
+            self.pos = None;
+            Ok(())
+        }
+    }
+
+    /// The block currently positioned in.
+    fn current_block(&self) -> Option<&DataBlock> {
+        self.pos.and(self.block.as_ref()).map(|(_, b)| &**b)
+    }
+
+    /// The current cell, or `None` when exhausted or unpositioned.
+    #[inline]
+    pub fn current(&self) -> Option<CellRef<'_>> {
+        let (_, c) = self.pos?;
+        self.current_block().map(|b| b.cell(c))
+    }
+
+    /// Moves to the first cell of the file.
+    pub fn seek_to_first(&mut self) -> Result<()> {
+        self.enter_block(0)
+    }
+
+    /// Moves to the next cell (no-op when exhausted).
+    pub fn advance(&mut self) -> Result<()> {
+        let Some((b, c)) = self.pos else { return Ok(()) };
+        if c + 1 < self.current_block().map_or(0, DataBlock::len) {
+            self.pos = Some((b, c + 1));
+            Ok(())
+        } else {
+            self.enter_block(b + 1)
+        }
+    }
+
+    /// Moves to the first cell `>= key` (exhausted if there is none). Works
+    /// in both directions.
+    pub fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        let n = self.reader.index().len();
+        // Forward within the current block: when the key is past the
+        // current cell and not past the next block's first key, the answer
+        // is in this block or is the next block's first cell.
+        let within = match (self.pos, &self.block) {
+            (Some((b, c)), Some((_, block)))
+                if block.cell(c).compare_key(key) == Ordering::Less
+                    && (b + 1 == n || self.reader.index().first_key(b + 1).compare_key(key) != Ordering::Less) =>
+            {
+                Some((b, block.lower_bound(key, c + 1), block.len()))
+            }
+            _ => None,
+        };
+        let (b, i, len) = match within {
+            Some(found) => found,
+            None => {
+                // The first cell >= key is in the last block starting before
+                // the key, or is the first cell of the block after it.
+                let before = self.reader.index().blocks_before(key);
+                if before == 0 {
+                    return self.enter_block(0);
+                }
+                let block = self.position(before - 1, 0)?;
+                (before - 1, block.lower_bound(key, 0), block.len())
+            }
+        };
+        if i < len {
+            self.pos = Some((b, i));
+            Ok(())
+        } else {
+            self.enter_block(b + 1)
+        }
+    }
+
+    /// The row of the last cell strictly before the first cell of `row`, or
+    /// the file's last row for `None` (for reverse scans; mirrors
+    /// `MergingCursor::row_before`). Does not move the scanner.
+    pub fn row_before(&self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        self.reader.row_before(row)
+    }
+}
+
+/// Every cell of a file, in order, as owned cells. Stops after the first
+/// error (which it yields).
+pub struct StoreFileCells {
+    scanner: StoreFileScanner,
+    started: bool,
+    done: bool,
+}
+
+impl StoreFileCells {
+    pub(crate) fn new(scanner: StoreFileScanner) -> StoreFileCells {
+        StoreFileCells { scanner, started: false, done: false }
+    }
+}
+
+impl Iterator for StoreFileCells {
+    type Item = Result<Cell>;
+
+    fn next(&mut self) -> Option<Result<Cell>> {
+        if self.done {
+            return None;
+        }
+        let step = if self.started { self.scanner.advance() } else { self.scanner.seek_to_first() };
+        self.started = true;
+        if let Err(e) = step {
+            self.done = true;
+            return Some(Err(e));
+        }
+        match self.scanner.current() {
+            Some(c) => Some(Ok(c.to_cell())),
+            None => {
+                self.done = true;
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Table and column-family descriptors: what `create table` declares, with
+//! HBase's defaults, persisted as JSON beside the table's regions.
+
+use memstore::{CompactionPolicy, InMemoryFlushThreshold, IndexLayout, VersionRules};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StoreError};
+use crate::storefile::{BloomType, Compression};
+use crate::wal::Durability;
+
+/// A column family's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyDescriptor {
+    pub name: String,
+    /// Versions kept per column (HBase default 1).
+    pub max_versions: u32,
+    /// Time to live of cells, in seconds (`None`: forever).
+    pub ttl_secs: Option<u64>,
+    /// In-memory compaction policy: none, basic, eager, adaptive[:R].
+    pub memstore_policy: String,
+    /// A: in-memory flush threshold as a share of the flush size (`None`:
+    /// one 2 MiB chunk, HBase's default).
+    pub inmemory_flush_share: Option<f64>,
+    /// S: pipeline segments before a merge (HBase default 2).
+    pub pipeline_segments_limit: usize,
+    /// Flat index layout: "cell-chunk" (default) or "cell-array".
+    pub flat_layout: String,
+    pub bloom: BloomType,
+    pub block_size: usize,
+    pub compression: Compression,
+}
+
+impl FamilyDescriptor {
+    /// A family with HBase's defaults.
+    pub fn new(name: impl Into<String>) -> FamilyDescriptor {
+        FamilyDescriptor {
+            name: name.into(),
+            max_versions: 1,
+            ttl_secs: None,
+            memstore_policy: "basic".into(),
+            inmemory_flush_share: None,
+            pipeline_segments_limit: 2,
+            flat_layout: "cell-chunk".into(),
+            bloom: BloomType::Row,
+            block_size: 64 * 1024,
+            compression: Compression::None,
+        }
+    }
+
+    pub fn policy(&self) -> Result<CompactionPolicy> {
+        Ok(CompactionPolicy::parse(&self.memstore_policy)?)
+    }
+
+    pub fn layout(&self) -> Result<IndexLayout> {
+        match self.flat_layout.as_str() {
+            "cell-chunk" | "CHUNK_MAP" => Ok(IndexLayout::CellChunk),
+            "cell-array" | "ARRAY_MAP" => Ok(IndexLayout::CellArray),
+            other => Err(StoreError::InvalidArgument(format!("unknown flat layout {other:?}"))),
+        }
+    }
+
+    pub fn rules(&self) -> VersionRules {
+        VersionRules { max_versions: self.max_versions, ttl_ms: self.ttl_secs.map(|s| s.saturating_mul(1000)) }
+    }
+
+    pub fn inmemory_threshold(&self) -> InMemoryFlushThreshold {
+        match self.inmemory_flush_share {
+            Some(a) => InMemoryFlushThreshold::FlushSizeShare(a),
+            None => InMemoryFlushThreshold::Bytes(memstore::CHUNK_SIZE as u64),
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(StoreError::InvalidArgument(m));
+        if self.name.is_empty() || self.name.len() > memstore::cell::MAX_FAMILY_LEN {
+            return bad(format!("family name {:?} must be 1..=127 bytes", self.name));
+        }
+        if self.name.contains(':') || self.name.contains('/') {
+            return bad(format!("family name {:?} must not contain ':' or '/'", self.name));
+        }
+        if self.max_versions == 0 {
+            return bad(format!("family {:?}: max versions must be at least 1", self.name));
+        }
+        if self.block_size < 512 || self.block_size > 16 << 20 {
+            return bad(format!("family {:?}: block size {} is outside 512 B..16 MiB", self.name, self.block_size));
+        }
+        if self.pipeline_segments_limit == 0 {
+            return bad(format!("family {:?}: pipeline segments limit must be at least 1", self.name));
+        }
+        if let Some(a) = self.inmemory_flush_share
+            && !(a > 0.0 && a <= 1.0)
+        {
+            return bad(format!("family {:?}: in-memory flush share {a} is outside (0, 1]", self.name));
+        }
+        self.policy()?;
+        self.layout()?;
+        Ok(())
+    }
+}
+
+/// A table's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDescriptor {
+    pub name: String,
+    pub families: Vec<FamilyDescriptor>,
+    /// Default durability of writes to this table.
+    pub durability: Durability,
+    /// Maximum region size in bytes of store files before a split (HBase's
+    /// `hbase.hregion.max.filesize`, 10 GiB).
+    pub max_region_size: u64,
+}
+
+impl TableDescriptor {
+    pub fn new(name: impl Into<String>, families: Vec<FamilyDescriptor>) -> TableDescriptor {
+        TableDescriptor { name: name.into(), families, durability: Durability::AsyncWal, max_region_size: 10 << 30 }
+    }
+
+    pub fn family(&self, name: &[u8]) -> Option<&FamilyDescriptor> {
+        self.families.iter().find(|f| f.name.as_bytes() == name)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if self.name.is_empty()
+            || self.name.len() > 255
+            || !self.name.chars().all(ok_char)
+            || self.name.starts_with('.')
+        {
+            return Err(StoreError::InvalidArgument(format!(
+                "table name {:?} must be 1..=255 of [A-Za-z0-9_.-] and not start with '.'",
+                self.name
+            )));
+        }
+        if self.families.is_empty() {
+            return Err(StoreError::InvalidArgument(format!("table {:?} needs at least one column family", self.name)));
+        }
+        let mut names: Vec<&str> = self.families.iter().map(|f| f.name.as_str()).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return Err(StoreError::InvalidArgument(format!("table {:?} declares a family twice", self.name)));
+        }
+        for f in &self.families {
+            f.validate()?;
+        }
+        if self.max_region_size == 0 {
+            return Err(StoreError::InvalidArgument("max region size must be positive".into()));
+        }
+        Ok(())
+    }
+}

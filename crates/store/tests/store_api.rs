@@ -1,0 +1,142 @@
+//! End-to-end checks of the embedded API: tables, writes of every kind,
+//! reads, scans, flush, compaction, split, disable/enable/delete, and
+//! reopen — each through the public `Store` only.
+
+use store::region::Mutation;
+use store::{Column, FamilyDescriptor, Get, Scan, Store, StoreError, StoreOptions, TableDescriptor};
+
+fn options() -> StoreOptions {
+    StoreOptions { background: false, ..StoreOptions::default() }
+}
+
+fn table(name: &str) -> TableDescriptor {
+    let mut f = FamilyDescriptor::new("f");
+    f.max_versions = 3;
+    TableDescriptor::new(name, vec![f, FamilyDescriptor::new("g")])
+}
+
+fn value(store: &Store, row: &str, q: &str) -> Option<Vec<u8>> {
+    let get = Get {
+        columns: vec![Column { family: b"f".to_vec(), qualifier: Some(q.as_bytes().to_vec()) }],
+        ..Get::new(row.as_bytes())
+    };
+    store.get("t", &get).expect("get").first().map(|c| c.value.clone())
+}
+
+fn rows(store: &Store, scan: Scan) -> Vec<String> {
+    store
+        .scan("t", scan)
+        .expect("scan")
+        .map(|r| String::from_utf8(r.expect("row")[0].row.clone()).expect("utf8"))
+        .collect()
+}
+
+#[test]
+fn writes_reads_flushes_compactions_splits_and_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(table("t"), &[b"m".to_vec()]).expect("create");
+    assert!(matches!(store.create_table(table("t"), &[]), Err(StoreError::TableExists(_))));
+    for i in 0..200 {
+        let row = format!("row{i:03}");
+        store.put("t", row.as_bytes(), &[(b"f", b"a", b"1"), (b"g", b"b", row.as_bytes())], None).expect("put");
+    }
+    assert_eq!(value(&store, "row007", "a"), Some(b"1".to_vec()));
+    store.flush_table("t").expect("flush");
+    store.put("t", b"row007", &[(b"f", b"a", b"2")], Some(u64::MAX / 2)).expect("put");
+    assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
+    let all = Scan { max_versions: 3, ..Scan::default() };
+    assert_eq!(rows(&store, all.clone()).len(), 200);
+    let reverse = rows(&store, Scan { reverse: true, ..Scan::default() });
+    assert_eq!(reverse.len(), 200);
+    assert_eq!(reverse[0], "row199");
+    assert_eq!(rows(&store, Scan { prefix: Some(b"row01".to_vec()), ..Scan::default() }).len(), 10);
+    assert_eq!(rows(&store, Scan { prefix: Some(b"row01".to_vec()), reverse: true, ..Scan::default() })[0], "row019");
+    assert_eq!(rows(&store, Scan { start: Some(b"row190".to_vec()), limit: Some(3), ..Scan::default() }).len(), 3);
+
+    // Deletes of each kind.
+    store
+        .mutate_row(
+            "t",
+            b"row001",
+            &[Mutation::DeleteColumn { family: b"f".to_vec(), qualifier: b"a".to_vec(), timestamp: None }],
+            None,
+        )
+        .expect("delete");
+    assert_eq!(value(&store, "row001", "a"), None);
+    store.mutate_row("t", b"row002", &[Mutation::DeleteRow { timestamp: None }], None).expect("delete row");
+    assert!(store.get("t", &Get::new(b"row002".to_vec())).expect("get").is_empty());
+    assert_eq!(store.increment("t", b"ctr", b"f", b"n", 5).expect("incr"), 5);
+    assert_eq!(store.increment("t", b"ctr", b"f", b"n", -2).expect("incr"), 3);
+    assert!(
+        store
+            .check_and_mutate(
+                "t",
+                b"cas",
+                b"f",
+                b"q",
+                None,
+                &[Mutation::Put {
+                    family: b"f".to_vec(),
+                    qualifier: b"q".to_vec(),
+                    timestamp: None,
+                    value: b"x".to_vec()
+                }]
+            )
+            .expect("cas")
+    );
+    assert!(
+        !store
+            .check_and_mutate(
+                "t",
+                b"cas",
+                b"f",
+                b"q",
+                None,
+                &[Mutation::Put {
+                    family: b"f".to_vec(),
+                    qualifier: b"q".to_vec(),
+                    timestamp: None,
+                    value: b"y".to_vec()
+                }]
+            )
+            .expect("cas")
+    );
+    assert!(matches!(store.put("t", b"r", &[(b"nope", b"q", b"v")], None), Err(StoreError::NoSuchFamily { .. })));
+
+    store.compact_table("t", true).expect("major compact");
+    assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
+    assert_eq!(store.table_regions("t").expect("regions").len(), 2);
+    assert!(store.split_region("t", b"row100", Some(b"row150")).expect("split"));
+    assert_eq!(store.table_regions("t").expect("regions").len(), 3);
+    assert_eq!(rows(&store, Scan::default()).len(), 200 - 1 + 2);
+    store.close().expect("close");
+
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    assert_eq!(store.table_regions("t").expect("regions").len(), 3);
+    assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
+    assert_eq!(value(&store, "row001", "a"), None);
+    assert_eq!(rows(&store, Scan::default()).len(), 201);
+    store.disable_table("t").expect("disable");
+    assert!(matches!(store.get("t", &Get::new(b"row003".to_vec())), Err(StoreError::TableDisabled(_))));
+    store.enable_table("t").expect("enable");
+    assert_eq!(value(&store, "row003", "a"), Some(b"1".to_vec()));
+    store.disable_table("t").expect("disable");
+    store.delete_table("t").expect("delete");
+    assert!(store.list_tables().is_empty());
+}
+
+#[test]
+fn unflushed_writes_survive_a_reopen_through_the_wal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = Store::open(dir.path(), options()).expect("open");
+        store.create_table(table("t"), &[]).expect("create");
+        for i in 0..50 {
+            store.put("t", format!("k{i}").as_bytes(), &[(b"f", b"a", b"v")], None).expect("put");
+        }
+        // Dropped without close: nothing flushed.
+    }
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    assert_eq!(rows(&store, Scan::default()).len(), 50);
+}
