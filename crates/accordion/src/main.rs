@@ -2,6 +2,7 @@
 
 mod bench;
 mod counting_alloc;
+mod inspect;
 
 use clap::{Parser, Subcommand};
 
@@ -22,12 +23,16 @@ enum Command {
         #[command(subcommand)]
         bench: BenchCommand,
     },
+    /// Print a store file's metadata (and cells).
+    Inspect(inspect::InspectArgs),
 }
 
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
     /// Insert rows into the memstore under every policy and layout.
     Memstore(bench::memstore_bench::MemstoreBenchArgs),
+    /// The paper's write-only shape through the embedded store, per policy.
+    Write(bench::write_bench::WriteBenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -36,6 +41,10 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
             bench::memstore_bench::run(&args)?;
         }
+        Command::Bench { bench: BenchCommand::Write(args) } => {
+            bench::write_bench::run(&args)?;
+        }
+        Command::Inspect(args) => inspect::run(&args)?,
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod family_store;
 pub mod flusher;
 pub mod fs;
 pub mod manifest;
+pub mod metrics;
 pub mod options;
 pub mod region;
 pub mod region_scanner;

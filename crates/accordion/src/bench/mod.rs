@@ -4,3 +4,4 @@
 
 pub mod keys;
 pub mod memstore_bench;
+pub mod write_bench;
