@@ -495,6 +495,27 @@ impl Store {
         Ok(())
     }
 
+    /// Flushes the region holding `row`.
+    pub fn flush_region(&self, table: &str, row: &[u8]) -> Result<()> {
+        self.check_open()?;
+        let t = self.table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        region.flush()?;
+        self.archive_wal()?;
+        Ok(())
+    }
+
+    /// Compacts the stores of the region holding `row` (major: all files).
+    pub fn compact_region(&self, table: &str, row: &[u8], major: bool) -> Result<()> {
+        self.check_open()?;
+        let t = self.table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        for s in region.stores() {
+            crate::compactor::compact_store(&self.inner, s, major)?;
+        }
+        Ok(())
+    }
+
     /// Splits the region holding `row` at `at` (or its midpoint).
     pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> Result<bool> {
         self.check_open()?;

@@ -104,6 +104,8 @@ fn writes_reads_flushes_compactions_splits_and_reopen() {
     );
     assert!(matches!(store.put("t", b"r", &[(b"nope", b"q", b"v")], None), Err(StoreError::NoSuchFamily { .. })));
 
+    store.flush_region("t", b"row150").expect("flush one region");
+    store.compact_region("t", b"row150", false).expect("minor compaction of one region");
     store.compact_table("t", true).expect("major compact");
     assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
     assert_eq!(store.table_regions("t").expect("regions").len(), 2);
