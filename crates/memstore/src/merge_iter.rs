@@ -24,7 +24,7 @@ pub struct MergingCursor {
 }
 
 impl MergingCursor {
-    /// A cursor at the first cell of the union of `segments`.
+    /// A cursor at the first cell of the union of `segments`, newest first.
     pub fn new(segments: impl IntoIterator<Item = Arc<Segment>>) -> MergingCursor {
         let cursors = segments.into_iter().map(SegmentCursor::new).collect();
         let mut m = MergingCursor { cursors, heap: Vec::new() };
@@ -32,10 +32,13 @@ impl MergingCursor {
         m
     }
 
+    /// Orders cursors by current cell; equal cells (the same full key in two
+    /// segments) go to the cursor given first — the newer segment — so the
+    /// newest write of a key wins, as inside a segment.
     #[inline]
     fn less(&self, a: usize, b: usize) -> bool {
         match (self.cursors[a].current(), self.cursors[b].current()) {
-            (Some(x), Some(y)) => compare_cells(&x, &y) == Ordering::Less,
+            (Some(x), Some(y)) => compare_cells(&x, &y).then(a.cmp(&b)) == Ordering::Less,
             (Some(_), None) => true,
             _ => false,
         }

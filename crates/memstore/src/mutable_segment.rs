@@ -16,11 +16,25 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cell::CellInput;
-use crate::chunk::ChunkRef;
+use crate::chunk::{ChunkRef, JUMBO_CELL_THRESHOLD};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 use crate::segment::SegmentStats;
-use crate::skiplist::{CellSkipList, Splice};
+use crate::skiplist::{CellSkipList, Inserted, Splice};
+
+#[inline]
+fn lower(a: &AtomicU64, v: u64) {
+    if v < a.load(Ordering::Relaxed) {
+        a.fetch_min(v, Ordering::Relaxed);
+    }
+}
+
+#[inline]
+fn raise(a: &AtomicU64, v: u64) {
+    if v > a.load(Ordering::Relaxed) {
+        a.fetch_max(v, Ordering::Relaxed);
+    }
+}
 
 pub struct MutableSegment {
     list: CellSkipList,
@@ -93,34 +107,60 @@ impl MutableSegment {
         }
     }
 
-    /// Copies the (validated) cells of one row mutation into the segment.
-    /// Returns the data bytes added.
+    /// Copies the (validated) cells of one row mutation into the segment; a
+    /// cell whose full key is already present replaces it (last writer
+    /// wins). Returns the data bytes written.
     pub fn insert_row(&self, _guard: &WriteGuard<'_>, cells: &[CellInput<'_>], seq: u64) -> u64 {
-        let mut added = 0u64;
+        // One allocation for the whole row (unless a cell needs a jumbo
+        // chunk): fewer contended bump-pointer updates, and the row's cells
+        // sit together.
+        let total: usize = cells.iter().map(|c| c.encoded_len()).sum();
+        let mut row_mem = (total <= JUMBO_CELL_THRESHOLD).then(|| self.data.alloc(total, 1).as_ptr());
+        let (mut added, mut replaced, mut linked, mut node_bytes) = (0u64, 0u64, 0usize, 0usize);
         let (mut min_ts, mut max_ts) = (u64::MAX, 0u64);
         // The cells of a row usually land next to each other: reuse the
         // position of the previous one.
         let mut splice = Splice::default();
         for cell in cells {
             let len = cell.encoded_len();
-            let dst = self.data.alloc(len, 1);
-            // SAFETY: `dst` is a fresh allocation of `len` bytes owned by this
-            // segment's lab; nobody else can see it until it is linked.
-            let bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr(), len) };
+            let dst = match row_mem.as_mut() {
+                Some(p) => {
+                    let here = *p;
+                    // SAFETY: `total` covers every cell of the row.
+                    *p = unsafe { here.add(len) };
+                    here
+                }
+                None => self.data.alloc(len, 1).as_ptr(),
+            };
+            // SAFETY: `dst` is `len` fresh bytes owned by this segment's lab;
+            // nobody else can see them until the cell is linked.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(dst, len) };
             cell.encode_into(seq, bytes);
             // SAFETY: the cell is complete and lives in a chunk this segment holds.
-            if unsafe { self.list.insert_with_splice(dst.as_ptr(), &mut splice) } {
-                added += len as u64;
-                min_ts = min_ts.min(cell.timestamp);
-                max_ts = max_ts.max(cell.timestamp);
+            match unsafe { self.list.insert_with_splice(dst, &mut splice) } {
+                Inserted::Linked(node) => {
+                    linked += 1;
+                    node_bytes += node;
+                }
+                // Same full key written again: the newer cell replaced it.
+                Inserted::Replaced(old_len) => replaced += old_len as u64,
             }
+            added += len as u64;
+            min_ts = min_ts.min(cell.timestamp);
+            max_ts = max_ts.max(cell.timestamp);
         }
-        if added > 0 {
+        if !cells.is_empty() {
+            self.list.record_inserts(linked, node_bytes);
             self.data_size.fetch_add(added, Ordering::Relaxed);
-            self.min_seq.fetch_min(seq, Ordering::Relaxed);
-            self.max_seq.fetch_max(seq, Ordering::Relaxed);
-            self.min_ts.fetch_min(min_ts, Ordering::Relaxed);
-            self.max_ts.fetch_max(max_ts, Ordering::Relaxed);
+            if replaced > 0 {
+                self.data_size.fetch_sub(replaced, Ordering::Relaxed);
+            }
+            // Read before writing: these rarely change once the segment has
+            // a few rows, and a plain load does not take the line exclusive.
+            lower(&self.min_seq, seq);
+            raise(&self.max_seq, seq);
+            lower(&self.min_ts, min_ts);
+            raise(&self.max_ts, max_ts);
         }
         added
     }

@@ -11,8 +11,9 @@
 //! - Nodes are never removed or moved; the list only grows. A node pointer
 //!   obtained from the list stays valid while the list lives.
 //! - At every level, the linked nodes are strictly increasing in cell order.
-//!   An insert of a cell whose full key (including seq) is already present is
-//!   refused (returns `false`); the cell stays in the arena, unreferenced.
+//!   An insert of a cell whose full key (including seq) is already present
+//!   replaces that node's cell (last writer wins, as in HBase's memstore);
+//!   the old cell stays in the arena, unreferenced by the list.
 //! - A node and its cell are fully written before the release-CAS that links
 //!   it at level 0; readers load next pointers with acquire, so a reader that
 //!   reaches a node sees its cell.
@@ -82,9 +83,27 @@ unsafe fn next_slot<'a>(node: Node, level: usize) -> &'a AtomicPtr<u8> {
 /// # Safety
 /// `node` must be a live non-head node.
 #[inline]
+unsafe fn cell_slot<'a>(node: Node) -> &'a AtomicPtr<u8> {
+    // SAFETY: the first word of a node is its (atomic) cell pointer.
+    unsafe { &*(node as *const AtomicPtr<u8>) }
+}
+
+/// # Safety
+/// `node` must be a live non-head node.
+#[inline]
 unsafe fn cell_ptr(node: Node) -> *const u8 {
-    // SAFETY: the first word of a node is its cell pointer.
-    unsafe { *(node as *const *const u8) }
+    // SAFETY: per the contract.
+    unsafe { cell_slot(node) }.load(AtomicOrdering::Acquire)
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// A new node of this many bytes was linked.
+    Linked(usize),
+    /// An equal key was present; its cell was replaced by the new one, and
+    /// this many bytes of the old cell are no longer referenced.
+    Replaced(usize),
 }
 
 /// # Safety
@@ -172,22 +191,38 @@ impl CellSkipList {
     }
 
     /// Links the encoded cell at `cell` into the list. Returns `false` if a
-    /// cell with the same full key is already present.
+    /// cell with the same full key was present (it is replaced).
     ///
     /// # Safety
     /// `cell` must point at a complete encoded cell that outlives the list
     /// (in practice: in a chunk held by the same segment).
     pub unsafe fn insert(&self, cell: *const u8) -> bool {
         // SAFETY: per the contract.
-        unsafe { self.insert_with_splice(cell, &mut Splice::default()) }
+        match unsafe { self.insert_with_splice(cell, &mut Splice::default()) } {
+            Inserted::Linked(bytes) => {
+                self.record_inserts(1, bytes);
+                true
+            }
+            Inserted::Replaced(_) => false,
+        }
+    }
+
+    /// Adds inserts made through [`insert_with_splice`](Self::insert_with_splice)
+    /// to the list's counts (once per batch: the counters are shared by all
+    /// writers, so each update costs a contended cache line).
+    pub fn record_inserts(&self, cells: usize, node_bytes: usize) {
+        self.len.fetch_add(cells, AtomicOrdering::Relaxed);
+        self.node_bytes.fetch_add(node_bytes, AtomicOrdering::Relaxed);
     }
 
     /// Like [`insert`](Self::insert), starting from the position the previous
     /// insert with the same `splice` left, when the new key lies just after it.
+    /// The caller reports linked nodes with
+    /// [`record_inserts`](Self::record_inserts).
     ///
     /// # Safety
     /// As for `insert`; `splice` must come from this list (or be fresh).
-    pub unsafe fn insert_with_splice(&self, cell: *const u8, splice: &mut Splice) -> bool {
+    pub unsafe fn insert_with_splice(&self, cell: *const u8, splice: &mut Splice) -> Inserted {
         // SAFETY: per the contract.
         let key = unsafe { CellRef::from_ptr(cell) }.key();
         let height = random_height();
@@ -241,12 +276,12 @@ impl CellSkipList {
         let (prev, next) = (&mut splice.prev, &mut splice.next);
         // SAFETY: non-null `next[0]` is a linked node.
         if !next[0].is_null() && unsafe { cell_of(next[0]) }.compare_key(&key) == Ordering::Equal {
-            return false;
+            return unsafe { Self::replace_cell(next[0], cell) };
         }
         let size = node_size(height);
         let node = self.arena.alloc(size, PTR).as_ptr();
         // SAFETY: `node` is a fresh allocation of `size` bytes, aligned for pointers.
-        unsafe { *(node as *mut *const u8) = cell };
+        unsafe { cell_slot(node) }.store(cell as *mut u8, AtomicOrdering::Relaxed);
         // Every level now brackets the key: levels below `recompute` were just
         // searched, and the splice's higher levels enclose its lower ones.
         for level in 0..height {
@@ -268,8 +303,8 @@ impl CellSkipList {
                 let (p, n) = self.find_splice_for_level(&key, prev[level], level);
                 // SAFETY: non-null `n` is a linked node.
                 if level == 0 && !n.is_null() && unsafe { cell_of(n) }.compare_key(&key) == Ordering::Equal {
-                    // Lost a race to an identical key; the node was never linked.
-                    return false;
+                    // Lost a race to an identical key; our node was never linked.
+                    return unsafe { Self::replace_cell(n, cell) };
                 }
                 prev[level] = p;
                 next[level] = n;
@@ -277,9 +312,17 @@ impl CellSkipList {
             // The next key of the batch goes after this node at this level.
             prev[level] = node;
         }
-        self.len.fetch_add(1, AtomicOrdering::Relaxed);
-        self.node_bytes.fetch_add(size, AtomicOrdering::Relaxed);
-        true
+        Inserted::Linked(size)
+    }
+
+    /// Points an existing node at a new cell with the same full key.
+    ///
+    /// # Safety
+    /// `node` is a linked node; `cell` a complete cell that outlives the list.
+    unsafe fn replace_cell(node: Node, cell: *const u8) -> Inserted {
+        // SAFETY: per the contract; the old cell stays alive in the arena.
+        let old = unsafe { cell_slot(node) }.swap(cell as *mut u8, AtomicOrdering::AcqRel);
+        Inserted::Replaced(unsafe { CellRef::from_ptr(old) }.encoded().len())
     }
 
     /// First node, or null.
@@ -377,11 +420,11 @@ mod tests {
     }
 
     #[test]
-    fn keeps_order_refuses_duplicates_and_seeks() {
+    fn keeps_order_replaces_duplicates_and_seeks() {
         let list = CellSkipList::new(ChunkPool::new(2));
         let cells: Vec<_> = ["m", "c", "x", "a", "c"].iter().map(|r| encoded(r, 1)).collect();
         let inserted: Vec<bool> = cells.iter().map(|c| unsafe { list.insert(c.as_ptr()) }).collect();
-        assert_eq!(inserted, [true, true, true, true, false]);
+        assert_eq!(inserted, [true, true, true, true, false], "the second c replaces the first");
         assert_eq!(rows(&list), ["a", "c", "m", "x"]);
         assert_eq!(list.len(), 4);
         let at = list.seek(&CellKey::first_on_row(b"d"));

@@ -75,15 +75,17 @@ pub struct MergedCursor {
 }
 
 impl MergedCursor {
+    /// Merges `cursors`, given newest source first.
     pub fn new(cursors: Vec<Box<dyn CellCursor>>) -> MergedCursor {
         let mut m = MergedCursor { cursors, heap: Vec::new(), last: Vec::new() };
         m.rebuild_heap();
         m
     }
 
+    /// Equal cells go to the cursor given first (the newest source).
     fn less(&self, a: usize, b: usize) -> bool {
         match (self.cursors[a].current(), self.cursors[b].current()) {
-            (Some(x), Some(y)) => compare_cells(&x, &y) == Ordering::Less,
+            (Some(x), Some(y)) => compare_cells(&x, &y).then(a.cmp(&b)) == Ordering::Less,
             (Some(_), None) => true,
             _ => false,
         }
