@@ -476,7 +476,7 @@ impl Store {
     /// Flushes every region of a table.
     pub fn flush_table(&self, table: &str) -> Result<()> {
         self.check_open()?;
-        for r in self.table(table)?.regions() {
+        for r in self.enabled_table(table)?.regions() {
             r.flush()?;
         }
         self.archive_wal()?;
@@ -486,11 +486,11 @@ impl Store {
     /// Compacts every store of a table now (major: all files, purging deletes).
     pub fn compact_table(&self, table: &str, major: bool) -> Result<()> {
         self.check_open()?;
-        for r in self.table(table)?.regions() {
+        for r in self.enabled_table(table)?.regions() {
             for s in r.stores() {
                 crate::compactor::compact_store(&self.inner, s, major)?;
             }
-            crate::split::maybe_split(&self.inner, &self.table(table)?, &r)?;
+            crate::split::maybe_split(&self.inner, &self.enabled_table(table)?, &r)?;
         }
         Ok(())
     }
@@ -498,7 +498,7 @@ impl Store {
     /// Flushes the region holding `row`.
     pub fn flush_region(&self, table: &str, row: &[u8]) -> Result<()> {
         self.check_open()?;
-        let t = self.table(table)?;
+        let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         region.flush()?;
         self.archive_wal()?;
@@ -508,7 +508,7 @@ impl Store {
     /// Compacts the stores of the region holding `row` (major: all files).
     pub fn compact_region(&self, table: &str, row: &[u8], major: bool) -> Result<()> {
         self.check_open()?;
-        let t = self.table(table)?;
+        let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         for s in region.stores() {
             crate::compactor::compact_store(&self.inner, s, major)?;
@@ -519,7 +519,7 @@ impl Store {
     /// Splits the region holding `row` at `at` (or its midpoint).
     pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> Result<bool> {
         self.check_open()?;
-        let t = self.table(table)?;
+        let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
     }

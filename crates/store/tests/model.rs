@@ -1,0 +1,1755 @@
+//! Model-based property test of the embedded `Store`.
+//!
+//! Random sequences of operations run against a real [`Store`] (in a
+//! temporary directory, with `background: false`, so that flushes,
+//! compactions and splits happen when the sequence says — or inline, when a
+//! tiny region flush size makes writes flush their region) and against a
+//! [`Model`]; every read of the store must equal the model's. Operations:
+//! row mutations over two families (puts and every kind of delete, at
+//! explicit timestamps 0..=6 so that versions collide; `DeleteVersion` also
+//! without one, "the latest version"; values empty, small or spanning blocks;
+//! sometimes a put to a missing family or an oversized cell, which must
+//! refuse the whole mutation without taking a sequence id), gets (columns,
+//! time range, versions), scans (forward and reverse, start/stop/prefix,
+//! limit, batch) compared as whole results, scanners held open while the
+//! store changes under them, increments of a counter column,
+//! check-and-mutate, flush, minor and major compaction, splits at a chosen
+//! row or the midpoint, disable and enable (while disabled, reads and writes
+//! must be refused), close + reopen, and a crash + reopen: the store dropped
+//! without `close`, then everything not synced cut from the files
+//! ([`FaultInjectingFs::drop_unsynced`]). The table's durability is
+//! `SyncWal`, so every acknowledged write is in the WAL and a crash must lose
+//! nothing.
+//!
+//! The model is deliberately naive: a list of every cell ever written, and
+//! reads computed by brute force from the rules in the header of
+//! `memstore/src/visibility.rs` (per column: puts deduplicated by timestamp,
+//! the newest write winning; the family's `max_versions` newest timestamps
+//! are the versions, deleted ones keeping their slot; a version is hidden if
+//! any delete marker masks it, whichever was written first; the time range;
+//! the TTL; the request's versions). It shares no code with the store's
+//! resolver or retainer. Two cells of one mutation with the same full key
+//! share its sequence id; the later replaces the earlier, as in HBase's
+//! memstore.
+//!
+//! The model never flushes and never compacts, except for one thing: a
+//! *major* compaction purges delete markers together with everything they
+//! mask (and versions beyond the family's maximum), which changes what later
+//! writes show — a put written after the purge with a timestamp at or below a
+//! purged marker's is visible again (HBase's behaviour). So at a major
+//! compaction the model applies the same purge to exactly the cells that
+//! compaction sees: those already in store files, i.e. with a sequence id at
+//! or below their family store's flushed sequence id (cells still in a
+//! memstore are not compacted), judged by the evidence of the cells at or
+//! below the region's smallest read point. Without held scanners that is the
+//! latest sequence id; a held scanner pins it lower, and then the markers
+//! (and versions) it might still need survive. For that the model records
+//! each write's sequence id, read from the region's MVCC after the write (and
+//! checks that every row mutation takes exactly one, and that reads return
+//! it). Flushes, minor compactions and in-memory compactions drop cells too
+//! (versions beyond the maximum, older writes of a version, puts under a
+//! range delete), but that must never change a read — that is what "deleted
+//! versions still occupy their slot" is for — and leaving them out of the
+//! model checks exactly that.
+//!
+//! A held scanner reads each region as of when it opened that region's
+//! scanner: the first with the scan itself, each next one once the previous
+//! is exhausted, looked up afresh from its boundary (so a split during the
+//! scan neither skips nor repeats rows). The model keeps a copy of itself for
+//! the region being read. Held scanners are read to their end before a
+//! disable, close or crash.
+//!
+//! Timestamps 0..=2 are taken literally (decades old: expired in a family
+//! with a TTL of a day), 3..=6 are minutes before the sequence started (never
+//! expire during it), so expiry is deterministic although the store judges it
+//! by the wall clock. Expired puts, like deleted ones, keep their version
+//! slot; the store's flushes and compactions drop them, which again must not
+//! change a read. Increments write at the wall clock's timestamp; the model
+//! learns it by reading the counter back (and checks the value). The counter
+//! has its own column, which no other operation writes, and every explicit
+//! timestamp is below the wall clock, so only the increments decide it.
+//!
+//! Every policy (none, basic, eager, adaptive:0.5) runs with family versions
+//! 1 or 3, with or without a TTL, both flat layouts, tiny in-memory flush
+//! thresholds and pipeline limits 1..=3, a huge or tiny region flush size,
+//! 1–2 pre-split keys, every bloom type and compression, small blocks, with
+//! or without the block cache, small WAL files (rolled and archived), minor
+//! compactions of 2 or 3 files, and sometimes a tiny maximum region size
+//! (compactions then split regions at their midpoint too). Every read is checked at once; after
+//! flushes, compactions, splits, reopens and enables the whole table is
+//! scanned forward and reverse; every sequence ends with a full scan, close,
+//! reopen and a full scan. The store lives on `/dev/shm` when there is one
+//! (`SyncWal` fsyncs are then cheap). `PROPTEST_CASES` overrides the number
+//! of cases, for a longer soak.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use memstore::{Cell, CellType, MemStoreError, TimeRange};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::TestCaseError;
+use store::compaction_policy::CompactionConfig;
+use store::fs::{FaultInjectingFs, FileSystem, LocalFs};
+use store::region::Region;
+use store::scanner::Scanner;
+use store::storefile::{BloomType, Compression};
+use store::wal::{Durability, WalOptions};
+use store::{
+    Column, FamilyDescriptor, Get, Mutation, RegionInfo, Scan, Store, StoreError, StoreOptions, TableDescriptor,
+};
+
+const TABLE: &str = "t";
+/// The families, in byte order (reads return them in this order).
+const FAMILIES: [&[u8]; 2] = [b"f", b"g"];
+/// The row space: rows that prefix one another, across region boundaries.
+const ROWS: [&[u8]; 8] = [b"a", b"aa", b"ab", b"b", b"ba", b"c", b"cab", b"d"];
+/// Gets also ask for rows that are never written.
+const GET_ROWS: [&[u8]; 10] = [b"a", b"aa", b"ab", b"b", b"ba", b"c", b"cab", b"d", b"", b"ac"];
+/// Qualifiers of the ordinary columns; the empty one sorts with the family
+/// markers.
+const QUALIFIERS: [&[u8]; 3] = [b"", b"q", b"qq"];
+/// The counter column (in either family), written only by increments.
+const COUNTER: &[u8] = b"n";
+/// Qualifiers a read may name: the columns, the counter, and one never written.
+const READ_QUALIFIERS: [&[u8]; 5] = [b"", b"q", b"qq", b"n", b"qqq"];
+/// Keys the table may be pre-split at (one or two of them).
+const PRESPLIT: [&[u8]; 4] = [b"ab", b"b", b"c", b"ca"];
+/// Split points: rows, keys between rows, region boundaries, and keys
+/// outside every region's interior.
+const SPLIT_AT: [&[u8]; 13] = [b"", b"a", b"a\0", b"aa", b"ab", b"b", b"b\0", b"ba", b"bb", b"c", b"cab", b"d", b"e"];
+/// Scan bounds (the empty key means unbounded).
+const SCAN_KEYS: [&[u8]; 13] = [b"", b"0", b"a", b"aa", b"aa\0", b"ab", b"b", b"ba", b"bz", b"c", b"cab", b"d", b"z"];
+const PREFIXES: [&[u8]; 7] = [b"", b"a", b"aa", b"b", b"c", b"ca", b"x"];
+/// The store's largest cell (`max_cell_size`), and a value size beyond it.
+const MAX_CELL_SIZE: usize = 8192;
+const OVERSIZED: usize = 9000;
+/// Explicit timestamps are `0..=MAX_TS`, so that versions collide. Those
+/// below `RECENT_FROM` are taken literally (decades old: expired in a family
+/// with a TTL); the others are `Timestamps::base` plus them (recent).
+const MAX_TS: u64 = 6;
+const RECENT_FROM: u64 = 3;
+/// The TTL of a family that has one: nothing recent expires during a test.
+const TTL_SECS: u64 = 24 * 3600;
+/// Where the model puts a `DeleteVersion` of "the latest version" of a
+/// column that has none: the store puts it at the wall clock, which no put of
+/// an ordinary column ever reaches, so any timestamp above `MAX_TS` is the
+/// same to the model (such a marker masks nothing).
+const NOTHING_TO_DELETE_TS: u64 = u64::MAX / 4;
+/// Scanners held open at most at once.
+const MAX_SCANNERS: usize = 2;
+/// Cases per policy (fewer when the store must live on a disk, where every
+/// `SyncWal` write waits for an fsync); each runs up to `MAX_OPS` operations.
+const CASES: u32 = 256;
+const DISK_CASES: u32 = 48;
+/// Where stores live when the machine has a tmpfs.
+const TMPFS: &str = "/dev/shm";
+const MAX_OPS: usize = 60;
+
+// ---------------------------------------------------------------------------
+// Operations
+// ---------------------------------------------------------------------------
+
+/// One change of a row mutation; indexes into `FAMILIES` and `QUALIFIERS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// `size`: 0 for an empty value, else a unique value padded by `size - 1`
+    /// bytes (rarely enough to span store-file blocks and memstore chunks).
+    Put {
+        family: usize,
+        qualifier: usize,
+        ts: u64,
+        size: usize,
+    },
+    /// `ts: None` deletes the latest version.
+    Delete {
+        family: usize,
+        qualifier: usize,
+        ts: Option<u64>,
+    },
+    DeleteColumn {
+        family: usize,
+        qualifier: usize,
+        ts: u64,
+    },
+    DeleteFamily {
+        family: usize,
+        ts: u64,
+    },
+    DeleteFamilyVersion {
+        family: usize,
+        ts: u64,
+    },
+    DeleteRow {
+        ts: u64,
+    },
+    /// A put to a family the table does not have: refuses the whole mutation.
+    PutToMissingFamily {
+        ts: u64,
+    },
+}
+
+impl Change {
+    /// Why the store must refuse a mutation with this change, if it must.
+    fn refusal(&self) -> Option<Refusal> {
+        match self {
+            Change::PutToMissingFamily { .. } => Some(Refusal::NoSuchFamily),
+            Change::Put { size, .. } if *size >= OVERSIZED => Some(Refusal::CellTooLarge),
+            _ => None,
+        }
+    }
+}
+
+/// Why a row mutation is refused (as a whole, before it takes a sequence id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Refusal {
+    /// Checked first, while the mutation's cells are built.
+    NoSuchFamily,
+    /// Checked once every cell is built.
+    CellTooLarge,
+}
+
+impl Refusal {
+    fn matches(self, e: &StoreError) -> bool {
+        match self {
+            Refusal::NoSuchFamily => matches!(e, StoreError::NoSuchFamily { .. }),
+            Refusal::CellTooLarge => matches!(e, StoreError::MemStore(MemStoreError::CellTooLarge { .. })),
+        }
+    }
+}
+
+/// The refusal of a mutation made of `changes`, if any.
+fn refusal(changes: &[Change]) -> Option<Refusal> {
+    changes.iter().filter_map(Change::refusal).min()
+}
+
+/// Maps the generated timestamps `0..=MAX_TS` (and time-range bounds) to
+/// the store's, preserving their order.
+#[derive(Debug, Clone, Copy)]
+struct Timestamps {
+    /// A quarter of an hour before the sequence started: recent timestamps
+    /// are all below the wall clock (and so below every increment's).
+    base: u64,
+}
+
+impl Timestamps {
+    fn new() -> Timestamps {
+        Timestamps { base: now_ms() - 15 * 60 * 1000 }
+    }
+
+    /// `change` with the store's timestamp.
+    fn apply(&self, change: &Change) -> Change {
+        let mut change = *change;
+        match &mut change {
+            Change::Put { ts, .. }
+            | Change::DeleteColumn { ts, .. }
+            | Change::DeleteFamily { ts, .. }
+            | Change::DeleteFamilyVersion { ts, .. }
+            | Change::DeleteRow { ts }
+            | Change::PutToMissingFamily { ts } => *ts = self.map(*ts),
+            Change::Delete { ts, .. } => *ts = ts.map(|t| self.map(t)),
+        }
+        change
+    }
+
+    fn map(&self, t: u64) -> u64 {
+        match t {
+            u64::MAX => u64::MAX,
+            t if t < RECENT_FROM => t,
+            t => self.base + t,
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since_epoch.expect("the clock is after 1970").as_millis() as u64
+}
+
+/// Columns, time range and versions of a get or scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ReadSpec {
+    /// (index into `FAMILIES`, index into `READ_QUALIFIERS` or the whole family).
+    columns: Vec<(usize, Option<usize>)>,
+    /// `[min, max)`; `max` may be `u64::MAX` (unbounded).
+    time_range: (u64, u64),
+    max_versions: u32,
+}
+
+impl ReadSpec {
+    /// Every version of every column.
+    fn all() -> ReadSpec {
+        ReadSpec { columns: Vec::new(), time_range: (0, u64::MAX), max_versions: 4 }
+    }
+
+    fn columns(&self) -> Vec<Column> {
+        self.columns
+            .iter()
+            .map(|&(f, q)| Column {
+                family: FAMILIES[f % FAMILIES.len()].to_vec(),
+                qualifier: q.map(|q| READ_QUALIFIERS[q % READ_QUALIFIERS.len()].to_vec()),
+            })
+            .collect()
+    }
+
+    fn time_range(&self, ts: Timestamps) -> TimeRange {
+        TimeRange { min: ts.map(self.time_range.0), max: ts.map(self.time_range.1) }
+    }
+}
+
+/// Indexes into `SCAN_KEYS` and `PREFIXES`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ScanSpec {
+    start: Option<usize>,
+    stop: Option<usize>,
+    prefix: Option<usize>,
+    reverse: bool,
+    read: ReadSpec,
+    batch: Option<usize>,
+    limit: Option<u64>,
+}
+
+impl ScanSpec {
+    fn scan(&self, ts: Timestamps) -> Scan {
+        let key = |i: Option<usize>| i.map(|i| SCAN_KEYS[i % SCAN_KEYS.len()].to_vec());
+        Scan {
+            start: key(self.start),
+            stop: key(self.stop),
+            prefix: self.prefix.map(|i| PREFIXES[i % PREFIXES.len()].to_vec()),
+            reverse: self.reverse,
+            columns: self.read.columns(),
+            time_range: self.read.time_range(ts),
+            max_versions: self.read.max_versions,
+            batch: self.batch,
+            limit: self.limit,
+        }
+    }
+
+    /// The whole table, every version.
+    fn everything(reverse: bool) -> ScanSpec {
+        ScanSpec { start: None, stop: None, prefix: None, reverse, read: ReadSpec::all(), batch: None, limit: None }
+    }
+}
+
+/// What a check-and-mutate expects the column to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// What the model says it holds (so the mutation applies).
+    Current,
+    /// Nothing.
+    Absent,
+    /// A value never written.
+    Other,
+    /// The empty value (which is not the same as no value).
+    Empty,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Op {
+    /// A row mutation (index into `ROWS`).
+    Write {
+        row: usize,
+        changes: Vec<Change>,
+    },
+    /// A get of a row of `GET_ROWS`.
+    Get {
+        row: usize,
+        read: ReadSpec,
+    },
+    Scan(ScanSpec),
+    /// Opens a scanner that is read later, by `PullScanner`, while the store
+    /// changes under it.
+    OpenScanner(ScanSpec),
+    /// Reads up to `rows` results from a held scanner (index modulo their number).
+    PullScanner {
+        scanner: usize,
+        rows: usize,
+    },
+    Increment {
+        row: usize,
+        family: usize,
+        amount: i64,
+    },
+    CheckAndMutate {
+        row: usize,
+        family: usize,
+        qualifier: usize,
+        expect: Expect,
+        changes: Vec<Change>,
+    },
+    Flush,
+    Compact {
+        major: bool,
+    },
+    /// Splits the region of `ROWS[row]` at `SPLIT_AT[at]` (or its midpoint).
+    Split {
+        row: usize,
+        at: Option<usize>,
+    },
+    /// Disables the table (refused if it is disabled); while it is, every
+    /// read and write is refused, and flushes, compactions and splits are
+    /// skipped.
+    Disable,
+    /// Enables the table (refused if it is enabled).
+    Enable,
+    /// `close`, then open again.
+    Reopen,
+    /// Drop without `close`, lose everything not synced, open again.
+    Crash,
+}
+
+// ---------------------------------------------------------------------------
+// The store's configuration for one sequence
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+struct Setup {
+    policy: &'static str,
+    /// Per family.
+    max_versions: [u32; 2],
+    /// Per family: whether it has a TTL (`TTL_SECS`).
+    ttl: [bool; 2],
+    layout: &'static str,
+    /// The in-memory flush threshold (converted to a share of the flush size).
+    in_memory_flush_bytes: u64,
+    segments_limit: usize,
+    /// Huge (flushes only when asked) or tiny (writes flush their region).
+    region_flush_size: u64,
+    /// Indexes into `PRESPLIT`.
+    split_keys: Vec<usize>,
+    bloom: BloomType,
+    compression: Compression,
+    block_size: usize,
+    block_cache: bool,
+    wal_roll_size: u64,
+    min_files: usize,
+    max_region_size: u64,
+}
+
+impl Setup {
+    /// A fixed setup for the explicit sequences.
+    fn fixed(policy: &'static str, max_versions: [u32; 2]) -> Setup {
+        Setup {
+            policy,
+            max_versions,
+            ttl: [false, true],
+            layout: "cell-chunk",
+            in_memory_flush_bytes: 400,
+            segments_limit: 2,
+            region_flush_size: 1 << 30,
+            split_keys: vec![1],
+            bloom: BloomType::Row,
+            compression: Compression::None,
+            block_size: 512,
+            block_cache: true,
+            wal_roll_size: 2048,
+            min_files: 2,
+            max_region_size: 10 << 30,
+        }
+    }
+
+    fn options(&self, fs: Arc<dyn FileSystem>) -> StoreOptions {
+        StoreOptions {
+            fs,
+            region_flush_size: self.region_flush_size,
+            memory_budget: 64 << 20,
+            block_cache_share: if self.block_cache { 0.25 } else { 0.0 },
+            wal: WalOptions { roll_size: self.wal_roll_size, ..WalOptions::default() },
+            compaction: CompactionConfig { min_files: self.min_files, ..CompactionConfig::default() },
+            max_cell_size: MAX_CELL_SIZE,
+            background: false,
+            ..StoreOptions::default()
+        }
+    }
+
+    fn descriptor(&self) -> TableDescriptor {
+        // Each family's memstore gets its share of the region flush size.
+        let family_flush_size = self.region_flush_size / FAMILIES.len() as u64;
+        let share = (self.in_memory_flush_bytes as f64 / family_flush_size as f64).min(1.0);
+        let families = FAMILIES
+            .iter()
+            .zip(self.max_versions)
+            .zip(self.ttl)
+            .map(|((name, max_versions), ttl)| FamilyDescriptor {
+                max_versions,
+                ttl_secs: ttl.then_some(TTL_SECS),
+                memstore_policy: self.policy.to_string(),
+                inmemory_flush_share: Some(share),
+                pipeline_segments_limit: self.segments_limit,
+                flat_layout: self.layout.to_string(),
+                bloom: self.bloom,
+                block_size: self.block_size,
+                compression: self.compression,
+                ..FamilyDescriptor::new(String::from_utf8_lossy(name))
+            })
+            .collect();
+        TableDescriptor {
+            durability: Durability::SyncWal,
+            max_region_size: self.max_region_size,
+            ..TableDescriptor::new(TABLE, families)
+        }
+    }
+
+    fn split_keys(&self) -> Vec<Vec<u8>> {
+        self.split_keys.iter().map(|&i| PRESPLIT[i % PRESPLIT.len()].to_vec()).collect()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Strategies
+// ---------------------------------------------------------------------------
+
+fn ts() -> impl Strategy<Value = u64> {
+    0..=MAX_TS
+}
+
+fn value_size() -> impl Strategy<Value = usize> {
+    prop_oneof![2 => Just(0), 60 => Just(1), 6 => 2..=600usize, 2 => 2000..=5000usize, 1 => Just(OVERSIZED)]
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    let f = || 0..FAMILIES.len();
+    let q = || 0..QUALIFIERS.len();
+    prop_oneof![
+        12 => (f(), q(), ts(), value_size())
+            .prop_map(|(family, qualifier, ts, size)| Change::Put { family, qualifier, ts, size }),
+        2 => (f(), q(), ts()).prop_map(|(family, qualifier, ts)| Change::Delete { family, qualifier, ts: Some(ts) }),
+        1 => (f(), q()).prop_map(|(family, qualifier)| Change::Delete { family, qualifier, ts: None }),
+        2 => (f(), q(), ts()).prop_map(|(family, qualifier, ts)| Change::DeleteColumn { family, qualifier, ts }),
+        1 => (f(), ts()).prop_map(|(family, ts)| Change::DeleteFamily { family, ts }),
+        1 => (f(), ts()).prop_map(|(family, ts)| Change::DeleteFamilyVersion { family, ts }),
+        1 => ts().prop_map(|ts| Change::DeleteRow { ts }),
+        1 => ts().prop_map(|ts| Change::PutToMissingFamily { ts }),
+    ]
+}
+
+fn read_spec() -> impl Strategy<Value = ReadSpec> {
+    let columns = prop_oneof![
+        2 => Just(Vec::new()),
+        1 => vec((0..FAMILIES.len(), prop::option::weighted(0.7, 0..READ_QUALIFIERS.len())), 1..=3),
+    ];
+    let time_range = prop_oneof![
+        3 => Just((0, u64::MAX)),
+        1 => (0..=MAX_TS + 1).prop_map(|min| (min, u64::MAX)),
+        1 => (0..=MAX_TS + 1, 0..=MAX_TS + 2),
+    ];
+    (columns, time_range, 0..=4u32).prop_map(|(columns, time_range, max_versions)| ReadSpec {
+        columns,
+        time_range,
+        max_versions,
+    })
+}
+
+fn scan_spec() -> impl Strategy<Value = ScanSpec> {
+    let bound = || prop::option::weighted(0.5, 0..SCAN_KEYS.len());
+    (
+        bound(),
+        bound(),
+        prop::option::weighted(0.3, 0..PREFIXES.len()),
+        any::<bool>(),
+        read_spec(),
+        prop::option::weighted(0.25, 1..=3usize),
+        prop::option::weighted(0.25, 0..=3u64),
+    )
+        .prop_map(|(start, stop, prefix, reverse, read, batch, limit)| ScanSpec {
+            start,
+            stop,
+            prefix,
+            reverse,
+            read,
+            batch,
+            limit,
+        })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let expect = prop_oneof![
+        4 => Just(Expect::Current),
+        1 => Just(Expect::Absent),
+        1 => Just(Expect::Other),
+        1 => Just(Expect::Empty),
+    ];
+    prop_oneof![
+        30 => (0..ROWS.len(), vec(change(), 1..=4)).prop_map(|(row, changes)| Op::Write { row, changes }),
+        14 => (0..GET_ROWS.len(), read_spec()).prop_map(|(row, read)| Op::Get { row, read }),
+        8 => scan_spec().prop_map(Op::Scan),
+        2 => scan_spec().prop_map(Op::OpenScanner),
+        4 => (0..MAX_SCANNERS, 1..=3usize).prop_map(|(scanner, rows)| Op::PullScanner { scanner, rows }),
+        3 => (0..ROWS.len(), 0..FAMILIES.len(), -3..=5i64)
+            .prop_map(|(row, family, amount)| Op::Increment { row, family, amount }),
+        4 => (0..ROWS.len(), 0..FAMILIES.len(), 0..QUALIFIERS.len(), expect, vec(change(), 1..=2)).prop_map(
+            |(row, family, qualifier, expect, changes)| Op::CheckAndMutate { row, family, qualifier, expect, changes }
+        ),
+        3 => Just(Op::Flush),
+        3 => Just(Op::Compact { major: false }),
+        3 => Just(Op::Compact { major: true }),
+        2 => (0..ROWS.len(), prop::option::weighted(0.8, 0..SPLIT_AT.len()))
+            .prop_map(|(row, at)| Op::Split { row, at }),
+        1 => Just(Op::Disable),
+        6 => Just(Op::Enable),
+        1 => Just(Op::Reopen),
+        1 => Just(Op::Crash),
+    ]
+}
+
+fn setup(policy: &'static str) -> impl Strategy<Value = Setup> {
+    let versions = (select(&[1u32, 3][..]), select(&[1u32, 3][..])).prop_map(|(f, g)| [f, g]);
+    let versions = (versions, any::<[bool; 2]>());
+    let memstore = (select(&["cell-chunk", "cell-array"][..]), prop_oneof![1..=100u64, 100..=600u64], 1..=3usize);
+    let flush_size = prop_oneof![1 => Just(1u64 << 30), 1 => 1500..=6000u64];
+    let split_keys = prop::sample::subsequence((0..PRESPLIT.len()).collect::<Vec<_>>(), 1..=2);
+    let files = (
+        select(&[BloomType::None, BloomType::Row, BloomType::RowCol][..]),
+        select(&[Compression::None, Compression::Lz4, Compression::Zstd][..]),
+        select(&[512usize, 4096, 64 << 10][..]),
+        any::<bool>(),
+    );
+    let wal_roll_size = prop_oneof![1 => Just(128u64 << 20), 1 => 1024..=4096u64];
+    let max_region_size = prop_oneof![3 => Just(10u64 << 30), 1 => 1024..=8192u64];
+    (versions, memstore, flush_size, split_keys, files, wal_roll_size, 2..=3usize, max_region_size).prop_map(
+        move |(
+            (max_versions, ttl),
+            (layout, in_memory_flush_bytes, segments_limit),
+            region_flush_size,
+            split_keys,
+            (bloom, compression, block_size, block_cache),
+            wal_roll_size,
+            min_files,
+            max_region_size,
+        )| Setup {
+            policy,
+            max_versions,
+            ttl,
+            layout,
+            in_memory_flush_bytes,
+            segments_limit,
+            region_flush_size,
+            split_keys,
+            bloom,
+            compression,
+            block_size,
+            block_cache,
+            wal_roll_size,
+            min_files,
+            max_region_size,
+        },
+    )
+}
+
+fn case(policy: &'static str) -> impl Strategy<Value = (Setup, Vec<Op>)> {
+    (setup(policy), vec(op(), 1..=MAX_OPS))
+}
+
+// ---------------------------------------------------------------------------
+// The model
+// ---------------------------------------------------------------------------
+
+/// One cell ever written (and not purged by a major compaction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ModelCell {
+    row: Vec<u8>,
+    family: Vec<u8>,
+    qualifier: Vec<u8>,
+    ts: u64,
+    kind: CellType,
+    value: Vec<u8>,
+    /// The model's own write order: of two writes of one version, the later wins.
+    order: u64,
+    /// The store's sequence id of the write (reads return it; a cell is in a
+    /// store file once its family store's flushed sequence id reaches it).
+    seq: u64,
+}
+
+impl ModelCell {
+    /// Whether the marker `self` hides `put` (of the same row and family).
+    fn masks(&self, put: &ModelCell) -> bool {
+        let same_column = self.qualifier == put.qualifier;
+        match self.kind {
+            CellType::DeleteFamily => put.ts <= self.ts,
+            CellType::DeleteFamilyVersion => put.ts == self.ts,
+            CellType::DeleteColumn => same_column && put.ts <= self.ts,
+            CellType::Delete => same_column && put.ts == self.ts,
+            CellType::Put => false,
+        }
+    }
+
+    /// Two cells of one mutation with the same full key (one sequence id):
+    /// the later replaces the earlier (last writer wins, as in HBase's
+    /// memstore).
+    fn same_key(&self, other: &ModelCell) -> bool {
+        (&self.family, &self.qualifier, self.ts, self.kind) == (&other.family, &other.qualifier, other.ts, other.kind)
+    }
+
+    fn to_cell(&self) -> Cell {
+        Cell {
+            row: self.row.clone(),
+            family: self.family.clone(),
+            qualifier: self.qualifier.clone(),
+            timestamp: self.ts,
+            cell_type: self.kind,
+            value: self.value.clone(),
+            seq: self.seq,
+        }
+    }
+}
+
+/// Whether a read asking for `columns` wants this column (none: every column).
+fn wanted(columns: &[Column], family: &[u8], qualifier: &[u8]) -> bool {
+    columns.is_empty()
+        || columns.iter().any(|c| c.family == family && c.qualifier.as_deref().is_none_or(|q| q == qualifier))
+}
+
+fn in_time_range(range: &TimeRange, ts: u64) -> bool {
+    ts >= range.min && (ts < range.max || range.max == u64::MAX)
+}
+
+#[derive(Debug, Clone)]
+struct Model {
+    max_versions: [u32; 2],
+    /// Per family.
+    ttl_ms: [Option<u64>; 2],
+    cells: Vec<ModelCell>,
+    next_order: u64,
+}
+
+impl Model {
+    fn new(setup: &Setup) -> Model {
+        let ttl_ms = setup.ttl.map(|ttl| ttl.then_some(TTL_SECS * 1000));
+        Model { max_versions: setup.max_versions, ttl_ms, cells: Vec::new(), next_order: 1 }
+    }
+
+    fn family_index(family: &[u8]) -> usize {
+        FAMILIES.iter().position(|f| *f == family).expect("a family of the table")
+    }
+
+    fn family_versions(&self, family: &[u8]) -> usize {
+        self.max_versions[Self::family_index(family)] as usize
+    }
+
+    /// Whether a put of `family` at `ts` has expired (by the wall clock: the
+    /// timestamps are either decades old or minutes, far from any edge).
+    fn expired(&self, family: &[u8], ts: u64) -> bool {
+        self.ttl_ms[Self::family_index(family)].is_some_and(|ttl| ts < now_ms() - ttl)
+    }
+
+    /// Records one row mutation's cells, all under sequence id `seq`.
+    fn write(&mut self, cells: Vec<ModelCell>, seq: u64) {
+        let order = self.next_order;
+        self.next_order += 1;
+        let mut written: Vec<ModelCell> = Vec::new();
+        for cell in cells {
+            written.retain(|w| !w.same_key(&cell));
+            written.push(ModelCell { order, seq, ..cell });
+        }
+        self.cells.extend(written);
+    }
+
+    /// The versions of one column of `cells` (the cells of one row and
+    /// family), newest first: puts deduplicated by timestamp (the latest
+    /// write wins), then the family's newest `max_versions` timestamps; with
+    /// whether a marker of `cells` masks each.
+    fn versions<'a>(&self, cells: &[&'a ModelCell], family: &[u8], qualifier: &[u8]) -> Vec<(&'a ModelCell, bool)> {
+        let mut by_ts: BTreeMap<u64, &ModelCell> = BTreeMap::new();
+        for c in cells.iter().filter(|c| c.kind == CellType::Put && c.qualifier == qualifier) {
+            let newest = by_ts.entry(c.ts).or_insert(c);
+            if c.order > newest.order {
+                *newest = c;
+            }
+        }
+        by_ts
+            .values()
+            .rev()
+            .take(self.family_versions(family))
+            .map(|put| (*put, cells.iter().any(|m| m.masks(put))))
+            .collect()
+    }
+
+    /// The visible cells of `get.row`, by brute force.
+    fn get(&self, get: &Get) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for family in FAMILIES {
+            let cells: Vec<&ModelCell> = self.cells.iter().filter(|c| c.row == get.row && c.family == family).collect();
+            let qualifiers: BTreeSet<&[u8]> =
+                cells.iter().filter(|c| c.kind == CellType::Put).map(|c| c.qualifier.as_slice()).collect();
+            for qualifier in qualifiers {
+                if !wanted(&get.columns, family, qualifier) {
+                    continue;
+                }
+                let visible = self
+                    .versions(&cells, family, qualifier)
+                    .into_iter()
+                    .filter(|(put, masked)| {
+                        !masked && !self.expired(family, put.ts) && in_time_range(&get.time_range, put.ts)
+                    })
+                    .take(get.max_versions.max(1) as usize)
+                    .map(|(put, _)| put.to_cell());
+                out.extend(visible);
+            }
+        }
+        out
+    }
+
+    /// The newest visible version of a column.
+    fn latest(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Option<Cell> {
+        let column = Column { family: family.to_vec(), qualifier: Some(qualifier.to_vec()) };
+        self.get(&Get { columns: vec![column], ..Get::new(row) }).into_iter().next()
+    }
+
+    /// What a scan returns, by brute force over every row ever written.
+    fn scan(&self, scan: &Scan) -> Vec<Vec<Cell>> {
+        let bound = |k: &Option<Vec<u8>>| k.clone().filter(|k| !k.is_empty());
+        let (start, stop) = (bound(&scan.start), bound(&scan.stop));
+        let in_range = |row: &[u8]| {
+            let bounded = if scan.reverse {
+                start.as_deref().is_none_or(|s| row <= s) && stop.as_deref().is_none_or(|s| row > s)
+            } else {
+                start.as_deref().is_none_or(|s| row >= s) && stop.as_deref().is_none_or(|s| row < s)
+            };
+            bounded && scan.prefix.as_deref().is_none_or(|p| row.starts_with(p))
+        };
+        let mut rows: Vec<&[u8]> =
+            self.cells.iter().map(|c| c.row.as_slice()).collect::<BTreeSet<_>>().into_iter().collect();
+        if scan.reverse {
+            rows.reverse();
+        }
+        let results = rows
+            .into_iter()
+            .filter(|row| in_range(row))
+            .map(|row| {
+                self.get(&Get {
+                    row: row.to_vec(),
+                    columns: scan.columns.clone(),
+                    time_range: scan.time_range,
+                    max_versions: scan.max_versions,
+                })
+            })
+            .filter(|cells| !cells.is_empty())
+            .take(scan.limit.map_or(usize::MAX, |l| l as usize));
+        match scan.batch.filter(|&b| b > 0) {
+            Some(b) => results.flat_map(|cells| cells.chunks(b).map(<[Cell]>::to_vec).collect::<Vec<_>>()).collect(),
+            None => results.collect(),
+        }
+    }
+
+    /// A major compaction of every family store, by the rule in the header
+    /// of `visibility.rs`. It sees the cells in store files (`seq <=` the
+    /// store's flushed sequence id), and of those uses as evidence only the
+    /// ones every reader sees (`seq <=` its smallest read point, which held
+    /// scanners pin); `store_of(row, family)` gives both. It drops the
+    /// evidence markers, and every put that no reader at or above the
+    /// smallest read point can see by the evidence: masked by an evidence
+    /// marker, an older write of a version an evidence put rewrote, or
+    /// behind the family's maximum of newer evidence versions (deleted ones
+    /// count).
+    fn major_compact(&mut self, store_of: impl Fn(&[u8], &[u8]) -> (u64, u64)) {
+        let compacted: Vec<(bool, bool)> = self
+            .cells
+            .iter()
+            .map(|c| {
+                let (flushed_seq, smallest_read_point) = store_of(&c.row, &c.family);
+                (c.seq <= flushed_seq, c.seq <= smallest_read_point)
+            })
+            .collect();
+        let evidence = |i: usize| compacted[i].0 && compacted[i].1;
+        let purge: Vec<bool> = (0..self.cells.len())
+            .map(|i| {
+                let c = &self.cells[i];
+                if !compacted[i].0 {
+                    return false; // still in a memstore
+                }
+                if c.kind != CellType::Put {
+                    return evidence(i);
+                }
+                let mut newer_versions = BTreeSet::new();
+                let mut dropped = false;
+                for (j, e) in self.cells.iter().enumerate() {
+                    if !evidence(j) || e.row != c.row || e.family != c.family {
+                        continue;
+                    }
+                    if e.kind != CellType::Put {
+                        dropped |= e.masks(c);
+                    } else if e.qualifier == c.qualifier {
+                        dropped |= e.ts == c.ts && e.order > c.order;
+                        if e.ts > c.ts {
+                            newer_versions.insert(e.ts);
+                        }
+                    }
+                }
+                dropped || newer_versions.len() >= self.family_versions(&c.family)
+            })
+            .collect();
+        let mut i = 0;
+        self.cells.retain(|_| {
+            i += 1;
+            !purge[i - 1]
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The harness: one store and its model
+// ---------------------------------------------------------------------------
+
+struct Harness {
+    setup: Setup,
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    fs: Arc<FaultInjectingFs>,
+    store: Option<Store>,
+    model: Model,
+    scanners: Vec<HeldScanner>,
+    /// Whether the table is enabled.
+    enabled: bool,
+    timestamps: Timestamps,
+    /// The operation being applied (for failure messages and unique values).
+    step: String,
+    op_index: usize,
+}
+
+/// A scanner held open across operations, and what the model expects of it.
+struct HeldScanner {
+    scanner: Scanner,
+    scan: Scan,
+    /// The region its current region scanner reads, and the model as of when
+    /// that region scanner opened (`None`: past the last region).
+    region: Option<(RegionInfo, Model)>,
+    /// The last row it returned.
+    last_row: Option<Vec<u8>>,
+    /// Rows returned (for the limit).
+    rows: u64,
+    /// The rest of the last row, cut into batches.
+    pending: VecDeque<Vec<Cell>>,
+    /// The step that opened it (for failure messages).
+    opened: String,
+}
+
+/// The smallest key greater than every key starting with `prefix`, if any.
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut key = prefix.to_vec();
+    while let Some(last) = key.pop() {
+        if last < 0xFF {
+            key.push(last + 1);
+            return Some(key);
+        }
+    }
+    None
+}
+
+/// Whether `result` is the refusal of a disabled table (`disabled`) or of an
+/// enabled one.
+fn is_disabled_error<T>(result: &store::Result<T>, disabled: bool) -> bool {
+    match result {
+        Err(StoreError::TableDisabled(_)) => disabled,
+        Err(StoreError::TableEnabled(_)) => !disabled,
+        _ => false,
+    }
+}
+
+fn region_containing(regions: &[RegionInfo], key: &[u8]) -> RegionInfo {
+    regions.iter().find(|r| r.contains(key)).expect("regions cover every key").clone()
+}
+
+/// A temporary directory, in memory when the machine has a tmpfs (fsyncs of
+/// `SyncWal` writes are then cheap).
+fn temp_dir() -> tempfile::TempDir {
+    if std::path::Path::new(TMPFS).is_dir()
+        && let Ok(dir) = tempfile::tempdir_in(TMPFS)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+impl Harness {
+    fn new(setup: Setup) -> Result<Harness, TestCaseError> {
+        let dir = temp_dir();
+        let path = dir.path().to_path_buf();
+        let fs = Arc::new(FaultInjectingFs::new(Arc::new(LocalFs)));
+        let model = Model::new(&setup);
+        let mut h = Harness {
+            setup,
+            _dir: dir,
+            path,
+            fs,
+            store: None,
+            model,
+            scanners: Vec::new(),
+            enabled: true,
+            timestamps: Timestamps::new(),
+            step: "create".into(),
+            op_index: 0,
+        };
+        h.open()?;
+        let store = h.store();
+        let created = store.create_table(h.setup.descriptor(), &h.setup.split_keys());
+        h.ok(created, "create table")?;
+        Ok(h)
+    }
+
+    fn store(&self) -> Store {
+        self.store.clone().expect("the store is open between operations")
+    }
+
+    fn open(&mut self) -> Result<(), TestCaseError> {
+        let opened = Store::open(&self.path, self.setup.options(self.fs.clone()));
+        self.store = Some(self.ok(opened, "open")?);
+        Ok(())
+    }
+
+    /// A store error as a test failure, with the step that hit it.
+    fn ok<T>(&self, result: store::Result<T>, what: &str) -> Result<T, TestCaseError> {
+        result.map_err(|e| TestCaseError::fail(format!("{}: {what} failed: {e}", self.step)))
+    }
+
+    fn region_of(&self, row: &[u8]) -> Arc<Region> {
+        self.store()
+            .all_regions()
+            .into_iter()
+            .find(|r| r.info().table == TABLE && r.info().contains(row))
+            .expect("a table's regions cover every row")
+    }
+
+    /// The sequence id of the last write to the region holding `row`.
+    fn last_seq(&self, row: &[u8]) -> u64 {
+        self.region_of(row).mvcc().read_point()
+    }
+
+    /// What a major compaction of each region sees: its smallest read point
+    /// and each family store's flushed sequence id.
+    fn compaction_inputs(&self) -> Vec<(RegionInfo, u64, BTreeMap<Vec<u8>, u64>)> {
+        let regions = self.store().all_regions();
+        regions
+            .iter()
+            .filter(|r| r.info().table == TABLE)
+            .map(|r| {
+                let flushed = r.stores().map(|s| (s.name().as_bytes().to_vec(), s.flushed_seq())).collect();
+                (r.info().clone(), r.mvcc().smallest_read_point(), flushed)
+            })
+            .collect()
+    }
+
+    /// The table's regions, in key order.
+    fn regions(&self) -> Vec<RegionInfo> {
+        self.store().table_regions(TABLE).expect("the table exists")
+    }
+
+    /// The region a scanner for `scan` reads first: the region of its start
+    /// row (forward: at least the prefix; reverse: the prefix's successor,
+    /// or the last region).
+    fn first_region(&self, scan: &Scan) -> RegionInfo {
+        let regions = self.regions();
+        let start = if scan.reverse {
+            match (&scan.start, &scan.prefix) {
+                (None, Some(prefix)) => prefix_successor(prefix),
+                (start, _) => start.clone(),
+            }
+            .filter(|s| !s.is_empty())
+        } else {
+            let start = scan.start.clone().unwrap_or_default();
+            Some(scan.prefix.clone().filter(|p| *p > start).unwrap_or(start))
+        };
+        match start {
+            Some(start) => region_containing(&regions, &start),
+            None => regions.last().expect("a table has regions").clone(),
+        }
+    }
+
+    /// What held scanner `held` must return next: its pending batch pieces,
+    /// else the next row of the region it reads (as of when it opened that
+    /// region), else — once that region is exhausted — of the next region,
+    /// looked up now from the exhausted one's boundary and read as of now.
+    fn expected_next(&self, held: &mut HeldScanner) -> Option<Vec<Cell>> {
+        if let Some(piece) = held.pending.pop_front() {
+            return Some(piece);
+        }
+        if held.scan.limit.is_some_and(|l| held.rows >= l) {
+            return None;
+        }
+        let unlimited = Scan { limit: None, batch: None, ..held.scan.clone() };
+        loop {
+            let (info, model) = held.region.as_ref()?;
+            let after_last = |row: &[u8]| {
+                held.last_row.as_deref().is_none_or(|last| if unlimited.reverse { row < last } else { row > last })
+            };
+            let next = model
+                .scan(&unlimited)
+                .into_iter()
+                .find(|cells| info.contains(&cells[0].row) && after_last(&cells[0].row));
+            if let Some(cells) = next {
+                held.last_row = Some(cells[0].row.clone());
+                held.rows += 1;
+                let size = held.scan.batch.filter(|&b| b > 0).unwrap_or(cells.len());
+                held.pending = cells.chunks(size).map(<[Cell]>::to_vec).collect();
+                return held.pending.pop_front();
+            }
+            let regions = self.regions();
+            let next = if unlimited.reverse {
+                regions.iter().rev().find(|r| r.start_key < info.start_key).cloned()
+            } else if info.end_key.is_empty() {
+                None
+            } else {
+                Some(region_containing(&regions, &info.end_key))
+            };
+            held.region = next.map(|r| (r, self.model.clone()));
+        }
+    }
+
+    /// Reads up to `rows` results from held scanner `i`; false once it is done.
+    fn pull(&mut self, i: usize, rows: usize) -> Result<bool, TestCaseError> {
+        let mut held = self.scanners.remove(i);
+        let mut open = true;
+        for _ in 0..rows {
+            let got = held.scanner.next().transpose();
+            let got = self.ok(got, "a held scanner's next")?;
+            let want = self.expected_next(&mut held);
+            prop_assert_eq!(
+                &got,
+                &want,
+                "{}: result {} of the scanner opened at {}",
+                self.step,
+                held.rows,
+                held.opened
+            );
+            if got.is_none() {
+                open = false;
+                break;
+            }
+        }
+        if open {
+            self.scanners.insert(i, held);
+        }
+        Ok(open)
+    }
+
+    /// Reads every held scanner to its end.
+    fn drain_scanners(&mut self) -> Result<(), TestCaseError> {
+        while !self.scanners.is_empty() {
+            self.pull(0, usize::MAX)?;
+        }
+        Ok(())
+    }
+
+    /// The store's mutations for `changes` to `row`, and the cells the model
+    /// records for them (resolving "the latest version" against the model
+    /// before the mutation, as the store does).
+    fn resolve(&self, row: &[u8], changes: &[Change]) -> (Vec<Mutation>, Vec<ModelCell>) {
+        let mut mutations = Vec::new();
+        let mut cells = Vec::new();
+        let cell = |family: &[u8], qualifier: &[u8], ts: u64, kind: CellType, value: Vec<u8>| ModelCell {
+            row: row.to_vec(),
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            ts,
+            kind,
+            value,
+            order: 0,
+            seq: 0,
+        };
+        for (i, change) in changes.iter().enumerate() {
+            let change = self.timestamps.apply(change);
+            let f = |family: usize| FAMILIES[family % FAMILIES.len()];
+            let q = |qualifier: usize| QUALIFIERS[qualifier % QUALIFIERS.len()];
+            match change {
+                Change::Put { family, qualifier, ts, size } => {
+                    let mut value = Vec::new();
+                    if size > 0 {
+                        value = format!("v{}.{i}", self.op_index).into_bytes();
+                        value.resize(value.len() + size - 1, b'x');
+                    }
+                    mutations.push(Mutation::Put {
+                        family: f(family).to_vec(),
+                        qualifier: q(qualifier).to_vec(),
+                        timestamp: Some(ts),
+                        value: value.clone(),
+                    });
+                    cells.push(cell(f(family), q(qualifier), ts, CellType::Put, value));
+                }
+                Change::Delete { family, qualifier, ts } => {
+                    mutations.push(Mutation::DeleteVersion {
+                        family: f(family).to_vec(),
+                        qualifier: q(qualifier).to_vec(),
+                        timestamp: ts,
+                    });
+                    let ts = ts.unwrap_or_else(|| {
+                        self.model.latest(row, f(family), q(qualifier)).map_or(NOTHING_TO_DELETE_TS, |c| c.timestamp)
+                    });
+                    cells.push(cell(f(family), q(qualifier), ts, CellType::Delete, Vec::new()));
+                }
+                Change::DeleteColumn { family, qualifier, ts } => {
+                    mutations.push(Mutation::DeleteColumn {
+                        family: f(family).to_vec(),
+                        qualifier: q(qualifier).to_vec(),
+                        timestamp: Some(ts),
+                    });
+                    cells.push(cell(f(family), q(qualifier), ts, CellType::DeleteColumn, Vec::new()));
+                }
+                Change::DeleteFamily { family, ts } => {
+                    mutations.push(Mutation::DeleteFamily { family: f(family).to_vec(), timestamp: Some(ts) });
+                    cells.push(cell(f(family), b"", ts, CellType::DeleteFamily, Vec::new()));
+                }
+                Change::DeleteFamilyVersion { family, ts } => {
+                    mutations.push(Mutation::DeleteFamilyVersion { family: f(family).to_vec(), timestamp: ts });
+                    cells.push(cell(f(family), b"", ts, CellType::DeleteFamilyVersion, Vec::new()));
+                }
+                Change::DeleteRow { ts } => {
+                    mutations.push(Mutation::DeleteRow { timestamp: Some(ts) });
+                    for family in FAMILIES {
+                        cells.push(cell(family, b"", ts, CellType::DeleteFamily, Vec::new()));
+                    }
+                }
+                Change::PutToMissingFamily { ts } => mutations.push(Mutation::Put {
+                    family: b"x".to_vec(),
+                    qualifier: b"q".to_vec(),
+                    timestamp: Some(ts),
+                    value: b"v".to_vec(),
+                }),
+            }
+        }
+        (mutations, cells)
+    }
+
+    fn apply(&mut self, op: &Op) -> Result<(), TestCaseError> {
+        if !self.enabled {
+            return self.apply_disabled(op);
+        }
+        let store = self.store();
+        match op {
+            Op::Write { row, changes } => {
+                let row = ROWS[row % ROWS.len()];
+                let (mutations, cells) = self.resolve(row, changes);
+                let before = self.last_seq(row);
+                let written = store.mutate_row(TABLE, row, &mutations, None);
+                match refusal(changes) {
+                    None => {
+                        self.ok(written, "mutate_row")?;
+                        self.record(row, cells, before)?;
+                    }
+                    Some(refusal) => self.check_refused(row, written, refusal, before)?,
+                }
+            }
+            Op::Get { row, read } => {
+                let get = Get {
+                    row: GET_ROWS[row % GET_ROWS.len()].to_vec(),
+                    columns: read.columns(),
+                    time_range: read.time_range(self.timestamps),
+                    max_versions: read.max_versions,
+                };
+                self.check_get(&get)?;
+            }
+            Op::Scan(spec) => self.check_scan(&spec.scan(self.timestamps))?,
+            Op::OpenScanner(spec) => {
+                if self.scanners.len() < MAX_SCANNERS {
+                    let scan = spec.scan(self.timestamps);
+                    let region = self.first_region(&scan);
+                    let scanner = store.scan(TABLE, scan.clone());
+                    let scanner = self.ok(scanner, "scan")?;
+                    self.scanners.push(HeldScanner {
+                        scanner,
+                        scan,
+                        region: Some((region, self.model.clone())),
+                        last_row: None,
+                        rows: 0,
+                        pending: VecDeque::new(),
+                        opened: self.step.clone(),
+                    });
+                }
+            }
+            Op::PullScanner { scanner, rows } => {
+                if !self.scanners.is_empty() {
+                    let i = scanner % self.scanners.len();
+                    self.pull(i, *rows)?;
+                }
+            }
+            Op::Increment { row, family, amount } => {
+                let (row, family) = (ROWS[row % ROWS.len()], FAMILIES[family % FAMILIES.len()]);
+                let current = match self.model.latest(row, family, COUNTER) {
+                    Some(c) => i64::from_be_bytes(c.value.as_slice().try_into().expect("counters are 8 bytes")),
+                    None => 0,
+                };
+                let before = self.last_seq(row);
+                let incremented = store.increment(TABLE, row, family, COUNTER, *amount);
+                let next = self.ok(incremented, "increment")?;
+                prop_assert_eq!(next, current.wrapping_add(*amount), "{}: the incremented value", self.step);
+                // The new cell's timestamp is the wall clock's: read it back.
+                let column = Column { family: family.to_vec(), qualifier: Some(COUNTER.to_vec()) };
+                let read = store.get(TABLE, &Get { columns: vec![column], ..Get::new(row) });
+                let read = self.ok(read, "get of the counter")?;
+                prop_assert_eq!(read.len(), 1, "{}: the counter after the increment: {:?}", self.step, read);
+                prop_assert_eq!(&read[0].value, &next.to_be_bytes().to_vec(), "{}: the counter's value", self.step);
+                let put = ModelCell {
+                    row: row.to_vec(),
+                    family: family.to_vec(),
+                    qualifier: COUNTER.to_vec(),
+                    ts: read[0].timestamp,
+                    kind: CellType::Put,
+                    value: next.to_be_bytes().to_vec(),
+                    order: 0,
+                    seq: 0,
+                };
+                self.record(row, vec![put], before)?;
+            }
+            Op::CheckAndMutate { row, family, qualifier, expect, changes } => {
+                let row = ROWS[row % ROWS.len()];
+                let (family, qualifier) = (FAMILIES[family % FAMILIES.len()], QUALIFIERS[qualifier % QUALIFIERS.len()]);
+                let current = self.model.latest(row, family, qualifier).map(|c| c.value);
+                let expected = match expect {
+                    Expect::Current => current.clone(),
+                    Expect::Absent => None,
+                    Expect::Other => Some(b"other".to_vec()),
+                    Expect::Empty => Some(Vec::new()),
+                };
+                let (mutations, cells) = self.resolve(row, changes);
+                let before = self.last_seq(row);
+                let result = store.check_and_mutate(TABLE, row, family, qualifier, expected.as_deref(), &mutations);
+                let matches = current == expected;
+                match refusal(changes).filter(|_| matches) {
+                    None => {
+                        let applied = self.ok(result, "check_and_mutate")?;
+                        prop_assert_eq!(applied, matches, "{}: whether it applied ({:?})", self.step, current);
+                        if applied {
+                            self.record(row, cells, before)?;
+                        } else {
+                            prop_assert_eq!(self.last_seq(row), before, "{}: a refused mutation took a seq", self.step);
+                        }
+                    }
+                    Some(refusal) => self.check_refused(row, result, refusal, before)?,
+                }
+            }
+            Op::Flush => {
+                let flushed = store.flush_table(TABLE);
+                self.ok(flushed, "flush")?;
+                self.check_memstores_empty()?;
+                self.check_everything()?;
+            }
+            Op::Compact { major } => {
+                // What the compaction sees is what is in files before it
+                // (a split it triggers afterwards flushes the rest).
+                let inputs = self.compaction_inputs();
+                let compacted = store.compact_table(TABLE, *major);
+                self.ok(compacted, "compact")?;
+                if *major {
+                    self.model.major_compact(|row, family| {
+                        let (_, srp, flushed) =
+                            inputs.iter().find(|(info, _, _)| info.contains(row)).expect("regions cover every row");
+                        (flushed[family], *srp)
+                    });
+                }
+                self.check_regions()?;
+                self.check_everything()?;
+            }
+            Op::Split { row, at } => {
+                let row = ROWS[row % ROWS.len()];
+                let at = at.map(|i| SPLIT_AT[i % SPLIT_AT.len()]);
+                let info = self.region_of(row).info().clone();
+                let split = store.split_region(TABLE, row, at);
+                let split = self.ok(split, "split")?;
+                if let Some(at) = at {
+                    let inside = at > info.start_key.as_slice() && (info.end_key.is_empty() || at < &info.end_key[..]);
+                    prop_assert_eq!(split, inside, "{}: whether {:?} splits at {:?}", self.step, info, at);
+                }
+                let regions = self.check_regions()?;
+                prop_assert_eq!(
+                    regions.contains(&info),
+                    !split,
+                    "{}: the parent {:?} is gone exactly when it split",
+                    self.step,
+                    info
+                );
+                self.check_everything()?;
+            }
+            Op::Disable => {
+                // What a held scanner does once its table is disabled is not
+                // specified: read them out first.
+                self.drain_scanners()?;
+                let disabled = store.disable_table(TABLE);
+                self.ok(disabled, "disable")?;
+                self.enabled = false;
+                self.check_memstores_empty()?;
+                self.check_everything()?;
+            }
+            Op::Enable => {
+                let refused = store.enable_table(TABLE);
+                prop_assert!(
+                    is_disabled_error(&refused, false),
+                    "{}: enable of an enabled table: {:?}",
+                    self.step,
+                    refused
+                );
+            }
+            Op::Reopen => self.reopen(false)?,
+            Op::Crash => self.reopen(true)?,
+        }
+        Ok(())
+    }
+
+    /// Applies `op` while the table is disabled.
+    fn apply_disabled(&mut self, op: &Op) -> Result<(), TestCaseError> {
+        let store = self.store();
+        let refused = |r: store::Result<()>| is_disabled_error(&r, true);
+        let ok = match op {
+            Op::Write { row, changes } => {
+                let row = ROWS[row % ROWS.len()];
+                let before = self.last_seq(row);
+                let (mutations, _) = self.resolve(row, changes);
+                let ok = refused(store.mutate_row(TABLE, row, &mutations, None));
+                prop_assert_eq!(self.last_seq(row), before, "{}: a refused mutation took a seq", self.step);
+                ok
+            }
+            Op::Get { row, .. } => refused(store.get(TABLE, &Get::new(GET_ROWS[row % GET_ROWS.len()])).map(drop)),
+            Op::Scan(spec) | Op::OpenScanner(spec) => refused(store.scan(TABLE, spec.scan(self.timestamps)).map(drop)),
+            Op::Increment { row, family, amount } => {
+                let (row, family) = (ROWS[row % ROWS.len()], FAMILIES[family % FAMILIES.len()]);
+                refused(store.increment(TABLE, row, family, COUNTER, *amount).map(drop))
+            }
+            Op::CheckAndMutate { row, family, qualifier, changes, .. } => {
+                let row = ROWS[row % ROWS.len()];
+                let (family, qualifier) = (FAMILIES[family % FAMILIES.len()], QUALIFIERS[qualifier % QUALIFIERS.len()]);
+                let (mutations, _) = self.resolve(row, changes);
+                refused(store.check_and_mutate(TABLE, row, family, qualifier, None, &mutations).map(drop))
+            }
+            Op::Disable => refused(store.disable_table(TABLE)),
+            Op::Enable => {
+                let enabled = store.enable_table(TABLE);
+                self.ok(enabled, "enable")?;
+                self.enabled = true;
+                return self.check_everything();
+            }
+            Op::Reopen => return self.reopen(false),
+            Op::Crash => return self.reopen(true),
+            Op::PullScanner { .. } | Op::Flush | Op::Compact { .. } | Op::Split { .. } => true,
+        };
+        prop_assert!(ok, "{}: not refused although the table is disabled", self.step);
+        Ok(())
+    }
+
+    /// Records a row mutation the store acknowledged, checking that it took
+    /// exactly the next sequence id of its region.
+    fn record(&mut self, row: &[u8], cells: Vec<ModelCell>, before: u64) -> Result<(), TestCaseError> {
+        let seq = self.last_seq(row);
+        prop_assert_eq!(seq, before + 1, "{}: a row mutation takes one sequence id", self.step);
+        self.model.write(cells, seq);
+        Ok(())
+    }
+
+    /// A mutation the store had to refuse as a whole: the right error, and
+    /// no sequence id taken (the model records nothing).
+    fn check_refused<T: std::fmt::Debug>(
+        &self,
+        row: &[u8],
+        result: store::Result<T>,
+        refusal: Refusal,
+        before: u64,
+    ) -> Result<(), TestCaseError> {
+        prop_assert!(
+            result.as_ref().is_err_and(|e| refusal.matches(e)),
+            "{}: expected {:?}, got {:?}",
+            self.step,
+            refusal,
+            result
+        );
+        prop_assert_eq!(self.last_seq(row), before, "{}: a refused mutation took a seq", self.step);
+        Ok(())
+    }
+
+    fn check_get(&self, get: &Get) -> Result<(), TestCaseError> {
+        let got = self.store().get(TABLE, get);
+        let got = self.ok(got, "get")?;
+        let want = self.model.get(get);
+        prop_assert_eq!(got, want, "{}: {:?}", self.step, get);
+        Ok(())
+    }
+
+    fn check_scan(&self, scan: &Scan) -> Result<(), TestCaseError> {
+        let scanner = self.store().scan(TABLE, scan.clone());
+        let got: store::Result<Vec<Vec<Cell>>> = self.ok(scanner, "scan")?.collect();
+        let got = self.ok(got, "scan")?;
+        let want = self.model.scan(scan);
+        prop_assert_eq!(got, want, "{}: {:?}", self.step, scan);
+        Ok(())
+    }
+
+    /// The whole table, forward and reverse (or, while it is disabled, that
+    /// it refuses to serve).
+    fn check_everything(&self) -> Result<(), TestCaseError> {
+        let enabled = self.store().is_table_enabled(TABLE);
+        prop_assert_eq!(
+            self.ok(enabled, "is_table_enabled")?,
+            self.enabled,
+            "{}: whether the table is enabled",
+            self.step
+        );
+        if !self.enabled {
+            let scan = self.store().scan(TABLE, Scan::default()).map(drop);
+            prop_assert!(is_disabled_error(&scan, true), "{}: a scan of a disabled table: {:?}", self.step, scan);
+            return Ok(());
+        }
+        self.check_scan(&ScanSpec::everything(false).scan(self.timestamps))?;
+        self.check_scan(&ScanSpec::everything(true).scan(self.timestamps))
+    }
+
+    /// The regions are sorted and cover the key space without overlap.
+    fn check_regions(&self) -> Result<Vec<RegionInfo>, TestCaseError> {
+        let regions = self.store().table_regions(TABLE);
+        let regions = self.ok(regions, "table_regions")?;
+        prop_assert!(!regions.is_empty(), "{}: no regions", self.step);
+        prop_assert!(regions[0].start_key.is_empty(), "{}: first region {:?}", self.step, regions[0]);
+        let last = regions.last().expect("not empty");
+        prop_assert!(last.end_key.is_empty(), "{}: last region {:?}", self.step, last);
+        for w in regions.windows(2) {
+            prop_assert!(
+                w[0].end_key == w[1].start_key && w[0].start_key < w[0].end_key,
+                "{}: regions {:?} and {:?}",
+                self.step,
+                w[0],
+                w[1]
+            );
+        }
+        Ok(regions)
+    }
+
+    fn check_memstores_empty(&self) -> Result<(), TestCaseError> {
+        for r in self.store().all_regions() {
+            prop_assert!(
+                r.memstore_data_size() == 0 && r.lowest_unflushed_seq().is_none(),
+                "{}: region {:?} still has {} bytes in memory",
+                self.step,
+                r.info(),
+                r.memstore_data_size()
+            );
+        }
+        Ok(())
+    }
+
+    /// Closes the store (or drops it without closing and loses whatever was
+    /// not synced: a crash) and opens it again; nothing may change.
+    fn reopen(&mut self, crash: bool) -> Result<(), TestCaseError> {
+        self.drain_scanners()?;
+        let regions = self.check_regions()?;
+        let store = self.store.take().expect("the store is open");
+        if crash {
+            drop(store);
+            let lost = self.fs.drop_unsynced();
+            self.ok(lost, "drop_unsynced")?;
+        } else {
+            let closed = store.close();
+            self.ok(closed, "close")?;
+            let refused = store.get(TABLE, &Get::new(ROWS[0]));
+            prop_assert!(matches!(refused, Err(StoreError::Closed)), "{}: a get after close: {:?}", self.step, refused);
+            drop(store);
+        }
+        self.open()?;
+        prop_assert_eq!(self.check_regions()?, regions, "{}: the regions after reopening", self.step);
+        self.check_memstores_empty()?;
+        self.check_everything()
+    }
+
+    /// Ends the sequence: a full check, close, reopen, and a full check.
+    fn finish(&mut self) -> Result<(), TestCaseError> {
+        self.step = "finish".into();
+        if !self.enabled {
+            self.apply(&Op::Enable)?;
+        }
+        self.check_everything()?;
+        self.reopen(false)?;
+        let closed = self.store().close();
+        self.ok(closed, "the last close")
+    }
+}
+
+/// Runs one sequence against a fresh store and its model.
+fn run(setup: &Setup, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut h = Harness::new(setup.clone())?;
+    for (i, op) in ops.iter().enumerate() {
+        h.op_index = i;
+        h.step = format!("op {i} {op:?}");
+        h.apply(op)?;
+    }
+    h.finish()
+}
+
+/// Runs a literal sequence in a plain `#[test]`.
+fn replay(setup: Setup, ops: &[Op]) {
+    if let Err(e) = run(&setup, ops) {
+        panic!("{setup:?}\n{ops:#?}\n{e}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The property tests: one per memstore policy.
+// ---------------------------------------------------------------------------
+
+/// `CASES` per test (`DISK_CASES` without a tmpfs), unless `PROPTEST_CASES`
+/// asks for another number (a longer soak). Failures are kept as explicit
+/// regression tests below, not in files.
+fn config() -> ProptestConfig {
+    let default = if std::path::Path::new(TMPFS).is_dir() { CASES } else { DISK_CASES };
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn none_matches_model((setup, ops) in case("none")) {
+        run(&setup, &ops)?;
+    }
+
+    #[test]
+    fn basic_matches_model((setup, ops) in case("basic")) {
+        run(&setup, &ops)?;
+    }
+
+    #[test]
+    fn eager_matches_model((setup, ops) in case("eager")) {
+        run(&setup, &ops)?;
+    }
+
+    #[test]
+    fn adaptive_matches_model((setup, ops) in case("adaptive:0.5")) {
+        run(&setup, &ops)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Explicit sequences
+// ---------------------------------------------------------------------------
+
+fn put(family: usize, qualifier: usize, ts: u64) -> Change {
+    Change::Put { family, qualifier, ts, size: 1 }
+}
+
+fn write(row: usize, changes: &[Change]) -> Op {
+    Op::Write { row, changes: changes.to_vec() }
+}
+
+fn get_all(row: usize) -> Op {
+    Op::Get { row, read: ReadSpec::all() }
+}
+
+/// A hand-written sequence touching every operation, so that the harness
+/// itself is exercised even with `PROPTEST_CASES=0`.
+#[test]
+fn every_operation_once() {
+    let ops = vec![
+        write(0, &[put(0, 1, 5), put(0, 1, 3), put(1, 0, 2), put(0, 0, 4)]),
+        write(3, &[put(0, 2, 6), put(1, 2, 1)]),
+        Op::Flush,
+        write(
+            0,
+            &[
+                Change::DeleteColumn { family: 0, qualifier: 1, ts: 4 },
+                Change::Delete { family: 1, qualifier: 0, ts: Some(2) },
+            ],
+        ),
+        write(0, &[put(0, 1, 2), Change::Delete { family: 0, qualifier: 0, ts: None }]),
+        get_all(0),
+        Op::Increment { row: 5, family: 1, amount: 3 },
+        Op::Increment { row: 5, family: 1, amount: -1 },
+        Op::CheckAndMutate { row: 3, family: 0, qualifier: 2, expect: Expect::Current, changes: vec![put(0, 2, 6)] },
+        Op::CheckAndMutate { row: 3, family: 0, qualifier: 2, expect: Expect::Other, changes: vec![put(0, 2, 1)] },
+        Op::CheckAndMutate { row: 2, family: 1, qualifier: 1, expect: Expect::Empty, changes: vec![put(1, 1, 1)] },
+        Op::CheckAndMutate { row: 2, family: 1, qualifier: 1, expect: Expect::Absent, changes: vec![put(1, 1, 1)] },
+        Op::OpenScanner(ScanSpec { batch: Some(2), ..ScanSpec::everything(false) }),
+        write(2, &[put(0, 0, 0), Change::PutToMissingFamily { ts: 1 }]),
+        write(2, &[Change::Put { family: 0, qualifier: 1, ts: 2, size: OVERSIZED }, put(1, 0, 2)]),
+        write(2, &[Change::Put { family: 0, qualifier: 1, ts: 2, size: 3000 }, put(1, 0, 2)]),
+        Op::PullScanner { scanner: 0, rows: 2 },
+        Op::Compact { major: false },
+        Op::Flush,
+        Op::Compact { major: true },
+        write(0, &[put(0, 1, 1)]),
+        get_all(0),
+        Op::OpenScanner(ScanSpec { reverse: true, ..ScanSpec::everything(false) }),
+        Op::Split { row: 1, at: Some(3) },
+        Op::PullScanner { scanner: 1, rows: 3 },
+        Op::Split { row: 1, at: Some(4) },
+        Op::Split { row: 7, at: None },
+        write(4, &[Change::DeleteFamily { family: 0, ts: 3 }, Change::DeleteFamilyVersion { family: 1, ts: 5 }]),
+        write(4, &[put(0, 0, 3), put(0, 0, 4), put(1, 1, 5), Change::DeleteRow { ts: 1 }]),
+        Op::Scan(ScanSpec { prefix: Some(1), reverse: true, batch: Some(1), ..ScanSpec::everything(false) }),
+        Op::Scan(ScanSpec { start: Some(3), stop: Some(9), limit: Some(2), ..ScanSpec::everything(false) }),
+        Op::Disable,
+        get_all(4),
+        Op::Disable,
+        Op::Crash,
+        Op::Enable,
+        Op::Enable,
+        Op::Crash,
+        write(6, &[put(1, 1, 6)]),
+        Op::Reopen,
+        Op::Compact { major: true },
+        get_all(4),
+    ];
+    for policy in ["none", "basic", "eager", "adaptive:0.5"] {
+        for max_versions in [[1, 3], [3, 1]] {
+            replay(Setup::fixed(policy, max_versions), &ops);
+            let tiny = Setup { region_flush_size: 1500, max_region_size: 2048, ..Setup::fixed(policy, max_versions) };
+            replay(tiny, &ops);
+        }
+    }
+}
+
+/// HBase's quirk, through the whole store: a major compaction purges a
+/// delete marker together with what it masks, so a put written afterwards
+/// at an older timestamp is visible; before the compaction it is masked.
+#[test]
+fn a_major_compaction_unmasks_later_puts_at_older_timestamps() {
+    let ops = vec![
+        write(0, &[put(0, 1, 5)]),
+        write(0, &[Change::DeleteColumn { family: 0, qualifier: 1, ts: 4 }]),
+        write(0, &[put(0, 1, 3)]),
+        get_all(0),
+        Op::Flush,
+        Op::Compact { major: true },
+        write(0, &[put(0, 1, 2)]),
+        get_all(0),
+    ];
+    for policy in ["none", "basic", "eager", "adaptive:0.5"] {
+        replay(Setup::fixed(policy, [3, 3]), &ops);
+    }
+    // And by hand: before the purge ts 3 is masked; after it ts 2 shows.
+    let setup = Setup::fixed("basic", [3, 3]);
+    let mut h = Harness::new(setup).expect("a store");
+    for (i, op) in ops.iter().enumerate() {
+        h.op_index = i;
+        h.apply(op).expect("the sequence matches the model");
+    }
+    let cells = h.store().get(TABLE, &Get { max_versions: 3, ..Get::new(ROWS[0]) }).expect("get");
+    let ts: Vec<u64> = cells.iter().map(|c| c.timestamp).collect();
+    let want = [h.timestamps.map(5), h.timestamps.map(2)];
+    assert_eq!(ts, want, "ts 3 was purged with the marker; ts 2 came after it");
+}
+
+/// Found while the memstore moved to "last writer wins" for cells with equal
+/// full keys (the model then kept the first): two puts of one version in one
+/// mutation share the mutation's sequence id, so the later replaces the
+/// earlier — in the memstore, in store files, and after WAL replay.
+#[test]
+fn regression_one_version_twice_in_one_mutation() {
+    let twice = |size_first, size_second| {
+        write(
+            0,
+            &[
+                Change::Put { family: 1, qualifier: 0, ts: 3, size: size_first },
+                Change::Put { family: 1, qualifier: 0, ts: 3, size: size_second },
+            ],
+        )
+    };
+    // As shrunk, then checked again from files and after a crash.
+    let ops = vec![twice(0, 1), get_all(0), Op::Flush, get_all(0), twice(1, 0), Op::Crash, get_all(0)];
+    for policy in ["none", "basic", "eager", "adaptive:0.5"] {
+        let setup = Setup {
+            in_memory_flush_bytes: 1,
+            segments_limit: 1,
+            split_keys: vec![0],
+            bloom: BloomType::None,
+            block_cache: false,
+            wal_roll_size: 128 << 20,
+            ..Setup::fixed(policy, [1, 1])
+        };
+        replay(setup, &ops);
+    }
+}
