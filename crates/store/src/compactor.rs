@@ -93,22 +93,12 @@ impl Compactor {
 /// Compacts `store` now: every file when `major`, else the exploring
 /// policy's choice. Returns whether a compaction ran.
 pub(crate) fn compact_store(inner: &StoreInner, store: &Arc<FamilyStore>, major: bool) -> Result<bool> {
-    let mut files: Vec<_> = store.files().iter().cloned().collect();
-    files.reverse(); // oldest first
-    let selected = if major {
-        files
-    } else {
+    let cfg = &inner.options.compaction;
+    let done = store.compact_selected(major, |files| {
         let sizes: Vec<u64> = files.iter().map(|f| f.info().file_size).collect();
-        match select_exploring(&sizes, &inner.options.compaction) {
-            Some(range) => files[range].to_vec(),
-            None => return Ok(false),
-        }
-    };
-    if selected.is_empty() {
-        return Ok(false);
-    }
-    store.compact(&selected, major)?;
-    Ok(true)
+        select_exploring(&sizes, cfg).map(|range| files[range].to_vec())
+    })?;
+    Ok(done.is_some())
 }
 
 fn run(weak: Weak<StoreInner>, receiver: Receiver<CompactionTask>) {

@@ -244,10 +244,35 @@ impl FamilyStore {
         Ok(bytes)
     }
 
+    /// Compacts the files `select` picks from the live ones (oldest first)
+    /// into one, choosing under the compaction lock so that a concurrent
+    /// compaction cannot take the same files. A major compaction takes every
+    /// file. Returns `None` if nothing was selected.
+    pub fn compact_selected(
+        &self,
+        major: bool,
+        select: impl FnOnce(&[Arc<StoreFileReader>]) -> Option<Vec<Arc<StoreFileReader>>>,
+    ) -> Result<Option<u64>> {
+        let _compaction = self.compaction_lock.lock();
+        let mut oldest_first: Vec<_> = self.files().iter().cloned().collect();
+        oldest_first.reverse();
+        let selected = if major { Some(oldest_first) } else { select(&oldest_first) };
+        match selected {
+            Some(files) if !files.is_empty() && (major || files.len() >= 2) => {
+                self.compact_locked(&files, major).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Compacts `selected` (a set of this store's files) into one. A major
     /// compaction must select every file.
     pub fn compact(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let _compaction = self.compaction_lock.lock();
+        self.compact_locked(selected, major)
+    }
+
+    fn compact_locked(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let current = self.files();
         if selected.len() < 2 && !major || selected.is_empty() {
             return Ok(0);

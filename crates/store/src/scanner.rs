@@ -93,19 +93,38 @@ impl Scanner {
             }
         }
         let mut s = Scanner { table, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
-        let first = if s.scan.reverse {
-            match s.scan.start.clone().filter(|r| !r.is_empty()) {
-                Some(start) => s.table.region_for(&start),
-                None => s.table.regions().last().cloned(),
+        let (reverse, start) = (s.scan.reverse, s.scan.start.clone());
+        s.current = s.open_retrying(|t| {
+            if reverse {
+                match start.as_ref().filter(|r| !r.is_empty()) {
+                    Some(start) => t.region_for(start),
+                    None => t.regions().last().cloned(),
+                }
+            } else {
+                t.region_for(start.as_deref().unwrap_or(&[]))
             }
-        } else {
-            s.table.region_for(s.scan.start.as_deref().unwrap_or(&[]))
-        };
-        s.current = match first {
-            Some(region) => Some(s.open(&region)?),
-            None => None,
-        };
+        })?;
         Ok(s)
+    }
+
+    /// Opens the region `locate` finds, looking again while a split closes
+    /// it (the daughters take its place a moment later).
+    fn open_retrying(
+        &self,
+        locate: impl Fn(&TableState) -> Option<Arc<crate::region::Region>>,
+    ) -> Result<Option<RegionScanner>> {
+        for _ in 0..10_000 {
+            let Some(region) = locate(&self.table) else { return Ok(None) };
+            match self.open(&region) {
+                Err(crate::error::StoreError::Closed) if self.table.is_enabled() => {
+                    if self.table.regions().iter().any(|r| Arc::ptr_eq(r, &region)) {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
+                other => return other.map(Some),
+            }
+        }
+        Err(crate::error::StoreError::WritesStopped("a region stayed closed during a scan".into()))
     }
 
     /// A scanner over `region` for this scan. A region holds only rows of
@@ -127,24 +146,24 @@ impl Scanner {
     fn next_region(&mut self) -> Result<()> {
         let Some(cur) = self.current.take() else { return Ok(()) };
         let info = cur.region().info().clone();
-        let next = if self.scan.reverse {
-            if info.start_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| *s >= info.start_key) {
-                None
-            } else {
-                let regions = self.table.regions();
-                regions.iter().rev().find(|r| r.info().start_key < info.start_key).cloned()
-            }
-        } else if info.end_key.is_empty()
-            || self.scan.stop.as_ref().is_some_and(|s| !s.is_empty() && *s <= info.end_key)
-        {
-            None
+        let done = if self.scan.reverse {
+            info.start_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| *s >= info.start_key)
         } else {
-            self.table.region_for(&info.end_key)
+            info.end_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| !s.is_empty() && *s <= info.end_key)
         };
-        self.current = match next {
-            Some(r) => Some(self.open(&r)?),
-            None => None,
-        };
+        if done {
+            return Ok(());
+        }
+        let reverse = self.scan.reverse;
+        // Looked up by key each time, so that a split between two steps
+        // hands over to its daughters.
+        self.current = self.open_retrying(|t| {
+            if reverse {
+                t.regions().iter().rev().find(|r| r.info().start_key < info.start_key).cloned()
+            } else {
+                t.region_for(&info.end_key)
+            }
+        })?;
         Ok(())
     }
 

@@ -9,11 +9,14 @@
 //!    holding exactly the parent's cells of its half and manifests carrying
 //!    the parent's flushed sequence ids;
 //! 3. commit: write the `.split` marker into the parent's directory;
-//! 4. swap the daughters in for the parent and remove the parent directory.
+//! 4. swap the daughters in for the parent, rename the parent directory to a
+//!    `.trash-` name (atomic: the parent with its marker is either wholly
+//!    there or gone) and remove it.
 //!
-//! At open, a parent with a marker is removed (the daughters are complete);
-//! a daughter whose parent has no marker is removed (the split did not
-//! commit, the parent is intact).
+//! At open, `.trash-` directories are removed; a parent with a marker is
+//! removed the same way (the daughters are complete); a daughter whose parent
+//! is present without a marker is removed (the split did not commit, the
+//! parent is intact).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -139,10 +142,27 @@ pub(crate) fn split_region(
         let i = regions.iter().position(|r| Arc::ptr_eq(r, region)).ok_or(StoreError::Closed)?;
         regions.splice(i..=i, opened);
     }
-    if let Err(e) = fs.remove_dir_all(region.dir()) {
+    if let Err(e) = remove_region_dir(fs, region.dir()) {
         tracing::warn!(error = %e, "could not remove a split parent; it is removed at the next open");
     }
     Ok(true)
+}
+
+/// The prefix of region directories being removed; open removes them.
+pub(crate) const TRASH_PREFIX: &str = ".trash-";
+
+/// Removes a region's (or a table's) directory crash-safely: one atomic
+/// rename takes it out of use (a split parent is never seen half-deleted,
+/// e.g. without its marker), then the renamed directory is deleted; open
+/// removes what a crash left under the trash name.
+pub(crate) fn remove_region_dir(fs: &dyn FileSystem, dir: &std::path::Path) -> Result<()> {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let trash = dir.with_file_name(format!("{TRASH_PREFIX}{name}"));
+    fs.rename(dir, &trash)?;
+    if let Some(parent) = dir.parent() {
+        fs.sync_dir(parent)?;
+    }
+    fs.remove_dir_all(&trash)
 }
 
 fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {

@@ -162,6 +162,11 @@ impl Store {
         let mut max_region_id = 0;
         for table_name in fs.list(&data)? {
             let table_dir = data.join(&table_name);
+            if table_name.starts_with(crate::split::TRASH_PREFIX) {
+                // A table or region whose removal a crash interrupted.
+                fs.remove_dir_all(&table_dir)?;
+                continue;
+            }
             let desc_path = table_dir.join(TABLE_DESC_NAME);
             if !fs.exists(&desc_path)? {
                 // A table whose creation did not commit.
@@ -174,6 +179,10 @@ impl Store {
             let mut infos = Vec::new();
             for name in fs.list(&table_dir)? {
                 let region_dir = table_dir.join(&name);
+                if name.starts_with(crate::split::TRASH_PREFIX) {
+                    fs.remove_dir_all(&region_dir)?;
+                    continue;
+                }
                 let info_path = region_dir.join(REGION_INFO_NAME);
                 if name.starts_with('.') || !fs.exists(&info_path)? {
                     continue;
@@ -381,7 +390,7 @@ impl Store {
             r.close();
         }
         self.inner.tables.write().remove(name);
-        self.inner.ctx.fs.remove_dir_all(&data_dir(&self.inner.dir).join(name))?;
+        crate::split::remove_region_dir(self.inner.ctx.fs.as_ref(), &data_dir(&self.inner.dir).join(name))?;
         self.archive_wal()?;
         Ok(())
     }

@@ -1,0 +1,227 @@
+//! `crash-writer`: the child process of `tests/crash.rs`. It opens (and so
+//! recovers) a store in the directory given on the command line, with
+//! background flushes and compactions, a small flush size, small WAL files
+//! and a small maximum region size, so that flushes, compactions, WAL rolls,
+//! WAL archiving and region splits all happen while it runs; then it writes
+//! until it is killed.
+//!
+//! Usage: `crash-writer <dir> <first-op> <threads>`
+//!
+//! Besides the writers, a thread splits a random region every few hundred
+//! milliseconds (up to 16 regions).
+//!
+//! Writer thread `t` runs operations `first + t + threads * i`. An operation
+//! `n` is derived from `n` alone (see `op`): a multi-cell put to a data row,
+//! a row delete, a family delete plus put in one atomic mutation, or an
+//! increment of a counter row that only thread `t` touches during this run.
+//! Puts and deletes carry the timestamp `n + 1`, so that the state of a data
+//! row is the state written by the highest-numbered operation applied to it,
+//! whatever order they were applied in.
+//!
+//! Protocol on stdout (one line per `write`, flushed at once):
+//! - `ready`: the store is open (recovered) and the table exists;
+//! - `begin <n> <kind> <row>` before operation `n` is handed to the store
+//!   (`kind` is `put`, `del`, `delb` or `inc`);
+//! - `ack <n>` (or `ack <n> <value>` for an increment: the new value) once
+//!   the store acknowledged it;
+//! - `error <n> <message>` if the store refused it (the process then exits
+//!   with status 3: the test treats any error as a failure).
+//!
+//! The contents of a cell are `cell_value(row, n, family, i)`; the test has
+//! its own copy of that function.
+
+use std::io::Write;
+
+use store::compaction_policy::CompactionConfig;
+use store::region::Mutation;
+use store::wal::{Durability, WalOptions};
+use store::{FamilyDescriptor, Store, StoreOptions, TableDescriptor};
+
+const TABLE: &str = "crash";
+/// Data rows `r00000` .. `r02399`.
+const DATA_ROWS: u64 = 2400;
+/// Counter rows, `r<300 * j>~ctr`: spread over the pre-split regions.
+const COUNTERS: u64 = 8;
+/// Qualifiers `q0..` written in family `a` and in family `b`.
+const A_CELLS: usize = 3;
+const B_CELLS: usize = 2;
+/// Stop (cleanly) after this many operations per run; the test always kills
+/// the process long before.
+const MAX_OPS_PER_RUN: u64 = 200_000;
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// The value of cell `i` of `family` written by operation `op` to `row`.
+fn cell_value(row: &str, op: u64, family: &str, i: usize) -> Vec<u8> {
+    let mut v = format!("{row}|{op}|{family}{i}|").into_bytes();
+    let len = 24 + (mix(op.wrapping_mul(31).wrapping_add(i as u64)) % 180) as usize;
+    v.extend((0..len).map(|j| b'a' + ((op as usize + j) % 26) as u8));
+    v
+}
+
+enum Op {
+    /// Every cell of families `a` and `b`.
+    Put(String),
+    /// The whole row.
+    Delete(String),
+    /// Family `b` deleted and every cell of `a` put, in one mutation.
+    DeleteBPutA(String),
+    /// +1 on the counter row.
+    Increment(String),
+}
+
+fn op(n: u64, thread: u64, threads: u64) -> Op {
+    let h = mix(n ^ 0x00C0_FFEE);
+    let row = format!("r{:05}", (h >> 8) % DATA_ROWS);
+    match h % 100 {
+        0..62 => Op::Put(row),
+        62..74 => Op::Delete(row),
+        74..86 => Op::DeleteBPutA(row),
+        _ => {
+            // Counter j belongs to thread j % threads during this run, so
+            // that the increments of one counter are sequential.
+            let per_thread = (COUNTERS / threads).max(1);
+            let j = (thread + threads * ((h >> 40) % per_thread)) % COUNTERS;
+            Op::Increment(format!("r{:05}~ctr", j * 300))
+        }
+    }
+}
+
+fn puts(row: &str, n: u64, family: &str, cells: usize) -> Vec<Mutation> {
+    (0..cells)
+        .map(|i| Mutation::Put {
+            family: family.as_bytes().to_vec(),
+            qualifier: format!("q{i}").into_bytes(),
+            timestamp: Some(n + 1),
+            value: cell_value(row, n, family, i),
+        })
+        .collect()
+}
+
+fn say(line: String) {
+    let mut line = line.into_bytes();
+    line.push(b'\n');
+    let mut lock = std::io::stdout().lock();
+    // One write per line: a line is either wholly in the pipe or not at all.
+    if lock.write_all(&line).and_then(|()| lock.flush()).is_err() {
+        std::process::exit(4); // the test is gone
+    }
+}
+
+fn run(store: &Store, n: u64, thread: u64, threads: u64) -> Result<(), String> {
+    let err = |e: store::StoreError| e.to_string();
+    match op(n, thread, threads) {
+        Op::Put(row) => {
+            say(format!("begin {n} put {row}"));
+            let mut m = puts(&row, n, "a", A_CELLS);
+            m.extend(puts(&row, n, "b", B_CELLS));
+            store.mutate_row(TABLE, row.as_bytes(), &m, None).map_err(err)?;
+            say(format!("ack {n}"));
+        }
+        Op::Delete(row) => {
+            say(format!("begin {n} del {row}"));
+            store
+                .mutate_row(TABLE, row.as_bytes(), &[Mutation::DeleteRow { timestamp: Some(n + 1) }], None)
+                .map_err(err)?;
+            say(format!("ack {n}"));
+        }
+        Op::DeleteBPutA(row) => {
+            say(format!("begin {n} delb {row}"));
+            let mut m = vec![Mutation::DeleteFamily { family: b"b".to_vec(), timestamp: Some(n + 1) }];
+            m.extend(puts(&row, n, "a", A_CELLS));
+            store.mutate_row(TABLE, row.as_bytes(), &m, None).map_err(err)?;
+            say(format!("ack {n}"));
+        }
+        Op::Increment(row) => {
+            say(format!("begin {n} inc {row}"));
+            let v = store.increment(TABLE, row.as_bytes(), b"c", b"n", 1).map_err(err)?;
+            say(format!("ack {n} {v}"));
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 4 {
+        eprintln!("usage: crash-writer <dir> <first-op> <threads>");
+        std::process::exit(2);
+    }
+    let dir = &args[1];
+    let first: u64 = args[2].parse().expect("first-op is a number");
+    let threads: u64 = args[3].parse().expect("threads is a number");
+    assert!(threads > 0, "at least one writer thread");
+
+    let options = StoreOptions {
+        region_flush_size: 256 << 10,
+        memory_budget: 256 << 20,
+        wal: WalOptions { roll_size: 192 << 10, ..WalOptions::default() },
+        max_logs: 6,
+        compaction: CompactionConfig {
+            min_files: 3,
+            blocking_store_files: 12,
+            blocking_wait_ms: 500,
+            ..CompactionConfig::default()
+        },
+        background: true,
+        ..StoreOptions::default()
+    };
+    let store = Store::open(dir, options).unwrap_or_else(|e| {
+        eprintln!("crash-writer: open {dir}: {e}");
+        std::process::exit(3);
+    });
+    if !store.list_tables().iter().any(|t| t == TABLE) {
+        let families = ["a", "b", "c"].iter().map(|f| FamilyDescriptor::new(*f)).collect();
+        let mut desc = TableDescriptor::new(TABLE, families);
+        desc.durability = Durability::SyncWal;
+        desc.max_region_size = 256 << 10;
+        if let Err(e) = store.create_table(desc, &[b"r00800".to_vec(), b"r01600".to_vec()]) {
+            eprintln!("crash-writer: create table: {e}");
+            std::process::exit(3);
+        }
+    }
+    say("ready".to_string());
+
+    // Splits on top of the automatic ones (which need a region's files to
+    // pass the maximum size right after a background flush), so that every
+    // run has splits in flight when it is killed.
+    {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            for i in 0u64.. {
+                std::thread::sleep(std::time::Duration::from_millis(100 + mix(first ^ i) % 300));
+                if store.table_regions(TABLE).map_or(0, |r| r.len()) >= 16 {
+                    continue;
+                }
+                let row = format!("r{:05}", mix(first.wrapping_add(i)) % DATA_ROWS);
+                if let Err(e) = store.split_region(TABLE, row.as_bytes(), None) {
+                    say(format!("error split {e}"));
+                    std::process::exit(3);
+                }
+            }
+        });
+    }
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for i in 0..MAX_OPS_PER_RUN / threads {
+                    let n = first + t + threads * i;
+                    if let Err(e) = run(&store, n, t, threads) {
+                        say(format!("error {n} {e}"));
+                        std::process::exit(3);
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("writer thread");
+    }
+    store.close().expect("close");
+}
