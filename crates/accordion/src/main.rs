@@ -1,6 +1,6 @@
 //! `accordion`: the one binary of Accordion KV.
 
-mod bench;
+mod bench_cmd;
 mod counting_alloc;
 mod inspect;
 
@@ -30,19 +30,24 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
     /// Insert rows into the memstore under every policy and layout.
-    Memstore(bench::memstore_bench::MemstoreBenchArgs),
+    Memstore(bench_cmd::memstore_bench::MemstoreBenchArgs),
     /// The paper's write-only shape through the embedded store, per policy.
-    Write(bench::write_bench::WriteBenchArgs),
+    Write(bench_cmd::write_bench::WriteBenchArgs),
+    /// Run presets (the papers' experiments) on the chosen engines.
+    Run(bench_cmd::run_cmd::RunArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
-            bench::memstore_bench::run(&args)?;
+            bench_cmd::memstore_bench::run(&args)?;
         }
         Command::Bench { bench: BenchCommand::Write(args) } => {
-            bench::write_bench::run(&args)?;
+            bench_cmd::write_bench::run(&args)?;
+        }
+        Command::Bench { bench: BenchCommand::Run(args) } => {
+            bench_cmd::run_cmd::run(&args)?;
         }
         Command::Inspect(args) => inspect::run(&args)?,
     }

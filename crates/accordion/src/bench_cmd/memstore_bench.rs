@@ -21,8 +21,8 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use serde::Serialize;
 
-use super::keys::{KeyChooser, write_key};
 use crate::counting_alloc::allocations;
+use ::bench::keys::{KeyChooser, write_key};
 
 const MAX_CELLS_PER_ROW: usize = 16;
 

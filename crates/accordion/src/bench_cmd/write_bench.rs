@@ -16,7 +16,7 @@ use store::region::Mutation;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Store, StoreOptions, TableDescriptor};
 
-use super::keys::{KeyChooser, write_key};
+use ::bench::keys::{KeyChooser, write_key};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WriteBenchArgs {

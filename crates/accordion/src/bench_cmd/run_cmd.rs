@@ -1,0 +1,56 @@
+//! `accordion bench run`: runs presets on engines and policies in one
+//! invocation and prints one table (and `--json FILE`).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use bench::presets::{PRESETS, Preset, run_accordion};
+use bench::report::{RunReport, table_header, to_json};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Presets to run (comma separated).
+    #[arg(long, value_delimiter = ',', default_value = "paper-write-zipf")]
+    pub presets: Vec<String>,
+    /// Engines: accordion (embedded). Real HBase and RocksDB are being added.
+    #[arg(long, value_delimiter = ',', default_value = "accordion")]
+    pub engines: Vec<String>,
+    /// Memstore policies for the accordion engine.
+    #[arg(long, value_delimiter = ',', default_value = "none,basic,eager,adaptive:0.2,adaptive:0.35,adaptive:0.5")]
+    pub policies: Vec<String>,
+    /// Multiplies operations and key space.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Where stores are created (removed after each run).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
+    let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    for e in &args.engines {
+        if e != "accordion" {
+            bail!("engine {e:?} is not available in this build (available: accordion)");
+        }
+    }
+    let presets = args
+        .presets
+        .iter()
+        .map(|p| Preset::by_name(p, args.scale).with_context(|| format!("known presets: {}", PRESETS.join(", "))))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    println!("{}", table_header());
+    let mut runs = Vec::new();
+    for preset in &presets {
+        for policy in &args.policies {
+            let r = run_accordion(preset, policy, &base).with_context(|| format!("{} / {policy}", preset.name))?;
+            println!("{}", r.table_row());
+            runs.push(r);
+        }
+    }
+    if let Some(path) = &args.json {
+        std::fs::write(path, to_json(&runs)).with_context(|| format!("write {}", path.display()))?;
+    }
+    Ok(runs)
+}

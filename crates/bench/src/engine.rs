@@ -1,0 +1,133 @@
+//! `Engine`: what the driver needs from a store under test, and the
+//! embedded accordion engine. (Real HBase runs as a separate program, see
+//! bench/hbase/; RocksDB arrives behind a cargo feature.)
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use store::region::Mutation;
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
+
+use crate::BenchError;
+
+/// Counters an engine reports after a run (DESIGN §6).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EngineCounters {
+    pub flushes: u64,
+    pub inmemory_flushes: u64,
+    pub merges: u64,
+    pub inmemory_compactions: u64,
+    pub compactions: u64,
+    pub wal_files: u64,
+    pub bytes_wal: u64,
+    pub bytes_flushed: u64,
+    pub bytes_compacted: u64,
+    pub user_bytes: u64,
+}
+
+/// A store under test. Shared by the client threads.
+pub trait Engine: Send + Sync {
+    fn name(&self) -> &str;
+    /// Writes whole rows: `fields` columns `field0..` of the given value.
+    fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError>;
+    /// Reads one row; whether it exists.
+    fn read_row(&self, key: &[u8]) -> Result<bool, BenchError>;
+    fn counters(&self) -> EngineCounters;
+    /// Closes the engine and removes its data.
+    fn finish(&self) -> Result<(), BenchError>;
+}
+
+/// How the accordion engine is set up.
+#[derive(Debug, Clone)]
+pub struct AccordionSetup {
+    pub dir: PathBuf,
+    pub policy: String,
+    pub split_keys: Vec<Vec<u8>>,
+    pub durability: Durability,
+    pub memstore_bytes: u64,
+    pub region_flush_size: u64,
+    pub inmemory_flush_share: f64,
+    pub pipeline_segments_limit: usize,
+}
+
+/// The embedded store.
+pub struct AccordionEngine {
+    store: Store,
+    dir: PathBuf,
+    qualifiers: Vec<Vec<u8>>,
+}
+
+const TABLE: &str = "usertable";
+
+impl AccordionEngine {
+    pub fn open(setup: &AccordionSetup, fields: usize) -> Result<AccordionEngine, BenchError> {
+        let _ = std::fs::remove_dir_all(&setup.dir);
+        let options = StoreOptions {
+            region_flush_size: setup.region_flush_size,
+            memory_budget: (setup.memstore_bytes as f64 / 0.4) as u64,
+            ..StoreOptions::default()
+        };
+        let store = Store::open(&setup.dir, options)?;
+        let mut family = FamilyDescriptor::new("f");
+        family.memstore_policy = setup.policy.clone();
+        family.inmemory_flush_share = Some(setup.inmemory_flush_share);
+        family.pipeline_segments_limit = setup.pipeline_segments_limit;
+        let mut desc = TableDescriptor::new(TABLE, vec![family]);
+        desc.durability = setup.durability;
+        store.create_table(desc, &setup.split_keys)?;
+        Ok(AccordionEngine {
+            store,
+            dir: setup.dir.clone(),
+            qualifiers: (0..fields).map(|i| format!("field{i}").into_bytes()).collect(),
+        })
+    }
+}
+
+impl Engine for AccordionEngine {
+    fn name(&self) -> &str {
+        "accordion"
+    }
+
+    fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError> {
+        for key in keys {
+            let mutations: Vec<Mutation> = self.qualifiers[..fields]
+                .iter()
+                .map(|q| Mutation::Put {
+                    family: b"f".to_vec(),
+                    qualifier: q.clone(),
+                    timestamp: None,
+                    value: value.to_vec(),
+                })
+                .collect();
+            self.store.mutate_row(TABLE, key, &mutations, None)?;
+        }
+        Ok(())
+    }
+
+    fn read_row(&self, key: &[u8]) -> Result<bool, BenchError> {
+        Ok(!self.store.get(TABLE, &Get::new(key.to_vec()))?.is_empty())
+    }
+
+    fn counters(&self) -> EngineCounters {
+        let t = self.store.metrics().totals;
+        EngineCounters {
+            flushes: t.disk_flushes,
+            inmemory_flushes: t.inmemory_flushes,
+            merges: t.merges,
+            inmemory_compactions: t.inmemory_compactions,
+            compactions: t.disk_compactions,
+            wal_files: t.wal_files_created,
+            bytes_wal: t.wal_bytes,
+            bytes_flushed: t.bytes_flushed,
+            bytes_compacted: t.bytes_compacted,
+            user_bytes: t.user_bytes,
+        }
+    }
+
+    fn finish(&self) -> Result<(), BenchError> {
+        self.store.close()?;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(())
+    }
+}

@@ -1,0 +1,28 @@
+//! # bench — `accordion bench`'s workloads, engines, driver and reports
+//!
+//! A YCSB-compatible workload ([`workload`], [`keys`]) drives an
+//! [`engine::Engine`] from T client threads ([`driver`]); every engine sees
+//! the same key sequence (operation `i` always uses the same key, whichever
+//! thread runs it). Results carry the counters of DESIGN §6 ([`report`]).
+//! Presets scale the papers' experiments to this machine ([`presets`]).
+
+pub mod driver;
+pub mod engine;
+pub mod keys;
+pub mod presets;
+pub mod report;
+pub mod sysinfo;
+pub mod workload;
+
+/// What can go wrong while benchmarking.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("engine {engine}: {message}")]
+    Engine { engine: String, message: String },
+}
