@@ -11,6 +11,8 @@ pub mod engine;
 pub mod keys;
 pub mod presets;
 pub mod report;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb_engine;
 pub mod sysinfo;
 pub mod workload;
 

@@ -102,8 +102,28 @@ pub fn run_accordion(preset: &Preset, policy: &str, base: &Path) -> Result<RunRe
         pipeline_segments_limit: preset.pipeline_segments_limit,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
+    measure(preset, &engine, policy)
+}
+
+/// Runs `preset` on RocksDB with the same memtable budget, WAL mode and
+/// threads (cargo feature `rocksdb`).
+#[cfg(feature = "rocksdb")]
+pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError> {
+    let dir = base.join(format!("rocksdb-{}-{}", preset.name, std::process::id()));
+    let engine = crate::rocksdb_engine::RocksDbEngine::open(
+        dir,
+        preset.memstore_bytes,
+        preset.durability,
+        preset.workload.fields,
+    )?;
+    measure(preset, &engine, "-")
+}
+
+/// Drives `engine` with the preset's workload and reports; always finishes
+/// the engine (removing its data).
+pub fn measure(preset: &Preset, engine: &dyn Engine, policy: &str) -> Result<RunReport, BenchError> {
     let cpu_before = cpu_seconds();
-    let result = driver::run(&engine, &preset.workload, preset.threads, preset.batch_bytes);
+    let result = driver::run(engine, &preset.workload, preset.threads, preset.batch_bytes);
     let cpu = cpu_seconds() - cpu_before;
     let counters = engine.counters();
     engine.finish()?;

@@ -12,7 +12,7 @@ pub struct RunArgs {
     /// Presets to run (comma separated).
     #[arg(long, value_delimiter = ',', default_value = "paper-write-zipf")]
     pub presets: Vec<String>,
-    /// Engines: accordion (embedded). Real HBase and RocksDB are being added.
+    /// Engines: accordion (embedded); rocksdb with `--features rocksdb`.
     #[arg(long, value_delimiter = ',', default_value = "accordion")]
     pub engines: Vec<String>,
     /// Memstore policies for the accordion engine.
@@ -30,9 +30,13 @@ pub struct RunArgs {
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let available: &[&str] = if cfg!(feature = "rocksdb") { &["accordion", "rocksdb"] } else { &["accordion"] };
     for e in &args.engines {
-        if e != "accordion" {
-            bail!("engine {e:?} is not available in this build (available: accordion)");
+        if !available.contains(&e.as_str()) {
+            bail!(
+                "engine {e:?} is not available in this build (available: {}; rocksdb needs --features rocksdb)",
+                available.join(", ")
+            );
         }
     }
     let presets = args
@@ -43,8 +47,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     println!("{}", table_header());
     let mut runs = Vec::new();
     for preset in &presets {
-        for policy in &args.policies {
-            let r = run_accordion(preset, policy, &base).with_context(|| format!("{} / {policy}", preset.name))?;
+        if args.engines.iter().any(|e| e == "accordion") {
+            for policy in &args.policies {
+                let r = run_accordion(preset, policy, &base).with_context(|| format!("{} / {policy}", preset.name))?;
+                println!("{}", r.table_row());
+                runs.push(r);
+            }
+        }
+        #[cfg(feature = "rocksdb")]
+        if args.engines.iter().any(|e| e == "rocksdb") {
+            let r = bench::presets::run_rocksdb(preset, &base).with_context(|| format!("{} / rocksdb", preset.name))?;
             println!("{}", r.table_row());
             runs.push(r);
         }
