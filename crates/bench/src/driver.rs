@@ -109,3 +109,43 @@ pub fn run(
         rows_found: found.load(Ordering::Relaxed),
     })
 }
+
+/// Runs `writes` from `writer_threads` clients while one more thread reads
+/// keys of `reads` one by one until the writers are done (the paper's
+/// read-latency-under-background-writes experiment). The reader's latencies
+/// are the result's get histogram.
+pub fn run_reader_under_writes(
+    engine: &dyn Engine,
+    writes: &Workload,
+    writer_threads: usize,
+    batch_bytes: usize,
+    reads: &Workload,
+) -> Result<DriverResult, BenchError> {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let reader_keys = reads.key_source();
+    let (write_result, read_result) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| -> Result<(Histogram<u64>, u64), BenchError> {
+            let mut h = histogram();
+            let (mut i, mut found) = (0u64, 0u64);
+            while !done.load(Ordering::Acquire) {
+                let mut key = [0u8; 32];
+                let n = reader_keys.key(i, &mut key);
+                let t = Instant::now();
+                if engine.read_row(&key[..n])? {
+                    found += 1;
+                }
+                let _ = h.record((t.elapsed().as_micros() as u64).max(1));
+                i += 1;
+            }
+            Ok((h, found))
+        });
+        let w = run(engine, writes, writer_threads, batch_bytes);
+        done.store(true, Ordering::Release);
+        (w, reader.join().expect("reader thread"))
+    });
+    let mut result = write_result?;
+    let (gets, found) = read_result?;
+    result.get_latency_us = gets;
+    result.rows_found = found;
+    Ok(result)
+}

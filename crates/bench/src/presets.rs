@@ -32,20 +32,34 @@ pub struct Preset {
 }
 
 /// Names of the presets this build knows.
-pub const PRESETS: &[&str] = &["paper-write-zipf", "paper-write-uniform"];
+pub const PRESETS: &[&str] =
+    &["paper-write-zipf", "paper-write-uniform", "paper-mixed", "tune-a", "tune-s", "value-size", "regions-per-gb"];
+
+/// How an experiment drives its engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Every operation of the workload (writes and reads by its ratio).
+    Workload,
+    /// Load `load_ops` rows first, then measure one reader thread while the
+    /// workload's writes run in the background.
+    ReaderUnderWrites { load_ops: u64 },
+}
+
+/// One run of a preset: a label (the policy and the varied parameter), the
+/// store shape and the workload.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub preset: Preset,
+    pub policy: String,
+    pub label: String,
+    pub mode: Mode,
+}
 
 impl Preset {
     /// The paper's write-only experiment: 50 regions, 12 threads, rows of
     /// 4 × 25 B, 10 KB client batches, async WAL, A = 0.02, S = 5, a 256 MiB
     /// memstore budget; 4 M operations over 1 M keys at scale 1.
-    pub fn by_name(name: &str, scale: f64) -> Result<Preset, BenchError> {
-        let dist = match name {
-            "paper-write-zipf" => KeyDist::Zipfian,
-            "paper-write-uniform" => KeyDist::Uniform,
-            other => {
-                return Err(BenchError::Invalid(format!("unknown preset {other:?}; known: {}", PRESETS.join(", "))));
-            }
-        };
+    pub fn paper_write(dist: KeyDist, scale: f64) -> Result<Preset, BenchError> {
         if scale.is_nan() || scale <= 0.0 {
             return Err(BenchError::Invalid("--scale must be positive".into()));
         }
@@ -72,6 +86,20 @@ impl Preset {
         })
     }
 
+    /// The write-only preset `name` (`paper-write-zipf` or `-uniform`).
+    pub fn by_name(name: &str, scale: f64) -> Result<Preset, BenchError> {
+        match name {
+            "paper-write-zipf" => Preset::paper_write(KeyDist::Zipfian, scale),
+            "paper-write-uniform" => Preset::paper_write(KeyDist::Uniform, scale),
+            other => Err(BenchError::Invalid(format!("{other:?} is not a write-only preset"))),
+        }
+    }
+
+    fn named(mut self, name: &'static str) -> Preset {
+        self.name = name;
+        self
+    }
+
     /// Split keys dividing the preset's key space evenly into its regions.
     pub fn split_keys(&self) -> Vec<Vec<u8>> {
         let n = self.workload.key_space.min(2_000_000);
@@ -87,13 +115,92 @@ impl Preset {
     }
 }
 
-/// Runs `preset` on the embedded accordion engine with `policy`, in a fresh
-/// directory under `base`.
-pub fn run_accordion(preset: &Preset, policy: &str, base: &Path) -> Result<RunReport, BenchError> {
-    memstore::CompactionPolicy::parse(policy).map_err(|e| BenchError::Invalid(e.to_string()))?;
-    let setup = AccordionSetup {
-        dir: base.join(format!("accordion-{}-{}-{}", preset.name, policy.replace(':', "_"), std::process::id())),
+/// The runs of preset `name` for `policies` (presets that vary a parameter
+/// choose their own policies). Each finishes in minutes at scale 1 here.
+pub fn experiments(name: &str, scale: f64, policies: &[String]) -> Result<Vec<Experiment>, BenchError> {
+    let each_policy = |preset: Preset, mode: Mode| -> Vec<Experiment> {
+        policies
+            .iter()
+            .map(|p| Experiment { preset: preset.clone(), policy: p.clone(), label: p.clone(), mode: mode.clone() })
+            .collect()
+    };
+    let zipf = Preset::paper_write(KeyDist::Zipfian, scale)?;
+    let variant = |preset: Preset, policy: &str, label: String| Experiment {
+        preset,
         policy: policy.to_string(),
+        label,
+        mode: Mode::Workload,
+    };
+    Ok(match name {
+        "paper-write-zipf" | "paper-write-uniform" => each_policy(Preset::by_name(name, scale)?, Mode::Workload),
+        "paper-mixed" => {
+            // Load half the operations, then 12 writers continue while one
+            // reader's get latency is measured.
+            let mut p = zipf.named("paper-mixed");
+            let load = p.workload.ops / 2;
+            p.workload.ops -= load;
+            p.workload.seed = 43;
+            each_policy(p, Mode::ReaderUnderWrites { load_ops: load })
+        }
+        "tune-a" => {
+            // Throughput as the active segment's share goes from 1.0 (the
+            // classic memstore) down to 0.01, under basic.
+            let mut v = vec![variant(zipf.clone().named("tune-a"), "none", "A=1.0 (none)".into())];
+            for a in [0.5, 0.2, 0.1, 0.05, 0.02, 0.01] {
+                let mut p = zipf.clone().named("tune-a");
+                p.inmemory_flush_share = a;
+                v.push(variant(p, "basic", format!("basic A={a}")));
+            }
+            v
+        }
+        "tune-s" => [1usize, 2, 3, 5, 7, 10]
+            .iter()
+            .map(|&s| {
+                let mut p = zipf.clone().named("tune-s");
+                p.pipeline_segments_limit = s;
+                variant(p, "basic", format!("basic S={s}"))
+            })
+            .collect(),
+        "value-size" => {
+            // 100 B and 1 KB values (4 fields) in a quarter and a fortieth
+            // of the operations: about the bytes of the 25 B preset.
+            let mut v = Vec::new();
+            for (size, divisor) in [(100usize, 4u64), (1024, 40)] {
+                let mut p = zipf.clone().named("value-size");
+                p.workload.value_size = size;
+                p.workload.ops = (p.workload.ops / divisor).max(2);
+                for policy in ["none", "basic"] {
+                    v.push(variant(p.clone(), policy, format!("{policy} value={size}B")));
+                }
+            }
+            v
+        }
+        "regions-per-gb" => {
+            // More regions sharing one memstore budget: flush files shrink and
+            // HBase's throughput falls past ~7 regions per GB.
+            let mut v = Vec::new();
+            for regions in [2usize, 8, 32, 128] {
+                let mut p = zipf.clone().named("regions-per-gb");
+                p.regions = regions;
+                p.workload.ops = (p.workload.ops / 2).max(2);
+                let per_gb = regions as f64 / (p.memstore_bytes as f64 / (1u64 << 30) as f64);
+                for policy in ["none", "basic"] {
+                    v.push(variant(p.clone(), policy, format!("{policy} {per_gb:.0}/GB")));
+                }
+            }
+            v
+        }
+        other => return Err(BenchError::Invalid(format!("unknown preset {other:?}; known: {}", PRESETS.join(", ")))),
+    })
+}
+
+/// Runs one experiment on the embedded store.
+pub fn run_experiment(exp: &Experiment, base: &Path) -> Result<RunReport, BenchError> {
+    let preset = &exp.preset;
+    memstore::CompactionPolicy::parse(&exp.policy).map_err(|e| BenchError::Invalid(e.to_string()))?;
+    let setup = AccordionSetup {
+        dir: base.join(format!("accordion-{}-{}", preset.name, std::process::id())),
+        policy: exp.policy.clone(),
         split_keys: preset.split_keys(),
         durability: preset.durability,
         memstore_bytes: preset.memstore_bytes,
@@ -102,7 +209,17 @@ pub fn run_accordion(preset: &Preset, policy: &str, base: &Path) -> Result<RunRe
         pipeline_segments_limit: preset.pipeline_segments_limit,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
-    measure(preset, &engine, policy)
+    match &exp.mode {
+        Mode::Workload => measure(preset, &engine, &exp.label),
+        Mode::ReaderUnderWrites { load_ops } => {
+            let load = Workload { ops: *load_ops, seed: 42, ..preset.workload.clone() };
+            if let Err(e) = driver::run(&engine, &load, preset.threads, preset.batch_bytes) {
+                let _ = engine.finish();
+                return Err(e);
+            }
+            measure_with_reader(preset, &engine, &exp.label, &load)
+        }
+    }
 }
 
 /// Runs `preset` on RocksDB with the same memtable budget, WAL mode and
@@ -122,8 +239,31 @@ pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError
 /// Drives `engine` with the preset's workload and reports; always finishes
 /// the engine (removing its data).
 pub fn measure(preset: &Preset, engine: &dyn Engine, policy: &str) -> Result<RunReport, BenchError> {
+    measure_mode(preset, engine, policy, None)
+}
+
+/// Like [`measure`], with one reader thread reading `reads`' keys while the
+/// preset's writes run; the get latencies are the reader's.
+pub fn measure_with_reader(
+    preset: &Preset,
+    engine: &dyn Engine,
+    policy: &str,
+    reads: &Workload,
+) -> Result<RunReport, BenchError> {
+    measure_mode(preset, engine, policy, Some(reads))
+}
+
+fn measure_mode(
+    preset: &Preset,
+    engine: &dyn Engine,
+    policy: &str,
+    reads: Option<&Workload>,
+) -> Result<RunReport, BenchError> {
     let cpu_before = cpu_seconds();
-    let result = driver::run(engine, &preset.workload, preset.threads, preset.batch_bytes);
+    let result = match reads {
+        None => driver::run(engine, &preset.workload, preset.threads, preset.batch_bytes),
+        Some(r) => driver::run_reader_under_writes(engine, &preset.workload, preset.threads, preset.batch_bytes, r),
+    };
     let cpu = cpu_seconds() - cpu_before;
     let counters = engine.counters();
     engine.finish()?;
@@ -171,18 +311,25 @@ mod tests {
     #[test]
     fn every_preset_runs_at_a_tiny_scale() {
         let dir = tempfile::tempdir().expect("tempdir");
+        let policies = vec!["basic".to_string()];
         for name in PRESETS {
-            let mut preset = Preset::by_name(name, 0.002).expect("preset");
-            preset.regions = 4;
-            preset.threads = 3;
-            let report = run_accordion(&preset, "basic", dir.path()).expect("runs");
-            assert_eq!(report.ops, preset.workload.ops);
-            assert!(report.ops_per_sec > 0.0);
-            assert!(report.user_bytes >= preset.workload.ops * 100, "{report:?}");
-            assert!(report.bytes_wal > 0);
-            assert!(report.latency_us.contains_key("put"));
+            let exps = experiments(name, 0.002, &policies).expect("preset");
+            assert!(!exps.is_empty(), "{name}");
+            for mut exp in exps {
+                exp.preset.regions = exp.preset.regions.min(4);
+                exp.preset.threads = 3;
+                let report = run_experiment(&exp, dir.path()).expect("runs");
+                assert_eq!(report.preset, *name);
+                assert_eq!(report.ops, exp.preset.workload.ops);
+                assert!(report.ops_per_sec > 0.0);
+                assert!(report.user_bytes >= exp.preset.workload.ops * 100, "{report:?}");
+                assert!(report.latency_us.contains_key("put"), "{report:?}");
+                if matches!(exp.mode, Mode::ReaderUnderWrites { .. }) {
+                    assert!(report.latency_us.contains_key("get"), "the reader was measured: {report:?}");
+                }
+            }
         }
-        assert!(Preset::by_name("nope", 1.0).is_err());
-        assert!(Preset::by_name("paper-write-zipf", 0.0).is_err());
+        assert!(experiments("nope", 1.0, &policies).is_err());
+        assert!(experiments("paper-write-zipf", 0.0, &policies).is_err());
     }
 }

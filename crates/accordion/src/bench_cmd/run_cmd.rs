@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use bench::presets::{PRESETS, Preset, run_accordion};
+use bench::presets::{PRESETS, experiments, run_experiment};
 use bench::report::{RunReport, table_header, to_json};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -39,24 +39,27 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             );
         }
     }
-    let presets = args
-        .presets
-        .iter()
-        .map(|p| Preset::by_name(p, args.scale).with_context(|| format!("known presets: {}", PRESETS.join(", "))))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut planned = Vec::new();
+    for name in &args.presets {
+        let exps = experiments(name, args.scale, &args.policies)
+            .with_context(|| format!("preset {name:?} (known: {})", PRESETS.join(", ")))?;
+        planned.push((name.clone(), exps));
+    }
     println!("{}", table_header());
     let mut runs = Vec::new();
-    for preset in &presets {
+    for (name, exps) in &planned {
         if args.engines.iter().any(|e| e == "accordion") {
-            for policy in &args.policies {
-                let r = run_accordion(preset, policy, &base).with_context(|| format!("{} / {policy}", preset.name))?;
+            for exp in exps {
+                let r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
                 println!("{}", r.table_row());
                 runs.push(r);
             }
         }
         #[cfg(feature = "rocksdb")]
-        if args.engines.iter().any(|e| e == "rocksdb") {
-            let r = bench::presets::run_rocksdb(preset, &base).with_context(|| format!("{} / rocksdb", preset.name))?;
+        if args.engines.iter().any(|e| e == "rocksdb")
+            && let Some(first) = exps.first()
+        {
+            let r = bench::presets::run_rocksdb(&first.preset, &base).with_context(|| format!("{name} / rocksdb"))?;
             println!("{}", r.table_row());
             runs.push(r);
         }
