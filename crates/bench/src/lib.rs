@@ -8,6 +8,7 @@
 
 pub mod driver;
 pub mod engine;
+pub mod hbase_engine;
 pub mod keys;
 pub mod presets;
 pub mod report;

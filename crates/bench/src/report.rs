@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Percentiles {
     pub p50: u64,
     pub p95: u64,
@@ -26,6 +27,7 @@ impl Percentiles {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunReport {
     pub engine: String,
     pub policy: String,

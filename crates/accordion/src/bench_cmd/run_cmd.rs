@@ -12,7 +12,8 @@ pub struct RunArgs {
     /// Presets to run (comma separated).
     #[arg(long, value_delimiter = ',', default_value = "paper-write-zipf")]
     pub presets: Vec<String>,
-    /// Engines: accordion (embedded); rocksdb with `--features rocksdb`.
+    /// Engines: accordion (embedded), hbase (real HBase 2.6.4 through
+    /// bench/hbase/run.sh; Java 17 and Maven), rocksdb (`--features rocksdb`).
     #[arg(long, value_delimiter = ',', default_value = "accordion")]
     pub engines: Vec<String>,
     /// Memstore policies for the accordion engine.
@@ -26,11 +27,15 @@ pub struct RunArgs {
     pub dir: Option<PathBuf>,
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// The HBase engine's launcher.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
+    pub hbase_script: PathBuf,
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let available: &[&str] = if cfg!(feature = "rocksdb") { &["accordion", "rocksdb"] } else { &["accordion"] };
+    let available: &[&str] =
+        if cfg!(feature = "rocksdb") { &["accordion", "hbase", "rocksdb"] } else { &["accordion", "hbase"] };
     for e in &args.engines {
         if !available.contains(&e.as_str()) {
             bail!(
@@ -51,6 +56,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         if args.engines.iter().any(|e| e == "accordion") {
             for exp in exps {
                 let r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
+                println!("{}", r.table_row());
+                runs.push(r);
+            }
+        }
+        if args.engines.iter().any(|e| e == "hbase") {
+            for exp in exps {
+                let r = bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
+                    .with_context(|| format!("{name} / hbase {}", exp.label))?;
                 println!("{}", r.table_row());
                 runs.push(r);
             }
