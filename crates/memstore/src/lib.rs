@@ -20,6 +20,7 @@ pub mod chunk_pool;
 pub mod compactor;
 pub mod config;
 pub mod counters;
+pub mod cursor_heap;
 pub mod error;
 pub mod executor;
 pub mod memstore;

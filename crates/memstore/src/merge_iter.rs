@@ -14,85 +14,47 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::cell::{CellKey, CellRef, compare_cells};
+use crate::cursor_heap::{CursorHeap, HeapCursor};
 use crate::segment::{Segment, SegmentCursor};
 
 pub struct MergingCursor {
     cursors: Vec<SegmentCursor>,
-    /// Indices of non-exhausted cursors, a binary min-heap by current cell,
-    /// so that a step costs O(log segments) however long the pipeline gets.
-    heap: Vec<usize>,
+    /// Orders the cursors: a step costs O(log segments) however long the
+    /// pipeline gets.
+    heap: CursorHeap,
+}
+
+impl HeapCursor for SegmentCursor {
+    fn current(&self) -> Option<CellRef<'_>> {
+        SegmentCursor::current(self)
+    }
 }
 
 impl MergingCursor {
     /// A cursor at the first cell of the union of `segments`, newest first.
     pub fn new(segments: impl IntoIterator<Item = Arc<Segment>>) -> MergingCursor {
-        let cursors = segments.into_iter().map(SegmentCursor::new).collect();
-        let mut m = MergingCursor { cursors, heap: Vec::new() };
-        m.rebuild_heap();
-        m
+        let cursors: Vec<SegmentCursor> = segments.into_iter().map(SegmentCursor::new).collect();
+        let mut heap = CursorHeap::default();
+        heap.rebuild(&cursors);
+        MergingCursor { cursors, heap }
     }
 
-    /// Orders cursors by current cell; equal cells (the same full key in two
-    /// segments) go to the cursor given first — the newer segment — so the
-    /// newest write of a key wins, as inside a segment.
-    #[inline]
-    fn less(&self, a: usize, b: usize) -> bool {
-        match (self.cursors[a].current(), self.cursors[b].current()) {
-            (Some(x), Some(y)) => compare_cells(&x, &y).then(a.cmp(&b)) == Ordering::Less,
-            (Some(_), None) => true,
-            _ => false,
-        }
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.heap.len();
-        loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut smallest = i;
-            if l < n && self.less(self.heap[l], self.heap[smallest]) {
-                smallest = l;
-            }
-            if r < n && self.less(self.heap[r], self.heap[smallest]) {
-                smallest = r;
-            }
-            if smallest == i {
-                return;
-            }
-            self.heap.swap(i, smallest);
-            i = smallest;
-        }
-    }
-
-    fn rebuild_heap(&mut self) {
-        self.heap = (0..self.cursors.len()).filter(|&i| self.cursors[i].current_ptr().is_some()).collect();
-        for i in (0..self.heap.len() / 2).rev() {
-            self.sift_down(i);
-        }
-    }
-
-    /// Advances the cursor at the top of the heap and restores the heap.
     fn advance_top(&mut self) {
-        let top = self.heap[0];
-        self.cursors[top].advance();
-        if self.cursors[top].current_ptr().is_none() {
-            let last = self.heap.pop().expect("heap is non-empty");
-            if self.heap.is_empty() {
-                return;
-            }
-            self.heap[0] = last;
+        if let Some(top) = self.heap.top() {
+            self.cursors[top].advance();
+            self.heap.top_advanced(&self.cursors);
         }
-        self.sift_down(0);
     }
 
     /// The current cell, or `None` at the end.
     #[inline]
     pub fn current(&self) -> Option<CellRef<'_>> {
-        self.heap.first().and_then(|&i| self.cursors[i].current())
+        self.heap.top().and_then(|i| self.cursors[i].current())
     }
 
     /// Moves past the current cell (and any identical copies of it).
     pub fn advance(&mut self) {
-        let Some(ptr) = self.heap.first().and_then(|&i| self.cursors[i].current_ptr()) else { return };
+        let Some(ptr) = self.heap.top().and_then(|i| self.cursors[i].current_ptr()) else { return };
         // SAFETY: the cell lives in a segment held by one of our cursors; no
         // segment is dropped while we compare.
         let cur = unsafe { CellRef::from_ptr(ptr) };
@@ -107,7 +69,7 @@ impl MergingCursor {
         for c in &mut self.cursors {
             c.seek(key);
         }
-        self.rebuild_heap();
+        self.heap.rebuild(&self.cursors);
     }
 
     /// The row of the last cell strictly before `row` (or the last row of

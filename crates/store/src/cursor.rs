@@ -12,6 +12,7 @@
 use std::cmp::Ordering;
 
 use memstore::cell::compare_cells;
+use memstore::cursor_heap::{CursorHeap, HeapCursor};
 use memstore::{CellKey, CellRef, MergingCursor};
 
 use crate::error::Result;
@@ -65,75 +66,43 @@ impl CellCursor for crate::storefile::StoreFileScanner {
     }
 }
 
+impl HeapCursor for Box<dyn CellCursor> {
+    fn current(&self) -> Option<CellRef<'_>> {
+        CellCursor::current(self.as_ref())
+    }
+}
+
 /// Merges several cursors into one sorted stream.
 pub struct MergedCursor {
     cursors: Vec<Box<dyn CellCursor>>,
-    heap: Vec<usize>,
+    heap: CursorHeap,
     /// The cell just passed, reused across steps (its source may release its
     /// memory when it advances).
     last: Vec<u8>,
 }
 
 impl MergedCursor {
-    /// Merges `cursors`, given newest source first.
+    /// Merges `cursors`, given newest source first (equal cells go to it).
     pub fn new(cursors: Vec<Box<dyn CellCursor>>) -> MergedCursor {
-        let mut m = MergedCursor { cursors, heap: Vec::new(), last: Vec::new() };
-        m.rebuild_heap();
-        m
-    }
-
-    /// Equal cells go to the cursor given first (the newest source).
-    fn less(&self, a: usize, b: usize) -> bool {
-        match (self.cursors[a].current(), self.cursors[b].current()) {
-            (Some(x), Some(y)) => compare_cells(&x, &y).then(a.cmp(&b)) == Ordering::Less,
-            (Some(_), None) => true,
-            _ => false,
-        }
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.heap.len();
-        loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut smallest = i;
-            if l < n && self.less(self.heap[l], self.heap[smallest]) {
-                smallest = l;
-            }
-            if r < n && self.less(self.heap[r], self.heap[smallest]) {
-                smallest = r;
-            }
-            if smallest == i {
-                return;
-            }
-            self.heap.swap(i, smallest);
-            i = smallest;
-        }
-    }
-
-    fn rebuild_heap(&mut self) {
-        self.heap = (0..self.cursors.len()).filter(|&i| self.cursors[i].current().is_some()).collect();
-        for i in (0..self.heap.len() / 2).rev() {
-            self.sift_down(i);
-        }
+        let mut heap = CursorHeap::default();
+        heap.rebuild(&cursors);
+        MergedCursor { cursors, heap, last: Vec::new() }
     }
 
     fn advance_top(&mut self) -> Result<()> {
-        let top = self.heap[0];
+        let Some(top) = self.heap.top() else { return Ok(()) };
         let result = self.cursors[top].advance();
-        if result.is_err() || self.cursors[top].current().is_none() {
-            let last = self.heap.pop().expect("heap is non-empty");
-            if !self.heap.is_empty() {
-                self.heap[0] = last;
-                self.sift_down(0);
-            }
-            return result;
+        if result.is_err() {
+            // A failed source is dropped from the merge; the error surfaces.
+            self.heap.drop_top(&self.cursors);
+        } else {
+            self.heap.top_advanced(&self.cursors);
         }
-        self.sift_down(0);
-        Ok(())
+        result
     }
 
     pub fn current(&self) -> Option<CellRef<'_>> {
-        self.heap.first().and_then(|&i| self.cursors[i].current())
+        self.heap.top().and_then(|i| self.cursors[i].current())
     }
 
     /// Moves past the current cell and any identical copies of it.
@@ -162,7 +131,7 @@ impl MergedCursor {
         for c in &mut self.cursors {
             c.seek(key)?;
         }
-        self.rebuild_heap();
+        self.heap.rebuild(&self.cursors);
         Ok(())
     }
 

@@ -347,9 +347,14 @@ impl Region {
         self.check_open()?;
         let entry = self.mvcc.begin();
         let seq = entry.seq();
-        let mut encoded = Vec::with_capacity(cells.iter().map(|c| c.as_input().encoded_len()).sum());
+        // Encoded once, straight into the WAL record's buffer.
+        let mut encoded = vec![0u8; cells.iter().map(|c| c.as_input().encoded_len()).sum()];
+        let mut at = 0;
         for c in &cells {
-            encoded.extend_from_slice(&c.as_input().to_encoded(seq));
+            let input = c.as_input();
+            let len = input.encoded_len();
+            input.encode_into(seq, &mut encoded[at..at + len]);
+            at += len;
         }
         let user_bytes = encoded.len() as u64;
         if durability != Durability::SkipWal

@@ -1,0 +1,151 @@
+//! `CursorHeap`: the binary min-heap behind every merging cursor (the
+//! memstore's over its segments, the store's over memstore and files). It
+//! orders cursor *indices* by each cursor's current cell; ties go to the
+//! lower index — the newer source — so that the newest write of a key wins.
+//!
+//! Invariants: `heap` holds exactly the indices of non-exhausted cursors and
+//! satisfies the heap property for the cursors' current cells, as long as
+//! callers report every move of a cursor (`rebuild` after seeks,
+//! `top_advanced` after advancing the top).
+//!
+//! Thread safety: plain data, owned by one merging cursor.
+
+use std::cmp::Ordering;
+
+use crate::cell::{CellRef, compare_cells};
+
+/// A cursor the heap can order.
+pub trait HeapCursor {
+    fn current(&self) -> Option<CellRef<'_>>;
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct CursorHeap {
+    heap: Vec<usize>,
+}
+
+fn less<C: HeapCursor>(cursors: &[C], a: usize, b: usize) -> bool {
+    match (cursors[a].current(), cursors[b].current()) {
+        (Some(x), Some(y)) => compare_cells(&x, &y).then(a.cmp(&b)) == Ordering::Less,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+impl CursorHeap {
+    /// The index of the cursor with the smallest current cell.
+    #[inline]
+    pub fn top(&self) -> Option<usize> {
+        self.heap.first().copied()
+    }
+
+    /// Orders all cursors anew (after seeks).
+    pub fn rebuild<C: HeapCursor>(&mut self, cursors: &[C]) {
+        self.heap = (0..cursors.len()).filter(|&i| cursors[i].current().is_some()).collect();
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(cursors, i);
+        }
+    }
+
+    /// Restores the heap after the top cursor moved forward (or ran out).
+    pub fn top_advanced<C: HeapCursor>(&mut self, cursors: &[C]) {
+        let Some(&top) = self.heap.first() else { return };
+        if cursors[top].current().is_none() {
+            let last = self.heap.pop().expect("heap is non-empty");
+            if self.heap.is_empty() {
+                return;
+            }
+            self.heap[0] = last;
+        }
+        self.sift_down(cursors, 0);
+    }
+
+    /// Takes the top cursor out of the merge (its source failed).
+    pub fn drop_top<C: HeapCursor>(&mut self, cursors: &[C]) {
+        if self.heap.is_empty() {
+            return;
+        }
+        let last = self.heap.pop().expect("heap is non-empty");
+        if !self.heap.is_empty() {
+            self.heap[0] = last;
+            self.sift_down(cursors, 0);
+        }
+    }
+
+    fn sift_down<C: HeapCursor>(&mut self, cursors: &[C], mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut smallest = i;
+            if l < n && less(cursors, self.heap[l], self.heap[smallest]) {
+                smallest = l;
+            }
+            if r < n && less(cursors, self.heap[r], self.heap[smallest]) {
+                smallest = r;
+            }
+            if smallest == i {
+                return;
+            }
+            self.heap.swap(i, smallest);
+            i = smallest;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellInput;
+
+    /// A cursor over owned encoded cells.
+    struct VecCursor {
+        cells: Vec<Vec<u8>>,
+        pos: usize,
+    }
+
+    impl HeapCursor for VecCursor {
+        fn current(&self) -> Option<CellRef<'_>> {
+            self.cells.get(self.pos).map(|c| CellRef::new(c))
+        }
+    }
+
+    fn cursor(rows: &[&str], value: &[u8]) -> VecCursor {
+        VecCursor {
+            cells: rows.iter().map(|r| CellInput::put(r.as_bytes(), b"f", b"q", 1, value).to_encoded(1)).collect(),
+            pos: 0,
+        }
+    }
+
+    fn drain(heap: &mut CursorHeap, cursors: &mut [VecCursor]) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        while let Some(top) = heap.top() {
+            let c = cursors[top].current().expect("top is not exhausted");
+            out.push((String::from_utf8_lossy(c.row()).into_owned(), c.value().to_vec()));
+            cursors[top].pos += 1;
+            heap.top_advanced(cursors);
+        }
+        out
+    }
+
+    #[test]
+    fn orders_by_cell_and_prefers_the_newer_source_on_ties() {
+        let mut cursors = vec![cursor(&["b", "d"], b"new"), cursor(&["a", "b", "c"], b"old"), cursor(&[], b"")];
+        let mut heap = CursorHeap::default();
+        heap.rebuild(&cursors);
+        let got = drain(&mut heap, &mut cursors);
+        let rows: Vec<&str> = got.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(rows, ["a", "b", "b", "c", "d"]);
+        assert_eq!(got[1].1, b"new", "the equal cell of the first (newer) cursor comes first");
+    }
+
+    #[test]
+    fn a_dropped_source_leaves_the_others_in_order() {
+        let mut cursors = vec![cursor(&["a", "x"], b"1"), cursor(&["b", "c"], b"2")];
+        let mut heap = CursorHeap::default();
+        heap.rebuild(&cursors);
+        assert_eq!(heap.top(), Some(0));
+        heap.drop_top(&cursors);
+        let rows: Vec<String> = drain(&mut heap, &mut cursors).into_iter().map(|(r, _)| r).collect();
+        assert_eq!(rows, ["b", "c"]);
+    }
+}
