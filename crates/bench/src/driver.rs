@@ -43,6 +43,7 @@ pub fn run(
     let puts = Mutex::new(histogram());
     let gets = Mutex::new(histogram());
     let first_error: Mutex<Option<BenchError>> = Mutex::new(None);
+    crate::progress::start(workload.ops);
     let start = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
@@ -59,6 +60,7 @@ pub fn run(
                     let t = Instant::now();
                     let r = engine.write_rows(&rows, &value, workload.fields);
                     let _ = h.record((t.elapsed().as_micros() as u64).max(1));
+                    crate::progress::add(rows.len() as u64);
                     buffer.clear();
                     lens.clear();
                     r
@@ -77,6 +79,7 @@ pub fn run(
                                 found.fetch_add(1, Ordering::Relaxed);
                             }
                             let _ = my_gets.record((t.elapsed().as_micros() as u64).max(1));
+                            crate::progress::add(1);
                         } else {
                             buffer.push(key);
                             lens.push(n);

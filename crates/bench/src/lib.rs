@@ -10,7 +10,9 @@ pub mod driver;
 pub mod engine;
 pub mod hbase_engine;
 pub mod keys;
+pub mod plot;
 pub mod presets;
+pub mod progress;
 pub mod report;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_engine;

@@ -104,6 +104,92 @@ pub fn to_json(runs: &[RunReport]) -> String {
     serde_json::to_string_pretty(&serde_json::json!({ "runs": runs })).expect("reports serialise")
 }
 
+/// `{"runs":[...], "all_runs":[...]}`: the reported (median) runs and, when
+/// experiments were repeated, every run.
+pub fn to_json_with_all(runs: &[RunReport], all: &[RunReport]) -> String {
+    let mut v = serde_json::json!({ "runs": runs });
+    if !all.is_empty() {
+        v["all_runs"] = serde_json::json!(all);
+    }
+    serde_json::to_string_pretty(&v).expect("reports serialise")
+}
+
+/// The median run (by ops/s) of each (preset, engine, policy), in the order
+/// they first appear; the lower middle for an even count.
+pub fn median_runs(runs: &[RunReport]) -> Vec<RunReport> {
+    let mut groups: Vec<Vec<&RunReport>> = Vec::new();
+    for r in runs {
+        let same =
+            |g: &&mut Vec<&RunReport>| g[0].preset == r.preset && g[0].engine == r.engine && g[0].policy == r.policy;
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(r),
+            None => groups.push(vec![r]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|mut g| {
+            g.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+            g[(g.len() - 1) / 2].clone()
+        })
+        .collect()
+}
+
+fn disk_bytes(r: &RunReport) -> f64 {
+    (r.bytes_flushed + r.bytes_compacted) as f64
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b == 0.0 { "n/a".to_string() } else { format!("{:.2}x", a / b) }
+}
+
+/// The comparisons the issues ask for, per preset: accordion's best policy
+/// over `none`, accordion over HBase per shared policy, and accordion's best
+/// policy over RocksDB — for throughput and for bytes written by flushes and
+/// compactions.
+pub fn ratio_lines(runs: &[RunReport]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut presets: Vec<&str> = runs.iter().map(|r| r.preset.as_str()).collect();
+    presets.dedup();
+    for preset in presets {
+        let of = |engine: &str| -> Vec<&RunReport> {
+            runs.iter().filter(|r| r.preset == preset && r.engine == engine).collect()
+        };
+        let ours = of("accordion");
+        let Some(best) = ours.iter().max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec)) else {
+            continue;
+        };
+        if let Some(none) = ours.iter().find(|r| r.policy == "none") {
+            lines.push(format!(
+                "{preset}: accordion best policy {} / none: throughput {}, disk bytes {}",
+                best.policy,
+                ratio(best.ops_per_sec, none.ops_per_sec),
+                ratio(disk_bytes(best), disk_bytes(none))
+            ));
+        }
+        for h in of("hbase") {
+            if let Some(o) = ours.iter().find(|r| r.policy == h.policy) {
+                lines.push(format!(
+                    "{preset}: accordion / hbase ({}): throughput {}, disk bytes {}",
+                    h.policy,
+                    ratio(o.ops_per_sec, h.ops_per_sec),
+                    ratio(disk_bytes(o), disk_bytes(h))
+                ));
+            }
+        }
+        for r in of("rocksdb") {
+            lines.push(format!(
+                "{preset}: accordion {} / rocksdb: throughput {}, disk bytes {}, WAL bytes {}",
+                best.policy,
+                ratio(best.ops_per_sec, r.ops_per_sec),
+                ratio(disk_bytes(best), disk_bytes(r)),
+                ratio(best.bytes_wal as f64, r.bytes_wal as f64)
+            ));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +233,54 @@ mod tests {
         assert!(p["p999"].as_u64().is_some_and(|v| v >= 995), "{p}");
         assert!(Percentiles::of(&Histogram::<u64>::new(3).expect("histogram")).is_none());
         assert!(r.table_row().contains("accordion"));
+    }
+
+    fn run(engine: &str, policy: &str, ops: f64, flushed: u64) -> RunReport {
+        RunReport {
+            engine: engine.into(),
+            policy: policy.into(),
+            preset: "p".into(),
+            ops_per_sec: ops,
+            bytes_flushed: flushed,
+            ..RunReport::default()
+        }
+    }
+
+    #[test]
+    fn median_is_taken_per_engine_and_policy() {
+        let runs = [
+            run("accordion", "none", 3.0, 0),
+            run("accordion", "none", 1.0, 0),
+            run("accordion", "basic", 9.0, 0),
+            run("accordion", "none", 2.0, 0),
+        ];
+        let m = median_runs(&runs);
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].policy.as_str(), m[0].ops_per_sec), ("none", 2.0));
+        assert_eq!((m[1].policy.as_str(), m[1].ops_per_sec), ("basic", 9.0));
+    }
+
+    #[test]
+    fn ratios_compare_best_policy_hbase_and_rocksdb() {
+        let runs = [
+            run("accordion", "none", 100.0, 40),
+            run("accordion", "basic", 150.0, 20),
+            run("hbase", "none", 50.0, 80),
+            run("rocksdb", "-", 300.0, 10),
+        ];
+        let lines = ratio_lines(&runs);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].contains("basic / none: throughput 1.50x, disk bytes 0.50x"), "{}", lines[0]);
+        assert!(lines[1].contains("hbase (none): throughput 2.00x, disk bytes 0.50x"), "{}", lines[1]);
+        assert!(lines[2].contains("throughput 0.50x, disk bytes 2.00x"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn json_with_all_runs_keeps_every_run() {
+        let all = [run("accordion", "none", 1.0, 0), run("accordion", "none", 2.0, 0)];
+        let v: serde_json::Value =
+            serde_json::from_str(&to_json_with_all(&median_runs(&all), &all)).expect("valid json");
+        assert_eq!(v["runs"].as_array().map(Vec::len), Some(1));
+        assert_eq!(v["all_runs"].as_array().map(Vec::len), Some(2));
     }
 }

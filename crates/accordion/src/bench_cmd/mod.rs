@@ -2,5 +2,6 @@
 //! driver, and the preset runner over the `bench` crate's engines.
 
 pub mod memstore_bench;
+pub mod progress_bar;
 pub mod run_cmd;
 pub mod write_bench;

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use bench::presets::{PRESETS, experiments, run_experiment};
-use bench::report::{RunReport, table_header, to_json};
+use bench::report::{RunReport, median_runs, ratio_lines, table_header, to_json_with_all};
+
+use super::progress_bar::ProgressBarThread;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
@@ -27,6 +29,13 @@ pub struct RunArgs {
     pub dir: Option<PathBuf>,
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Writes SVG plots (throughput and bytes written per preset) here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Runs every experiment this many times and reports the median run (by
+    /// ops/s); the JSON keeps every run under "all_runs".
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// The HBase engine's launcher.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
     pub hbase_script: PathBuf,
@@ -52,33 +61,66 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     }
     println!("{}", table_header());
     let mut runs = Vec::new();
+    let repeat = args.repeat.max(1);
+    let bar = ProgressBarThread::start();
     for (name, exps) in &planned {
         if args.engines.iter().any(|e| e == "accordion") {
             for exp in exps {
-                let r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
-                println!("{}", r.table_row());
-                runs.push(r);
+                for _ in 0..repeat {
+                    bar.set_label(&format!("{name} accordion {}", exp.label));
+                    let r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
+                    bar.println(&r.table_row());
+                    runs.push(r);
+                }
             }
         }
         if args.engines.iter().any(|e| e == "hbase") {
             for exp in exps {
-                let r = bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
-                    .with_context(|| format!("{name} / hbase {}", exp.label))?;
-                println!("{}", r.table_row());
-                runs.push(r);
+                for _ in 0..repeat {
+                    bar.set_label(&format!("{name} hbase {}", exp.label));
+                    let r = bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
+                        .with_context(|| format!("{name} / hbase {}", exp.label))?;
+                    bar.println(&r.table_row());
+                    runs.push(r);
+                }
             }
         }
         #[cfg(feature = "rocksdb")]
         if args.engines.iter().any(|e| e == "rocksdb")
             && let Some(first) = exps.first()
         {
-            let r = bench::presets::run_rocksdb(&first.preset, &base).with_context(|| format!("{name} / rocksdb"))?;
+            for _ in 0..repeat {
+                bar.set_label(&format!("{name} rocksdb"));
+                let r =
+                    bench::presets::run_rocksdb(&first.preset, &base).with_context(|| format!("{name} / rocksdb"))?;
+                bar.println(&r.table_row());
+                runs.push(r);
+            }
+        }
+    }
+    drop(bar);
+    let medians = median_runs(&runs);
+    if repeat > 1 {
+        println!("\nmedians of {repeat}:\n{}", table_header());
+        for r in &medians {
             println!("{}", r.table_row());
-            runs.push(r);
+        }
+    }
+    let ratios = ratio_lines(&medians);
+    if !ratios.is_empty() {
+        println!("\nratios:");
+        for line in ratios {
+            println!("  {line}");
         }
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, to_json(&runs)).with_context(|| format!("write {}", path.display()))?;
+        let all = if repeat > 1 { &runs[..] } else { &[] };
+        std::fs::write(path, to_json_with_all(&medians, all)).with_context(|| format!("write {}", path.display()))?;
     }
-    Ok(runs)
+    if let Some(dir) = &args.plot {
+        for f in bench::plot::write_plots(&medians, dir)? {
+            println!("plot: {}", f.display());
+        }
+    }
+    Ok(medians)
 }
