@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod counting_alloc;
 mod inspect;
+mod server_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +26,8 @@ enum Command {
     },
     /// Print a store file's metadata (and cells).
     Inspect(inspect::InspectArgs),
+    /// Serve the HBase Thrift v1 API (and HTTP metrics and status).
+    Server(server_cmd::ServerArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -39,6 +42,14 @@ enum BenchCommand {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // Structured logs on stderr; RUST_LOG overrides the level.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match cli.command {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
             bench_cmd::memstore_bench::run(&args)?;
@@ -50,6 +61,7 @@ fn main() -> anyhow::Result<()> {
             bench_cmd::run_cmd::run(&args)?;
         }
         Command::Inspect(args) => inspect::run(&args)?,
+        Command::Server(args) => server_cmd::run(&args)?,
     }
     Ok(())
 }

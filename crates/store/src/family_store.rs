@@ -48,6 +48,7 @@ pub struct StoreContext {
     pub fs: Arc<dyn FileSystem>,
     pub block_cache: Option<Arc<BlockCache>>,
     pub next_file_id: Arc<AtomicU64>,
+    pub events: Arc<crate::events::EventLog>,
 }
 
 pub struct FamilyStore {
@@ -207,6 +208,7 @@ impl FamilyStore {
     /// the snapshot stays in memory for a retry.
     pub fn flush_snapshot(&self, snapshot: &MemStoreSnapshot, flush_seq: u64) -> Result<u64> {
         let _flush = self.flush_lock.lock();
+        let started = std::time::Instant::now();
         let mut bytes = 0;
         let mut file_name = None;
         let mut new_reader = None;
@@ -241,6 +243,7 @@ impl FamilyStore {
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         self.counters.bytes_flushed.fetch_add(bytes, Ordering::Relaxed);
+        self.ctx.events.record("flush", self.event_name(), bytes, 1, started);
         Ok(bytes)
     }
 
@@ -267,6 +270,13 @@ impl FamilyStore {
 
     /// Compacts `selected` (a set of this store's files) into one. A major
     /// compaction must select every file.
+    /// "table/region/family", from the store's directory.
+    fn event_name(&self) -> String {
+        let parts: Vec<String> =
+            self.dir.iter().rev().take(3).map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>();
+        parts.into_iter().rev().collect::<Vec<_>>().join("/")
+    }
+
     pub fn compact(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let _compaction = self.compaction_lock.lock();
         self.compact_locked(selected, major)
@@ -281,6 +291,7 @@ impl FamilyStore {
             return Err(StoreError::InvalidArgument("compaction selected a file that is no longer live".into()));
         }
         let major = major && selected.len() == current.len();
+        let started = std::time::Instant::now();
         // Compactions read through the cache without filling it with blocks
         // of files about to go.
         let cursors: Vec<Box<dyn CellCursor>> =
@@ -331,6 +342,8 @@ impl FamilyStore {
         }
         self.counters.bytes_compacted.fetch_add(bytes, Ordering::Relaxed);
         self.counters.files_compacted.fetch_add(selected.len() as u64, Ordering::Relaxed);
+        let kind = if major { "major_compaction" } else { "compaction" };
+        self.ctx.events.record(kind, self.event_name(), bytes, selected.len(), started);
         Ok(bytes)
     }
 }

@@ -7,6 +7,7 @@ pub mod compaction_policy;
 pub mod compactor;
 pub mod cursor;
 pub mod error;
+pub mod events;
 pub mod family_store;
 pub mod flusher;
 pub mod fs;

@@ -125,6 +125,7 @@ impl Store {
             fs: fs.clone(),
             block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
             next_file_id: Arc::new(AtomicU64::new(1)),
+            events: Arc::new(crate::events::EventLog::default()),
         };
         let (wal, replay) = Wal::open(fs.clone(), &dir.join("wal"), options.wal.clone())?;
         let region_config = RegionConfig {
@@ -573,6 +574,11 @@ impl Store {
     }
 
     /// Regions of every table.
+    /// The most recent disk flushes and compactions, newest first.
+    pub fn recent_events(&self) -> Vec<crate::events::StoreEvent> {
+        self.inner.ctx.events.recent()
+    }
+
     pub fn all_regions(&self) -> Vec<Arc<Region>> {
         self.inner.tables.read().values().flat_map(|t| t.regions()).collect()
     }

@@ -1,0 +1,295 @@
+//! One client connection: detects its transport and protocol from the
+//! first bytes, then answers calls until the client leaves, breaks the
+//! protocol, or the server shuts down.
+//!
+//! HBase's Thrift server serves one transport and protocol per port; we
+//! serve all four on one port, because they can be told apart: a strict
+//! binary message starts with 0x80 0x01, a compact one with 0x82, and a
+//! framed one with a 4-byte length whose first byte is 0x00 for any frame
+//! under 16 MiB, followed by one of the above.
+//!
+//! Limits: a frame over `max_frame_bytes`, a string or container over the
+//! protocol limits, or bytes that are no Thrift message close this
+//! connection only (HBase does the same); other connections go on.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use thrift::TConfiguration;
+use thrift::protocol::{
+    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
+    TOutputProtocol,
+};
+use thrift::server::TProcessor;
+use thrift::transport::{TBufferedWriteTransport, TFramedWriteTransport};
+
+/// How a connection talks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    BinaryBuffered,
+    BinaryFramed,
+    CompactBuffered,
+    CompactFramed,
+}
+
+impl Wire {
+    /// Detects the wire from a connection's first five bytes (fewer if the
+    /// connection sent fewer).
+    pub fn detect(first: &[u8]) -> Option<Wire> {
+        match first {
+            [0x80, 0x01, ..] => Some(Wire::BinaryBuffered),
+            [0x82, ..] => Some(Wire::CompactBuffered),
+            [0x00, _, _, _, 0x80, ..] => Some(Wire::BinaryFramed),
+            [0x00, _, _, _, 0x82, ..] => Some(Wire::CompactFramed),
+            _ => None,
+        }
+    }
+
+    pub fn framed(self) -> bool {
+        matches!(self, Wire::BinaryFramed | Wire::CompactFramed)
+    }
+}
+
+/// Connection limits.
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb` (2 MiB in HBase).
+    pub max_frame_bytes: usize,
+    /// Longest string or binary field in a message.
+    pub max_string_bytes: usize,
+    /// Most elements in one list or map.
+    pub max_container_len: usize,
+    /// How long a call may take to arrive once it has started.
+    pub read_timeout: Duration,
+}
+
+/// A buffered reader over the socket that can wait for the next message
+/// while watching the shutdown flag, and knows whether it holds bytes
+/// already (a pipelining client's next call).
+pub struct ConnReader {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    pos: usize,
+    cap: usize,
+}
+
+const POLL: Duration = Duration::from_millis(100);
+
+impl ConnReader {
+    pub fn new(stream: TcpStream) -> ConnReader {
+        ConnReader { stream, buf: vec![0; 64 * 1024], pos: 0, cap: 0 }
+    }
+
+    /// Waits until a message starts (true), the client closes (false), or
+    /// `shutdown` is set while the connection is idle (false).
+    pub fn wait_for_message(&mut self, shutdown: &AtomicBool, read_timeout: Duration) -> io::Result<bool> {
+        if self.pos < self.cap {
+            return Ok(true);
+        }
+        self.stream.set_read_timeout(Some(POLL))?;
+        loop {
+            if shutdown.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            match self.stream.read(&mut self.buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    (self.pos, self.cap) = (0, n);
+                    self.stream.set_read_timeout(Some(read_timeout))?;
+                    return Ok(true);
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next `n` bytes without consuming them (fewer at end of stream).
+    pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.cap - self.pos < n {
+            if self.pos > 0 {
+                self.buf.copy_within(self.pos..self.cap, 0);
+                (self.cap, self.pos) = (self.cap - self.pos, 0);
+            }
+            let got = self.stream.read(&mut self.buf[self.cap..])?;
+            if got == 0 {
+                break;
+            }
+            self.cap += got;
+        }
+        Ok(&self.buf[self.pos..self.cap.min(self.pos + n)])
+    }
+}
+
+impl Read for ConnReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.cap {
+            // Large reads bypass the buffer.
+            if out.len() >= self.buf.len() {
+                return self.stream.read(out);
+            }
+            self.cap = self.stream.read(&mut self.buf)?;
+            self.pos = 0;
+        }
+        let n = out.len().min(self.cap - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Reads one frame of the framed transport at a time, refusing frames over
+/// the limit before allocating for them. (The `thrift` crate's framed
+/// reader has a fixed 16 MB limit; HBase's is configurable.)
+struct FrameReader<'a> {
+    inner: &'a mut ConnReader,
+    frame: Vec<u8>,
+    pos: usize,
+    max: usize,
+}
+
+impl Read for FrameReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.frame.len() {
+            let mut len = [0u8; 4];
+            self.inner.read_exact(&mut len)?;
+            let len = i32::from_be_bytes(len);
+            if len < 0 || len as usize > self.max {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("frame of {len} bytes is over the limit of {} bytes", self.max),
+                ));
+            }
+            self.frame.resize(len as usize, 0);
+            self.inner.read_exact(&mut self.frame)?;
+            self.pos = 0;
+        }
+        let n = out.len().min(self.frame.len() - self.pos);
+        out[..n].copy_from_slice(&self.frame[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Why a connection ended.
+#[derive(Debug)]
+pub enum Ended {
+    ClientClosed,
+    Shutdown,
+    /// The first bytes were no Thrift message we speak.
+    UnknownWire(Vec<u8>),
+    /// A protocol or transport error (malformed or oversized message,
+    /// unknown method on a buffered transport, timeout, reset).
+    Error(thrift::Error),
+}
+
+/// Serves one connection until it ends; returns why, and the wire if it was
+/// recognised.
+pub fn serve(
+    stream: TcpStream,
+    processor: &dyn TProcessor,
+    limits: &ConnectionLimits,
+    shutdown: &AtomicBool,
+) -> (Ended, Option<Wire>) {
+    let _ = stream.set_nodelay(true);
+    let writer = match stream.try_clone() {
+        Ok(w) => w,
+        Err(e) => return (Ended::Error(e.into()), None),
+    };
+    let mut reader = ConnReader::new(stream);
+    match reader.wait_for_message(shutdown, limits.read_timeout) {
+        Ok(true) => {}
+        Ok(false) => {
+            return (if shutdown.load(Ordering::Acquire) { Ended::Shutdown } else { Ended::ClientClosed }, None);
+        }
+        Err(e) => return (Ended::Error(e.into()), None),
+    }
+    let first = match reader.peek(5) {
+        Ok(b) => b.to_vec(),
+        Err(e) => return (Ended::Error(e.into()), None),
+    };
+    let Some(wire) = Wire::detect(&first) else { return (Ended::UnknownWire(first), None) };
+    let config = TConfiguration::builder()
+        .max_string_size(Some(limits.max_string_bytes))
+        .max_container_size(Some(limits.max_container_len))
+        .build()
+        .expect("valid thrift configuration");
+    let mut out: Box<dyn TOutputProtocol> = match wire {
+        Wire::BinaryBuffered => Box::new(TBinaryOutputProtocol::new(TBufferedWriteTransport::new(writer), true)),
+        Wire::BinaryFramed => Box::new(TBinaryOutputProtocol::new(TFramedWriteTransport::new(writer), true)),
+        Wire::CompactBuffered => Box::new(TCompactOutputProtocol::new(TBufferedWriteTransport::new(writer))),
+        Wire::CompactFramed => Box::new(TCompactOutputProtocol::new(TFramedWriteTransport::new(writer))),
+    };
+    let mut frame = Vec::new();
+    loop {
+        match reader.wait_for_message(shutdown, limits.read_timeout) {
+            Ok(true) => {}
+            Ok(false) => {
+                let why = if shutdown.load(Ordering::Acquire) { Ended::Shutdown } else { Ended::ClientClosed };
+                return (why, Some(wire));
+            }
+            Err(e) => return (Ended::Error(e.into()), Some(wire)),
+        }
+        // A protocol per call: it borrows the reader only for that call.
+        let result = if wire.framed() {
+            let mut fr = FrameReader {
+                inner: &mut reader,
+                frame: std::mem::take(&mut frame),
+                pos: 0,
+                max: limits.max_frame_bytes,
+            };
+            let r = process(wire, &mut fr, &config, processor, out.as_mut());
+            frame = fr.frame;
+            r
+        } else {
+            process(wire, &mut reader, &config, processor, out.as_mut())
+        };
+        if let Err(e) = result {
+            let _ = out.flush();
+            return (Ended::Error(e), Some(wire));
+        }
+    }
+}
+
+fn process(
+    wire: Wire,
+    transport: &mut dyn Read,
+    config: &TConfiguration,
+    processor: &dyn TProcessor,
+    out: &mut dyn TOutputProtocol,
+) -> thrift::Result<()> {
+    let mut input: Box<dyn TInputProtocol + '_> = match wire {
+        Wire::BinaryBuffered | Wire::BinaryFramed => {
+            Box::new(TBinaryInputProtocol::with_config(transport, true, config.clone()))
+        }
+        Wire::CompactBuffered | Wire::CompactFramed => {
+            Box::new(TCompactInputProtocol::with_config(transport, config.clone()))
+        }
+    };
+    processor.process(input.as_mut(), out)
+}
+
+/// Writes nothing and drops the connection: for refusing a client.
+pub fn refuse(mut stream: TcpStream) {
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wires_are_told_apart_by_their_first_bytes() {
+        assert_eq!(Wire::detect(&[0x80, 0x01, 0x00, 0x01, 0x00]), Some(Wire::BinaryBuffered));
+        assert_eq!(Wire::detect(&[0x82, 0x21, 0x01]), Some(Wire::CompactBuffered));
+        assert_eq!(Wire::detect(&[0x00, 0x00, 0x00, 0x20, 0x80]), Some(Wire::BinaryFramed));
+        assert_eq!(Wire::detect(&[0x00, 0x00, 0x01, 0x20, 0x82]), Some(Wire::CompactFramed));
+        assert_eq!(Wire::detect(b"GET / HTTP/1.1"), None);
+        assert_eq!(Wire::detect(&[0x80]), None);
+        assert_eq!(Wire::detect(&[]), None);
+    }
+}

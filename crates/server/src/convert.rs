@@ -1,0 +1,201 @@
+//! Conversions between HBase's Thrift v1 structures and the store's: column
+//! names ("family" or "family:qualifier"), cells, rows and column
+//! descriptors, following HBase's ThriftHBaseServiceHandler.
+
+use std::collections::BTreeMap;
+
+use memstore::Cell;
+use store::{Column, FamilyDescriptor, TableDescriptor};
+
+use crate::errors::illegal_argument;
+use crate::hbase_thrift::{ColumnDescriptor, TCell, TColumn, TRowResult};
+
+/// HBase's `CellUtil.parseColumn`: "f" is the whole family, "f:q" one
+/// column ("f:" is the column with the empty qualifier).
+pub fn parse_column(column: &[u8]) -> Column {
+    match column.iter().position(|&b| b == b':') {
+        None => Column { family: column.to_vec(), qualifier: None },
+        Some(i) => Column { family: column[..i].to_vec(), qualifier: Some(column[i + 1..].to_vec()) },
+    }
+}
+
+/// Columns of a read; an empty list reads every column.
+pub fn parse_columns(columns: &[Vec<u8>]) -> Vec<Column> {
+    columns.iter().map(|c| parse_column(c)).collect()
+}
+
+/// A Thrift timestamp as the store's; HBase refuses negative ones.
+pub fn timestamp(ts: i64) -> thrift::Result<u64> {
+    u64::try_from(ts).map_err(|_| illegal_argument(format!("Timestamp cannot be negative. ts={ts}")))
+}
+
+pub fn column_name(cell: &Cell) -> Vec<u8> {
+    let mut name = Vec::with_capacity(cell.family.len() + 1 + cell.qualifier.len());
+    name.extend_from_slice(&cell.family);
+    name.push(b':');
+    name.extend_from_slice(&cell.qualifier);
+    name
+}
+
+pub fn tcell(cell: &Cell, key_only: bool) -> TCell {
+    TCell::new(if key_only { Vec::new() } else { cell.value.clone() }, cell.timestamp as i64)
+}
+
+/// One row's cells (newest version first per column, as the store returns
+/// them) as a `TRowResult`: a column map of the newest versions, or with
+/// `sorted`, the list of columns in order.
+pub fn row_result(cells: &[Cell], sorted: bool, key_only: bool) -> Option<TRowResult> {
+    let row = cells.first()?.row.clone();
+    if sorted {
+        let mut list: Vec<TColumn> = Vec::new();
+        let mut last: Option<(&[u8], &[u8])> = None;
+        for c in cells {
+            if last == Some((&c.family, &c.qualifier)) {
+                continue;
+            }
+            last = Some((&c.family, &c.qualifier));
+            list.push(TColumn::new(column_name(c), tcell(c, key_only)));
+        }
+        Some(TRowResult::new(row, None, list))
+    } else {
+        let mut map = BTreeMap::new();
+        for c in cells {
+            map.entry(column_name(c)).or_insert_with(|| tcell(c, key_only));
+        }
+        Some(TRowResult::new(row, map, None))
+    }
+}
+
+/// A family as `getColumnDescriptors` reports it (name "f:", HBase's
+/// field meanings; TTL forever is `Integer.MAX_VALUE`).
+pub fn column_descriptor(f: &FamilyDescriptor) -> ColumnDescriptor {
+    let bloom = match f.bloom {
+        store::storefile::options::BloomType::None => "NONE",
+        store::storefile::options::BloomType::Row => "ROW",
+        store::storefile::options::BloomType::RowCol => "ROWCOL",
+    };
+    let compression = match f.compression {
+        store::storefile::options::Compression::None => "NONE",
+        store::storefile::options::Compression::Lz4 => "LZ4",
+        store::storefile::options::Compression::Zstd => "ZSTD",
+    };
+    ColumnDescriptor {
+        name: Some(format!("{}:", f.name).into_bytes()),
+        max_versions: Some(f.max_versions as i32),
+        compression: Some(compression.to_string()),
+        in_memory: Some(false),
+        bloom_filter_type: Some(bloom.to_string()),
+        bloom_filter_vector_size: Some(0),
+        bloom_filter_nb_hashes: Some(0),
+        block_cache_enabled: Some(true),
+        time_to_live: Some(f.ttl_secs.map_or(i32::MAX, |t| t.min(i32::MAX as u64) as i32)),
+    }
+}
+
+/// A table from `createTable`'s arguments; unset fields take `template`'s
+/// values (the server's configured defaults).
+pub fn table_descriptor(
+    name: &str,
+    columns: &[ColumnDescriptor],
+    template: &FamilyDescriptor,
+) -> thrift::Result<TableDescriptor> {
+    if columns.is_empty() {
+        return Err(illegal_argument(format!("table {name} needs at least one column family")));
+    }
+    let mut families = Vec::new();
+    for c in columns {
+        let raw = c.name.clone().unwrap_or_default();
+        let fam = match raw.iter().position(|&b| b == b':') {
+            Some(i) if i + 1 == raw.len() => &raw[..i],
+            Some(_) => return Err(illegal_argument("column family names cannot contain ':' before the end")),
+            None => &raw[..],
+        };
+        let fam = std::str::from_utf8(fam).map_err(|_| illegal_argument("column family names must be UTF-8"))?;
+        if fam.is_empty() {
+            return Err(illegal_argument("column family name is empty"));
+        }
+        let mut f = template.clone();
+        f.name = fam.to_string();
+        if let Some(v) = c.max_versions {
+            if v < 1 {
+                return Err(illegal_argument(format!("max versions of {fam} must be at least 1, got {v}")));
+            }
+            f.max_versions = v as u32;
+        }
+        if let Some(b) = &c.bloom_filter_type {
+            f.bloom = match b.to_ascii_uppercase().as_str() {
+                "NONE" | "" => store::storefile::options::BloomType::None,
+                "ROW" => store::storefile::options::BloomType::Row,
+                "ROWCOL" => store::storefile::options::BloomType::RowCol,
+                other => return Err(illegal_argument(format!("unknown bloom filter type {other:?}"))),
+            };
+        }
+        if let Some(cmp) = &c.compression {
+            f.compression = match cmp.to_ascii_uppercase().as_str() {
+                "NONE" | "" => store::storefile::options::Compression::None,
+                "LZ4" => store::storefile::options::Compression::Lz4,
+                "ZSTD" => store::storefile::options::Compression::Zstd,
+                other => {
+                    return Err(illegal_argument(format!("compression {other:?} is not supported (NONE, LZ4, ZSTD)")));
+                }
+            };
+        }
+        if let Some(ttl) = c.time_to_live {
+            f.ttl_secs = match ttl {
+                t if t <= 0 || t == i32::MAX => None,
+                t => Some(t as u64),
+            };
+        }
+        families.push(f);
+    }
+    Ok(TableDescriptor::new(name, families))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_parse_as_hbase_does() {
+        assert_eq!(parse_column(b"cf"), Column { family: b"cf".to_vec(), qualifier: None });
+        assert_eq!(parse_column(b"cf:q"), Column { family: b"cf".to_vec(), qualifier: Some(b"q".to_vec()) });
+        assert_eq!(parse_column(b"cf:"), Column { family: b"cf".to_vec(), qualifier: Some(Vec::new()) });
+        assert_eq!(parse_column(b"cf:a:b").qualifier, Some(b"a:b".to_vec()));
+    }
+
+    #[test]
+    fn rows_keep_the_newest_version_per_column() {
+        let cell = |q: &str, ts: u64, v: &str| Cell {
+            row: b"r".to_vec(),
+            family: b"f".to_vec(),
+            qualifier: q.as_bytes().to_vec(),
+            timestamp: ts,
+            cell_type: memstore::CellType::Put,
+            value: v.as_bytes().to_vec(),
+            seq: 1,
+        };
+        let cells = [cell("a", 2, "new"), cell("a", 1, "old"), cell("b", 1, "b")];
+        let r = row_result(&cells, false, false).expect("row");
+        let cols = r.columns.expect("map");
+        assert_eq!(cols[&b"f:a".to_vec()].value.as_deref(), Some(&b"new"[..]));
+        assert_eq!(cols.len(), 2);
+        let sorted = row_result(&cells, true, true).expect("row").sorted_columns.expect("list");
+        assert_eq!(sorted.len(), 2);
+        assert_eq!(sorted[0].cell.as_ref().and_then(|c| c.value.clone()), Some(Vec::new()));
+    }
+
+    #[test]
+    fn create_table_takes_families_and_refuses_bad_ones() {
+        let t = FamilyDescriptor::new("x");
+        let cd = |n: &str| ColumnDescriptor {
+            name: Some(n.as_bytes().to_vec()),
+            max_versions: Some(3),
+            ..Default::default()
+        };
+        let d = table_descriptor("t", &[cd("a:"), cd("b")], &t).expect("valid");
+        assert_eq!(d.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(d.families[0].max_versions, 3);
+        assert!(table_descriptor("t", &[], &t).is_err());
+        assert!(table_descriptor("t", &[cd(":")], &t).is_err());
+    }
+}

@@ -1,0 +1,667 @@
+//! `ThriftHandler`: HBase's Thrift v1 service over a [`Store`], call by
+//! call with the semantics of HBase's ThriftHBaseServiceHandler (time
+//! ranges `[0, ts)` for reads at a timestamp, "family" vs "family:qualifier"
+//! columns, deletes of all versions at or below a timestamp, errors as
+//! IOError / IllegalArgument / AlreadyExists).
+//!
+//! Thread safety: one handler serves every connection thread; it holds no
+//! lock across calls other than a scanner's own (see `scanners`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use memstore::{Cell, TimeRange};
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, Mutation as StoreMutation, Scan, Store};
+
+use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
+use crate::errors::{from_store, illegal_argument, io_error, io_only};
+use crate::filter;
+use crate::hbase_thrift::{
+    BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TAppend, TCell, TIncrement,
+    TRegionInfo, TRowResult, TScan, Text,
+};
+use crate::scanners::{OpenScanner, ScannerRegistry};
+
+/// Limits the handler enforces on requests.
+#[derive(Debug, Clone)]
+pub struct RequestLimits {
+    /// `hbase.table.max.rowsize` (1 GiB): a row bigger than this is refused
+    /// on write and on read (RowTooBigException).
+    pub max_row_bytes: usize,
+    /// Rows one scannerGetList or getRows may return.
+    pub max_rows_per_call: usize,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        RequestLimits { max_row_bytes: 1 << 30, max_rows_per_call: 100_000 }
+    }
+}
+
+pub struct ThriftHandler {
+    store: Arc<Store>,
+    scanners: Arc<ScannerRegistry>,
+    family_template: FamilyDescriptor,
+    limits: RequestLimits,
+}
+
+type Attributes = BTreeMap<Text, Text>;
+type ThriftResult<T> = thrift::Result<T>;
+
+fn table_name(name: &[u8]) -> ThriftResult<String> {
+    String::from_utf8(name.to_vec()).map_err(|_| illegal_argument("table names must be UTF-8"))
+}
+
+fn row_bytes(cells: &[Cell]) -> usize {
+    cells.iter().map(|c| c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 12).sum()
+}
+
+/// A read at "timestamp": HBase's `setTimeRange(0, ts)`.
+fn before(ts: Option<i64>) -> ThriftResult<TimeRange> {
+    Ok(match ts {
+        None => TimeRange::ALL,
+        Some(ts) => TimeRange { min: 0, max: timestamp(ts)? },
+    })
+}
+
+impl ThriftHandler {
+    pub fn new(
+        store: Arc<Store>,
+        scanners: Arc<ScannerRegistry>,
+        family_template: FamilyDescriptor,
+        limits: RequestLimits,
+    ) -> ThriftHandler {
+        ThriftHandler { store, scanners, family_template, limits }
+    }
+
+    fn check_row_size(&self, cells: &[Cell]) -> ThriftResult<()> {
+        let n = row_bytes(cells);
+        if n > self.limits.max_row_bytes {
+            return Err(io_error(format!(
+                "org.apache.hadoop.hbase.regionserver.RowTooBigException: row of {n} bytes is over \
+                 hbase.table.max.rowsize ({})",
+                self.limits.max_row_bytes
+            )));
+        }
+        Ok(())
+    }
+
+    fn read_row(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        columns: &[Vec<u8>],
+        ts: Option<i64>,
+        versions: u32,
+    ) -> ThriftResult<Vec<Cell>> {
+        let table = table_name(table)?;
+        let get =
+            Get { row: row.to_vec(), columns: parse_columns(columns), time_range: before(ts)?, max_versions: versions };
+        let cells = self.store.get(&table, &get).map_err(from_store)?;
+        self.check_row_size(&cells)?;
+        Ok(cells)
+    }
+
+    fn get_rows(
+        &self,
+        table: &[u8],
+        rows: &[Vec<u8>],
+        columns: &[Vec<u8>],
+        ts: Option<i64>,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        if rows.len() > self.limits.max_rows_per_call {
+            return Err(illegal_argument(format!(
+                "{} rows in one call; at most {}",
+                rows.len(),
+                self.limits.max_rows_per_call
+            )));
+        }
+        let mut out = Vec::new();
+        for row in rows {
+            let cells = self.read_row(table, row, columns, ts, 1)?;
+            out.extend(row_result(&cells, false, false));
+        }
+        Ok(out)
+    }
+
+    fn cells_of_column(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        column: &[u8],
+        ts: Option<i64>,
+        versions: i32,
+    ) -> ThriftResult<Vec<TCell>> {
+        if versions < 1 {
+            return Err(illegal_argument(format!("number of versions must be at least 1, got {versions}")));
+        }
+        let cells = self.read_row(table, row, std::slice::from_ref(&column.to_vec()), ts, versions as u32)?;
+        Ok(cells.iter().map(|c| tcell(c, false)).collect())
+    }
+
+    /// Thrift mutations of one row as the store's: puts and deletes, with
+    /// the row's durability (SKIP_WAL if any mutation asks not to log).
+    fn store_mutations(
+        &self,
+        mutations: &[Mutation],
+        ts: Option<u64>,
+    ) -> ThriftResult<(Vec<StoreMutation>, Option<Durability>)> {
+        let mut out = Vec::with_capacity(mutations.len());
+        let mut skip_wal = false;
+        for m in mutations {
+            let column = m.column.as_deref().ok_or_else(|| illegal_argument("mutation without a column"))?;
+            let col = parse_column(column);
+            skip_wal |= m.write_to_w_a_l == Some(false);
+            if m.is_delete.unwrap_or(false) {
+                out.push(match col.qualifier {
+                    Some(q) => StoreMutation::DeleteColumn { family: col.family, qualifier: q, timestamp: ts },
+                    None => StoreMutation::DeleteFamily { family: col.family, timestamp: ts },
+                });
+            } else {
+                let Some(q) = col.qualifier else {
+                    return Err(illegal_argument(format!(
+                        "put needs a column as family:qualifier, got {:?}",
+                        String::from_utf8_lossy(column)
+                    )));
+                };
+                let value = m.value.clone().unwrap_or_default();
+                out.push(StoreMutation::Put { family: col.family, qualifier: q, timestamp: ts, value });
+            }
+        }
+        // HBase's Thrift handler sends the row's deletes before its puts.
+        out.sort_by_key(|m| matches!(m, StoreMutation::Put { .. }));
+        Ok((out, skip_wal.then_some(Durability::SkipWal)))
+    }
+
+    fn mutate(&self, table: &[u8], row: &[u8], mutations: &[Mutation], ts: Option<i64>) -> ThriftResult<()> {
+        let table = table_name(table)?;
+        let ts = ts.map(timestamp).transpose()?;
+        let (ms, durability) = self.store_mutations(mutations, ts)?;
+        if ms.is_empty() {
+            return Ok(());
+        }
+        let size: usize = mutations
+            .iter()
+            .map(|m| m.value.as_ref().map_or(0, Vec::len) + m.column.as_ref().map_or(0, Vec::len))
+            .sum();
+        if size > self.limits.max_row_bytes {
+            return Err(illegal_argument(format!("mutation of {size} bytes is over hbase.table.max.rowsize")));
+        }
+        self.store.mutate_row(&table, row, &ms, durability).map_err(from_store)
+    }
+
+    fn delete(&self, table: &[u8], row: &[u8], column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {
+        let table = table_name(table)?;
+        let ts = ts.map(timestamp).transpose()?;
+        let m = match column.map(parse_column) {
+            None => StoreMutation::DeleteRow { timestamp: ts },
+            Some(c) => match c.qualifier {
+                Some(q) => StoreMutation::DeleteColumn { family: c.family, qualifier: q, timestamp: ts },
+                None => StoreMutation::DeleteFamily { family: c.family, timestamp: ts },
+            },
+        };
+        self.store.mutate_row(&table, row, &[m], None).map_err(from_store)
+    }
+
+    fn increment_column(&self, table: &[u8], row: &[u8], column: &[u8], amount: i64) -> ThriftResult<i64> {
+        let table = table_name(table)?;
+        let c = parse_column(column);
+        let q = c.qualifier.unwrap_or_default();
+        self.store.increment(&table, row, &c.family, &q, amount).map_err(from_store)
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "mirrors the fields of HBase's TScan")]
+    fn open_scanner(
+        &self,
+        table: &[u8],
+        start: Option<Vec<u8>>,
+        stop: Option<Vec<u8>>,
+        prefix: Option<Vec<u8>>,
+        columns: &[Vec<u8>],
+        ts: Option<i64>,
+        filter_string: Option<&[u8]>,
+        batch: Option<i32>,
+        sort_columns: bool,
+        reverse: bool,
+    ) -> ThriftResult<ScannerID> {
+        let table = table_name(table)?;
+        let filter = match filter_string.filter(|f| !f.is_empty()) {
+            None => None,
+            Some(f) => Some(filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
+        };
+        let batch = match batch {
+            Some(b) if b < 0 => return Err(illegal_argument(format!("batch size must not be negative, got {b}"))),
+            Some(b) if b > 0 => Some(b as usize),
+            _ => None,
+        };
+        let scan = Scan {
+            start: start.filter(|s| !s.is_empty()),
+            stop: stop.filter(|s| !s.is_empty()),
+            prefix,
+            reverse,
+            columns: parse_columns(columns),
+            time_range: before(ts)?,
+            max_versions: 1,
+            batch,
+            limit: None,
+        };
+        let scanner = self.store.scan(&table, scan).map_err(from_store)?;
+        self.scanners
+            .insert(OpenScanner::new(table, scanner, filter, sort_columns))
+            .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"))
+    }
+
+    fn scanner_rows(&self, id: ScannerID, n: i32) -> ThriftResult<Vec<TRowResult>> {
+        if n < 0 {
+            return Err(illegal_argument(format!("number of rows must not be negative, got {n}")));
+        }
+        let n = (n as usize).min(self.limits.max_rows_per_call);
+        let scanner = self.scanners.get(id).ok_or_else(|| illegal_argument("scanner ID is invalid"))?;
+        let mut s = scanner.lock();
+        let rows = s.next_rows(n).map_err(from_store)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            self.check_row_size(&r.cells)?;
+            out.extend(row_result(&r.cells, s.sort_columns, r.key_only));
+        }
+        Ok(out)
+    }
+}
+
+impl HbaseSyncHandler for ThriftHandler {
+    fn handle_enable_table(&self, table_name_: Bytes) -> ThriftResult<()> {
+        io_only(self.store.enable_table(&table_name(&table_name_)?).map_err(from_store))
+    }
+
+    fn handle_disable_table(&self, table_name_: Bytes) -> ThriftResult<()> {
+        io_only(self.store.disable_table(&table_name(&table_name_)?).map_err(from_store))
+    }
+
+    fn handle_is_table_enabled(&self, table_name_: Bytes) -> ThriftResult<bool> {
+        io_only(self.store.is_table_enabled(&table_name(&table_name_)?).map_err(from_store))
+    }
+
+    fn handle_compact(&self, name: Bytes) -> ThriftResult<()> {
+        io_only(self.store.compact_table(&table_name(&name)?, false).map_err(from_store))
+    }
+
+    fn handle_major_compact(&self, name: Bytes) -> ThriftResult<()> {
+        io_only(self.store.compact_table(&table_name(&name)?, true).map_err(from_store))
+    }
+
+    fn handle_get_table_names(&self) -> ThriftResult<Vec<Text>> {
+        io_only(Ok(self.store.list_tables().into_iter().map(String::into_bytes).collect()))
+    }
+
+    fn handle_get_column_descriptors(&self, table: Text) -> ThriftResult<BTreeMap<Text, ColumnDescriptor>> {
+        io_only((|| -> ThriftResult<BTreeMap<Text, ColumnDescriptor>> {
+            let desc = self.store.describe_table(&table_name(&table)?).map_err(from_store)?;
+            Ok(desc.families.iter().map(|f| (format!("{}:", f.name).into_bytes(), column_descriptor(f))).collect())
+        })())
+    }
+
+    fn handle_get_table_regions(&self, table: Text) -> ThriftResult<Vec<TRegionInfo>> {
+        io_only((|| -> ThriftResult<Vec<TRegionInfo>> {
+            let name = table_name(&table)?;
+            let regions = self.store.table_regions(&name).map_err(from_store)?;
+            Ok(regions
+                .into_iter()
+                .map(|r| {
+                    let region_name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
+                    TRegionInfo::new(
+                        r.start_key,
+                        r.end_key,
+                        r.id as i64,
+                        region_name.into_bytes(),
+                        1i8,
+                        b"localhost".to_vec(),
+                        0,
+                    )
+                })
+                .collect())
+        })())
+    }
+
+    fn handle_create_table(&self, table: Text, column_families: Vec<ColumnDescriptor>) -> ThriftResult<()> {
+        let name = table_name(&table)?;
+        let desc = table_descriptor(&name, &column_families, &self.family_template)?;
+        self.store.create_table(desc, &[]).map_err(from_store)
+    }
+
+    fn handle_delete_table(&self, table: Text) -> ThriftResult<()> {
+        io_only(self.store.delete_table(&table_name(&table)?).map_err(from_store))
+    }
+
+    fn handle_get(&self, table: Text, row: Text, column: Text, _: Attributes) -> ThriftResult<Vec<TCell>> {
+        io_only(self.cells_of_column(&table, &row, &column, None, 1))
+    }
+
+    fn handle_get_ver(&self, table: Text, row: Text, column: Text, n: i32, _: Attributes) -> ThriftResult<Vec<TCell>> {
+        io_only(self.cells_of_column(&table, &row, &column, None, n))
+    }
+
+    fn handle_get_ver_ts(
+        &self,
+        table: Text,
+        row: Text,
+        column: Text,
+        ts: i64,
+        n: i32,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TCell>> {
+        io_only(self.cells_of_column(&table, &row, &column, Some(ts), n))
+    }
+
+    fn handle_get_row(&self, table: Text, row: Text, _: Attributes) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &[row], &[], None))
+    }
+
+    fn handle_get_row_with_columns(
+        &self,
+        table: Text,
+        row: Text,
+        columns: Vec<Text>,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &[row], &columns, None))
+    }
+
+    fn handle_get_row_ts(&self, table: Text, row: Text, ts: i64, _: Attributes) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &[row], &[], Some(ts)))
+    }
+
+    fn handle_get_row_with_columns_ts(
+        &self,
+        table: Text,
+        row: Text,
+        columns: Vec<Text>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &[row], &columns, Some(ts)))
+    }
+
+    fn handle_get_rows(&self, table: Text, rows: Vec<Text>, _: Attributes) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &rows, &[], None))
+    }
+
+    fn handle_get_rows_with_columns(
+        &self,
+        table: Text,
+        rows: Vec<Text>,
+        columns: Vec<Text>,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &rows, &columns, None))
+    }
+
+    fn handle_get_rows_ts(
+        &self,
+        table: Text,
+        rows: Vec<Text>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &rows, &[], Some(ts)))
+    }
+
+    fn handle_get_rows_with_columns_ts(
+        &self,
+        table: Text,
+        rows: Vec<Text>,
+        columns: Vec<Text>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<Vec<TRowResult>> {
+        io_only(self.get_rows(&table, &rows, &columns, Some(ts)))
+    }
+
+    fn handle_mutate_row(&self, table: Text, row: Text, mutations: Vec<Mutation>, _: Attributes) -> ThriftResult<()> {
+        self.mutate(&table, &row, &mutations, None)
+    }
+
+    fn handle_mutate_row_ts(
+        &self,
+        table: Text,
+        row: Text,
+        mutations: Vec<Mutation>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<()> {
+        self.mutate(&table, &row, &mutations, Some(ts))
+    }
+
+    fn handle_mutate_rows(&self, table: Text, batches: Vec<BatchMutation>, _: Attributes) -> ThriftResult<()> {
+        for b in &batches {
+            self.mutate(
+                &table,
+                b.row.as_deref().unwrap_or_default(),
+                b.mutations.as_deref().unwrap_or_default(),
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn handle_mutate_rows_ts(
+        &self,
+        table: Text,
+        batches: Vec<BatchMutation>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<()> {
+        for b in &batches {
+            let (row, ms) = (b.row.as_deref().unwrap_or_default(), b.mutations.as_deref().unwrap_or_default());
+            self.mutate(&table, row, ms, Some(ts))?;
+        }
+        Ok(())
+    }
+
+    fn handle_atomic_increment(&self, table: Text, row: Text, column: Text, value: i64) -> ThriftResult<i64> {
+        self.increment_column(&table, &row, &column, value)
+    }
+
+    fn handle_delete_all(&self, table: Text, row: Text, column: Text, _: Attributes) -> ThriftResult<()> {
+        io_only(self.delete(&table, &row, Some(&column), None))
+    }
+
+    fn handle_delete_all_ts(&self, table: Text, row: Text, column: Text, ts: i64, _: Attributes) -> ThriftResult<()> {
+        io_only(self.delete(&table, &row, Some(&column), Some(ts)))
+    }
+
+    fn handle_delete_all_row(&self, table: Text, row: Text, _: Attributes) -> ThriftResult<()> {
+        io_only(self.delete(&table, &row, None, None))
+    }
+
+    fn handle_increment(&self, inc: TIncrement) -> ThriftResult<()> {
+        io_only((|| -> ThriftResult<()> {
+            let table = inc.table.ok_or_else(|| illegal_argument("increment without a table"))?;
+            let row = inc.row.ok_or_else(|| illegal_argument("increment without a row"))?;
+            let column = inc.column.ok_or_else(|| illegal_argument("increment without a column"))?;
+            self.increment_column(&table, &row, &column, inc.ammount.unwrap_or(1)).map(|_| ())
+        })())
+    }
+
+    fn handle_increment_rows(&self, increments: Vec<TIncrement>) -> ThriftResult<()> {
+        io_only(increments.into_iter().try_for_each(|i| self.handle_increment(i)))
+    }
+
+    fn handle_delete_all_row_ts(&self, table: Text, row: Text, ts: i64, _: Attributes) -> ThriftResult<()> {
+        io_only(self.delete(&table, &row, None, Some(ts)))
+    }
+
+    fn handle_scanner_open_with_scan(&self, table: Text, scan: TScan, _: Attributes) -> ThriftResult<ScannerID> {
+        let reverse = scan.reversed.unwrap_or(false);
+        io_only(self.open_scanner(
+            &table,
+            scan.start_row,
+            scan.stop_row,
+            None,
+            scan.columns.as_deref().unwrap_or_default(),
+            scan.timestamp,
+            scan.filter_string.as_deref(),
+            scan.batch_size,
+            scan.sort_columns.unwrap_or(false),
+            reverse,
+        ))
+    }
+
+    fn handle_scanner_open(
+        &self,
+        table: Text,
+        start: Text,
+        columns: Vec<Text>,
+        _: Attributes,
+    ) -> ThriftResult<ScannerID> {
+        io_only(self.open_scanner(&table, Some(start), None, None, &columns, None, None, None, false, false))
+    }
+
+    fn handle_scanner_open_with_stop(
+        &self,
+        table: Text,
+        start: Text,
+        stop: Text,
+        columns: Vec<Text>,
+        _: Attributes,
+    ) -> ThriftResult<ScannerID> {
+        io_only(self.open_scanner(&table, Some(start), Some(stop), None, &columns, None, None, None, false, false))
+    }
+
+    fn handle_scanner_open_with_prefix(
+        &self,
+        table: Text,
+        prefix: Text,
+        columns: Vec<Text>,
+        _: Attributes,
+    ) -> ThriftResult<ScannerID> {
+        io_only(self.open_scanner(&table, None, None, Some(prefix), &columns, None, None, None, false, false))
+    }
+
+    fn handle_scanner_open_ts(
+        &self,
+        table: Text,
+        start: Text,
+        columns: Vec<Text>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<ScannerID> {
+        io_only(self.open_scanner(&table, Some(start), None, None, &columns, Some(ts), None, None, false, false))
+    }
+
+    fn handle_scanner_open_with_stop_ts(
+        &self,
+        table: Text,
+        start: Text,
+        stop: Text,
+        columns: Vec<Text>,
+        ts: i64,
+        _: Attributes,
+    ) -> ThriftResult<ScannerID> {
+        io_only(self.open_scanner(&table, Some(start), Some(stop), None, &columns, Some(ts), None, None, false, false))
+    }
+
+    fn handle_scanner_get(&self, id: ScannerID) -> ThriftResult<Vec<TRowResult>> {
+        self.scanner_rows(id, 1)
+    }
+
+    fn handle_scanner_get_list(&self, id: ScannerID, nb_rows: i32) -> ThriftResult<Vec<TRowResult>> {
+        self.scanner_rows(id, nb_rows)
+    }
+
+    fn handle_scanner_close(&self, id: ScannerID) -> ThriftResult<()> {
+        if self.scanners.remove(id) { Ok(()) } else { Err(illegal_argument("scanner ID is invalid")) }
+    }
+
+    fn handle_get_row_or_before(&self, table: Text, row: Text, family: Text) -> ThriftResult<Vec<TCell>> {
+        io_only((|| -> ThriftResult<Vec<TCell>> {
+            let name = table_name(&table)?;
+            let scan = Scan {
+                start: Some(row),
+                reverse: true,
+                columns: vec![parse_column(&family)],
+                limit: Some(1),
+                ..Scan::default()
+            };
+            let mut scanner = self.store.scan(&name, scan).map_err(from_store)?;
+            let cells = scanner.next().transpose().map_err(from_store)?.unwrap_or_default();
+            Ok(cells.iter().map(|c| tcell(c, false)).collect())
+        })())
+    }
+
+    fn handle_get_region_info(&self, row: Text) -> ThriftResult<TRegionInfo> {
+        io_only((|| -> ThriftResult<TRegionInfo> {
+            // A meta row key: "table,row,...".
+            let text = String::from_utf8_lossy(&row).into_owned();
+            let mut parts = text.splitn(3, ',');
+            let (Some(table), Some(key)) = (parts.next(), parts.next()) else {
+                return Err(io_error(format!("{text:?} is not a meta row key (table,row,id)")));
+            };
+            let regions = self.store.table_regions(table).map_err(from_store)?;
+            let r = regions
+                .into_iter()
+                .find(|r| r.contains(key.as_bytes()))
+                .ok_or_else(|| io_error(format!("no region of {table} holds {key:?}")))?;
+            let name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
+            Ok(TRegionInfo::new(r.start_key, r.end_key, r.id as i64, name.into_bytes(), 1i8, b"localhost".to_vec(), 0))
+        })())
+    }
+
+    fn handle_append(&self, append: TAppend) -> ThriftResult<Vec<TCell>> {
+        io_only((|| -> ThriftResult<Vec<TCell>> {
+            let table = append.table.ok_or_else(|| illegal_argument("append without a table"))?;
+            let row = append.row.ok_or_else(|| illegal_argument("append without a row"))?;
+            let (columns, values) = (append.columns.unwrap_or_default(), append.values.unwrap_or_default());
+            if columns.len() != values.len() {
+                return Err(illegal_argument("append needs as many values as columns"));
+            }
+            let name = table_name(&table)?;
+            let mut out = Vec::new();
+            for (column, suffix) in columns.iter().zip(values) {
+                let c = parse_column(column);
+                let q = c.qualifier.clone().unwrap_or_default();
+                // Read-modify-write made atomic by check-and-mutate: retried
+                // if another writer changed the cell in between.
+                loop {
+                    let current = self.read_row(&table, &row, std::slice::from_ref(column), None, 1)?;
+                    let old = current.first().map(|c| c.value.clone());
+                    let mut value = old.clone().unwrap_or_default();
+                    value.extend_from_slice(&suffix);
+                    let put = StoreMutation::Put {
+                        family: c.family.clone(),
+                        qualifier: q.clone(),
+                        timestamp: None,
+                        value: value.clone(),
+                    };
+                    if self
+                        .store
+                        .check_and_mutate(&name, &row, &c.family, &q, old.as_deref(), &[put])
+                        .map_err(from_store)?
+                    {
+                        out.push(TCell::new(value, None));
+                        break;
+                    }
+                }
+            }
+            Ok(out)
+        })())
+    }
+
+    fn handle_check_and_put(
+        &self,
+        table: Text,
+        row: Text,
+        column: Text,
+        value: Text,
+        mput: Mutation,
+        _: Attributes,
+    ) -> ThriftResult<bool> {
+        let name = table_name(&table)?;
+        let c = parse_column(&column);
+        let (ms, _) = self.store_mutations(std::slice::from_ref(&mput), None)?;
+        let expected = (!value.is_empty()).then_some(value.as_slice());
+        self.store
+            .check_and_mutate(&name, &row, &c.family, &c.qualifier.unwrap_or_default(), expected, &ms)
+            .map_err(from_store)
+    }
+}

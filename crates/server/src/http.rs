@@ -1,0 +1,221 @@
+//! The HTTP side of the server (HBase's region server info port):
+//! `/metrics` in Prometheus text format, `/status` as JSON, and `/`, an HTML
+//! page that polls `/status` and shows tables, regions and each store's
+//! memstore live — active segment, pipeline segments with their index
+//! layout, snapshot — with recent flushes and compactions.
+//!
+//! `tiny_http` serves it: a few requests a second from a dashboard need no
+//! async runtime.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use memstore::SegmentStats;
+use serde_json::{Value, json};
+use store::Store;
+
+use crate::scanners::ScannerRegistry;
+use crate::thrift_server::ThriftCounters;
+
+/// What the pages read.
+pub struct StatusSource {
+    pub store: Arc<Store>,
+    pub scanners: Arc<ScannerRegistry>,
+    pub thrift: Arc<ThriftCounters>,
+    pub started: std::time::Instant,
+    pub thrift_addr: SocketAddr,
+}
+
+pub struct HttpServer {
+    addr: SocketAddr,
+    shutdown: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HttpServer {
+    pub fn start(addr: SocketAddr, source: StatusSource) -> std::io::Result<HttpServer> {
+        let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
+        let addr =
+            server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let shutdown = shutdown.clone();
+            std::thread::Builder::new().name("http".into()).spawn(move || {
+                while !shutdown.load(Ordering::Acquire) {
+                    match server.recv_timeout(Duration::from_millis(100)) {
+                        Ok(Some(request)) => respond(&source, request),
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!(error = %e, "HTTP receive failed"),
+                    }
+                }
+            })?
+        };
+        Ok(HttpServer { addr, shutdown, thread: Some(thread) })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn shutdown(&mut self) {
+        self.shutdown.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn respond(source: &StatusSource, request: tiny_http::Request) {
+    let path = request.url().split('?').next().unwrap_or("/").to_string();
+    let (body, content_type, code) = match (request.method(), path.as_str()) {
+        (tiny_http::Method::Get, "/metrics") => (prometheus(source), "text/plain; version=0.0.4", 200),
+        (tiny_http::Method::Get, "/status") => {
+            (serde_json::to_string_pretty(&status(source)).unwrap_or_default(), "application/json", 200)
+        }
+        (tiny_http::Method::Get, "/") => (STATUS_PAGE.to_string(), "text/html; charset=utf-8", 200),
+        (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
+        _ => ("method not allowed\n".to_string(), "text/plain", 405),
+    };
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes()).expect("valid header");
+    let response = tiny_http::Response::from_string(body).with_status_code(code).with_header(header);
+    if let Err(e) = request.respond(response) {
+        tracing::debug!(error = %e, "HTTP client went away");
+    }
+}
+
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Every DESIGN §6 counter: store totals, then per region and per family.
+pub fn prometheus(source: &StatusSource) -> String {
+    let m = source.store.metrics();
+    let mut out = String::new();
+    let totals = serde_json::to_value(&m.totals).unwrap_or(Value::Null);
+    if let Value::Object(map) = totals {
+        for (k, v) in map {
+            let _ = writeln!(out, "# TYPE accordion_store_{k} gauge\naccordion_store_{k} {}", number(&v));
+        }
+    }
+    let t = source.thrift.snapshot();
+    for (k, v) in [
+        ("accepted", t.accepted),
+        ("refused", t.refused),
+        ("open", t.open as u64),
+        ("protocol_errors", t.protocol_errors),
+        ("unknown_wire", t.unknown_wire),
+    ] {
+        let _ = writeln!(out, "accordion_thrift_connections_{k} {v}");
+    }
+    let _ = writeln!(out, "accordion_thrift_open_scanners {}", source.scanners.len());
+    let _ = writeln!(out, "accordion_thrift_expired_scanners {}", source.scanners.expired());
+    for r in &m.regions {
+        let labels = format!("table=\"{}\",region=\"{}\"", label(&r.table), label(&r.region));
+        for (k, v) in [
+            ("puts", r.puts),
+            ("deletes", r.deletes),
+            ("gets", r.gets),
+            ("scans", r.scans),
+            ("flushes", r.flushes),
+            ("user_bytes", r.user_bytes),
+        ] {
+            let _ = writeln!(out, "accordion_region_{k}{{{labels}}} {v}");
+        }
+        for f in &r.families {
+            let labels = format!("{labels},family=\"{}\",policy=\"{}\"", label(&f.family), label(&f.policy));
+            if let Value::Object(map) = serde_json::to_value(f).unwrap_or(Value::Null) {
+                for (k, v) in map {
+                    if v.is_number() {
+                        let _ = writeln!(out, "accordion_family_{k}{{{labels}}} {}", number(&v));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn number(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => u8::from(*b).to_string(),
+        _ => "0".to_string(),
+    }
+}
+
+fn segment(stats: &SegmentStats) -> Value {
+    json!({ "cells": stats.cells, "data_bytes": stats.data_size, "index_bytes": stats.index_size })
+}
+
+/// The status document: server, totals, tables → regions → families with
+/// their live memstore structure, and recent flushes and compactions.
+pub fn status(source: &StatusSource) -> Value {
+    let m = source.store.metrics();
+    let mut tables = Vec::new();
+    for name in source.store.list_tables() {
+        let enabled = source.store.is_table_enabled(&name).unwrap_or(false);
+        let mut regions = Vec::new();
+        for region in source.store.all_regions().iter().filter(|r| r.info().table == name) {
+            let info = region.info();
+            let counters = m.regions.iter().find(|r| r.region == info.dir_name());
+            let families: Vec<Value> = region
+                .stores()
+                .map(|s| {
+                    let layout = s.memstore().layout_info();
+                    let fm = counters.and_then(|c| c.families.iter().find(|f| f.family == s.name()));
+                    json!({
+                        "family": s.name(),
+                        "policy": s.descriptor().memstore_policy,
+                        "active": segment(&layout.active),
+                        "pipeline": layout.pipeline.iter().map(|seg| json!({
+                            "id": seg.id, "layout": format!("{:?}", seg.layout), "stats": segment(&seg.stats)
+                        })).collect::<Vec<_>>(),
+                        "snapshot": layout.snapshot.as_ref().map(|(id, segs)| json!({
+                            "id": id,
+                            "segments": segs.iter().map(|seg| json!({
+                                "layout": format!("{:?}", seg.layout), "stats": segment(&seg.stats)
+                            })).collect::<Vec<_>>()
+                        })),
+                        "counters": fm,
+                    })
+                })
+                .collect();
+            regions.push(json!({
+                "id": info.dir_name(),
+                "start_key": String::from_utf8_lossy(&info.start_key),
+                "end_key": String::from_utf8_lossy(&info.end_key),
+                "memstore_data_bytes": region.memstore_data_size(),
+                "memstore_heap_bytes": region.memstore_heap_size(),
+                "files_bytes": region.files_size(),
+                "families": families,
+            }));
+        }
+        tables.push(json!({ "name": name, "enabled": enabled, "regions": regions }));
+    }
+    json!({
+        "server": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_secs": source.started.elapsed().as_secs(),
+            "data_dir": source.store.dir(),
+            "thrift_addr": source.thrift_addr.to_string(),
+            "thrift": source.thrift.snapshot(),
+            "open_scanners": source.scanners.len(),
+            "global_memstore_limit": source.store.options().global_memstore_limit(),
+        },
+        "totals": m.totals,
+        "tables": tables,
+        "recent_events": source.store.recent_events(),
+    })
+}
+
+const STATUS_PAGE: &str = include_str!("status.html");

@@ -1,0 +1,153 @@
+//! Open Thrift scanners, by id, with HBase's lease: a scanner untouched for
+//! `lease` (`hbase.client.scanner.timeout.period`, 60 s) is closed by the
+//! reaper, and later calls with its id get IllegalArgument as for any
+//! unknown id.
+//!
+//! Thread safety: the id map is behind one mutex held only to look up,
+//! insert or remove; each scanner has its own mutex, held for the length of
+//! one scannerGet call, so two clients never block on each other's scans.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use memstore::Cell;
+use parking_lot::Mutex;
+
+use crate::filter::{Filter, Outcome};
+
+/// One open scan.
+pub struct OpenScanner {
+    pub table: String,
+    scanner: store::scanner::Scanner,
+    filter: Option<Filter>,
+    pub sort_columns: bool,
+    last_used: Instant,
+    done: bool,
+}
+
+/// A row as it leaves a scanner, with whether values are to be stripped.
+pub struct ScannedRow {
+    pub cells: Vec<Cell>,
+    pub key_only: bool,
+}
+
+impl OpenScanner {
+    pub fn new(table: String, scanner: store::scanner::Scanner, filter: Option<Filter>, sort_columns: bool) -> Self {
+        OpenScanner { table, scanner, filter, sort_columns, last_used: Instant::now(), done: false }
+    }
+
+    /// Up to `n` rows that pass the filter.
+    pub fn next_rows(&mut self, n: usize) -> store::Result<Vec<ScannedRow>> {
+        self.last_used = Instant::now();
+        let mut out = Vec::new();
+        while out.len() < n && !self.done {
+            let Some(row) = self.scanner.next().transpose()? else {
+                self.done = true;
+                break;
+            };
+            match &mut self.filter {
+                None => out.push(ScannedRow { cells: row, key_only: false }),
+                Some(f) => match f.apply(&row) {
+                    Outcome::Keep { cells, key_only } => {
+                        let mut row = row;
+                        if cells.len() != row.len() {
+                            let mut it = cells.into_iter().peekable();
+                            let mut i = 0;
+                            row.retain(|_| {
+                                let keep = it.peek() == Some(&i);
+                                if keep {
+                                    it.next();
+                                }
+                                i += 1;
+                                keep
+                            });
+                        }
+                        out.push(ScannedRow { cells: row, key_only });
+                    }
+                    Outcome::DropRow => {}
+                    Outcome::EndScan => self.done = true,
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub struct ScannerRegistry {
+    next_id: AtomicI32,
+    open: Mutex<HashMap<i32, Arc<Mutex<OpenScanner>>>>,
+    lease: Duration,
+    max_open: usize,
+    expired: AtomicU64,
+}
+
+impl ScannerRegistry {
+    pub fn new(lease: Duration, max_open: usize) -> ScannerRegistry {
+        ScannerRegistry {
+            next_id: AtomicI32::new(1),
+            open: Mutex::new(HashMap::new()),
+            lease,
+            max_open,
+            expired: AtomicU64::new(0),
+        }
+    }
+
+    /// Registers a scanner; `None` when `max_open` are already open.
+    pub fn insert(&self, scanner: OpenScanner) -> Option<i32> {
+        let mut open = self.open.lock();
+        if open.len() >= self.max_open {
+            return None;
+        }
+        let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        while id <= 0 || open.contains_key(&id) {
+            // Wrapped around after 2^31 scanners: skip ids still in use.
+            self.next_id.store(1, Ordering::Relaxed);
+            id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        }
+        open.insert(id, Arc::new(Mutex::new(scanner)));
+        Some(id)
+    }
+
+    pub fn get(&self, id: i32) -> Option<Arc<Mutex<OpenScanner>>> {
+        self.open.lock().get(&id).cloned()
+    }
+
+    pub fn remove(&self, id: i32) -> bool {
+        self.open.lock().remove(&id).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.open.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Scanners closed because their lease ran out.
+    pub fn expired(&self) -> u64 {
+        self.expired.load(Ordering::Relaxed)
+    }
+
+    /// Closes scanners idle longer than the lease. A scanner in use by a
+    /// call is skipped (its lock is held), and its lease renews after.
+    pub fn reap(&self) -> usize {
+        let now = Instant::now();
+        let mut open = self.open.lock();
+        let before = open.len();
+        open.retain(|_, s| match s.try_lock() {
+            Some(s) => now.duration_since(s.last_used) < self.lease,
+            None => true,
+        });
+        let reaped = before - open.len();
+        self.expired.fetch_add(reaped as u64, Ordering::Relaxed);
+        reaped
+    }
+
+    /// Closes every scanner (shutdown).
+    pub fn clear(&self) {
+        self.open.lock().clear();
+    }
+}

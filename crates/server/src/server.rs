@@ -1,0 +1,132 @@
+//! `Server`: a store, its Thrift front end and its HTTP pages, started and
+//! shut down together. Shutdown order matters: stop accepting and let
+//! in-flight calls finish (Thrift), then stop the pages, then close the
+//! store, which syncs the WAL; after that nothing acknowledged can be lost
+//! even by a killed process.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use store::Store;
+
+use crate::config::ServerConfig;
+use crate::handler::ThriftHandler;
+use crate::hbase_thrift::HbaseSyncProcessor;
+use crate::http::{HttpServer, StatusSource};
+use crate::scanners::ScannerRegistry;
+use crate::thrift_server::ThriftServer;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("opening the store in {dir}: {source}")]
+    Store { dir: String, source: store::StoreError },
+    #[error("listening on {addr} ({what}): {source}")]
+    Bind { addr: SocketAddr, what: &'static str, source: std::io::Error },
+    #[error("closing the store: {0}")]
+    Close(store::StoreError),
+}
+
+pub struct Server {
+    store: Arc<Store>,
+    thrift: ThriftServer,
+    http: HttpServer,
+    scanners: Arc<ScannerRegistry>,
+    reaper_stop: Arc<AtomicBool>,
+    reaper: Option<JoinHandle<()>>,
+    closed: bool,
+}
+
+impl Server {
+    pub fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        let store = Store::open(&config.data_dir, config.store.clone())
+            .map_err(|source| ServerError::Store { dir: config.data_dir.display().to_string(), source })?;
+        let store = Arc::new(store);
+        let scanners = Arc::new(ScannerRegistry::new(config.scanner_lease, config.max_open_scanners));
+        let handler = ThriftHandler::new(
+            store.clone(),
+            scanners.clone(),
+            config.family_template.clone(),
+            config.requests.clone(),
+        );
+        let processor = Arc::new(HbaseSyncProcessor::new(handler));
+        let thrift =
+            ThriftServer::start(config.thrift_addr, processor, config.connection.clone(), config.max_connections)
+                .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
+        let source = StatusSource {
+            store: store.clone(),
+            scanners: scanners.clone(),
+            thrift: thrift.counters.clone(),
+            started: Instant::now(),
+            thrift_addr: thrift.local_addr(),
+        };
+        let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
+            addr: config.http_addr,
+            what: "http",
+            source,
+        })?;
+        let reaper_stop = Arc::new(AtomicBool::new(false));
+        let reaper = {
+            let (stop, scanners) = (reaper_stop.clone(), scanners.clone());
+            let every = (config.scanner_lease / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    std::thread::sleep(every);
+                    let n = scanners.reap();
+                    if n > 0 {
+                        tracing::info!(expired = n, "closed scanners whose lease expired");
+                    }
+                }
+            })
+        };
+        tracing::info!(
+            data_dir = %config.data_dir.display(),
+            thrift = %thrift.local_addr(),
+            http = %http.local_addr(),
+            "accordion server started"
+        );
+        Ok(Server { store, thrift, http, scanners, reaper_stop, reaper: Some(reaper), closed: false })
+    }
+
+    pub fn thrift_addr(&self) -> SocketAddr {
+        self.thrift.local_addr()
+    }
+
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http.local_addr()
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// Stops accepting, finishes in-flight calls, syncs the WAL and closes
+    /// the store.
+    pub fn shutdown(&mut self) -> Result<(), ServerError> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        tracing::info!("shutting down: finishing in-flight calls");
+        self.thrift.shutdown();
+        self.http.shutdown();
+        self.reaper_stop.store(true, Ordering::Release);
+        if let Some(r) = self.reaper.take() {
+            let _ = r.join();
+        }
+        self.scanners.clear();
+        self.store.close().map_err(ServerError::Close)?;
+        tracing::info!("store closed; bye");
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!(error = %e, "shutdown failed");
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The Thrift listener: accepts connections and serves each on its own
+//! thread (HBase's TThreadPoolServer model) up to `max_connections`; over
+//! that, a new connection is closed at once. Shutdown stops accepting,
+//! lets every connection finish the call it is in, and joins them.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use thrift::server::TProcessor;
+
+use crate::connection::{ConnectionLimits, Ended, refuse, serve};
+
+/// Counters of the Thrift front end.
+#[derive(Debug, Default)]
+pub struct ThriftCounters {
+    pub accepted: AtomicU64,
+    pub refused: AtomicU64,
+    pub open: AtomicUsize,
+    pub protocol_errors: AtomicU64,
+    pub unknown_wire: AtomicU64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ThriftCountersSnapshot {
+    pub accepted: u64,
+    pub refused: u64,
+    pub open: usize,
+    pub protocol_errors: u64,
+    pub unknown_wire: u64,
+}
+
+impl ThriftCounters {
+    pub fn snapshot(&self) -> ThriftCountersSnapshot {
+        ThriftCountersSnapshot {
+            accepted: self.accepted.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
+            open: self.open.load(Ordering::Relaxed),
+            protocol_errors: self.protocol_errors.load(Ordering::Relaxed),
+            unknown_wire: self.unknown_wire.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub struct ThriftServer {
+    addr: SocketAddr,
+    shutdown: Arc<AtomicBool>,
+    acceptor: Option<JoinHandle<()>>,
+    connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    pub counters: Arc<ThriftCounters>,
+}
+
+impl ThriftServer {
+    /// Binds `addr` and starts accepting.
+    pub fn start(
+        addr: SocketAddr,
+        processor: Arc<dyn TProcessor + Send + Sync>,
+        limits: ConnectionLimits,
+        max_connections: usize,
+    ) -> std::io::Result<ThriftServer> {
+        let listener = TcpListener::bind(addr)?;
+        let addr = listener.local_addr()?;
+        // Polled, so that shutdown is noticed without a wake-up connection.
+        listener.set_nonblocking(true)?;
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let connections: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::new(Mutex::new(Vec::new()));
+        let counters = Arc::new(ThriftCounters::default());
+        let acceptor = {
+            let (shutdown, connections, counters) = (shutdown.clone(), connections.clone(), counters.clone());
+            std::thread::Builder::new().name("thrift-accept".into()).spawn(move || {
+                while !shutdown.load(Ordering::Acquire) {
+                    let (stream, peer) = match listener.accept() {
+                        Ok(s) => s,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(20));
+                            continue;
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "accept failed");
+                            std::thread::sleep(Duration::from_millis(20));
+                            continue;
+                        }
+                    };
+                    let mut conns = connections.lock();
+                    conns.retain(|h| !h.is_finished());
+                    if conns.len() >= max_connections || stream.set_nonblocking(false).is_err() {
+                        counters.refused.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(%peer, max_connections, "refusing connection: too many open");
+                        refuse(stream);
+                        continue;
+                    }
+                    counters.accepted.fetch_add(1, Ordering::Relaxed);
+                    let (processor, limits, shutdown, counters) =
+                        (processor.clone(), limits.clone(), shutdown.clone(), counters.clone());
+                    let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
+                        counters.open.fetch_add(1, Ordering::Relaxed);
+                        let (ended, wire) = serve(stream, processor.as_ref(), &limits, &shutdown);
+                        counters.open.fetch_sub(1, Ordering::Relaxed);
+                        match ended {
+                            Ended::ClientClosed | Ended::Shutdown => tracing::debug!(%peer, ?wire, "connection closed"),
+                            Ended::UnknownWire(first) => {
+                                counters.unknown_wire.fetch_add(1, Ordering::Relaxed);
+                                tracing::warn!(%peer, ?first, "closed a connection that speaks no Thrift we know");
+                            }
+                            Ended::Error(e) => {
+                                counters.protocol_errors.fetch_add(1, Ordering::Relaxed);
+                                tracing::info!(%peer, ?wire, error = %e, "connection closed on error");
+                            }
+                        }
+                    });
+                    match spawned {
+                        Ok(h) => conns.push(h),
+                        Err(e) => tracing::error!(error = %e, "cannot start a connection thread"),
+                    }
+                }
+            })?
+        };
+        Ok(ThriftServer { addr, shutdown, acceptor: Some(acceptor), connections, counters })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, waits for every connection to finish its call.
+    pub fn shutdown(&mut self) {
+        self.shutdown.store(true, Ordering::Release);
+        if let Some(a) = self.acceptor.take() {
+            let _ = a.join();
+        }
+        let conns: Vec<JoinHandle<()>> = std::mem::take(&mut *self.connections.lock());
+        for c in conns {
+            let _ = c.join();
+        }
+    }
+}
+
+impl Drop for ThriftServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
