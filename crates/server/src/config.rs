@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use store::wal::Durability;
 use store::{FamilyDescriptor, StoreOptions};
 
 use crate::connection::ConnectionLimits;
@@ -51,6 +52,9 @@ pub struct ServerConfig {
     pub max_open_scanners: usize,
     /// `hbase.hregion.compacting.memstore.adaptive.compaction.threshold`.
     pub adaptive_threshold: Option<f64>,
+    /// Durability of tables created over Thrift (`table_durability`:
+    /// SYNC_WAL, HBase's default, ASYNC_WAL or SKIP_WAL).
+    pub table_durability: Durability,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +76,7 @@ impl Default for ServerConfig {
             scanner_lease: Duration::from_secs(60),
             max_open_scanners: 10_000,
             adaptive_threshold: None,
+            table_durability: Durability::SyncWal,
         }
     }
 }
@@ -154,6 +159,14 @@ impl ServerConfig {
         };
         match name {
             "data_dir" => self.data_dir = PathBuf::from(value),
+            "table_durability" => {
+                self.table_durability = match value.to_ascii_uppercase().as_str() {
+                    "SYNC_WAL" | "FSYNC_WAL" | "USE_DEFAULT" => Durability::SyncWal,
+                    "ASYNC_WAL" => Durability::AsyncWal,
+                    "SKIP_WAL" => Durability::SkipWal,
+                    other => return Err(bad(format!("{other:?}: expected SYNC_WAL, ASYNC_WAL or SKIP_WAL"))),
+                }
+            }
             "thrift_addr" => self.thrift_addr = value.parse().map_err(|e| bad(format!("{value:?}: {e}")))?,
             "http_addr" => self.http_addr = value.parse().map_err(|e| bad(format!("{value:?}: {e}")))?,
             "hbase.hregion.memstore.flush.size" => self.store.region_flush_size = int()?.max(1),

@@ -235,6 +235,8 @@ pub fn serve(
         }
         // A protocol per call: it borrows the reader only for that call.
         let result = if wire.framed() {
+            // Each call is one frame; only the buffer is reused across calls.
+            frame.clear();
             let mut fr = FrameReader {
                 inner: &mut reader,
                 frame: std::mem::take(&mut frame),

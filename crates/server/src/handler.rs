@@ -43,6 +43,7 @@ pub struct ThriftHandler {
     store: Arc<Store>,
     scanners: Arc<ScannerRegistry>,
     family_template: FamilyDescriptor,
+    table_durability: Durability,
     limits: RequestLimits,
 }
 
@@ -70,9 +71,10 @@ impl ThriftHandler {
         store: Arc<Store>,
         scanners: Arc<ScannerRegistry>,
         family_template: FamilyDescriptor,
+        table_durability: Durability,
         limits: RequestLimits,
     ) -> ThriftHandler {
-        ThriftHandler { store, scanners, family_template, limits }
+        ThriftHandler { store, scanners, family_template, table_durability, limits }
     }
 
     fn check_row_size(&self, cells: &[Cell]) -> ThriftResult<()> {
@@ -325,7 +327,8 @@ impl HbaseSyncHandler for ThriftHandler {
 
     fn handle_create_table(&self, table: Text, column_families: Vec<ColumnDescriptor>) -> ThriftResult<()> {
         let name = table_name(&table)?;
-        let desc = table_descriptor(&name, &column_families, &self.family_template)?;
+        let mut desc = table_descriptor(&name, &column_families, &self.family_template)?;
+        desc.durability = self.table_durability;
         self.store.create_table(desc, &[]).map_err(from_store)
     }
 

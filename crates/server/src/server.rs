@@ -49,6 +49,7 @@ impl Server {
             store.clone(),
             scanners.clone(),
             config.family_template.clone(),
+            config.table_durability,
             config.requests.clone(),
         );
         let processor = Arc::new(HbaseSyncProcessor::new(handler));
