@@ -4,6 +4,7 @@ mod bench_cmd;
 mod counting_alloc;
 mod inspect;
 mod server_cmd;
+mod shell;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Serve the HBase Thrift v1 API (and HTTP metrics and status).
     Server(server_cmd::ServerArgs),
+    /// HBase shell's everyday commands against a server.
+    Shell(shell::ShellArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -62,6 +65,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Inspect(args) => inspect::run(&args)?,
         Command::Server(args) => server_cmd::run(&args)?,
+        Command::Shell(args) => shell::run(&args)?,
     }
     Ok(())
 }

@@ -1,0 +1,246 @@
+//! The HBase shell's argument syntax (a slice of Ruby): `create 't', 'f1',
+//! {NAME => 'f2', VERSIONS => 3}`, `scan 't', {STARTROW => 'a', LIMIT => 5,
+//! COLUMNS => ['f:q']}`. Strings in single or double quotes (with `\xNN`
+//! escapes in double quotes, as HBase's shell prints binary keys), numbers,
+//! true/false, bare constants, lists and `=>` dictionaries.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(Vec<u8>),
+    Int(i64),
+    Bool(bool),
+    Word(String),
+    List(Vec<Value>),
+    Dict(BTreeMap<String, Value>),
+}
+
+impl Value {
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            Value::Str(s) => Some(s.clone()),
+            Value::Word(w) => Some(w.clone().into_bytes()),
+            Value::Int(i) => Some(i.to_string().into_bytes()),
+            _ => None,
+        }
+    }
+}
+
+/// One shell command: its name and arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    pub name: String,
+    pub args: Vec<Value>,
+}
+
+/// Parses one line; `Ok(None)` for a blank line or a comment.
+pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
+    let mut p = Parser { s: line.as_bytes(), pos: 0 };
+    p.ws();
+    if p.pos == p.s.len() || p.s[p.pos] == b'#' {
+        return Ok(None);
+    }
+    let name = p.word().ok_or_else(|| "expected a command name".to_string())?;
+    let mut args = Vec::new();
+    p.ws();
+    while p.pos < p.s.len() {
+        if !args.is_empty() {
+            p.expect(b',')?;
+        }
+        args.push(p.value()?);
+        p.ws();
+    }
+    Ok(Some(Command { name, args }))
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn ws(&mut self) {
+        while self.s.get(self.pos).is_some_and(|b| b.is_ascii_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, c: u8) -> Result<(), String> {
+        self.ws();
+        if self.s.get(self.pos) == Some(&c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(format!("expected '{}' at column {}", c as char, self.pos + 1))
+        }
+    }
+
+    fn word(&mut self) -> Option<String> {
+        let start = self.pos;
+        while self.s.get(self.pos).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.') {
+            self.pos += 1;
+        }
+        (self.pos > start).then(|| String::from_utf8_lossy(&self.s[start..self.pos]).into_owned())
+    }
+
+    fn value(&mut self) -> Result<Value, String> {
+        self.ws();
+        match self.s.get(self.pos) {
+            None => Err("expected a value at the end of the line".into()),
+            Some(b'\'') | Some(b'"') => self.string().map(Value::Str),
+            Some(b'[') => {
+                self.pos += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.ws();
+                    if self.s.get(self.pos) == Some(&b']') {
+                        self.pos += 1;
+                        return Ok(Value::List(items));
+                    }
+                    if !items.is_empty() {
+                        self.expect(b',')?;
+                    }
+                    items.push(self.value()?);
+                }
+            }
+            Some(b'{') => {
+                self.pos += 1;
+                let mut map = BTreeMap::new();
+                loop {
+                    self.ws();
+                    if self.s.get(self.pos) == Some(&b'}') {
+                        self.pos += 1;
+                        return Ok(Value::Dict(map));
+                    }
+                    if !map.is_empty() {
+                        self.expect(b',')?;
+                        self.ws();
+                    }
+                    let key = match self.value()? {
+                        Value::Word(w) => w,
+                        Value::Str(s) => String::from_utf8_lossy(&s).into_owned(),
+                        other => return Err(format!("dictionary keys are names, got {other:?}")),
+                    };
+                    self.ws();
+                    if !self.s[self.pos..].starts_with(b"=>") {
+                        return Err(format!("expected '=>' after {key} at column {}", self.pos + 1));
+                    }
+                    self.pos += 2;
+                    map.insert(key.to_ascii_uppercase(), self.value()?);
+                }
+            }
+            Some(b) if b.is_ascii_digit() || *b == b'-' => {
+                let start = self.pos;
+                self.pos += 1;
+                while self.s.get(self.pos).is_some_and(u8::is_ascii_digit) {
+                    self.pos += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.pos]).unwrap_or_default();
+                text.parse().map(Value::Int).map_err(|_| format!("bad number {text:?}"))
+            }
+            Some(_) => match self.word() {
+                Some(w) if w == "true" => Ok(Value::Bool(true)),
+                Some(w) if w == "false" => Ok(Value::Bool(false)),
+                Some(w) => Ok(Value::Word(w)),
+                None => Err(format!("unexpected {:?} at column {}", self.s[self.pos] as char, self.pos + 1)),
+            },
+        }
+    }
+
+    fn string(&mut self) -> Result<Vec<u8>, String> {
+        let quote = self.s[self.pos];
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            match self.s.get(self.pos) {
+                None => return Err("unterminated string".into()),
+                Some(&c) if c == quote => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') if quote == b'"' => {
+                    let next = self.s.get(self.pos + 1).copied();
+                    match next {
+                        Some(b'x') => {
+                            let hex = self.s.get(self.pos + 2..self.pos + 4).ok_or("bad \\x escape")?;
+                            let b = u8::from_str_radix(std::str::from_utf8(hex).unwrap_or("zz"), 16)
+                                .map_err(|_| "bad \\x escape".to_string())?;
+                            out.push(b);
+                            self.pos += 4;
+                        }
+                        Some(b'n') => {
+                            out.push(b'\n');
+                            self.pos += 2;
+                        }
+                        Some(c) => {
+                            out.push(c);
+                            self.pos += 2;
+                        }
+                        None => return Err("unterminated string".into()),
+                    }
+                }
+                Some(&c) => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Splits a script into commands: one per line, or several on a line
+/// separated by `;` outside quotes.
+pub fn split_statements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let (mut cur, mut quote) = (String::new(), None::<char>);
+        for c in line.chars() {
+            match (c, quote) {
+                ('\'' | '"', None) => {
+                    quote = Some(c);
+                    cur.push(c);
+                }
+                (c2, Some(q)) if c2 == q => {
+                    quote = None;
+                    cur.push(c);
+                }
+                (';', None) => out.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        out.push(cur);
+    }
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_shells_syntax() {
+        let c = parse_line("create 't1', 'f1', {NAME => 'f2', VERSIONS => 3}").expect("ok").expect("cmd");
+        assert_eq!(c.name, "create");
+        assert_eq!(c.args[0], Value::Str(b"t1".to_vec()));
+        let Value::Dict(d) = &c.args[2] else { panic!("dict") };
+        assert_eq!(d["VERSIONS"], Value::Int(3));
+        let c = parse_line(r#"scan "t", {COLUMNS => ['f:a', 'f:b'], REVERSED => true, STARTROW => "\x00a"}"#)
+            .expect("ok")
+            .expect("cmd");
+        let Value::Dict(d) = &c.args[1] else { panic!("dict") };
+        assert_eq!(d["STARTROW"], Value::Str(vec![0, b'a']));
+        assert_eq!(d["REVERSED"], Value::Bool(true));
+        assert_eq!(parse_line("  # comment").expect("ok"), None);
+        assert!(parse_line("put 't' 'r'").is_err());
+        assert!(parse_line("get 't', 'unterminated").is_err());
+    }
+
+    #[test]
+    fn statements_split_on_semicolons_outside_quotes() {
+        assert_eq!(
+            split_statements("list; put 't','r;1','f:q','v'\n\ncount 't'"),
+            ["list", " put 't','r;1','f:q','v'", "count 't'"]
+        );
+    }
+}

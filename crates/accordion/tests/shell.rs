@@ -1,0 +1,139 @@
+//! `accordion shell` against a real server: a scripted session (a script
+//! file and `-e`) whose output is checked line by line, with the times that
+//! change from run to run masked.
+
+mod common;
+
+use std::process::Command;
+
+use common::{ServerProcess, free_port};
+
+fn shell(server: &ServerProcess, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["shell", "--server", &format!("127.0.0.1:{}", server.port)])
+        .args(["--http", &format!("127.0.0.1:{}", server.http_port)])
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run shell");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Drops "Took" lines and masks server-assigned timestamps.
+fn normalise(out: &str) -> String {
+    let ts = regex_lite_timestamp();
+    out.lines().filter(|l| !l.starts_with("Took ")).map(|l| ts(l)).collect::<Vec<_>>().join("\n")
+}
+
+fn regex_lite_timestamp() -> impl Fn(&str) -> String {
+    |line: &str| {
+        // timestamp=<13+ digits> is the server's clock; short ones are ours.
+        let mut out = String::new();
+        let mut rest = line;
+        while let Some(i) = rest.find("timestamp=") {
+            out.push_str(&rest[..i + 10]);
+            rest = &rest[i + 10..];
+            let digits = rest.chars().take_while(char::is_ascii_digit).count();
+            if digits >= 12 {
+                out.push('T');
+            } else {
+                out.push_str(&rest[..digits]);
+            }
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+const SCRIPT: &str = r#"
+# a session as an HBase user would type it
+create 'people', 'info', {NAME => 'hist', VERSIONS => 3}
+list
+put 'people', 'alice', 'info:city', 'Haifa'
+put 'people', 'bob', 'info:city', 'Oslo', 1000
+put 'people', 'bob', 'hist:city', 'Bergen', 10
+put 'people', 'bob', 'hist:city', 'Oslo', 20
+get 'people', 'bob'
+get 'people', 'bob', {COLUMN => 'hist:city', VERSIONS => 3}
+scan 'people'
+scan 'people', {STARTROW => 'b', LIMIT => 1, COLUMNS => ['info']}
+count 'people'
+incr 'people', 'counter', 'info:hits', 3
+incr 'people', 'counter', 'info:hits'
+flush 'people'
+delete 'people', 'bob', 'hist:city'
+deleteall 'people', 'alice'
+scan 'people', {FILTER => "QualifierFilter(=, 'binary:city')"}
+describe 'people'
+compact 'people'
+major_compact 'people'
+count 'people'
+disable 'people'
+is_enabled 'people'
+drop 'people'
+exists 'people'
+"#;
+
+const EXPECTED: &str = r#"Created table people
+TABLE
+people
+1 row(s)
+COLUMN                          CELL
+ hist:city                      timestamp=20, value=Oslo
+ info:city                      timestamp=1000, value=Oslo
+2 row(s)
+COLUMN                          CELL
+ hist:city                      timestamp=20, value=Oslo
+ hist:city                      timestamp=10, value=Bergen
+2 row(s)
+ROW                             COLUMN+CELL
+ alice                          column=info:city, timestamp=T, value=Haifa
+ bob                            column=hist:city, timestamp=20, value=Oslo
+ bob                            column=info:city, timestamp=1000, value=Oslo
+2 row(s)
+ROW                             COLUMN+CELL
+ bob                            column=info:city, timestamp=1000, value=Oslo
+1 row(s)
+2 row(s)
+COUNTER VALUE = 3
+COUNTER VALUE = 4
+ROW                             COLUMN+CELL
+ bob                            column=info:city, timestamp=1000, value=Oslo
+1 row(s)
+Table people is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'hist', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'info', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+2 row(s)
+2 row(s)
+false
+Table people does not exist"#;
+
+#[test]
+fn scripted_session_prints_what_hbase_shell_would() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = ServerProcess::start(dir.path(), free_port());
+    let script = dir.path().join("session.hbase");
+    std::fs::write(&script, SCRIPT).expect("write script");
+    let (ok, out) = shell(&server, &[script.to_str().expect("utf-8 path")]);
+    assert!(ok, "shell failed:\n{out}");
+    let got = normalise(&out);
+    for (i, (g, e)) in got.lines().zip(EXPECTED.lines()).enumerate() {
+        assert_eq!(g, e, "line {} differs; whole output:\n{got}", i + 1);
+    }
+    assert_eq!(got.lines().count(), EXPECTED.lines().count(), "whole output:\n{got}");
+}
+
+#[test]
+fn errors_are_reported_and_the_exit_status_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = ServerProcess::start(dir.path(), free_port());
+    let (ok, out) = shell(&server, &["-e", "get 'nope', 'r'; create 't', 'f'; create 't', 'f'; frobnicate; put 't'"]);
+    assert!(!ok, "a failed command must fail the run");
+    assert!(out.contains("ERROR: IOError: org.apache.hadoop.hbase.TableNotFoundException: nope"), "{out}");
+    assert!(out.contains("Created table t"), "{out}");
+    assert!(out.contains("ERROR: AlreadyExists"), "{out}");
+    assert!(out.contains("ERROR: unknown command \"frobnicate\""), "{out}");
+    assert!(out.contains("ERROR: put: argument 2 (row) is missing"), "{out}");
+}

@@ -1,0 +1,68 @@
+//! A Thrift client for our server (and HBase's Thrift v1 gateway): the
+//! generated `HbaseSyncClient` over a TCP connection with the chosen
+//! transport and protocol. Used by `accordion shell` and the bench's
+//! thrift engine.
+
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+use thrift::protocol::{
+    TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
+    TOutputProtocol,
+};
+use thrift::transport::{
+    TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport, TIoChannel,
+    TTcpChannel,
+};
+
+pub use crate::hbase_thrift::{HbaseSyncClient, THbaseSyncClient};
+
+pub type ThriftClient = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
+
+/// Connects to `addr` ("host:port") with framed or buffered transport and
+/// the compact or binary protocol.
+pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
+    let sock = addr
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| thrift::Error::from(std::io::Error::other(format!("{addr} resolves to no address"))))?;
+    let stream = std::net::TcpStream::connect_timeout(&sock, Duration::from_secs(10))?;
+    stream.set_nodelay(true)?;
+    let (read, write) = TTcpChannel::with_stream(stream).split()?;
+    let (input, output): (Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>) = match (framed, compact) {
+        (false, false) => (
+            Box::new(TBinaryInputProtocol::new(TBufferedReadTransport::new(read), true)),
+            Box::new(TBinaryOutputProtocol::new(TBufferedWriteTransport::new(write), true)),
+        ),
+        (true, false) => (
+            Box::new(TBinaryInputProtocol::new(TFramedReadTransport::new(read), true)),
+            Box::new(TBinaryOutputProtocol::new(TFramedWriteTransport::new(write), true)),
+        ),
+        (false, true) => (
+            Box::new(TCompactInputProtocol::new(TBufferedReadTransport::new(read))),
+            Box::new(TCompactOutputProtocol::new(TBufferedWriteTransport::new(write))),
+        ),
+        (true, true) => (
+            Box::new(TCompactInputProtocol::new(TFramedReadTransport::new(read))),
+            Box::new(TCompactOutputProtocol::new(TFramedWriteTransport::new(write))),
+        ),
+    };
+    Ok(HbaseSyncClient::new(input, output))
+}
+
+/// The message of a Thrift error, with HBase's exceptions unwrapped.
+pub fn error_message(e: &thrift::Error) -> String {
+    use crate::hbase_thrift::{AlreadyExists, IOError, IllegalArgument};
+    if let thrift::Error::User(u) = e {
+        if let Some(x) = u.downcast_ref::<IOError>() {
+            return format!("IOError: {}", x.message.clone().unwrap_or_default());
+        }
+        if let Some(x) = u.downcast_ref::<IllegalArgument>() {
+            return format!("IllegalArgument: {}", x.message.clone().unwrap_or_default());
+        }
+        if let Some(x) = u.downcast_ref::<AlreadyExists>() {
+            return format!("AlreadyExists: {}", x.message.clone().unwrap_or_default());
+        }
+    }
+    e.to_string()
+}
