@@ -1,0 +1,81 @@
+//! The server's HTTP side, in process: Prometheus metrics with every store
+//! counter per table, region and family; the JSON status with each store's
+//! live memstore structure and recent flushes; the status page; the flush
+//! admin call; and the Thrift front end's counters.
+
+use std::collections::BTreeMap;
+
+use server::client::{THbaseSyncClient, connect};
+use server::hbase_thrift::{ColumnDescriptor, Mutation};
+use server::{Server, ServerConfig};
+
+fn start() -> (tempfile::TempDir, Server) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sets = [
+        format!("data_dir={}", dir.path().display()),
+        "thrift_addr=127.0.0.1:0".into(),
+        "http_addr=127.0.0.1:0".into(),
+        "hbase.hregion.compacting.memstore.type=EAGER".into(),
+    ];
+    let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
+    (dir, server)
+}
+
+fn get(server: &Server, path: &str) -> String {
+    ureq::get(&format!("http://{}{path}", server.http_addr()))
+        .call()
+        .expect("GET")
+        .body_mut()
+        .read_to_string()
+        .expect("body")
+}
+
+#[test]
+fn metrics_status_and_page_show_the_store() {
+    let (_dir, server) = start();
+    let mut c = connect(&server.thrift_addr().to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"web".to_vec(), vec![cd]).expect("create");
+    for i in 0..100u32 {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(vec![b'v'; 100]),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(b"web".to_vec(), format!("row{i:03}").into_bytes(), vec![m], BTreeMap::new()).expect("put");
+    }
+
+    let metrics = get(&server, "/metrics");
+    assert!(metrics.contains("accordion_store_puts 100"), "{metrics}");
+    let family_line = metrics
+        .lines()
+        .find(|l| l.starts_with("accordion_family_memstore_cells{") && l.contains("table=\"web\""))
+        .unwrap_or_else(|| panic!("no per-family memstore line:\n{metrics}"));
+    assert!(family_line.contains("family=\"f\"") && family_line.contains("policy=\"eager\""), "{family_line}");
+    assert!(family_line.ends_with(" 100"), "{family_line}");
+    assert!(metrics.contains("accordion_thrift_connections_accepted 1"), "{metrics}");
+
+    let status: serde_json::Value = serde_json::from_str(&get(&server, "/status")).expect("json");
+    let fam = &status["tables"][0]["regions"][0]["families"][0];
+    assert_eq!(status["tables"][0]["name"], "web");
+    let in_memory = fam["active"]["cells"].as_u64().unwrap_or(0)
+        + fam["pipeline"].as_array().map_or(0, |p| p.iter().map(|s| s["stats"]["cells"].as_u64().unwrap_or(0)).sum());
+    assert_eq!(in_memory, 100, "every cell is in the active segment or the pipeline: {fam}");
+
+    let flushed = ureq::post(&format!("http://{}/admin/flush?table=web", server.http_addr())).send_empty();
+    assert!(flushed.is_ok(), "{flushed:?}");
+    let status: serde_json::Value = serde_json::from_str(&get(&server, "/status")).expect("json");
+    let event = &status["recent_events"][0];
+    assert_eq!(event["kind"], "flush", "{status}");
+    assert!(event["store"].as_str().unwrap_or_default().ends_with("/f"), "{event}");
+    assert!(event["bytes"].as_u64().unwrap_or(0) > 0, "{event}");
+    assert_eq!(status["totals"]["disk_flushes"], 1);
+
+    let page = get(&server, "/");
+    assert!(page.contains("<title>Accordion KV</title>") && page.contains("fetch('/status')"));
+    let missing = ureq::get(&format!("http://{}/nope", server.http_addr())).call();
+    assert!(matches!(missing, Err(ureq::Error::StatusCode(404))), "{missing:?}");
+    let bad = ureq::post(&format!("http://{}/admin/flush?table=nope", server.http_addr())).send_empty();
+    assert!(matches!(bad, Err(ureq::Error::StatusCode(404))), "{bad:?}");
+}
