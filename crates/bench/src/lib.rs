@@ -17,6 +17,7 @@ pub mod report;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_engine;
 pub mod sysinfo;
+pub mod thrift_engine;
 pub mod workload;
 
 /// What can go wrong while benchmarking.

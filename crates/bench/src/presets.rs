@@ -236,6 +236,22 @@ pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError
     measure(preset, &engine, "-")
 }
 
+/// Runs `exp` against a running server over Thrift (`addr`; its HTTP port
+/// `http` for counters). Reader-under-writes presets load first, as on the
+/// embedded engine.
+pub fn run_thrift(exp: &Experiment, addr: &str, http: Option<&str>) -> Result<RunReport, BenchError> {
+    let preset = &exp.preset;
+    let engine = crate::thrift_engine::ThriftEngine::open(addr, http, preset.workload.fields)?;
+    match &exp.mode {
+        Mode::Workload => measure(preset, &engine, "server"),
+        Mode::ReaderUnderWrites { load_ops } => {
+            let load = Workload { ops: *load_ops, seed: 42, ..preset.workload.clone() };
+            driver::run(&engine, &load, preset.threads, preset.batch_bytes)?;
+            measure_with_reader(preset, &engine, "server", &load)
+        }
+    }
+}
+
 /// Drives `engine` with the preset's workload and reports; always finishes
 /// the engine (removing its data).
 pub fn measure(preset: &Preset, engine: &dyn Engine, policy: &str) -> Result<RunReport, BenchError> {
@@ -331,5 +347,27 @@ mod tests {
         }
         assert!(experiments("nope", 1.0, &policies).is_err());
         assert!(experiments("paper-write-zipf", 0.0, &policies).is_err());
+    }
+
+    #[test]
+    fn the_thrift_engine_drives_a_running_server() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sets = [
+            format!("data_dir={}", dir.path().display()),
+            "thrift_addr=127.0.0.1:0".into(),
+            "http_addr=127.0.0.1:0".into(),
+        ];
+        let server = server::Server::start(server::ServerConfig::load(None, &sets).expect("config")).expect("start");
+        let (addr, http) = (server.thrift_addr().to_string(), server.http_addr().to_string());
+        for name in ["paper-write-zipf", "paper-mixed"] {
+            let mut exp = experiments(name, 0.002, &["basic".to_string()]).expect("preset").remove(0);
+            exp.preset.threads = 3;
+            let report = run_thrift(&exp, &addr, Some(&http)).expect("runs over thrift");
+            assert_eq!((report.engine.as_str(), report.ops), ("thrift", exp.preset.workload.ops));
+            assert!(report.user_bytes >= exp.preset.workload.ops * 100 / 2, "server counters reached: {report:?}");
+            assert!(report.bytes_wal > 0, "{report:?}");
+        }
+        let rows = server.store().scan("usertable", store::Scan::default()).expect("scan").count();
+        assert!(rows > 0, "the rows are in the server's store");
     }
 }

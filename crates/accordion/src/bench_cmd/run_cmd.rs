@@ -36,6 +36,13 @@ pub struct RunArgs {
     /// ops/s); the JSON keeps every run under "all_runs".
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
+    /// For --engines thrift: a running server's Thrift address (the
+    /// server's own settings decide the memstore policy).
+    #[arg(long)]
+    pub server: Option<String>,
+    /// For --engines thrift: the server's HTTP address, to read its counters.
+    #[arg(long)]
+    pub server_http: Option<String>,
     /// The HBase engine's launcher.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
     pub hbase_script: PathBuf,
@@ -43,8 +50,11 @@ pub struct RunArgs {
 
 pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let available: &[&str] =
-        if cfg!(feature = "rocksdb") { &["accordion", "hbase", "rocksdb"] } else { &["accordion", "hbase"] };
+    let available: &[&str] = if cfg!(feature = "rocksdb") {
+        &["accordion", "hbase", "thrift", "rocksdb"]
+    } else {
+        &["accordion", "hbase", "thrift"]
+    };
     for e in &args.engines {
         if !available.contains(&e.as_str()) {
             bail!(
@@ -52,6 +62,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
                 available.join(", ")
             );
         }
+    }
+    if args.engines.iter().any(|e| e == "thrift") && args.server.is_none() {
+        bail!("--engines thrift needs --server HOST:PORT (a running accordion server)");
     }
     let mut planned = Vec::new();
     for name in &args.presets {
@@ -83,6 +96,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
                     bar.println(&r.table_row());
                     runs.push(r);
                 }
+            }
+        }
+        if let Some(addr) = args.server.as_deref().filter(|_| args.engines.iter().any(|e| e == "thrift"))
+            && let Some(first) = exps.first()
+        {
+            for _ in 0..repeat {
+                bar.set_label(&format!("{name} thrift {addr}"));
+                let r = bench::presets::run_thrift(first, addr, args.server_http.as_deref())
+                    .with_context(|| format!("{name} / thrift {addr}"))?;
+                bar.println(&r.table_row());
+                runs.push(r);
             }
         }
         #[cfg(feature = "rocksdb")]

@@ -1,0 +1,150 @@
+//! The thrift engine: the bench's workloads against a running `accordion
+//! server` (or HBase's Thrift v1 gateway) — the paper's client/server
+//! setup. Each client thread takes a connection from a pool (one per
+//! thread at most), writes a batch as one mutateRows and reads with
+//! getRow. Counters are the server's, read from its HTTP `/status` before
+//! and after the run.
+//!
+//! The table is created over Thrift, so it has one region and the
+//! server's default family settings (its memstore policy is the policy
+//! under test: start the server with the one to measure).
+
+use std::collections::BTreeMap;
+
+use parking_lot::Mutex;
+use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
+use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
+
+use crate::BenchError;
+use crate::engine::{Engine, EngineCounters};
+
+const TABLE: &[u8] = b"usertable";
+
+pub struct ThriftEngine {
+    addr: String,
+    http: Option<String>,
+    pool: Mutex<Vec<ThriftClient>>,
+    qualifiers: Vec<Vec<u8>>,
+    before: EngineCounters,
+}
+
+fn err(e: thrift::Error) -> BenchError {
+    BenchError::Engine { engine: "thrift".into(), message: error_message(&e) }
+}
+
+impl ThriftEngine {
+    /// Connects, (re)creates the bench table, and notes the server's
+    /// counters so the run reports only its own.
+    pub fn open(addr: &str, http: Option<&str>, fields: usize) -> Result<ThriftEngine, BenchError> {
+        let mut c = connect(addr, true, true).map_err(err)?;
+        if c.get_table_names().map_err(err)?.iter().any(|t| t == TABLE) {
+            if c.is_table_enabled(TABLE.to_vec()).map_err(err)? {
+                c.disable_table(TABLE.to_vec()).map_err(err)?;
+            }
+            c.delete_table(TABLE.to_vec()).map_err(err)?;
+        }
+        let cd = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(1), ..Default::default() };
+        c.create_table(TABLE.to_vec(), vec![cd]).map_err(err)?;
+        let mut engine = ThriftEngine {
+            addr: addr.to_string(),
+            http: http.map(str::to_string),
+            pool: Mutex::new(vec![c]),
+            qualifiers: (0..fields.max(1)).map(|i| format!("field{i}").into_bytes()).collect(),
+            before: EngineCounters::default(),
+        };
+        engine.before = engine.server_counters();
+        Ok(engine)
+    }
+
+    fn with_client<T>(&self, f: impl FnOnce(&mut ThriftClient) -> thrift::Result<T>) -> Result<T, BenchError> {
+        let pooled = self.pool.lock().pop();
+        let mut c = match pooled {
+            Some(c) => c,
+            None => connect(&self.addr, true, true).map_err(err)?,
+        };
+        let r = f(&mut c).map_err(err);
+        // A connection that failed may be out of step; drop it.
+        if r.is_ok() {
+            self.pool.lock().push(c);
+        }
+        r
+    }
+
+    fn server_counters(&self) -> EngineCounters {
+        let Some(http) = &self.http else { return EngineCounters::default() };
+        let status: Option<serde_json::Value> = ureq::get(&format!("http://{http}/status"))
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+            .and_then(|b| serde_json::from_str(&b).ok());
+        let Some(s) = status else { return EngineCounters::default() };
+        let t = &s["totals"];
+        let n = |k: &str| t[k].as_u64().unwrap_or(0);
+        EngineCounters {
+            flushes: n("disk_flushes"),
+            inmemory_flushes: n("inmemory_flushes"),
+            merges: n("merges"),
+            inmemory_compactions: n("inmemory_compactions"),
+            compactions: n("disk_compactions"),
+            wal_files: n("wal_files_created"),
+            bytes_wal: n("wal_bytes"),
+            bytes_flushed: n("bytes_flushed"),
+            bytes_compacted: n("bytes_compacted"),
+            user_bytes: n("user_bytes"),
+        }
+    }
+}
+
+impl Engine for ThriftEngine {
+    fn name(&self) -> &str {
+        "thrift"
+    }
+
+    fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError> {
+        let batches: Vec<BatchMutation> = keys
+            .iter()
+            .map(|k| BatchMutation {
+                row: Some(k.to_vec()),
+                mutations: Some(
+                    self.qualifiers[..fields.min(self.qualifiers.len())]
+                        .iter()
+                        .map(|q| Mutation {
+                            is_delete: Some(false),
+                            column: Some([&b"f:"[..], q].concat()),
+                            value: Some(value.to_vec()),
+                            write_to_w_a_l: Some(true),
+                        })
+                        .collect(),
+                ),
+            })
+            .collect();
+        self.with_client(|c| c.mutate_rows(TABLE.to_vec(), batches, BTreeMap::new()))
+    }
+
+    fn read_row(&self, key: &[u8]) -> Result<bool, BenchError> {
+        self.with_client(|c| c.get_row(TABLE.to_vec(), key.to_vec(), BTreeMap::new())).map(|rows| !rows.is_empty())
+    }
+
+    fn counters(&self) -> EngineCounters {
+        let now = self.server_counters();
+        let b = &self.before;
+        EngineCounters {
+            flushes: now.flushes.saturating_sub(b.flushes),
+            inmemory_flushes: now.inmemory_flushes.saturating_sub(b.inmemory_flushes),
+            merges: now.merges.saturating_sub(b.merges),
+            inmemory_compactions: now.inmemory_compactions.saturating_sub(b.inmemory_compactions),
+            compactions: now.compactions.saturating_sub(b.compactions),
+            wal_files: now.wal_files.saturating_sub(b.wal_files),
+            bytes_wal: now.bytes_wal.saturating_sub(b.bytes_wal),
+            bytes_flushed: now.bytes_flushed.saturating_sub(b.bytes_flushed),
+            bytes_compacted: now.bytes_compacted.saturating_sub(b.bytes_compacted),
+            user_bytes: now.user_bytes.saturating_sub(b.user_bytes),
+        }
+    }
+
+    /// Leaves the server and its data as they are (the server is not ours).
+    fn finish(&self) -> Result<(), BenchError> {
+        self.pool.lock().clear();
+        Ok(())
+    }
+}
