@@ -258,7 +258,7 @@ impl<W: Write> Shell<W> {
         }
         let versions = int(opts.get("VERSIONS")).unwrap_or(1) as i32;
         let ts = int(opts.get("TIMESTAMP"));
-        writeln!(self.out, "{:<32}{}", "COLUMN", "CELL")?;
+        writeln!(self.out, "{:<32}CELL", "COLUMN")?;
         let mut n = 0;
         if versions > 1 || ts.is_some() {
             // Per column, with versions: getVer / getVerTs (ts is inclusive in
@@ -370,7 +370,7 @@ impl<W: Write> Shell<W> {
     fn scan(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = arg_bytes(cmd, 0, "table")?;
         let opts = dict(cmd, 1);
-        writeln!(self.out, "{:<32}{}", "ROW", "COLUMN+CELL")?;
+        writeln!(self.out, "{:<32}COLUMN+CELL", "ROW")?;
         let n = self.scan_rows(&t, &opts, |out, row| {
             let key = text(&row.row.unwrap_or_default());
             for c in row.sorted_columns.unwrap_or_default() {
