@@ -22,7 +22,7 @@ fn shell(server: &ServerProcess, args: &[&str]) -> (bool, String) {
 /// Drops "Took" lines and masks server-assigned timestamps.
 fn normalise(out: &str) -> String {
     let ts = regex_lite_timestamp();
-    out.lines().filter(|l| !l.starts_with("Took ")).map(|l| ts(l)).collect::<Vec<_>>().join("\n")
+    out.lines().filter(|l| !l.starts_with("Took ")).map(ts).collect::<Vec<_>>().join("\n")
 }
 
 fn regex_lite_timestamp() -> impl Fn(&str) -> String {
