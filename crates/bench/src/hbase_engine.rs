@@ -31,9 +31,6 @@ fn write_keys(path: &Path, keys: impl Iterator<Item = Vec<u8>>) -> Result<(), Be
 /// Runs `exp` on real HBase through `script` (bench/hbase/run.sh).
 pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunReport, BenchError> {
     let preset = &exp.preset;
-    if !matches!(exp.mode, crate::presets::Mode::Workload) {
-        return Err(BenchError::Invalid(format!("preset {} is not supported by the hbase engine yet", preset.name)));
-    }
     let work = base.join(format!("hbase-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(io("create the hbase work directory"))?;
     let keys = preset.workload.key_source();
@@ -46,6 +43,25 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
             buf[..n].to_vec()
         }),
     )?;
+    // Reader under writes: the load phase's keys and the reader's, the same
+    // sequences the embedded engine uses (the load workload, seed 42).
+    let (load_ops, load_keys_file, read_keys_file) = match exp.mode {
+        crate::presets::Mode::Workload => (0, None, None),
+        crate::presets::Mode::ReaderUnderWrites { load_ops } => {
+            let load = crate::workload::Workload { ops: load_ops, seed: 42, ..preset.workload.clone() };
+            let source = load.key_source();
+            let key = |i: u64| {
+                let mut buf = [0u8; 32];
+                let n = source.key(i, &mut buf);
+                buf[..n].to_vec()
+            };
+            let (load_file, read_file) = (work.join("load_keys.bin"), work.join("read_keys.bin"));
+            write_keys(&load_file, (0..load_ops).map(key))?;
+            // The reader walks the same sequence from its start, cycling.
+            write_keys(&read_file, (0..load_ops.min(4_000_000)).map(key))?;
+            (load_ops, Some(load_file), Some(read_file))
+        }
+    };
     let splits_file = work.join("splits.bin");
     write_keys(&splits_file, preset.split_keys().into_iter())?;
     let row_bytes = preset.workload.fields * preset.workload.value_size + 24;
@@ -71,6 +87,9 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
         "keys_file": keys_file,
         "ops": preset.workload.ops,
         "read_ratio": preset.workload.read_ratio,
+        "load_ops": load_ops,
+        "load_keys_file": load_keys_file,
+        "read_keys_file": read_keys_file,
         "dir": work.join("hbase"),
         "family": "f",
         "table": "usertable",

@@ -23,6 +23,10 @@ final class Config {
   int pipelineSegmentsLimit;
   double adaptiveThreshold;
   String keysFile;
+  /** Reader under writes: rows loaded before the measured phase, and the reader's keys. */
+  String loadKeysFile;
+  String readKeysFile;
+  long loadOps;
   long ops;
   double readRatio;
   String dir;
@@ -58,6 +62,9 @@ final class Config {
     c.pipelineSegmentsLimit = (int) num(m, "pipeline_segments_limit", 2);
     c.adaptiveThreshold = num(m, "adaptive_threshold", 0.5);
     c.keysFile = str(m, "keys_file", null);
+    c.loadKeysFile = str(m, "load_keys_file", null);
+    c.readKeysFile = str(m, "read_keys_file", null);
+    c.loadOps = (long) num(m, "load_ops", 0);
     c.ops = (long) num(m, "ops", -1);
     c.readRatio = num(m, "read_ratio", 0.0);
     c.dir = str(m, "dir", null);

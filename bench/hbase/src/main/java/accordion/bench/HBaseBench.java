@@ -75,6 +75,9 @@ public final class HBaseBench {
   private final List<HRegion> regions = new ArrayList<>();
   private Flusher flusher;
   private final AtomicLong next = new AtomicLong();
+  /** Operations of the phase in progress (the load phase, then the measured one). */
+  private volatile long phaseOps;
+  private volatile boolean writersDone;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private HBaseBench(Config cfg) {
@@ -252,6 +255,31 @@ public final class HBaseBench {
     roller.start();
     flusher.start();
 
+    // ---- load phase (reader-under-writes presets) ----
+    KeyFile readKeys = null;
+    if (cfg.loadOps > 0) {
+      KeyFile mainKeys = keys;
+      keys = KeyFile.load(cfg.loadKeysFile);
+      readKeys = KeyFile.load(cfg.readKeysFile);
+      phaseOps = Math.min(cfg.loadOps, keys.size());
+      List<Thread> loaders = new ArrayList<>();
+      for (int t = 0; t < cfg.threads; t++) {
+        Thread th = new Thread(new Worker(), "loader-" + t);
+        loaders.add(th);
+        th.start();
+      }
+      for (Thread th : loaders) {
+        th.join();
+      }
+      if (failure.get() != null) {
+        throw new IOException("a loader thread failed", failure.get());
+      }
+      LOG.info("loaded {} rows", phaseOps);
+      keys = mainKeys;
+      next.set(0);
+    }
+    phaseOps = cfg.ops;
+
     // ---- operation phase ----
     List<Worker> workers = new ArrayList<>();
     for (int t = 0; t < cfg.threads; t++) {
@@ -268,10 +296,21 @@ public final class HBaseBench {
       th.start();
     }
     progress.start();
+    Reader reader = null;
+    Thread readerThread = null;
+    if (readKeys != null) {
+      reader = new Reader(readKeys);
+      readerThread = new Thread(reader, "reader");
+      readerThread.start();
+    }
     for (Thread th : threads) {
       th.join();
     }
     long end = System.nanoTime();
+    writersDone = true;
+    if (readerThread != null) {
+      readerThread.join();
+    }
     double cpu = cpuSeconds() - cpuBefore;
     progress.interrupt();
     if (failure.get() != null) {
@@ -293,6 +332,10 @@ public final class HBaseBench {
       userBytes += w.userBytes;
       userBytesLogical += w.userBytesLogical;
       found += w.found;
+    }
+    if (reader != null) {
+      gets.add(reader.latency);
+      found += reader.found;
     }
     long[] compaction = Counters.compactionSnapshot();
     long flushes = Counters.FLUSHES.sum();
@@ -379,6 +422,34 @@ public final class HBaseBench {
     return lo;
   }
 
+  /** The measured reader of the reader-under-writes presets: gets, one by one, until the writers finish. */
+  private final class Reader implements Runnable {
+    final Histogram latency = new Histogram(3_600_000_000L, 3);
+    final KeyFile readKeys;
+    long found;
+
+    Reader(KeyFile readKeys) {
+      this.readKeys = readKeys;
+    }
+
+    @Override
+    public void run() {
+      try {
+        for (long i = 0; !writersDone && failure.get() == null; i++) {
+          byte[] row = readKeys.get(i % readKeys.size());
+          long t = System.nanoTime();
+          Result r = regions.get(route(row)).get(new Get(row));
+          latency.recordValue(Math.max(1, (System.nanoTime() - t) / 1000));
+          if (!r.isEmpty()) {
+            found++;
+          }
+        }
+      } catch (Throwable t) {
+        failure.compareAndSet(null, t);
+      }
+    }
+  }
+
   /** One client thread: takes op indexes from the shared counter; buffers writes. */
   private final class Worker implements Runnable {
     final Histogram putLatency = new Histogram(3_600_000_000L, 3);
@@ -394,7 +465,7 @@ public final class HBaseBench {
         long readThreshold = Math.round(cfg.readRatio * 1000);
         while (failure.get() == null) {
           long i = next.getAndIncrement();
-          if (i >= cfg.ops) {
+          if (i >= phaseOps) {
             break;
           }
           byte[] row = keys.get(i);
