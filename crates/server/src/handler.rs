@@ -177,9 +177,28 @@ impl ThriftHandler {
     }
 
     fn mutate(&self, table: &[u8], row: &[u8], mutations: &[Mutation], ts: Option<i64>) -> ThriftResult<()> {
+        self.mutate_deferring(table, row, mutations, ts, false)
+    }
+
+    /// With `defer_sync`, a row the table would log with SYNC_WAL is logged
+    /// without waiting for the sync; the caller syncs the WAL once for the
+    /// whole batch before answering (HBase's batchMutate does the same), so
+    /// nothing is acknowledged before it is durable.
+    fn mutate_deferring(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        mutations: &[Mutation],
+        ts: Option<i64>,
+        defer_sync: bool,
+    ) -> ThriftResult<()> {
         let table = table_name(table)?;
         let ts = ts.map(timestamp).transpose()?;
         let (ms, durability) = self.store_mutations(mutations, ts)?;
+        let durability = match durability {
+            None if defer_sync => Some(Durability::AsyncWal),
+            d => d,
+        };
         if ms.is_empty() {
             return Ok(());
         }
@@ -191,6 +210,20 @@ impl ThriftHandler {
             return Err(illegal_argument(format!("mutation of {size} bytes is over hbase.table.max.rowsize")));
         }
         self.store.mutate_row(&table, row, &ms, durability).map_err(from_store)
+    }
+
+    /// mutateRows: each row atomically, one WAL sync for the batch.
+    fn mutate_batch(&self, table: &[u8], batches: &[BatchMutation], ts: Option<i64>) -> ThriftResult<()> {
+        let name = table_name(table)?;
+        let defer = self.store.describe_table(&name).map_err(from_store)?.durability == Durability::SyncWal;
+        let applied = batches.iter().try_for_each(|b| {
+            let (row, ms) = (b.row.as_deref().unwrap_or_default(), b.mutations.as_deref().unwrap_or_default());
+            self.mutate_deferring(table, row, ms, ts, defer)
+        });
+        // Synced even after a failure: what was applied must be durable
+        // before any later call is answered.
+        let synced = if defer { self.store.wal().sync().map_err(from_store) } else { Ok(()) };
+        applied.and(synced)
     }
 
     fn delete(&self, table: &[u8], row: &[u8], column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {
@@ -436,15 +469,7 @@ impl HbaseSyncHandler for ThriftHandler {
     }
 
     fn handle_mutate_rows(&self, table: Text, batches: Vec<BatchMutation>, _: Attributes) -> ThriftResult<()> {
-        for b in &batches {
-            self.mutate(
-                &table,
-                b.row.as_deref().unwrap_or_default(),
-                b.mutations.as_deref().unwrap_or_default(),
-                None,
-            )?;
-        }
-        Ok(())
+        self.mutate_batch(&table, &batches, None)
     }
 
     fn handle_mutate_rows_ts(
@@ -454,11 +479,7 @@ impl HbaseSyncHandler for ThriftHandler {
         ts: i64,
         _: Attributes,
     ) -> ThriftResult<()> {
-        for b in &batches {
-            let (row, ms) = (b.row.as_deref().unwrap_or_default(), b.mutations.as_deref().unwrap_or_default());
-            self.mutate(&table, row, ms, Some(ts))?;
-        }
-        Ok(())
+        self.mutate_batch(&table, &batches, Some(ts))
     }
 
     fn handle_atomic_increment(&self, table: Text, row: Text, column: Text, value: i64) -> ThriftResult<i64> {
