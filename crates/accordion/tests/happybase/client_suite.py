@@ -214,8 +214,13 @@ def write(n, table):
     if table.encode() not in conn.tables():
         conn.create_table(table, {"cf": dict()})
     t = conn.table(table)
-    for i in range(n):
+    # Half one row per call (mutateRow), half in batches (mutateRows, one
+    # WAL sync per batch): both must survive a kill once acknowledged.
+    for i in range(n // 2):
         t.put(b"r%06d" % i, {b"cf:v": b"value-%d" % i})
+    with t.batch(batch_size=50) as b:
+        for i in range(n // 2, n):
+            b.put(b"r%06d" % i, {b"cf:v": b"value-%d" % i})
     print(f"wrote {n}")
 
 
