@@ -645,8 +645,14 @@ impl HbaseSyncHandler for ThriftHandler {
                 let c = parse_column(column);
                 let q = c.qualifier.clone().unwrap_or_default();
                 // Read-modify-write made atomic by check-and-mutate: retried
-                // if another writer changed the cell in between.
+                // if another writer changed the cell in between, a bounded
+                // number of times so that a hot cell cannot hold the call.
+                let mut tries = 0;
                 loop {
+                    tries += 1;
+                    if tries > 1000 {
+                        return Err(io_error("append: the cell kept changing under 1000 attempts; retry"));
+                    }
                     let current = self.read_row(&table, &row, std::slice::from_ref(column), None, 1)?;
                     let old = current.first().map(|c| c.value.clone());
                     let mut value = old.clone().unwrap_or_default();
