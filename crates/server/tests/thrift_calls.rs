@@ -59,10 +59,10 @@ fn append_check_and_put_and_increments() {
     put(&mut c, "r", "f:state", "old");
     let wrong =
         c.check_and_put(b"t".to_vec(), b"r".to_vec(), b"f:state".to_vec(), b"nope".to_vec(), m("x"), BTreeMap::new());
-    assert_eq!(wrong.expect("call"), false);
+    assert!(!wrong.expect("call"), "the check fails on a different value");
     let right =
         c.check_and_put(b"t".to_vec(), b"r".to_vec(), b"f:state".to_vec(), b"old".to_vec(), m("new"), BTreeMap::new());
-    assert_eq!(right.expect("call"), true);
+    assert!(right.expect("call"), "the check passes on the current value");
     assert_eq!(value(&mut c, "r", "f:state").as_deref(), Some(&b"new"[..]));
 
     c.increment(TIncrement::new(b"t".to_vec(), b"r".to_vec(), b"f:n".to_vec(), 5)).expect("increment");
