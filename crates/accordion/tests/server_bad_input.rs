@@ -173,6 +173,22 @@ impl ServerProcess {
         }
     }
 
+    /// Sends SIGTERM and waits up to `timeout` for the process to exit.
+    #[cfg(unix)]
+    fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
     #[cfg(target_os = "linux")]
     fn peak_rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("proc status");
@@ -518,7 +534,8 @@ fn oversized_frames_are_refused_without_waiting_for_them() {
     #[cfg(target_os = "linux")]
     {
         let grown_mib = server.peak_rss_kib().saturating_sub(peak_before) / 1024;
-        assert!(grown_mib < 64, "peak memory grew by {grown_mib} MiB after frames that were only announced");
+        // The server idles at about 7 MiB; allocating a refused frame would show.
+        assert!(grown_mib < 10, "peak memory grew by {grown_mib} MiB after frames that were only announced");
     }
     put(&mut good, "after", "f:q", b"still-served");
     assert_value(&mut good, "after", "f:q", b"still-served");
@@ -565,9 +582,7 @@ fn a_truncated_call_is_never_applied_and_stalls_no_one() {
     let mut server = ServerProcess::start(&[]);
     let mut good = setup(&server, Wire::BinaryBuffered);
 
-    let call = |wire: Wire, row: &'static str| {
-        serialized_call(wire, move |c| try_put(c, row, "f:q", &[0x55; 300]))
-    };
+    let call = |wire: Wire, row: &'static str| serialized_call(wire, move |c| try_put(c, row, "f:q", &[0x55; 300]));
 
     // (a) Half a buffered call, then the client goes away.
     let whole = call(Wire::BinaryBuffered, "half-buffered");
@@ -689,9 +704,9 @@ fn an_unknown_method_gets_an_unknown_method_exception_on_every_wire() {
         put(&mut good, &format!("after-{wire:?}"), "f:q", b"ok");
     }
 
-    // A buffered connection that sent an unknown method is either closed at
-    // its next call (its argument bytes are left unread) or answers it
-    // correctly; it must neither hang nor answer wrongly.
+    // A buffered connection that sent an unknown method stays in step: the
+    // server skipped the call's arguments (as HBase does), so the next call
+    // on the same connection is answered.
     let mut s = send_raw(server.thrift, &unknown_method_call(Wire::BinaryBuffered, 9));
     let mut i = TBinaryInputProtocol::new(&mut s, true);
     assert_eq!(i.read_message_begin().expect("exception").message_type, TMessageType::Exception);
@@ -699,10 +714,8 @@ fn an_unknown_method_gets_an_unknown_method_exception_on_every_wire() {
     i.read_message_end().expect("message end");
     let r = s.try_clone().expect("clone");
     let mut same = client_over(Wire::BinaryBuffered, r, s);
-    match same.get_table_names() {
-        Ok(names) => assert_eq!(names, vec![TABLE.as_bytes().to_vec()]),
-        Err(e) => assert_connection_lost(&e, "the call after an unknown method"),
-    }
+    let names = same.get_table_names().expect("the call after an unknown method is answered");
+    assert_eq!(names, vec![TABLE.as_bytes().to_vec()]);
 
     server.assert_alive();
     let mut fresh = connect(server.thrift, Wire::CompactBuffered);
@@ -842,4 +855,51 @@ fn all_four_wires_are_served_on_one_port_with_several_calls_each() {
         c.scanner_close(id).expect("scannerClose");
     }
     server.assert_alive();
+}
+
+// ---------------------------------------------------------------------------
+// 8. A client that never reads its replies
+// ---------------------------------------------------------------------------
+
+/// A client pipelines calls with large replies and never reads them, so the
+/// server's connection thread blocks writing a reply. SIGTERM must still
+/// shut the server down (HBase's and our contract: graceful shutdown).
+/// In-flight calls get `shutdown_grace_ms`; then their sockets are cut.
+#[test]
+#[cfg(unix)]
+fn a_client_that_never_reads_does_not_block_shutdown() {
+    let mut server = ServerProcess::start(&["shutdown_grace_ms=1000"]);
+    let mut c = setup(&server, Wire::BinaryBuffered);
+    let big = vec![0x42; 1 << 20];
+    put(&mut c, "big", "f:q", &big);
+    drop(c);
+
+    let call = serialized_call(Wire::BinaryBuffered, |c| c.get_row(TABLE.into(), b"big".to_vec(), attrs()));
+    let mut s = raw_connect(server.thrift);
+    s.set_nonblocking(true).expect("nonblocking");
+    // Send until the server has stopped reading (it is stuck writing a
+    // reply nobody reads) and both socket buffers are full.
+    let (mut sent, mut blocked_since) = (0usize, None::<Instant>);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while blocked_since.is_none_or(|t| t.elapsed() < Duration::from_secs(1)) {
+        assert!(Instant::now() < deadline, "the server kept reading {sent} bytes of calls without stalling");
+        match s.write(&call) {
+            Ok(n) => {
+                sent += n;
+                blocked_since = None;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                blocked_since.get_or_insert_with(Instant::now);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("the server closed the connection: {e}"),
+        }
+    }
+    server.assert_alive();
+
+    // The grace period is 1 s; 30 s is generous for the rest of the shutdown.
+    let status = server.terminate(Duration::from_secs(30));
+    drop(s);
+    let status = status.expect("the server did not exit within 30 s of SIGTERM while a client was not reading");
+    assert!(status.success(), "the server exited with {status}");
 }

@@ -52,6 +52,9 @@ pub struct ServerConfig {
     pub max_open_scanners: usize,
     /// `hbase.hregion.compacting.memstore.adaptive.compaction.threshold`.
     pub adaptive_threshold: Option<f64>,
+    /// How long shutdown waits for in-flight calls before cutting their
+    /// connections (`shutdown_grace_ms`, 10 s).
+    pub shutdown_grace: Duration,
     /// Durability of tables created over Thrift (`table_durability`:
     /// SYNC_WAL, HBase's default, ASYNC_WAL or SKIP_WAL).
     pub table_durability: Durability,
@@ -77,6 +80,7 @@ impl Default for ServerConfig {
             max_open_scanners: 10_000,
             adaptive_threshold: None,
             table_durability: Durability::SyncWal,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
@@ -159,6 +163,7 @@ impl ServerConfig {
         };
         match name {
             "data_dir" => self.data_dir = PathBuf::from(value),
+            "shutdown_grace_ms" => self.shutdown_grace = Duration::from_millis(int()?),
             "table_durability" => {
                 self.table_durability = match value.to_ascii_uppercase().as_str() {
                     "SYNC_WAL" | "FSYNC_WAL" | "USE_DEFAULT" => Durability::SyncWal,

@@ -116,11 +116,15 @@ pub fn table_descriptor(
         }
         let mut f = template.clone();
         f.name = fam.to_string();
-        if let Some(v) = c.max_versions {
-            if v < 1 {
-                return Err(illegal_argument(format!("max versions of {fam} must be at least 1, got {v}")));
+        // The generated reader fills an absent field with 0; HBase applies
+        // the IDL's default (3) to an absent maxVersions.
+        match c.max_versions {
+            Some(v) if v < 0 => {
+                return Err(illegal_argument(format!("max versions of {fam} must be positive, got {v}")));
             }
-            f.max_versions = v as u32;
+            Some(0) => f.max_versions = 3,
+            Some(v) => f.max_versions = v as u32,
+            None => {}
         }
         if let Some(b) = &c.bloom_filter_type {
             f.bloom = match b.to_ascii_uppercase().as_str() {
@@ -197,5 +201,9 @@ mod tests {
         assert_eq!(d.families[0].max_versions, 3);
         assert!(table_descriptor("t", &[], &t).is_err());
         assert!(table_descriptor("t", &[cd(":")], &t).is_err());
+        let absent = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(0), ..Default::default() };
+        assert_eq!(table_descriptor("t", &[absent], &t).expect("valid").families[0].max_versions, 3);
+        let negative = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(-1), ..Default::default() };
+        assert!(table_descriptor("t", &[negative], &t).is_err());
     }
 }

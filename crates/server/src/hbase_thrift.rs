@@ -6252,6 +6252,9 @@ impl <H: HbaseSyncHandler> TProcessor for HbaseSyncProcessor<H> {
         self.process_check_and_put(message_ident.sequence_number, i_prot, o_prot)
       },
       method => {
+        // Skip the unknown call's arguments, so the connection stays in step.
+        i_prot.skip(TType::Struct)?;
+        i_prot.read_message_end()?;
         Err(
           thrift::Error::Application(
             ApplicationError::new(

@@ -53,9 +53,14 @@ impl Server {
             config.requests.clone(),
         );
         let processor = Arc::new(HbaseSyncProcessor::new(handler));
-        let thrift =
-            ThriftServer::start(config.thrift_addr, processor, config.connection.clone(), config.max_connections)
-                .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
+        let thrift = ThriftServer::start(
+            config.thrift_addr,
+            processor,
+            config.connection.clone(),
+            config.max_connections,
+            config.shutdown_grace,
+        )
+        .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),

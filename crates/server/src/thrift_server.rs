@@ -50,8 +50,15 @@ pub struct ThriftServer {
     addr: SocketAddr,
     shutdown: Arc<AtomicBool>,
     acceptor: Option<JoinHandle<()>>,
-    connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    connections: Arc<Mutex<Vec<Connection>>>,
+    shutdown_grace: Duration,
     pub counters: Arc<ThriftCounters>,
+}
+
+/// A connection's thread, and its socket so that shutdown can cut it.
+struct Connection {
+    thread: JoinHandle<()>,
+    socket: Option<std::net::TcpStream>,
 }
 
 impl ThriftServer {
@@ -61,13 +68,14 @@ impl ThriftServer {
         processor: Arc<dyn TProcessor + Send + Sync>,
         limits: ConnectionLimits,
         max_connections: usize,
+        shutdown_grace: Duration,
     ) -> std::io::Result<ThriftServer> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         // Polled, so that shutdown is noticed without a wake-up connection.
         listener.set_nonblocking(true)?;
         let shutdown = Arc::new(AtomicBool::new(false));
-        let connections: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::new(Mutex::new(Vec::new()));
+        let connections: Arc<Mutex<Vec<Connection>>> = Arc::new(Mutex::new(Vec::new()));
         let counters = Arc::new(ThriftCounters::default());
         let acceptor = {
             let (shutdown, connections, counters) = (shutdown.clone(), connections.clone(), counters.clone());
@@ -86,7 +94,7 @@ impl ThriftServer {
                         }
                     };
                     let mut conns = connections.lock();
-                    conns.retain(|h| !h.is_finished());
+                    conns.retain(|c| !c.thread.is_finished());
                     if conns.len() >= max_connections || stream.set_nonblocking(false).is_err() {
                         counters.refused.fetch_add(1, Ordering::Relaxed);
                         tracing::warn!(%peer, max_connections, "refusing connection: too many open");
@@ -94,11 +102,20 @@ impl ThriftServer {
                         continue;
                     }
                     counters.accepted.fetch_add(1, Ordering::Relaxed);
+                    // Two handles on the socket: one for shutdown to cut a
+                    // connection stuck past the grace period, one for the
+                    // thread to close it when done (the first keeps the
+                    // descriptor open, so dropping the stream is not enough).
+                    let socket = stream.try_clone().ok();
+                    let closer = stream.try_clone().ok();
                     let (processor, limits, shutdown, counters) =
                         (processor.clone(), limits.clone(), shutdown.clone(), counters.clone());
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
                         let (ended, wire) = serve(stream, processor.as_ref(), &limits, &shutdown);
+                        if let Some(c) = closer {
+                            let _ = c.shutdown(std::net::Shutdown::Both);
+                        }
                         counters.open.fetch_sub(1, Ordering::Relaxed);
                         match ended {
                             Ended::ClientClosed | Ended::Shutdown => tracing::debug!(%peer, ?wire, "connection closed"),
@@ -113,28 +130,40 @@ impl ThriftServer {
                         }
                     });
                     match spawned {
-                        Ok(h) => conns.push(h),
+                        Ok(thread) => conns.push(Connection { thread, socket }),
                         Err(e) => tracing::error!(error = %e, "cannot start a connection thread"),
                     }
                 }
             })?
         };
-        Ok(ThriftServer { addr, shutdown, acceptor: Some(acceptor), connections, counters })
+        Ok(ThriftServer { addr, shutdown, acceptor: Some(acceptor), connections, shutdown_grace, counters })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// Stops accepting, waits for every connection to finish its call.
+    /// Stops accepting and lets every connection finish the call it is in;
+    /// a connection still busy after the grace period (a client that stopped
+    /// reading its reply, or stalled mid-call) has its socket shut down.
     pub fn shutdown(&mut self) {
         self.shutdown.store(true, Ordering::Release);
         if let Some(a) = self.acceptor.take() {
             let _ = a.join();
         }
-        let conns: Vec<JoinHandle<()>> = std::mem::take(&mut *self.connections.lock());
+        let conns: Vec<Connection> = std::mem::take(&mut *self.connections.lock());
+        let deadline = std::time::Instant::now() + self.shutdown_grace;
+        while conns.iter().any(|c| !c.thread.is_finished()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         for c in conns {
-            let _ = c.join();
+            if !c.thread.is_finished()
+                && let Some(socket) = &c.socket
+            {
+                tracing::warn!(peer = ?socket.peer_addr().ok(), "cutting a connection still busy after the shutdown grace period");
+                let _ = socket.shutdown(std::net::Shutdown::Both);
+            }
+            let _ = c.thread.join();
         }
     }
 }
