@@ -317,6 +317,7 @@ fn measure_mode(
         latency_us: latency,
         peak_rss_bytes: peak_rss_bytes(),
         cpu_seconds: cpu,
+        allocs_per_op: None,
     })
 }
 

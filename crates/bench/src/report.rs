@@ -50,12 +50,17 @@ pub struct RunReport {
     pub latency_us: BTreeMap<String, Percentiles>,
     pub peak_rss_bytes: u64,
     pub cpu_seconds: f64,
+    /// Heap allocations per operation in this process during the run
+    /// (engine threads included); only for the embedded engine, when the
+    /// binary counts allocations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocs_per_op: Option<f64>,
 }
 
 /// The header of the human table.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7}",
+        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7}",
         "engine",
         "policy",
         "preset",
@@ -70,7 +75,8 @@ pub fn table_header() -> String {
         "compMB",
         "WA",
         "p99put",
-        "p99get"
+        "p99get",
+        "allocs"
     )
 }
 
@@ -79,7 +85,7 @@ impl RunReport {
         let p99 = |op: &str| self.latency_us.get(op).map_or("-".to_string(), |p| p.p99.to_string());
         let mb = |b: u64| b as f64 / 1048576.0;
         format!(
-            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7}",
+            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7}",
             self.engine,
             self.policy,
             self.preset,
@@ -94,7 +100,8 @@ impl RunReport {
             mb(self.bytes_compacted),
             self.write_amplification,
             p99("put"),
-            p99("get")
+            p99("get"),
+            self.allocs_per_op.map_or("-".to_string(), |a| format!("{a:.2}"))
         )
     }
 }

@@ -36,6 +36,13 @@ pub struct RunArgs {
     /// ops/s); the JSON keeps every run under "all_runs".
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
+    /// Overrides every experiment's A (in-memory flush threshold as a share
+    /// of the region flush size).
+    #[arg(long)]
+    pub inmemory_flush_share: Option<f64>,
+    /// Overrides every experiment's S (pipeline segments before a merge).
+    #[arg(long)]
+    pub pipeline_segments: Option<usize>,
     /// For --engines thrift: a running server's Thrift address (the
     /// server's own settings decide the memstore policy).
     #[arg(long)]
@@ -68,8 +75,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     }
     let mut planned = Vec::new();
     for name in &args.presets {
-        let exps = experiments(name, args.scale, &args.policies)
+        let mut exps = experiments(name, args.scale, &args.policies)
             .with_context(|| format!("preset {name:?} (known: {})", PRESETS.join(", ")))?;
+        for exp in &mut exps {
+            if let Some(a) = args.inmemory_flush_share {
+                if !(a > 0.0 && a <= 1.0) {
+                    bail!("--inmemory-flush-share must be in (0, 1], got {a}");
+                }
+                exp.preset.inmemory_flush_share = a;
+            }
+            if let Some(s) = args.pipeline_segments {
+                exp.preset.pipeline_segments_limit = s.max(1);
+            }
+        }
         planned.push((name.clone(), exps));
     }
     println!("{}", table_header());
@@ -81,7 +99,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             for exp in exps {
                 for _ in 0..repeat {
                     bar.set_label(&format!("{name} accordion {}", exp.label));
-                    let r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
+                    let allocs_before = crate::counting_alloc::allocations();
+                    let mut r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
+                    let allocs = crate::counting_alloc::allocations() - allocs_before;
+                    r.allocs_per_op = Some(allocs as f64 / r.ops.max(1) as f64);
                     bar.println(&r.table_row());
                     runs.push(r);
                 }
