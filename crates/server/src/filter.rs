@@ -140,11 +140,12 @@ impl Filter {
         };
         let row_key = row.first().map_or(&[][..], |c| c.row.as_slice());
         match self {
+            // No "end the scan" past the prefix here: that holds only for a
+            // forward scan. The handler turns a required prefix into the
+            // scan's own prefix, which bounds the scan in both directions.
             Filter::Prefix(p) => {
                 if row_key.starts_with(p) {
                     keep(cells)
-                } else if row_key > p.as_slice() {
-                    Outcome::EndScan
                 } else {
                     Outcome::DropRow
                 }
@@ -529,7 +530,7 @@ mod tests {
         assert!(matches!(f.apply(&r("b2")), Outcome::Keep { .. }));
         assert_eq!(f.apply(&r("b3")), Outcome::EndScan, "page of 2 rows is full");
         let mut f = parse(b"PrefixFilter('b')").expect("parses");
-        assert_eq!(f.apply(&r("c")), Outcome::EndScan, "past the prefix the scan ends");
+        assert_eq!(f.apply(&r("c")), Outcome::DropRow, "past the prefix (either direction) the row is dropped");
     }
 
     #[test]

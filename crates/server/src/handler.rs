@@ -270,6 +270,8 @@ impl ThriftHandler {
             Some(b) if b > 0 => Some(b as usize),
             _ => None,
         };
+        // A PrefixFilter every row must pass bounds the scan itself.
+        let prefix = prefix.or_else(|| filter.as_ref().and_then(|f| f.required_prefix().map(<[u8]>::to_vec)));
         let scan = Scan {
             start: start.filter(|s| !s.is_empty()),
             stop: stop.filter(|s| !s.is_empty()),

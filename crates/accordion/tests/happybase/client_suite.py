@@ -117,6 +117,10 @@ def check_scans(conn):
     # Filters in HBase's filter language.
     eq([k for k, _ in t.scan(filter=b"ValueFilter(=, 'binary:42')")], [b"row042"], "ValueFilter")
     eq(len(list(t.scan(filter=b"PrefixFilter('row19')"))), 10, "PrefixFilter")
+    keys = [k for k, _ in t.scan(filter=b"PrefixFilter('row19')", reverse=True)]
+    eq(keys, [b"row%03d" % i for i in range(199, 189, -1)], "PrefixFilter on a reverse scan")
+    keys = [k for k, _ in t.scan(filter=b"PrefixFilter('row05') OR PrefixFilter('row15')", reverse=True)]
+    eq(len(keys), 20, "OR of prefixes, reverse")
     eq(dict(t.scan(row_prefix=b"row001", filter=b"KeyOnlyFilter()"))[b"row001"][b"cf:a"], b"", "KeyOnlyFilter")
     eq(len(dict(t.scan(row_prefix=b"row001", filter=b"FirstKeyOnlyFilter()"))[b"row001"]), 1, "FirstKeyOnlyFilter")
     eq(sorted(dict(t.scan(row_prefix=b"row001", filter=b"ColumnPrefixFilter('b')"))[b"row001"]), [b"cf:b"], "ColumnPrefixFilter")
