@@ -73,6 +73,7 @@ impl Default for ServerConfig {
                 max_string_bytes: 64 << 20,
                 max_container_len: 1 << 20,
                 read_timeout: Duration::from_secs(60),
+                idle_timeout: Duration::from_secs(60),
             },
             requests: RequestLimits::default(),
             max_connections: 1000,
@@ -114,6 +115,7 @@ pub const PROPERTIES: &[&str] = &[
     "hbase.table.max.rowsize",
     "hbase.regionserver.thrift.framed.max_frame_size_in_mb",
     "hbase.thrift.maxWorkerThreads",
+    "hbase.thrift.server.socket.read.timeout",
     "hbase.client.scanner.timeout.period",
     "hbase.column.max.version",
 ];
@@ -220,6 +222,9 @@ impl ServerConfig {
                 self.connection.max_frame_bytes = (int()?.max(1) as usize) << 20
             }
             "hbase.thrift.maxWorkerThreads" => self.max_connections = int()?.max(1) as usize,
+            "hbase.thrift.server.socket.read.timeout" => {
+                self.connection.idle_timeout = Duration::from_millis(int()?.max(1))
+            }
             "hbase.client.scanner.timeout.period" => self.scanner_lease = Duration::from_millis(int()?.max(1)),
             "hbase.column.max.version" => self.family_template.max_versions = int()?.max(1) as u32,
             other => {

@@ -63,6 +63,9 @@ pub struct ConnectionLimits {
     pub max_container_len: usize,
     /// How long a call may take to arrive once it has started.
     pub read_timeout: Duration,
+    /// `hbase.thrift.server.socket.read.timeout` (60 s): an idle connection
+    /// is closed after this long, so idle clients cannot hold every slot.
+    pub idle_timeout: Duration,
 }
 
 /// A buffered reader over the socket that can wait for the next message
@@ -84,20 +87,21 @@ impl ConnReader {
 
     /// Waits until a message starts (true), the client closes (false), or
     /// `shutdown` is set while the connection is idle (false).
-    pub fn wait_for_message(&mut self, shutdown: &AtomicBool, read_timeout: Duration) -> io::Result<bool> {
+    pub fn wait_for_message(&mut self, shutdown: &AtomicBool, limits: &ConnectionLimits) -> io::Result<bool> {
         if self.pos < self.cap {
             return Ok(true);
         }
         self.stream.set_read_timeout(Some(POLL))?;
+        let idle_since = std::time::Instant::now();
         loop {
-            if shutdown.load(Ordering::Acquire) {
+            if shutdown.load(Ordering::Acquire) || idle_since.elapsed() > limits.idle_timeout {
                 return Ok(false);
             }
             match self.stream.read(&mut self.buf) {
                 Ok(0) => return Ok(false),
                 Ok(n) => {
                     (self.pos, self.cap) = (0, n);
-                    self.stream.set_read_timeout(Some(read_timeout))?;
+                    self.stream.set_read_timeout(Some(limits.read_timeout))?;
                     return Ok(true);
                 }
                 Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
@@ -195,12 +199,15 @@ pub fn serve(
     shutdown: &AtomicBool,
 ) -> (Ended, Option<Wire>) {
     let _ = stream.set_nodelay(true);
+    // A client that stops reading its replies cannot hold this thread
+    // for longer than a slow one may take to send a call.
+    let _ = stream.set_write_timeout(Some(limits.read_timeout));
     let writer = match stream.try_clone() {
         Ok(w) => w,
         Err(e) => return (Ended::Error(e.into()), None),
     };
     let mut reader = ConnReader::new(stream);
-    match reader.wait_for_message(shutdown, limits.read_timeout) {
+    match reader.wait_for_message(shutdown, limits) {
         Ok(true) => {}
         Ok(false) => {
             return (if shutdown.load(Ordering::Acquire) { Ended::Shutdown } else { Ended::ClientClosed }, None);
@@ -225,7 +232,7 @@ pub fn serve(
     };
     let mut frame = Vec::new();
     loop {
-        match reader.wait_for_message(shutdown, limits.read_timeout) {
+        match reader.wait_for_message(shutdown, limits) {
             Ok(true) => {}
             Ok(false) => {
                 let why = if shutdown.load(Ordering::Acquire) { Ended::Shutdown } else { Ended::ClientClosed };

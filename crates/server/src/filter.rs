@@ -238,7 +238,7 @@ impl Filter {
 
 /// Parses a filter string.
 pub fn parse(s: &[u8]) -> Result<Filter, FilterError> {
-    let mut p = Parser { s, pos: 0 };
+    let mut p = Parser { s, pos: 0, depth: 0, filters: 0 };
     let f = p.or_expr()?;
     p.skip_ws();
     if p.pos != s.len() {
@@ -247,9 +247,17 @@ pub fn parse(s: &[u8]) -> Result<Filter, FilterError> {
     Ok(f)
 }
 
+/// Bounds on a filter string, so that a client cannot make the server
+/// recurse deeply (the parser, the evaluator and dropping the tree all
+/// recurse; a stack overflow would abort the whole server).
+const MAX_DEPTH: usize = 32;
+const MAX_FILTERS: usize = 128;
+
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
+    depth: usize,
+    filters: usize,
 }
 
 enum Arg {
@@ -297,6 +305,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Filter, FilterError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(&format!("filter nested deeper than {MAX_DEPTH}")));
+        }
+        let f = self.unary_inner();
+        self.depth -= 1;
+        f
+    }
+
+    fn unary_inner(&mut self) -> Result<Filter, FilterError> {
         if self.keyword("SKIP") {
             return Ok(Filter::Skip(Box::new(self.unary()?)));
         }
@@ -318,6 +336,10 @@ impl Parser<'_> {
     }
 
     fn filter(&mut self) -> Result<Filter, FilterError> {
+        self.filters += 1;
+        if self.filters > MAX_FILTERS {
+            return Err(self.error(&format!("more than {MAX_FILTERS} filters in one filter string")));
+        }
         self.skip_ws();
         let start = self.pos;
         while self.s.get(self.pos).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
@@ -540,6 +562,18 @@ mod tests {
         assert_eq!(kept("SingleColumnValueFilter('f','a',=,'binary:2')", &row), Outcome::DropRow);
         assert!(matches!(kept("SingleColumnValueFilter('f','z',=,'binary:2')", &row), Outcome::Keep { .. }));
         assert_eq!(kept("SingleColumnValueFilter('f','z',=,'binary:2', true, true)", &row), Outcome::DropRow);
+    }
+
+    #[test]
+    fn deep_or_long_filter_strings_are_refused_not_recursed_into() {
+        let deep = format!("{}PageFilter(1){}", "(".repeat(5000), ")".repeat(5000));
+        assert!(matches!(parse(deep.as_bytes()), Err(FilterError::Syntax { .. })));
+        let skips = format!("{}PageFilter(1)", "SKIP ".repeat(5000));
+        assert!(matches!(parse(skips.as_bytes()), Err(FilterError::Syntax { .. })));
+        let long = vec!["KeyOnlyFilter()"; 100_000].join(" AND ");
+        assert!(matches!(parse(long.as_bytes()), Err(FilterError::Syntax { .. })));
+        let fine = vec!["KeyOnlyFilter()"; 100].join(" AND ");
+        assert!(parse(fine.as_bytes()).is_ok());
     }
 
     #[test]

@@ -177,31 +177,22 @@ impl ThriftHandler {
     }
 
     fn mutate(&self, table: &[u8], row: &[u8], mutations: &[Mutation], ts: Option<i64>) -> ThriftResult<()> {
-        self.mutate_deferring(table, row, mutations, ts, false)
-    }
-
-    /// With `defer_sync`, a row the table would log with SYNC_WAL is logged
-    /// without waiting for the sync; the caller syncs the WAL once for the
-    /// whole batch before answering (HBase's batchMutate does the same), so
-    /// nothing is acknowledged before it is durable.
-    fn mutate_deferring(
-        &self,
-        table: &[u8],
-        row: &[u8],
-        mutations: &[Mutation],
-        ts: Option<i64>,
-        defer_sync: bool,
-    ) -> ThriftResult<()> {
-        let table = table_name(table)?;
-        let ts = ts.map(timestamp).transpose()?;
-        let (ms, durability) = self.store_mutations(mutations, ts)?;
-        let durability = match durability {
-            None if defer_sync => Some(Durability::AsyncWal),
-            d => d,
-        };
+        let name = table_name(table)?;
+        let (ms, durability) = self.row_mutations(mutations, ts)?;
         if ms.is_empty() {
             return Ok(());
         }
+        self.store.mutate_row(&name, row, &ms, durability).map_err(from_store)
+    }
+
+    /// One row's Thrift mutations as the store's, checked against the row
+    /// size limit.
+    fn row_mutations(
+        &self,
+        mutations: &[Mutation],
+        ts: Option<i64>,
+    ) -> ThriftResult<(Vec<StoreMutation>, Option<Durability>)> {
+        let ts = ts.map(timestamp).transpose()?;
         let size: usize = mutations
             .iter()
             .map(|m| m.value.as_ref().map_or(0, Vec::len) + m.column.as_ref().map_or(0, Vec::len))
@@ -209,16 +200,31 @@ impl ThriftHandler {
         if size > self.limits.max_row_bytes {
             return Err(illegal_argument(format!("mutation of {size} bytes is over hbase.table.max.rowsize")));
         }
-        self.store.mutate_row(&table, row, &ms, durability).map_err(from_store)
+        self.store_mutations(mutations, ts)
     }
 
-    /// mutateRows: each row atomically, one WAL sync for the batch.
+    /// mutateRows: every row is converted first, so a malformed row refuses
+    /// the batch before anything is written (as HBase does); then each row
+    /// is applied atomically. A row the table would log with SYNC_WAL is
+    /// logged without waiting, and the WAL is synced once for the batch
+    /// before answering (HBase's batchMutate also syncs once), so nothing
+    /// is acknowledged before it is durable.
     fn mutate_batch(&self, table: &[u8], batches: &[BatchMutation], ts: Option<i64>) -> ThriftResult<()> {
         let name = table_name(table)?;
         let defer = self.store.describe_table(&name).map_err(from_store)?.durability == Durability::SyncWal;
-        let applied = batches.iter().try_for_each(|b| {
-            let (row, ms) = (b.row.as_deref().unwrap_or_default(), b.mutations.as_deref().unwrap_or_default());
-            self.mutate_deferring(table, row, ms, ts, defer)
+        let mut rows = Vec::with_capacity(batches.len());
+        for b in batches {
+            let (ms, durability) = self.row_mutations(b.mutations.as_deref().unwrap_or_default(), ts)?;
+            if !ms.is_empty() {
+                rows.push((b.row.as_deref().unwrap_or_default(), ms, durability));
+            }
+        }
+        let applied = rows.iter().try_for_each(|(row, ms, durability)| {
+            let durability = match durability {
+                None if defer => Some(Durability::AsyncWal),
+                d => *d,
+            };
+            self.store.mutate_row(&name, row, ms, durability).map_err(from_store)
         });
         // Synced even after a failure: what was applied must be durable
         // before any later call is answered.
@@ -280,12 +286,13 @@ impl ThriftHandler {
             columns: parse_columns(columns),
             time_range: before(ts)?,
             max_versions: 1,
-            batch,
+            // Cut into pieces after filtering, by the scanner (see scanners).
+            batch: None,
             limit: None,
         };
         let scanner = self.store.scan(&table, scan).map_err(from_store)?;
         self.scanners
-            .insert(OpenScanner::new(table, scanner, filter, sort_columns))
+            .insert(OpenScanner::new(table, scanner, filter, batch, sort_columns))
             .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"))
     }
 
@@ -655,7 +662,9 @@ impl HbaseSyncHandler for ThriftHandler {
                     if tries > 1000 {
                         return Err(io_error("append: the cell kept changing under 1000 attempts; retry"));
                     }
-                    let current = self.read_row(&table, &row, std::slice::from_ref(column), None, 1)?;
+                    // The exact column: "f" alone means the empty qualifier here.
+                    let exact = [&c.family[..], b":", &q[..]].concat();
+                    let current = self.read_row(&table, &row, std::slice::from_ref(&exact), None, 1)?;
                     let old = current.first().map(|c| c.value.clone());
                     let mut value = old.clone().unwrap_or_default();
                     value.extend_from_slice(&suffix);

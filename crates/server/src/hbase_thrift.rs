@@ -474,7 +474,7 @@ impl TSerializable for Mutation {
     let mut f_1: Option<bool> = Some(false);
     let mut f_2: Option<Text> = Some(Vec::new());
     let mut f_3: Option<Text> = Some(Vec::new());
-    let mut f_4: Option<bool> = Some(false);
+    let mut f_4: Option<bool> = Some(true);
     loop {
       let field_ident = i_prot.read_field_begin()?;
       if field_ident.field_type == TType::Stop {
@@ -547,7 +547,7 @@ impl Default for Mutation {
       is_delete: Some(false),
       column: Some(Vec::new()),
       value: Some(Vec::new()),
-      write_to_w_a_l: Some(false),
+      write_to_w_a_l: Some(true),
     }
   }
 }

@@ -7,7 +7,7 @@
 //! insert or remove; each scanner has its own mutex, held for the length of
 //! one scannerGet call, so two clients never block on each other's scans.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -22,6 +22,10 @@ pub struct OpenScanner {
     pub table: String,
     scanner: store::scanner::Scanner,
     filter: Option<Filter>,
+    /// Cells per result: whole rows are filtered first, then cut (so
+    /// row-level filters never see a piece of a row).
+    batch: Option<usize>,
+    pending: VecDeque<ScannedRow>,
     pub sort_columns: bool,
     last_used: Instant,
     done: bool,
@@ -34,21 +38,44 @@ pub struct ScannedRow {
 }
 
 impl OpenScanner {
-    pub fn new(table: String, scanner: store::scanner::Scanner, filter: Option<Filter>, sort_columns: bool) -> Self {
-        OpenScanner { table, scanner, filter, sort_columns, last_used: Instant::now(), done: false }
+    pub fn new(
+        table: String,
+        scanner: store::scanner::Scanner,
+        filter: Option<Filter>,
+        batch: Option<usize>,
+        sort_columns: bool,
+    ) -> Self {
+        OpenScanner {
+            table,
+            scanner,
+            filter,
+            batch: batch.filter(|&b| b > 0),
+            pending: VecDeque::new(),
+            sort_columns,
+            last_used: Instant::now(),
+            done: false,
+        }
     }
 
-    /// Up to `n` rows that pass the filter.
+    /// Up to `n` results (rows that pass the filter, or pieces of them of
+    /// `batch` cells). The lease restarts when the call starts and ends.
     pub fn next_rows(&mut self, n: usize) -> store::Result<Vec<ScannedRow>> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
-        while out.len() < n && !self.done {
+        while out.len() < n {
+            if let Some(piece) = self.pending.pop_front() {
+                out.push(piece);
+                continue;
+            }
+            if self.done {
+                break;
+            }
             let Some(row) = self.scanner.next().transpose()? else {
                 self.done = true;
                 break;
             };
-            match &mut self.filter {
-                None => out.push(ScannedRow { cells: row, key_only: false }),
+            let kept = match &mut self.filter {
+                None => Some(ScannedRow { cells: row, key_only: false }),
                 Some(f) => match f.apply(&row) {
                     Outcome::Keep { cells, key_only } => {
                         let mut row = row;
@@ -64,13 +91,26 @@ impl OpenScanner {
                                 keep
                             });
                         }
-                        out.push(ScannedRow { cells: row, key_only });
+                        Some(ScannedRow { cells: row, key_only })
                     }
-                    Outcome::DropRow => {}
-                    Outcome::EndScan => self.done = true,
+                    Outcome::DropRow => None,
+                    Outcome::EndScan => {
+                        self.done = true;
+                        None
+                    }
                 },
+            };
+            match (kept, self.batch) {
+                (Some(r), Some(b)) if r.cells.len() > b => {
+                    for piece in r.cells.chunks(b) {
+                        self.pending.push_back(ScannedRow { cells: piece.to_vec(), key_only: r.key_only });
+                    }
+                }
+                (Some(r), _) => self.pending.push_back(r),
+                (None, _) => {}
             }
         }
+        self.last_used = Instant::now();
         Ok(out)
     }
 }
@@ -131,15 +171,19 @@ impl ScannerRegistry {
         self.expired.load(Ordering::Relaxed)
     }
 
-    /// Closes scanners idle longer than the lease. A scanner in use by a
-    /// call is skipped (its lock is held), and its lease renews after.
+    /// Closes scanners idle longer than the lease. A scanner a call holds
+    /// (its `Arc` was handed out under the map lock, which this holds too)
+    /// is skipped, and its lease restarts when that call ends.
     pub fn reap(&self) -> usize {
         let now = Instant::now();
         let mut open = self.open.lock();
         let before = open.len();
-        open.retain(|_, s| match s.try_lock() {
-            Some(s) => now.duration_since(s.last_used) < self.lease,
-            None => true,
+        open.retain(|_, s| {
+            Arc::strong_count(s) > 1
+                || match s.try_lock() {
+                    Some(s) => now.duration_since(s.last_used) < self.lease,
+                    None => true,
+                }
         });
         let reaped = before - open.len();
         self.expired.fetch_add(reaped as u64, Ordering::Relaxed);

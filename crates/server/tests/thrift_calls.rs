@@ -6,16 +6,21 @@
 use std::collections::BTreeMap;
 
 use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
-use server::hbase_thrift::{ColumnDescriptor, Mutation, TAppend, TIncrement};
+use server::hbase_thrift::{ColumnDescriptor, Mutation, TAppend, TIncrement, TScan};
 use server::{Server, ServerConfig};
 
 fn start() -> (tempfile::TempDir, Server, ThriftClient) {
+    start_with(&[])
+}
+
+fn start_with(extra: &[&str]) -> (tempfile::TempDir, Server, ThriftClient) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let sets = [
+    let mut sets = vec![
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
     ];
+    sets.extend(extra.iter().map(|s| s.to_string()));
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
     let mut c = connect(&server.thrift_addr().to_string(), true, false).expect("connect");
     let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(3), ..Default::default() };
@@ -126,4 +131,84 @@ fn illegal_arguments_reach_io_error_only_calls_as_io_errors() {
     // The connection is still in step after both.
     put(&mut c, "r", "f:q", "v");
     assert_eq!(value(&mut c, "r", "f:q").as_deref(), Some(&b"v"[..]));
+}
+
+#[test]
+fn batched_scans_filter_whole_rows_before_cutting_them() {
+    let (_dir, _server, mut c) = start();
+    for r in ["a", "b"] {
+        for q in ["f:1", "f:2", "f:3"] {
+            put(&mut c, r, q, "v");
+        }
+    }
+    // PageFilter(1) passes one row; with batchSize 1 that row comes as three
+    // pieces (a filter that saw pieces would pass only the first piece).
+    // (TScan's generated Default fills zeros, timestamp 0 included: build it field by field.)
+    let scan = TScan::new(None, None, None, None, None, b"PageFilter(1)".to_vec(), 1, None, None);
+    let id = c.scanner_open_with_scan(b"t".to_vec(), scan, BTreeMap::new()).expect("open");
+    let results = c.scanner_get_list(id, 100).expect("get");
+    let rows: Vec<Vec<u8>> = results.iter().filter_map(|r| r.row.clone()).collect();
+    assert_eq!(rows, [b"a", b"a", b"a"], "three one-cell pieces of the first row");
+    assert!(results.iter().all(|r| r.columns.as_ref().is_some_and(|c| c.len() == 1)));
+}
+
+#[test]
+fn a_mutation_without_write_to_wal_is_logged() {
+    let (_dir, server, mut c) = start();
+    let before = server.store().metrics().totals.wal_bytes;
+    let m = Mutation {
+        is_delete: Some(false),
+        column: Some(b"f:q".to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: None,
+    };
+    c.mutate_row(b"t".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new()).expect("put");
+    assert!(Mutation::default().write_to_w_a_l == Some(true), "the IDL's default is true");
+    assert!(server.store().metrics().totals.wal_bytes > before, "the put went to the WAL");
+    let skip = Mutation { write_to_w_a_l: Some(false), column: Some(b"f:q".to_vec()), ..Default::default() };
+    let logged = server.store().metrics().totals.wal_bytes;
+    c.mutate_row(b"t".to_vec(), b"r2".to_vec(), vec![skip], BTreeMap::new()).expect("put");
+    assert_eq!(server.store().metrics().totals.wal_bytes, logged, "writeToWAL=false skips the WAL");
+}
+
+#[test]
+fn append_to_a_family_only_column_uses_the_empty_qualifier() {
+    let (_dir, _server, mut c) = start();
+    for v in ["x", "y"] {
+        let a = TAppend::new(b"t".to_vec(), b"r".to_vec(), vec![b"f".to_vec()], vec![v.as_bytes().to_vec()]);
+        c.append(a).expect("append");
+    }
+    assert_eq!(value(&mut c, "r", "f:").as_deref(), Some(&b"xy"[..]));
+}
+
+#[test]
+fn idle_connections_are_closed_after_the_idle_timeout() {
+    use std::io::Read;
+    let (_dir, server, _c) = start_with(&["hbase.thrift.server.socket.read.timeout=300"]);
+    let mut s = std::net::TcpStream::connect(server.thrift_addr()).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).expect("timeout");
+    let mut buf = [0u8; 1];
+    assert_eq!(s.read(&mut buf).expect("closed, not timed out"), 0, "the server closed the idle connection");
+}
+
+#[test]
+fn a_malformed_row_refuses_the_whole_batch_before_anything_is_written() {
+    use server::hbase_thrift::BatchMutation;
+    let (_dir, _server, mut c) = start();
+    let good = Mutation {
+        is_delete: Some(false),
+        column: Some(b"f:q".to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: None,
+    };
+    let bad = Mutation { column: Some(b"f".to_vec()), ..good.clone() };
+    let batches = vec![
+        BatchMutation::new(b"ok1".to_vec(), vec![good.clone()]),
+        BatchMutation::new(b"bad".to_vec(), vec![bad]),
+        BatchMutation::new(b"ok2".to_vec(), vec![good]),
+    ];
+    let e = c.mutate_rows(b"t".to_vec(), batches, BTreeMap::new()).expect_err("a put without a qualifier");
+    assert!(error_message(&e).starts_with("IllegalArgument:"), "{}", error_message(&e));
+    assert_eq!(value(&mut c, "ok1", "f:q"), None, "nothing of the batch was written");
+    assert_eq!(value(&mut c, "ok2", "f:q"), None);
 }

@@ -268,15 +268,15 @@ impl FamilyStore {
         }
     }
 
-    /// Compacts `selected` (a set of this store's files) into one. A major
-    /// compaction must select every file.
     /// "table/region/family", from the store's directory.
     fn event_name(&self) -> String {
-        let parts: Vec<String> =
-            self.dir.iter().rev().take(3).map(|p| p.to_string_lossy().into_owned()).collect::<Vec<_>>();
-        parts.into_iter().rev().collect::<Vec<_>>().join("/")
+        let mut parts: Vec<String> = self.dir.iter().rev().take(3).map(|p| p.to_string_lossy().into_owned()).collect();
+        parts.reverse();
+        parts.join("/")
     }
 
+    /// Compacts `selected` (a set of this store's files) into one. A major
+    /// compaction must select every file.
     pub fn compact(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let _compaction = self.compaction_lock.lock();
         self.compact_locked(selected, major)

@@ -573,12 +573,12 @@ impl Store {
         self.inner.ctx.block_cache.as_ref()
     }
 
-    /// Regions of every table.
     /// The most recent disk flushes and compactions, newest first.
     pub fn recent_events(&self) -> Vec<crate::events::StoreEvent> {
         self.inner.ctx.events.recent()
     }
 
+    /// Regions of every table.
     pub fn all_regions(&self) -> Vec<Arc<Region>> {
         self.inner.tables.read().values().flat_map(|t| t.regions()).collect()
     }

@@ -269,9 +269,14 @@ impl<W: Write> Shell<W> {
             }
             for c in &columns {
                 let cells = match ts {
-                    Some(ts) => {
-                        self.client.get_ver_ts(t.clone(), r.clone(), c.clone(), ts + 1, versions, BTreeMap::new())
-                    }
+                    Some(ts) => self.client.get_ver_ts(
+                        t.clone(),
+                        r.clone(),
+                        c.clone(),
+                        ts.saturating_add(1),
+                        versions,
+                        BTreeMap::new(),
+                    ),
                     None => self.client.get_ver(t.clone(), r.clone(), c.clone(), versions, BTreeMap::new()),
                 }
                 .map_err(thrift_err)?;
