@@ -23,16 +23,16 @@
 //! After each abuse the server process must still be running and every
 //! write acknowledged before must still be readable.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::ServerProcess;
 use server::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, IllegalArgument, Mutation, THbaseSyncClient};
-use tempfile::TempDir;
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
     TMessageIdentifier, TMessageType, TOutputProtocol, TStructIdentifier, TType,
@@ -40,172 +40,12 @@ use thrift::protocol::{
 use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport, TFramedReadTransport, TFramedWriteTransport};
 use thrift::{ApplicationErrorKind, TransportErrorKind};
 
-/// How long the server may take to start (the machine may be busy building).
-const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// A client's socket timeout: a call that takes longer counts as a hang.
 const IO_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the server may take to close a connection it must close.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 const TABLE: &str = "t";
-
-// ---------------------------------------------------------------------------
-// The server process
-// ---------------------------------------------------------------------------
-
-/// A running `accordion server`; killed when dropped (also when a test
-/// fails), and its log printed if the test is failing.
-struct ServerProcess {
-    child: Child,
-    thrift: SocketAddr,
-    log: Arc<Mutex<String>>,
-    // Dropped after the process is killed.
-    _dir: TempDir,
-}
-
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    l.local_addr().expect("local addr").port()
-}
-
-/// Keeps the last part of a child's stream in `log`.
-fn drain_into(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = r.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            log.push_str(&String::from_utf8_lossy(&buf[..n]));
-            if log.len() > 256 * 1024 {
-                let cut = log.len() - 128 * 1024;
-                let cut = (cut..log.len()).find(|&i| log.is_char_boundary(i)).unwrap_or(0);
-                log.drain(..cut);
-            }
-        }
-    });
-}
-
-impl ServerProcess {
-    /// Starts the server with `--set` settings; retries with other ports if
-    /// one was taken between picking and binding it.
-    fn start(sets: &[&str]) -> ServerProcess {
-        let mut last_log = String::new();
-        for _attempt in 0..3 {
-            match Self::try_start(sets) {
-                Ok(s) => return s,
-                Err(log) => last_log = log,
-            }
-        }
-        panic!("the server did not start; its log:\n{last_log}");
-    }
-
-    fn try_start(sets: &[&str]) -> Result<ServerProcess, String> {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (thrift_port, http_port) = (free_port(), free_port());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
-        cmd.arg("server")
-            .arg("--data-dir")
-            .arg(dir.path())
-            .arg("--thrift-addr")
-            .arg(format!("127.0.0.1:{thrift_port}"))
-            .arg("--http-addr")
-            .arg(format!("127.0.0.1:{http_port}"));
-        for s in sets {
-            cmd.arg("--set").arg(s);
-        }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn accordion server");
-        let log = Arc::new(Mutex::new(String::new()));
-        drain_into(child.stderr.take().expect("stderr"), log.clone());
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                // Keep draining stdout after the test stopped listening.
-                let _ = tx.send(line);
-            }
-        });
-        let mut server = ServerProcess { child, thrift: ([127, 0, 0, 1], thrift_port).into(), log, _dir: dir };
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.min(Duration::from_millis(200))) {
-                Ok(line) => {
-                    if let Some(rest) = line.strip_prefix("accordion server listening: thrift ") {
-                        let addr = rest.split_whitespace().next().unwrap_or_default();
-                        server.thrift = addr.parse().unwrap_or_else(|e| panic!("bad address in {line:?}: {e}"));
-                        return Ok(server);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) if left > Duration::ZERO => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    panic!("no 'listening' line within {START_TIMEOUT:?}; log:\n{}", server.log_text())
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    // Exited before listening (a port taken meanwhile?).
-                    let _ = server.child.wait();
-                    std::thread::sleep(Duration::from_millis(100));
-                    return Err(server.log_text());
-                }
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(format!("exited with {status}\n{}", server.log_text()));
-            }
-        }
-    }
-
-    fn log_text(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The process has neither crashed nor exited.
-    fn assert_alive(&mut self) {
-        if let Some(status) = self.child.try_wait().expect("try_wait") {
-            panic!("the server exited ({status}); log:\n{}", self.log_text());
-        }
-    }
-
-    /// Sends SIGTERM and waits up to `timeout` for the process to exit.
-    #[cfg(unix)]
-    fn terminate(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
-        assert!(sent.success(), "kill -TERM {pid} failed");
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        None
-    }
-
-    #[cfg(target_os = "linux")]
-    fn peak_rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("proc status");
-        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM line");
-        line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM value")
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            eprintln!("---- accordion server log ----\n{}\n---- end of log ----", self.log_text());
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Clients

@@ -10,8 +10,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use common::{ServerProcess, free_port};
+use common::ServerProcess;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -44,10 +45,9 @@ fn client(py: &Path, port: u16, wire: (&str, &str), args: &[&str]) -> (bool, Str
 #[test]
 fn happybase_suite_over_every_wire() {
     let py = python();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = ServerProcess::start(dir.path(), free_port());
+    let server = ServerProcess::start(&[]);
     for wire in [("buffered", "binary"), ("framed", "binary"), ("buffered", "compact"), ("framed", "compact")] {
-        let (ok, out) = client(&py, server.port, wire, &["suite"]);
+        let (ok, out) = client(&py, server.thrift.port(), wire, &["suite"]);
         println!("{out}");
         assert!(ok, "happybase suite failed over {wire:?}:\n{out}");
         assert!(out.contains("6 passed, 0 failed"), "{out}");
@@ -58,26 +58,26 @@ fn happybase_suite_over_every_wire() {
 fn restart_after_sigterm_and_sigkill_keeps_acknowledged_rows() {
     let py = python();
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
     let wire = ("framed", "compact");
-    let mut server = ServerProcess::start(dir.path(), port);
-    let (ok, out) = client(&py, port, wire, &["write", "3000", "restart"]);
+    let mut server = ServerProcess::start_in(dir.path(), &[]);
+    let (ok, out) = client(&py, server.thrift.port(), wire, &["write", "3000", "restart"]);
     assert!(ok, "{out}");
-    let status = server.signal("-TERM");
+    let status = server.terminate(Duration::from_secs(60)).expect("the server exits within 60 s of SIGTERM");
     assert!(status.success(), "graceful shutdown should exit 0, got {status}");
     drop(server);
 
-    let mut server = ServerProcess::start(dir.path(), port);
+    let mut server = ServerProcess::start_in(dir.path(), &[]);
+    let port = server.thrift.port();
     let (ok, out) = client(&py, port, wire, &["verify", "3000", "restart"]);
     assert!(ok, "after SIGTERM: {out}");
     // Tables created over Thrift log with SYNC_WAL (HBase's default), so a
     // killed server loses nothing it acknowledged.
     let (ok, out) = client(&py, port, ("buffered", "binary"), &["write", "6000", "restart"]);
     assert!(ok, "{out}");
-    server.signal("-KILL");
+    server.kill();
     drop(server);
 
-    let server = ServerProcess::start(dir.path(), port);
-    let (ok, out) = client(&py, server.port, wire, &["verify", "6000", "restart"]);
+    let server = ServerProcess::start_in(dir.path(), &[]);
+    let (ok, out) = client(&py, server.thrift.port(), wire, &["verify", "6000", "restart"]);
     assert!(ok, "after SIGKILL: {out}");
 }

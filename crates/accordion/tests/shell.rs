@@ -6,12 +6,12 @@ mod common;
 
 use std::process::Command;
 
-use common::{ServerProcess, free_port};
+use common::ServerProcess;
 
 fn shell(server: &ServerProcess, args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
-        .args(["shell", "--server", &format!("127.0.0.1:{}", server.port)])
-        .args(["--http", &format!("127.0.0.1:{}", server.http_port)])
+        .args(["shell", "--server", &server.thrift.to_string()])
+        .args(["--http", &server.http.to_string()])
         .args(args)
         .env("RUST_BACKTRACE", "0")
         .output()
@@ -113,7 +113,7 @@ Table people does not exist"#;
 #[test]
 fn scripted_session_prints_what_hbase_shell_would() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = ServerProcess::start(dir.path(), free_port());
+    let server = ServerProcess::start(&[]);
     let script = dir.path().join("session.hbase");
     std::fs::write(&script, SCRIPT).expect("write script");
     let (ok, out) = shell(&server, &[script.to_str().expect("utf-8 path")]);
@@ -127,8 +127,7 @@ fn scripted_session_prints_what_hbase_shell_would() {
 
 #[test]
 fn errors_are_reported_and_the_exit_status_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let server = ServerProcess::start(dir.path(), free_port());
+    let server = ServerProcess::start(&[]);
     let (ok, out) = shell(&server, &["-e", "get 'nope', 'r'; create 't', 'f'; create 't', 'f'; frobnicate; put 't'"]);
     assert!(!ok, "a failed command must fail the run");
     assert!(out.contains("ERROR: IOError: org.apache.hadoop.hbase.TableNotFoundException: nope"), "{out}");
@@ -136,4 +135,18 @@ fn errors_are_reported_and_the_exit_status_says_so() {
     assert!(out.contains("ERROR: AlreadyExists"), "{out}");
     assert!(out.contains("ERROR: unknown command \"frobnicate\""), "{out}");
     assert!(out.contains("ERROR: put: argument 2 (row) is missing"), "{out}");
+}
+
+#[test]
+fn an_unreachable_server_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    // The listener is dropped: nothing listens there now.
+    let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["shell", "--server", &format!("127.0.0.1:{port}"), "-e", "list"])
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run shell");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("cannot connect to 127.0.0.1:{port}")), "{err}");
 }

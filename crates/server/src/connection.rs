@@ -11,6 +11,9 @@
 //! Limits: a frame over `max_frame_bytes`, a string or container over the
 //! protocol limits, or bytes that are no Thrift message close this
 //! connection only (HBase does the same); other connections go on.
+//!
+//! Thread safety: a connection is served by one thread, which owns its
+//! reader, writer and protocols; only the shutdown flag is shared.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

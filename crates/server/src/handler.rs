@@ -146,14 +146,14 @@ impl ThriftHandler {
     /// the row's durability (SKIP_WAL if any mutation asks not to log).
     fn store_mutations(
         &self,
-        mutations: &[Mutation],
+        mutations: Vec<Mutation>,
         ts: Option<u64>,
     ) -> ThriftResult<(Vec<StoreMutation>, Option<Durability>)> {
         let mut out = Vec::with_capacity(mutations.len());
         let mut skip_wal = false;
         for m in mutations {
-            let column = m.column.as_deref().ok_or_else(|| illegal_argument("mutation without a column"))?;
-            let col = parse_column(column);
+            let column = m.column.ok_or_else(|| illegal_argument("mutation without a column"))?;
+            let col = parse_column(&column);
             skip_wal |= m.write_to_w_a_l == Some(false);
             if m.is_delete.unwrap_or(false) {
                 out.push(match col.qualifier {
@@ -164,10 +164,11 @@ impl ThriftHandler {
                 let Some(q) = col.qualifier else {
                     return Err(illegal_argument(format!(
                         "put needs a column as family:qualifier, got {:?}",
-                        String::from_utf8_lossy(column)
+                        String::from_utf8_lossy(&column)
                     )));
                 };
-                let value = m.value.clone().unwrap_or_default();
+                // Moved, not copied: the request owns it.
+                let value = m.value.unwrap_or_default();
                 out.push(StoreMutation::Put { family: col.family, qualifier: q, timestamp: ts, value });
             }
         }
@@ -176,7 +177,7 @@ impl ThriftHandler {
         Ok((out, skip_wal.then_some(Durability::SkipWal)))
     }
 
-    fn mutate(&self, table: &[u8], row: &[u8], mutations: &[Mutation], ts: Option<i64>) -> ThriftResult<()> {
+    fn mutate(&self, table: &[u8], row: &[u8], mutations: Vec<Mutation>, ts: Option<i64>) -> ThriftResult<()> {
         let name = table_name(table)?;
         let (ms, durability) = self.row_mutations(mutations, ts)?;
         if ms.is_empty() {
@@ -189,7 +190,7 @@ impl ThriftHandler {
     /// size limit.
     fn row_mutations(
         &self,
-        mutations: &[Mutation],
+        mutations: Vec<Mutation>,
         ts: Option<i64>,
     ) -> ThriftResult<(Vec<StoreMutation>, Option<Durability>)> {
         let ts = ts.map(timestamp).transpose()?;
@@ -209,14 +210,14 @@ impl ThriftHandler {
     /// logged without waiting, and the WAL is synced once for the batch
     /// before answering (HBase's batchMutate also syncs once), so nothing
     /// is acknowledged before it is durable.
-    fn mutate_batch(&self, table: &[u8], batches: &[BatchMutation], ts: Option<i64>) -> ThriftResult<()> {
+    fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
         let name = table_name(table)?;
         let defer = self.store.describe_table(&name).map_err(from_store)?.durability == Durability::SyncWal;
         let mut rows = Vec::with_capacity(batches.len());
         for b in batches {
-            let (ms, durability) = self.row_mutations(b.mutations.as_deref().unwrap_or_default(), ts)?;
+            let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
             if !ms.is_empty() {
-                rows.push((b.row.as_deref().unwrap_or_default(), ms, durability));
+                rows.push((b.row.unwrap_or_default(), ms, durability));
             }
         }
         let applied = rows.iter().try_for_each(|(row, ms, durability)| {
@@ -463,7 +464,7 @@ impl HbaseSyncHandler for ThriftHandler {
     }
 
     fn handle_mutate_row(&self, table: Text, row: Text, mutations: Vec<Mutation>, _: Attributes) -> ThriftResult<()> {
-        self.mutate(&table, &row, &mutations, None)
+        self.mutate(&table, &row, mutations, None)
     }
 
     fn handle_mutate_row_ts(
@@ -474,11 +475,11 @@ impl HbaseSyncHandler for ThriftHandler {
         ts: i64,
         _: Attributes,
     ) -> ThriftResult<()> {
-        self.mutate(&table, &row, &mutations, Some(ts))
+        self.mutate(&table, &row, mutations, Some(ts))
     }
 
     fn handle_mutate_rows(&self, table: Text, batches: Vec<BatchMutation>, _: Attributes) -> ThriftResult<()> {
-        self.mutate_batch(&table, &batches, None)
+        self.mutate_batch(&table, batches, None)
     }
 
     fn handle_mutate_rows_ts(
@@ -488,7 +489,7 @@ impl HbaseSyncHandler for ThriftHandler {
         ts: i64,
         _: Attributes,
     ) -> ThriftResult<()> {
-        self.mutate_batch(&table, &batches, Some(ts))
+        self.mutate_batch(&table, batches, Some(ts))
     }
 
     fn handle_atomic_increment(&self, table: Text, row: Text, column: Text, value: i64) -> ThriftResult<i64> {
@@ -699,7 +700,7 @@ impl HbaseSyncHandler for ThriftHandler {
     ) -> ThriftResult<bool> {
         let name = table_name(&table)?;
         let c = parse_column(&column);
-        let (ms, _) = self.store_mutations(std::slice::from_ref(&mput), None)?;
+        let (ms, _) = self.store_mutations(vec![mput], None)?;
         let expected = (!value.is_empty()).then_some(value.as_slice());
         self.store
             .check_and_mutate(&name, &row, &c.family, &c.qualifier.unwrap_or_default(), expected, &ms)

@@ -1,7 +1,13 @@
 //! The Thrift listener: accepts connections and serves each on its own
 //! thread (HBase's TThreadPoolServer model) up to `max_connections`; over
 //! that, a new connection is closed at once. Shutdown stops accepting,
-//! lets every connection finish the call it is in, and joins them.
+//! lets every connection finish the call it is in (for at most the grace
+//! period, then cuts its socket), and joins them.
+//!
+//! Thread safety: the acceptor thread alone adds to the connection list;
+//! shutdown takes the list once the acceptor has stopped. Connection
+//! threads share only the processor (the handler, `Sync`), the shutdown
+//! flag and relaxed counters.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;

@@ -212,3 +212,19 @@ fn a_malformed_row_refuses_the_whole_batch_before_anything_is_written() {
     assert_eq!(value(&mut c, "ok1", "f:q"), None, "nothing of the batch was written");
     assert_eq!(value(&mut c, "ok2", "f:q"), None);
 }
+
+#[test]
+fn a_taken_port_is_a_clear_error() {
+    let (_dir, server, _c) = start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sets = [
+        format!("data_dir={}", dir.path().display()),
+        format!("thrift_addr={}", server.thrift_addr()),
+        "http_addr=127.0.0.1:0".into(),
+    ];
+    let Err(e) = Server::start(ServerConfig::load(None, &sets).expect("config")) else {
+        panic!("a second server bound the same Thrift port");
+    };
+    let msg = e.to_string();
+    assert!(msg.contains(&server.thrift_addr().to_string()) && msg.contains("thrift"), "{msg}");
+}

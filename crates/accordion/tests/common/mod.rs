@@ -1,73 +1,153 @@
 //! Shared by the server's integration tests: a real `accordion server`
-//! process on free ports, killed when dropped.
+//! process on ports the OS picks (read back from its "listening" line, so
+//! there is no race for a free port), killed when dropped — also when a test
+//! fails, and then its log is printed.
 
 #![allow(dead_code, reason = "each test file uses a different part")]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
-}
+use tempfile::TempDir;
 
-/// A running server; killed on drop if still running.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub struct ServerProcess {
     pub child: Child,
-    pub port: u16,
-    pub http_port: u16,
+    pub thrift: SocketAddr,
+    pub http: SocketAddr,
+    log: Arc<Mutex<String>>,
+    // A data directory of its own, removed after the process is killed.
+    _dir: Option<TempDir>,
+}
+
+/// Keeps the last part of a child's stream in `log`.
+fn drain_into(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+            log.push_str(&String::from_utf8_lossy(&buf[..n]));
+            if log.len() > 256 * 1024 {
+                let cut = log.len() - 128 * 1024;
+                let cut = (cut..log.len()).find(|&i| log.is_char_boundary(i)).unwrap_or(0);
+                log.drain(..cut);
+            }
+        }
+    });
 }
 
 impl ServerProcess {
-    pub fn start(dir: &Path, port: u16) -> ServerProcess {
-        let http_port = free_port();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
-            .args(["server", "--data-dir"])
-            .arg(dir)
-            .args(["--thrift-addr", &format!("127.0.0.1:{port}"), "--http-addr", &format!("127.0.0.1:{http_port}")])
-            .env("RUST_LOG", "warn")
+    /// A server on a fresh data directory, with `--set` settings.
+    pub fn start(sets: &[&str]) -> ServerProcess {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_path_buf();
+        Self::launch(&path, sets, Some(dir))
+    }
+
+    /// A server on `dir` (for restarts over the same data).
+    pub fn start_in(dir: &Path, sets: &[&str]) -> ServerProcess {
+        Self::launch(dir, sets, None)
+    }
+
+    fn launch(dir: &Path, sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
+        cmd.args(["server", "--data-dir"]).arg(dir).args([
+            "--thrift-addr",
+            "127.0.0.1:0",
+            "--http-addr",
+            "127.0.0.1:0",
+        ]);
+        for s in sets {
+            cmd.arg("--set").arg(s);
+        }
+        let mut child = cmd
+            .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
-            .expect("start accordion server");
+            .expect("spawn accordion server");
+        let log = Arc::new(Mutex::new(String::new()));
+        drain_into(child.stderr.take().expect("stderr"), log.clone());
         let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                // Keep draining stdout after the test stopped listening.
                 let _ = tx.send(line);
             }
         });
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let unbound: SocketAddr = ([127, 0, 0, 1], 0).into();
+        let mut server = ServerProcess { child, thrift: unbound, http: unbound, log, _dir: own_dir };
+        let deadline = Instant::now() + START_TIMEOUT;
         loop {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(line) if line.contains("listening") => break,
-                Ok(_) => {}
-                Err(_) if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    panic!("server did not start within 60 s");
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(Duration::from_millis(200))) {
+                // "accordion server listening: thrift ADDR http ADDR"
+                Ok(line) if line.starts_with("accordion server listening:") => {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    let addr = |key: &str| -> SocketAddr {
+                        let i = words.iter().position(|w| *w == key).unwrap_or_else(|| panic!("no {key} in {line:?}"));
+                        words[i + 1].parse().unwrap_or_else(|e| panic!("bad {key} address in {line:?}: {e}"))
+                    };
+                    (server.thrift, server.http) = (addr("thrift"), addr("http"));
+                    return server;
                 }
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) if left > Duration::ZERO => {}
                 Err(_) => {
-                    if let Ok(Some(status)) = child.try_wait() {
-                        panic!("server exited at start: {status}");
-                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                    panic!("the server did not start within {START_TIMEOUT:?}; log:\n{}", server.log_text())
                 }
             }
         }
-        ServerProcess { child, port, http_port }
     }
 
-    pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
-        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
-        assert!(status.success(), "kill {signal} failed");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The process has neither crashed nor exited.
+    pub fn assert_alive(&mut self) {
+        if let Some(status) = self.child.try_wait().expect("try_wait") {
+            panic!("the server exited ({status}); log:\n{}", self.log_text());
+        }
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for the process to exit.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().expect("run kill");
+        assert!(sent.success(), "kill -TERM {pid} failed");
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
             }
-            assert!(Instant::now() < deadline, "server did not exit within 60 s of {signal}");
             std::thread::sleep(Duration::from_millis(50));
         }
+        None
+    }
+
+    /// SIGKILL, and waits for the process to be gone.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("wait");
+    }
+
+    /// The process's peak resident memory.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("proc status");
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM line");
+        line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("VmHWM value")
     }
 }
 
@@ -75,5 +155,8 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("---- accordion server log ----\n{}\n---- end of log ----", self.log_text());
+        }
     }
 }
