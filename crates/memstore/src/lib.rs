@@ -47,7 +47,7 @@ pub use error::MemStoreError;
 pub use executor::CompactionExecutor;
 pub use memstore::{MemStore, MemStoreLayoutInfo, MemStoreSize, SegmentInfo};
 pub use merge_iter::MergingCursor;
-pub use mvcc::{Mvcc, ReaderGuard, WriteEntry};
+pub use mvcc::{Mvcc, PendingWrite, ReaderGuard, WriteEntry};
 pub use scanner::{RowScanner, ScanRange};
 pub use segment::{IndexLayout, SegmentStats};
 pub use snapshot::MemStoreSnapshot;

@@ -145,6 +145,21 @@ impl MemStore {
         Ok(self.inner.add_validated(cells, seq))
     }
 
+    /// Checks a row for [`add_validated_row`](Self::add_validated_row): the
+    /// same checks `add_row` makes.
+    pub fn validate_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<(), MemStoreError> {
+        self.inner.validate_row(cells, seq)
+    }
+
+    /// Adds a row the caller has proven valid (non-empty, one row, this
+    /// family, cells within limits, `seq > 0`: what `validate_row` checks)
+    /// and cannot fail; for a write path that must not fail after its WAL
+    /// append. Checked again in debug builds.
+    pub fn add_validated_row(&self, cells: &[CellInput<'_>], seq: u64) -> u64 {
+        debug_assert!(self.inner.validate_row(cells, seq).is_ok(), "add_validated_row given an invalid row");
+        self.inner.add_validated(cells, seq)
+    }
+
     /// Pushes the active segment into the pipeline now (normally triggered
     /// by its size). Returns whether anything was pushed.
     pub fn flush_in_memory(&self) -> bool {

@@ -11,6 +11,7 @@ pub mod events;
 pub mod family_store;
 pub mod flusher;
 pub mod fs;
+pub mod hooks;
 pub mod manifest;
 pub mod metrics;
 pub mod options;
@@ -26,7 +27,7 @@ pub mod wal;
 
 pub use error::{Result, StoreError};
 pub use options::StoreOptions;
-pub use region::{Column, Get, Mutation, RegionInfo};
+pub use region::{Column, Get, Mutation, MutationRef, RegionInfo, RowMutations};
 pub use scanner::Scan;
 pub use store::Store;
 pub use table::{FamilyDescriptor, TableDescriptor};

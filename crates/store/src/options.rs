@@ -37,6 +37,8 @@ pub struct StoreOptions {
     /// Run flushes and compactions in background threads (tests may turn
     /// this off and drive them through the admin calls).
     pub background: bool,
+    /// Pause points and fault injection on the write path (tests only).
+    pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
 }
 
 impl std::fmt::Debug for StoreOptions {
@@ -70,6 +72,7 @@ impl Default for StoreOptions {
             compaction: CompactionConfig::default(),
             max_cell_size: 10 << 20,
             background: true,
+            hooks: None,
         }
     }
 }

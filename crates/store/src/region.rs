@@ -3,9 +3,22 @@
 //! read and flush paths.
 //!
 //! Invariants:
-//! - A row mutation takes one sequence id, is appended to the WAL (unless
-//!   SKIP_WAL), inserted into the memstores, and only then made visible by
-//!   completing its MVCC entry: a reader sees a row whole or not at all.
+//! - A *region batch* (the rows of one client batch that fall in this
+//!   region, HBase's mini-batch; a single row mutation is a batch of one)
+//!   takes its rows' locks and one sequence id, is appended to the WAL as
+//!   one record (unless SKIP_WAL), waits for its sync under SYNC_WAL, is
+//!   inserted into the memstores, and only then is made visible by
+//!   completing its MVCC entry: a reader sees a batch whole or not at all,
+//!   and never before it is durable under its durability setting.
+//! - Everything that can fail (families, cell limits, the WAL) fails before
+//!   the first memstore insert; the insert itself cannot fail. So an error
+//!   or a panic abandons the MVCC entry (a `PendingWrite` guard) with
+//!   nothing of the batch readable, and the read point moves on.
+//! - A batch holds no row twice (a repeated row starts a new batch), so
+//!   cells of one batch never collide on one key and sequence id.
+//! - The WAL's sequence-id accounting learns of each edit at append time;
+//!   a flush moves it with `start_flush` while holding `updates`
+//!   exclusively, so no edit is between its append and its insert then.
 //! - Writers hold `updates` shared; a flush takes it exclusively for the
 //!   instant it snapshots every memstore, so the snapshot holds exactly the
 //!   writes with a sequence id at or below the flush's.
@@ -22,15 +35,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memstore::{Cell, CellInput, CellKey, CellType, MemStore, MemStoreConfig, Mvcc, ReadOptions, TimeRange};
+use parking_lot::MutexGuard;
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 
 use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
 use crate::family_store::{FamilyStore, StoreContext};
+use crate::hooks::{HookPoint, WriteHooks};
 use crate::row_reader::{FamilyReadSpec, RowReader};
 use crate::table::TableDescriptor;
-use crate::wal::{Durability, Wal, WalEntry};
+use crate::wal::{Durability, Wal};
 
 const ROW_LOCK_STRIPES: usize = 128;
 pub const REGION_INFO_NAME: &str = ".regioninfo";
@@ -73,6 +88,60 @@ pub enum Mutation {
     DeleteFamilyVersion { family: Vec<u8>, timestamp: u64 },
     /// Every family of the row at or below `timestamp` (default now).
     DeleteRow { timestamp: Option<u64> },
+}
+
+impl Mutation {
+    /// The same change, borrowed.
+    pub fn as_ref(&self) -> MutationRef<'_> {
+        match self {
+            Mutation::Put { family, qualifier, timestamp, value } => {
+                MutationRef::Put { family, qualifier, timestamp: *timestamp, value }
+            }
+            Mutation::DeleteVersion { family, qualifier, timestamp } => {
+                MutationRef::DeleteVersion { family, qualifier, timestamp: *timestamp }
+            }
+            Mutation::DeleteColumn { family, qualifier, timestamp } => {
+                MutationRef::DeleteColumn { family, qualifier, timestamp: *timestamp }
+            }
+            Mutation::DeleteFamily { family, timestamp } => MutationRef::DeleteFamily { family, timestamp: *timestamp },
+            Mutation::DeleteFamilyVersion { family, timestamp } => {
+                MutationRef::DeleteFamilyVersion { family, timestamp: *timestamp }
+            }
+            Mutation::DeleteRow { timestamp } => MutationRef::DeleteRow { timestamp: *timestamp },
+        }
+    }
+}
+
+/// One change to a row, borrowing its bytes (the write path copies them
+/// once into the WAL buffer and once into MSLAB chunks, nowhere else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutationRef<'a> {
+    Put { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64>, value: &'a [u8] },
+    DeleteVersion { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64> },
+    DeleteColumn { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64> },
+    DeleteFamily { family: &'a [u8], timestamp: Option<u64> },
+    DeleteFamilyVersion { family: &'a [u8], timestamp: u64 },
+    DeleteRow { timestamp: Option<u64> },
+}
+
+/// The changes to one row in a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMutations<'a> {
+    pub row: &'a [u8],
+    pub mutations: &'a [MutationRef<'a>],
+}
+
+/// What a region batch did: the rows refused one by one (index into the
+/// batch, and why); every other row was applied.
+#[derive(Debug, Default)]
+pub struct BatchOutcome {
+    pub refused: Vec<(usize, StoreError)>,
+    /// The batch's last sequence id (0 if nothing was applied).
+    pub seq: u64,
+    /// Rows dealt with (applied or refused): all of them, unless the region
+    /// closed between two mini-batches (a repeated row) — the caller sends
+    /// the rest to whichever region serves them now.
+    pub done: usize,
 }
 
 /// Which columns a read wants: a family, or one column of it.
@@ -124,6 +193,8 @@ pub struct Region {
     flush_lock: Mutex<BTreeMap<Vec<u8>, u64>>,
     flush_size: u64,
     closed: AtomicBool,
+    hooks: Option<Arc<dyn WriteHooks>>,
+    max_cell_size: usize,
     pub counters: RegionCounters,
 }
 
@@ -133,6 +204,7 @@ pub struct RegionConfig {
     pub ctx: StoreContext,
     pub flush_size: u64,
     pub max_cell_size: usize,
+    pub hooks: Option<Arc<dyn WriteHooks>>,
 }
 
 pub fn now_ms() -> u64 {
@@ -192,6 +264,8 @@ impl Region {
             flush_lock: Mutex::new(BTreeMap::new()),
             flush_size: cfg.flush_size,
             closed: AtomicBool::new(false),
+            hooks: cfg.hooks.clone(),
+            max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),
         })
     }
@@ -227,9 +301,13 @@ impl Region {
         })
     }
 
-    fn row_lock(&self, row: &[u8]) -> &Mutex<()> {
+    fn row_stripe(&self, row: &[u8]) -> usize {
         let h = row.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-        &self.row_locks[(h % ROW_LOCK_STRIPES as u64) as usize]
+        (h % ROW_LOCK_STRIPES as u64) as usize
+    }
+
+    fn row_lock(&self, row: &[u8]) -> &Mutex<()> {
+        &self.row_locks[self.row_stripe(row)]
     }
 
     fn check_open(&self) -> Result<()> {
@@ -249,9 +327,10 @@ impl Region {
         self.stores.values().map(|s| s.memstore().size().data_size).sum()
     }
 
-    /// Lowest sequence id still only in memory (the WAL must keep it).
+    /// Lowest sequence id this region has in the WAL and not yet flushed
+    /// (the WAL's accounting, updated at append time).
     pub fn lowest_unflushed_seq(&self) -> Option<u64> {
-        self.stores.values().filter_map(|s| s.memstore().lowest_unflushed_seq()).min()
+        self.wal.lowest_unflushed(self.info.id)
     }
 
     /// Bytes of all store files.
@@ -259,9 +338,65 @@ impl Region {
         self.stores.values().map(|s| s.files_size()).sum()
     }
 
+    fn hook(&self, point: HookPoint) -> Result<()> {
+        match &self.hooks {
+            Some(h) => h.at(point, self.info.id),
+            None => Ok(()),
+        }
+    }
+
     /// Applies the mutations of one row atomically; returns its sequence id.
     pub fn mutate_row(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        let refs: Vec<MutationRef<'_>> = mutations.iter().map(Mutation::as_ref).collect();
+        let mut outcome = self.mutate_rows(&[RowMutations { row, mutations: &refs }], durability)?;
+        match outcome.refused.pop() {
+            Some((_, e)) => Err(e),
+            None => Ok(outcome.seq),
+        }
+    }
+
+    /// Applies a batch of row mutations, each row atomically (see the
+    /// module invariants). A row that cannot be applied (outside the
+    /// region, unknown family, cell too large, …) is refused alone and
+    /// listed in the outcome; the others are applied, as HBase's
+    /// batchMutate does. An `Err` means nothing of the batch (or of its
+    /// last mini-batch, after a repeated row) was applied.
+    pub fn mutate_rows(&self, rows: &[RowMutations<'_>], durability: Durability) -> Result<BatchOutcome> {
         self.check_open()?;
+        let mut outcome = BatchOutcome::default();
+        let mut start = 0;
+        while start < rows.len() {
+            let end = start + distinct_prefix(&rows[start..]);
+            let _locks = self.lock_rows(&rows[start..end]);
+            match self.apply_locked(&rows[start..end], start, durability, &mut outcome.refused) {
+                Ok(seq) => outcome.seq = seq,
+                Err(StoreError::Closed) if start > 0 => break,
+                Err(e) => return Err(e),
+            }
+            start = end;
+        }
+        outcome.done = start;
+        Ok(outcome)
+    }
+
+    /// Takes the row locks of `rows` in stripe order (no deadlock between
+    /// batches), each stripe once.
+    fn lock_rows(&self, rows: &[RowMutations<'_>]) -> Vec<MutexGuard<'_, ()>> {
+        let mut stripes: Vec<usize> = rows.iter().map(|r| self.row_stripe(r.row)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes.into_iter().map(|i| self.row_locks[i].lock()).collect()
+    }
+
+    /// Resolves one row's mutations into cells (appended to `cells`, sorted
+    /// by family so each family's cells are one run).
+    fn resolve_row<'a>(
+        &'a self,
+        row: &'a [u8],
+        mutations: &[MutationRef<'a>],
+        now: u64,
+        cells: &mut Vec<CellInput<'a>>,
+    ) -> Result<()> {
         if !self.info.contains(row) {
             return Err(StoreError::InvalidArgument(format!(
                 "row {:?} is outside region {:016x} of table {:?}",
@@ -273,58 +408,50 @@ impl Region {
         if mutations.is_empty() {
             return Err(StoreError::InvalidArgument("a row mutation needs at least one change".into()));
         }
-        let _row = self.row_lock(row).lock();
-        self.mutate_row_locked(row, mutations, durability)
-    }
-
-    /// Resolves timestamps and families into cells.
-    fn cells_of(&self, row: &[u8], mutations: &[Mutation]) -> Result<Vec<Cell>> {
-        let now = now_ms();
-        let mut cells = Vec::with_capacity(mutations.len());
-        let mk = |family: &[u8], qualifier: &[u8], ts: u64, t: CellType, value: &[u8]| Cell {
-            row: row.to_vec(),
-            family: family.to_vec(),
-            qualifier: qualifier.to_vec(),
-            timestamp: ts,
-            cell_type: t,
-            value: value.to_vec(),
-            seq: 0,
+        let start = cells.len();
+        let mk = |family: &'a [u8], qualifier: &'a [u8], timestamp: u64, cell_type: CellType, value: &'a [u8]| {
+            CellInput { row, family, qualifier, timestamp, cell_type, value }
         };
         for m in mutations {
-            match m {
-                Mutation::Put { family, qualifier, timestamp, value } => {
+            match *m {
+                MutationRef::Put { family, qualifier, timestamp, value } => {
                     self.store(family)?;
                     cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::Put, value));
                 }
-                Mutation::DeleteVersion { family, qualifier, timestamp } => {
+                MutationRef::DeleteVersion { family, qualifier, timestamp } => {
                     self.store(family)?;
                     let ts = match timestamp {
-                        Some(ts) => Some(*ts),
+                        Some(ts) => Some(ts),
                         None => self.latest_timestamp(row, family, qualifier)?,
                     };
                     // Nothing to delete: HBase places the marker at now.
                     cells.push(mk(family, qualifier, ts.unwrap_or(now), CellType::Delete, &[]));
                 }
-                Mutation::DeleteColumn { family, qualifier, timestamp } => {
+                MutationRef::DeleteColumn { family, qualifier, timestamp } => {
                     self.store(family)?;
                     cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::DeleteColumn, &[]));
                 }
-                Mutation::DeleteFamily { family, timestamp } => {
+                MutationRef::DeleteFamily { family, timestamp } => {
                     self.store(family)?;
                     cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
                 }
-                Mutation::DeleteFamilyVersion { family, timestamp } => {
+                MutationRef::DeleteFamilyVersion { family, timestamp } => {
                     self.store(family)?;
-                    cells.push(mk(family, &[], *timestamp, CellType::DeleteFamilyVersion, &[]));
+                    cells.push(mk(family, &[], timestamp, CellType::DeleteFamilyVersion, &[]));
                 }
-                Mutation::DeleteRow { timestamp } => {
+                MutationRef::DeleteRow { timestamp } => {
                     for family in self.stores.keys() {
                         cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
                     }
                 }
             }
         }
-        Ok(cells)
+        for c in &cells[start..] {
+            c.validate(self.max_cell_size)?;
+        }
+        // Stable: mutations of one column keep their order.
+        cells[start..].sort_by(|a, b| a.family.cmp(b.family));
+        Ok(())
     }
 
     fn latest_timestamp(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<u64>> {
@@ -337,70 +464,104 @@ impl Region {
         Ok(self.get(&get)?.first().map(|c| c.timestamp))
     }
 
-    fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
-        let cells = self.cells_of(row, mutations)?;
-        let max_cell = self.stores.values().next().map_or(usize::MAX, |s| s.memstore().config().max_cell_size);
-        for c in &cells {
-            c.as_input().validate(max_cell)?;
+    /// One mini-batch of distinct rows whose locks the caller holds.
+    /// Refused rows go to `refused` (indices offset by `base`). Returns the
+    /// batch's sequence id (0: nothing to apply).
+    fn apply_locked(
+        &self,
+        rows: &[RowMutations<'_>],
+        base: usize,
+        durability: Durability,
+        refused: &mut Vec<(usize, StoreError)>,
+    ) -> Result<u64> {
+        let now = now_ms();
+        let mut cells: Vec<CellInput<'_>> = Vec::with_capacity(rows.iter().map(|r| r.mutations.len()).sum());
+        // Per applied row: where its cells end in `cells`.
+        let mut ends: Vec<usize> = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            let start = cells.len();
+            match self.resolve_row(r.row, r.mutations, now, &mut cells) {
+                Ok(()) => ends.push(cells.len()),
+                Err(e) => {
+                    cells.truncate(start);
+                    refused.push((base + i, e));
+                }
+            }
+        }
+        if cells.is_empty() {
+            return Ok(0);
         }
         let _updates = self.updates.read();
         self.check_open()?;
-        let entry = self.mvcc.begin();
-        let seq = entry.seq();
-        // Encoded once, straight into the WAL record's buffer.
-        let mut encoded = vec![0u8; cells.iter().map(|c| c.as_input().encoded_len()).sum()];
-        let mut at = 0;
-        for c in &cells {
-            let input = c.as_input();
-            let len = input.encoded_len();
-            input.encode_into(seq, &mut encoded[at..at + len]);
-            at += len;
+        let write = self.mvcc.begin_write();
+        let seq = write.seq();
+        self.hook(HookPoint::BeforeWalAppend)?;
+        let user_bytes: usize = cells.iter().map(CellInput::encoded_len).sum();
+        let ticket = self.wal.append_with(self.info.id, seq, user_bytes, durability, |dst| {
+            let mut at = 0;
+            for c in &cells {
+                let len = c.encoded_len();
+                c.encode_into(seq, &mut dst[at..at + len]);
+                at += len;
+            }
+        })?;
+        self.wal.await_durable(ticket)?;
+        self.hook(HookPoint::AfterWalAppend)?;
+        // The point of no return: nothing below fails.
+        let mut start = 0;
+        for &end in &ends {
+            let mut run = start;
+            while run < end {
+                let family = cells[run].family;
+                let run_end = run + cells[run..end].iter().take_while(|c| c.family == family).count();
+                if let Some(store) = self.stores.get(family) {
+                    store.memstore().add_validated_row(&cells[run..run_end], seq);
+                }
+                run = run_end;
+            }
+            start = end;
         }
-        let user_bytes = encoded.len() as u64;
-        if durability != Durability::SkipWal
-            && let Err(e) = self.wal.append(&WalEntry { region_id: self.info.id, seq, cells: encoded }, durability)
-        {
-            // Nothing was inserted under this id; let the read point move on.
-            self.mvcc.complete(entry);
-            return Err(e);
-        }
-        self.insert_cells(&cells, seq)?;
-        self.mvcc.complete(entry);
-        self.mvcc.wait_for_read_point(seq);
-        let (puts, deletes) =
-            cells.iter().fold((0, 0), |(p, d), c| if c.cell_type == CellType::Put { (p + 1, d) } else { (p, d + 1) });
+        write.complete_and_wait();
+        let puts = cells.iter().filter(|c| c.cell_type == CellType::Put).count() as u64;
         self.counters.puts.fetch_add(puts, Ordering::Relaxed);
-        self.counters.deletes.fetch_add(deletes, Ordering::Relaxed);
-        self.counters.user_bytes.fetch_add(user_bytes, Ordering::Relaxed);
+        self.counters.deletes.fetch_add(cells.len() as u64 - puts, Ordering::Relaxed);
+        self.counters.user_bytes.fetch_add(user_bytes as u64, Ordering::Relaxed);
         Ok(seq)
     }
 
-    /// Inserts cells of one row mutation, grouped by family.
-    fn insert_cells(&self, cells: &[Cell], seq: u64) -> Result<()> {
-        for (family, store) in &self.stores {
-            let inputs: Vec<CellInput<'_>> =
-                cells.iter().filter(|c| &c.family == family).map(|c| c.as_input()).collect();
-            if !inputs.is_empty() {
-                store.memstore().add_row(&inputs, seq)?;
-            }
+    /// One row mutation whose row lock the caller holds.
+    fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        let refs: Vec<MutationRef<'_>> = mutations.iter().map(Mutation::as_ref).collect();
+        let mut refused = Vec::new();
+        let seq = self.apply_locked(&[RowMutations { row, mutations: &refs }], 0, durability, &mut refused)?;
+        match refused.pop() {
+            Some((_, e)) => Err(e),
+            None => Ok(seq),
         }
-        Ok(())
     }
 
     /// Re-inserts a WAL entry during recovery (cells already flushed to a
-    /// family's files are skipped). Returns whether anything was applied.
+    /// family's files are skipped). An entry is one region batch: its cells
+    /// come in runs of one row and family. Returns whether anything was
+    /// applied; what was is accounted in the WAL until the region flushes.
     pub fn replay(&self, seq: u64, cells: &[Cell]) -> Result<bool> {
         let mut applied = false;
-        for (family, store) in &self.stores {
-            if seq <= store.flushed_seq() {
-                continue;
-            }
-            let inputs: Vec<CellInput<'_>> =
-                cells.iter().filter(|c| &c.family == family).map(|c| c.as_input()).collect();
-            if !inputs.is_empty() {
+        let mut inputs: Vec<CellInput<'_>> = Vec::new();
+        let mut run = 0;
+        while run < cells.len() {
+            let (row, family) = (&cells[run].row, &cells[run].family);
+            let len = cells[run..].iter().take_while(|c| &c.row == row && &c.family == family).count();
+            let store = self.store(family)?;
+            if seq > store.flushed_seq() {
+                inputs.clear();
+                inputs.extend(cells[run..run + len].iter().map(Cell::as_input));
                 store.memstore().add_row(&inputs, seq)?;
                 applied = true;
             }
+            run += len;
+        }
+        if applied {
+            self.wal.note_replayed(self.info.id, seq);
         }
         self.mvcc.advance_to(seq);
         Ok(applied)
@@ -553,10 +714,20 @@ impl Region {
 
     /// Flushes every family's memstore into new files. Returns bytes written.
     /// On error the snapshots stay in memory and the next flush retries them.
+    ///
+    /// A flush that starts with no failed snapshot outstanding covers every
+    /// edit appended so far and tells the WAL's accounting so
+    /// (`start_flush`, then `complete_flush` or `abort_flush`). A retry only
+    /// rewrites old snapshots, so it leaves the accounting alone: the edits
+    /// stay needed until the next complete flush, which is conservative.
     pub fn flush(&self) -> Result<u64> {
         let mut pending = self.flush_lock.lock();
+        let retry = !pending.is_empty();
         let snapshots = {
             let _updates = self.updates.write();
+            if !retry {
+                self.wal.start_flush(self.info.id);
+            }
             let flush_seq = self.mvcc.last_assigned();
             let snapshots: Vec<_> = self
                 .stores
@@ -568,14 +739,24 @@ impl Region {
                 .collect();
             snapshots
         };
-        let mut bytes = 0;
-        for (family, store, snapshot, seq) in &snapshots {
-            bytes += store.flush_snapshot(snapshot, *seq)?;
-            store.memstore().release_snapshot(snapshot.id())?;
-            pending.remove(family);
+        let written = self.hook(HookPoint::FlushSnapshotTaken).and_then(|()| {
+            let mut bytes = 0;
+            for (family, store, snapshot, seq) in &snapshots {
+                bytes += store.flush_snapshot(snapshot, *seq)?;
+                store.memstore().release_snapshot(snapshot.id())?;
+                pending.remove(family);
+            }
+            Ok(bytes)
+        });
+        match &written {
+            Ok(_) if !retry => self.wal.complete_flush(self.info.id),
+            Err(_) if !retry => self.wal.abort_flush(self.info.id),
+            _ => {}
         }
-        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        Ok(bytes)
+        if written.is_ok() {
+            self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        }
+        written
     }
 
     /// Stops accepting operations (the caller flushes first if it wants).
@@ -596,5 +777,31 @@ impl Region {
 
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// How many leading rows of `rows` are distinct (a region batch holds no
+/// row twice). Allocation-free for the common case of a few dozen rows.
+fn distinct_prefix(rows: &[RowMutations<'_>]) -> usize {
+    for (i, r) in rows.iter().enumerate().skip(1) {
+        if rows[..i].iter().any(|p| p.row == r.row) {
+            return i;
+        }
+    }
+    rows.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_row_ends_the_distinct_prefix() {
+        let m: [MutationRef<'_>; 0] = [];
+        let rows: Vec<RowMutations<'_>> =
+            [&b"a"[..], b"b", b"c", b"a", b"d"].iter().map(|row| RowMutations { row, mutations: &m }).collect();
+        assert_eq!(distinct_prefix(&rows), 3);
+        assert_eq!(distinct_prefix(&rows[3..]), 2);
+        assert_eq!(distinct_prefix(&rows[..0]), 0);
     }
 }

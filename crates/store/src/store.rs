@@ -32,8 +32,9 @@ use crate::compactor::Compactor;
 use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
 use crate::flusher::Flusher;
+use crate::hooks::HookPoint;
 use crate::options::StoreOptions;
-use crate::region::{Column, Get, Mutation, REGION_INFO_NAME, Region, RegionConfig, RegionInfo};
+use crate::region::{Column, Get, Mutation, REGION_INFO_NAME, Region, RegionConfig, RegionInfo, RowMutations};
 use crate::scanner::{Scan, Scanner};
 use crate::storefile::BlockCache;
 use crate::table::TableDescriptor;
@@ -132,6 +133,7 @@ impl Store {
             ctx: ctx.clone(),
             flush_size: options.region_flush_size,
             max_cell_size: options.max_cell_size,
+            hooks: options.hooks.clone(),
         };
         let inner = Arc::new(StoreInner {
             dir: dir.clone(),
@@ -231,7 +233,7 @@ impl Store {
         for entry in replay.entries {
             let Some(region) = by_id.get(&entry.region_id) else { continue };
             let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
-            if region.replay(entry.seq, &cells)? {
+            if !cells.is_empty() && region.replay(entry.seq, &cells)? {
                 touched.insert(entry.region_id, region.clone());
             }
         }
@@ -245,11 +247,13 @@ impl Store {
         Ok(())
     }
 
-    /// Archives WAL files that no region needs any more.
+    /// Archives WAL files that no region needs any more (the WAL's own
+    /// sequence-id accounting decides; see `wal/accounting.rs`).
     pub(crate) fn archive_wal(&self) -> Result<usize> {
-        let regions: BTreeMap<u64, Arc<Region>> =
-            self.inner.tables.read().values().flat_map(|t| t.regions()).map(|r| (r.info().id, r)).collect();
-        self.inner.wal.archive_obsolete(&|id| regions.get(&id).and_then(|r| r.lowest_unflushed_seq()))
+        if let Some(h) = &self.inner.options.hooks {
+            h.at(HookPoint::ArchivePass, 0)?;
+        }
+        self.inner.wal.archive_obsolete()
     }
 
     fn check_open(&self) -> Result<()> {
@@ -388,7 +392,8 @@ impl Store {
             return Err(StoreError::TableEnabled(name.to_string()));
         }
         for r in t.regions() {
-            r.close();
+            r.close_and_drain();
+            self.inner.wal.forget_region(r.info().id);
         }
         self.inner.tables.write().remove(name);
         crate::split::remove_region_dir(self.inner.ctx.fs.as_ref(), &data_dir(&self.inner.dir).join(name))?;
@@ -408,6 +413,64 @@ impl Store {
         self.with_region(table, row, |t, region| {
             region.mutate_row(row, mutations, durability.unwrap_or(t.desc.durability)).map(|_| ())
         })
+    }
+
+    /// Applies a batch of row mutations: each row atomically, the rows of
+    /// each region as one region batch (one WAL record, one sync under
+    /// SYNC_WAL, visible only once durable; HBase's batchMutate). A row that
+    /// cannot be applied does not stop the others: they are applied and the
+    /// first such error is returned, as HBase's batch does. `durability`
+    /// overrides the table's default.
+    pub fn mutate_rows(&self, table: &str, rows: &[RowMutations<'_>], durability: Option<Durability>) -> Result<()> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let durability = durability.unwrap_or(t.desc.durability);
+        // Sorted by row (stable: a repeated row keeps its order), so the
+        // rows of one region are contiguous.
+        let mut rows: Vec<(usize, RowMutations<'_>)> = rows.iter().copied().enumerate().collect();
+        rows.sort_by(|a, b| a.1.row.cmp(b.1.row));
+        let mut group: Vec<RowMutations<'_>> = Vec::with_capacity(rows.len());
+        let mut first_error: Option<(usize, StoreError)> = None;
+        let mut note = |i: usize, e: StoreError| {
+            if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                first_error = Some((i, e));
+            }
+        };
+        let mut at = 0;
+        let mut attempts = 0;
+        while at < rows.len() {
+            let region = t.region_for(rows[at].1.row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+            let n = rows[at..].iter().take_while(|(_, r)| region.info().contains(r.row)).count().max(1);
+            group.clear();
+            group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
+            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            match region.mutate_rows(&group, durability) {
+                Err(StoreError::Closed) if !self.inner.closed.load(Ordering::Acquire) && attempts < 1000 => {
+                    attempts += 1;
+                    if region_is_current(&t, &region) {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    continue; // a split replaced it: look the rows up again
+                }
+                Err(e) => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    note(rows[at].0, e);
+                }
+                Ok(outcome) => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    for (i, e) in outcome.refused {
+                        note(rows[at + i].0, e);
+                    }
+                    at += outcome.done;
+                    continue;
+                }
+            }
+            at += n;
+        }
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Puts `(family, qualifier, value)` cells into one row at `timestamp`

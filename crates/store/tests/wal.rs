@@ -774,7 +774,11 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     put(1, 1..=10); // file A: region 1 up to 10, region 2 up to 5
     put(2, 1..=5);
     wal.roll().expect("roll");
-    put(1, 11..=20); // file B: region 1 up to 20
+    wal.start_flush(1); // a flush of region 1 covers 1..=10
+    put(1, 11..=20); // file B: region 1 up to 20, appended while it runs
+    assert_eq!(wal.lowest_unflushed(1), Some(1), "the flush has not committed");
+    wal.complete_flush(1);
+    assert_eq!(wal.lowest_unflushed(1), Some(11));
     wal.roll().expect("roll");
     put(2, 6..=8); // file C (current): region 2 up to 8
     let files = wal.live_files();
@@ -783,18 +787,25 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     assert_eq!(wal.regions_to_flush(2), vec![1, 2], "more than 2 files: flush the regions pinning the oldest");
     assert_eq!(wal.regions_to_flush(3), Vec::<u64>::new());
 
-    // Region 1 has seq 5 unflushed: A must stay, and nothing after it goes.
-    let n = wal.archive_obsolete(&|r| if r == 1 { Some(5) } else { None }).expect("archive");
-    assert_eq!(n, 0);
+    // Region 2 has seq 1 unflushed: A must stay, and nothing after it goes.
+    assert_eq!(wal.archive_obsolete().expect("archive"), 0);
+    // A failed flush of region 2 keeps it pinned.
+    wal.start_flush(2);
+    wal.abort_flush(2);
+    assert_eq!(wal.archive_obsolete().expect("archive"), 0);
     // A needs region 1 past 10 and region 2 past 5; B needs region 1 past 20.
-    let n = wal.archive_obsolete(&|r| if r == 1 { Some(11) } else { Some(6) }).expect("archive");
+    wal.start_flush(2);
+    wal.complete_flush(2);
+    let n = wal.archive_obsolete().expect("archive");
     assert_eq!(n, 1, "A goes, B stays");
     let archive = e.dir.join(ARCHIVE_DIR);
     assert!(e.fs.exists(&archive.join(files[0].file_name().expect("name"))).expect("exists"));
     assert!(!e.fs.exists(&files[0]).expect("exists"));
     assert_eq!(wal.regions_to_flush(1), vec![1]);
     // Everything flushed: B goes, C is current and stays.
-    assert_eq!(wal.archive_obsolete(&|_| None).expect("archive"), 1);
+    wal.start_flush(1);
+    wal.complete_flush(1);
+    assert_eq!(wal.archive_obsolete().expect("archive"), 1);
     assert_eq!(wal.live_files(), vec![files[2].clone()]);
     assert_eq!(wal.regions_to_flush(0), Vec::<u64>::new(), "the current file cannot be flushed away");
     assert_eq!(wal.stats().files_archived, 2);
@@ -807,7 +818,7 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     // After recovery the old current file is archivable, and file numbers
     // continue past the archived ones even when no live file is left.
     let (wal, _) = Wal::open(e.fs.clone(), &e.dir, options()).expect("open");
-    assert_eq!(wal.archive_obsolete(&|_| Some(9)).expect("archive"), 1);
+    assert_eq!(wal.archive_obsolete().expect("archive"), 1, "nothing replayed into a region pins it");
     assert!(e.fs.exists(&archive.join(files[2].file_name().expect("name"))).expect("exists"));
     let current = wal.live_files();
     drop(wal);
@@ -824,7 +835,12 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     wal.append(&entry(3, 1, 1), Durability::SyncWal).expect("append");
     wal.roll().expect("roll");
     let old = wal.live_files();
-    assert_eq!(wal.archive_obsolete(&|_| None).expect("archive"), old.len() - 1);
+    let holding_region_3 = old[old.len() - 2].clone();
+    wal.archive_obsolete().expect("archive");
+    assert!(wal.live_files().contains(&holding_region_3), "region 3 has not flushed: its file stays");
+    wal.start_flush(3);
+    wal.complete_flush(3);
+    wal.archive_obsolete().expect("archive");
     assert_eq!(wal.live_files().len(), 1);
     assert!(old[..old.len() - 1].iter().all(|p| !e.fs.exists(p).expect("exists")), "deleted");
     assert_eq!(e.fs.list(&archive).expect("list").len(), before, "not archived");

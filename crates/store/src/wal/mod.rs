@@ -24,6 +24,7 @@
 //!
 //! Thread safety: see each module; [`Wal`] is `Send + Sync`.
 
+pub mod accounting;
 pub mod layout;
 pub mod options;
 pub mod reader;
@@ -38,4 +39,4 @@ pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};
 pub use stats::WalStats;
-pub use wal::Wal;
+pub use wal::{AppendTicket, Wal};

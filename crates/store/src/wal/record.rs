@@ -182,6 +182,7 @@ pub(crate) fn record_len(cells_len: usize) -> usize {
 
 /// Appends one framed record to `buf`. The caller has checked that the
 /// payload fits `MAX_PAYLOAD_LEN`.
+#[cfg(test)]
 pub(crate) fn encode_record(buf: &mut Vec<u8>, region_id: u64, seq: u64, cells: &[u8]) {
     let start = buf.len();
     let payload_len = (ENTRY_FIXED_LEN + cells.len()) as u32;
@@ -193,6 +194,18 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, region_id: u64, seq: u64, cells: 
     buf.extend_from_slice(cells);
     let crc = crc32c::crc32c(&buf[start + 4..]);
     buf[start..start + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
+/// Frames a record whose cells are already in place: `buf` is exactly
+/// `record_len(cells_len)` bytes with the cells after the frame and the
+/// entry's fixed part; fills in the length, region, seq and checksum.
+pub(crate) fn frame_record_in_place(buf: &mut [u8], region_id: u64, seq: u64) {
+    let payload_len = (buf.len() - RECORD_FRAME_LEN) as u32;
+    buf[4..8].copy_from_slice(&payload_len.to_be_bytes());
+    buf[8..16].copy_from_slice(&region_id.to_be_bytes());
+    buf[16..24].copy_from_slice(&seq.to_be_bytes());
+    let crc = crc32c::crc32c(&buf[4..]);
+    buf[..4].copy_from_slice(&crc.to_be_bytes());
 }
 
 /// What the first bytes of a possible record say about it.

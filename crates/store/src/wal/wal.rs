@@ -45,15 +45,21 @@
 //! of the crashed run at the length replay could read, flagged as not known
 //! to be synced (`reader.rs` explains how replay uses seals).
 //!
-//! `Wal` tracks, per live file, the highest seq per region written to it;
-//! `archive_obsolete` moves (or deletes) the oldest files whose every
-//! region has flushed past them, in order, stopping at the first that
-//! cannot go.
+//! `Wal` tracks, per live file, the highest seq per region written to it,
+//! and per region the lowest seq appended and not yet flushed
+//! ([`SequenceIdAccounting`], updated inside `append` under the same lock
+//! that buffers the entry, and moved by `start_flush` / `complete_flush` /
+//! `abort_flush`). `archive_obsolete` moves (or deletes) the oldest files
+//! whose every region has flushed past them, in order, stopping at the
+//! first that cannot go. It needs no list of regions from the caller, so a
+//! region created, opened or split during the pass cannot be missed.
 //!
 //! ## Locks and invariants
 //!
 //! - `pending`: buffer, region maxima of the buffered entries, last txid,
-//!   closed flag. Held for a memcpy at a time.
+//!   closed flag, and the sequence-id accounting. Held for a memcpy (or one
+//!   accounting update or check) at a time; records are framed and
+//!   checksummed in a per-thread buffer before it is taken.
 //! - `io`: the writer, the numbering, the seal of the previous file. Held
 //!   for a whole round or roll, so only one thread does file I/O at a time.
 //! - `outcomes`: `done_txid`, the leader flag, failed txid ranges.
@@ -79,10 +85,11 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
+use crate::wal::accounting::SequenceIdAccounting;
 use crate::wal::layout::{ARCHIVE_DIR, list_log_files, log_file_name};
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
-use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, WalEntry};
+use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};
 use crate::wal::stats::{Counters, WalStats};
 use crate::wal::writer::LogWriter;
 
@@ -91,6 +98,23 @@ use crate::wal::writer::LogWriter;
 const MAX_REMEMBERED_FAILURES: usize = 1024;
 /// A recycled batch buffer larger than this is shrunk back.
 const MAX_SPARE_CAPACITY: usize = 8 << 20;
+/// A per-thread record buffer larger than this is shrunk back.
+const MAX_RECORD_BUF_CAPACITY: usize = 1 << 20;
+
+thread_local! {
+    /// Where a record is framed and checksummed before the `pending` lock is
+    /// taken; reused, so a steady stream of appends allocates nothing.
+    static RECORD_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An append whose durability may still have to be awaited
+/// ([`Wal::await_durable`]).
+#[derive(Debug)]
+#[must_use = "a SYNC_WAL append is not durable until awaited"]
+pub struct AppendTicket {
+    txid: u64,
+    wait: bool,
+}
 
 /// The write-ahead log. See the module documentation.
 pub struct Wal {
@@ -122,6 +146,7 @@ struct Pending {
     regions: HashMap<u64, u64>,
     last_txid: u64,
     closed: bool,
+    accounting: SequenceIdAccounting,
 }
 
 struct Io {
@@ -252,7 +277,13 @@ impl Wal {
             dir: dir.to_path_buf(),
             archive_dir,
             options,
-            pending: Mutex::new(Pending { buf: Vec::new(), regions: HashMap::new(), last_txid: 0, closed: false }),
+            pending: Mutex::new(Pending {
+                buf: Vec::new(),
+                regions: HashMap::new(),
+                last_txid: 0,
+                closed: false,
+                accounting: SequenceIdAccounting::default(),
+            }),
             syncer_wakeup: Condvar::new(),
             io: Mutex::new(Io {
                 writer: None,
@@ -301,40 +332,109 @@ impl Wal {
         if durability == Durability::SkipWal {
             return Ok(());
         }
-        if ENTRY_FIXED_LEN + cells.len() > MAX_PAYLOAD_LEN {
-            return Err(StoreError::InvalidArgument(format!(
-                "WAL entry of {} bytes of cells exceeds the record limit of {MAX_PAYLOAD_LEN} bytes",
-                cells.len()
-            )));
-        }
         record::validate_cells(cells).map_err(|(at, reason)| {
             StoreError::InvalidArgument(format!(
                 "WAL entry (region {region_id}, seq {seq}) has a malformed cell at byte {at}: {reason}"
             ))
         })?;
+        let ticket = self.append_with(region_id, seq, cells.len(), durability, |dst| dst.copy_from_slice(cells))?;
+        self.await_durable(ticket)
+    }
+
+    /// Logs one entry whose `cells_len` bytes of cells `encode` writes in
+    /// place (the memstore's cell encoding, as `CellInput::encode_into`
+    /// produces from validated cells), without waiting: the returned ticket
+    /// says whether [`await_durable`](Self::await_durable) must wait for a
+    /// sync (`SyncWal`, or `AsyncWal` past `max_pending_bytes`). The
+    /// region's sequence-id accounting is updated before the entry can reach
+    /// any file. `SkipWal` logs nothing.
+    pub fn append_with(
+        &self,
+        region_id: u64,
+        seq: u64,
+        cells_len: usize,
+        durability: Durability,
+        encode: impl FnOnce(&mut [u8]),
+    ) -> Result<AppendTicket> {
+        if durability == Durability::SkipWal {
+            return Ok(AppendTicket { txid: 0, wait: false });
+        }
+        if ENTRY_FIXED_LEN + cells_len > MAX_PAYLOAD_LEN {
+            return Err(StoreError::InvalidArgument(format!(
+                "WAL entry of {cells_len} bytes of cells exceeds the record limit of {MAX_PAYLOAD_LEN} bytes"
+            )));
+        }
         let s = &*self.shared;
-        let (txid, wake_syncer, over_limit) = {
-            let mut p = s.pending.lock();
-            if p.closed {
-                return Err(StoreError::Closed);
+        RECORD_BUF.with_borrow_mut(|buf| {
+            buf.clear();
+            buf.resize(record::record_len(cells_len), 0);
+            encode(&mut buf[RECORD_FRAME_LEN + ENTRY_FIXED_LEN..]);
+            record::frame_record_in_place(buf, region_id, seq);
+            let (txid, wake_syncer, over_limit) = {
+                let mut p = s.pending.lock();
+                if p.closed {
+                    return Err(StoreError::Closed);
+                }
+                p.accounting.on_append(region_id, seq);
+                let before = p.buf.len() as u64;
+                p.buf.extend_from_slice(buf);
+                p.last_txid += 1;
+                let max = p.regions.entry(region_id).or_insert(seq);
+                *max = (*max).max(seq);
+                let after = p.buf.len() as u64;
+                let threshold = s.options.sync_bytes;
+                (p.last_txid, before < threshold && after >= threshold, after > s.options.max_pending_bytes)
+            };
+            if buf.capacity() > MAX_RECORD_BUF_CAPACITY {
+                *buf = Vec::new();
             }
-            let before = p.buf.len() as u64;
-            record::encode_record(&mut p.buf, region_id, seq, cells);
-            p.last_txid += 1;
-            let max = p.regions.entry(region_id).or_insert(seq);
-            *max = (*max).max(seq);
-            let after = p.buf.len() as u64;
-            let threshold = s.options.sync_bytes;
-            (p.last_txid, before < threshold && after >= threshold, after > s.options.max_pending_bytes)
-        };
-        Counters::add(&s.counters.appends, 1);
-        if durability == Durability::AsyncWal && !over_limit {
-            if wake_syncer {
+            Counters::add(&s.counters.appends, 1);
+            let wait = durability == Durability::SyncWal || over_limit;
+            if !wait && wake_syncer {
                 s.syncer_wakeup.notify_one();
             }
-            return Ok(());
-        }
-        s.wait_durable(txid)
+            Ok(AppendTicket { txid, wait })
+        })
+    }
+
+    /// Waits for the sync an append needs under its durability; the error
+    /// of the batch that held it if that failed.
+    pub fn await_durable(&self, ticket: AppendTicket) -> Result<()> {
+        if ticket.wait { self.shared.wait_durable(ticket.txid) } else { Ok(()) }
+    }
+
+    /// A flush of `region` begins: every edit appended for it so far is
+    /// covered by the flush. Call it while no edit of the region is between
+    /// its append and its memstore insert.
+    pub fn start_flush(&self, region: u64) {
+        self.shared.pending.lock().accounting.start_flush(region);
+    }
+
+    /// The flush begun by `start_flush` committed.
+    pub fn complete_flush(&self, region: u64) {
+        self.shared.pending.lock().accounting.complete_flush(region);
+    }
+
+    /// The flush begun by `start_flush` failed; its edits stay needed.
+    pub fn abort_flush(&self, region: u64) {
+        self.shared.pending.lock().accounting.abort_flush(region);
+    }
+
+    /// Recovery put an entry of `region` back into its memstore: the files
+    /// holding it are needed until the region flushes.
+    pub fn note_replayed(&self, region: u64, seq: u64) {
+        self.shared.pending.lock().accounting.on_append(region, seq);
+    }
+
+    /// `region`'s data is gone for good (its table was deleted); its entries
+    /// no longer hold files back.
+    pub fn forget_region(&self, region: u64) {
+        self.shared.pending.lock().accounting.forget(region);
+    }
+
+    /// Lowest seq of `region` appended and not yet flushed.
+    pub fn lowest_unflushed(&self, region: u64) -> Option<u64> {
+        self.shared.pending.lock().accounting.lowest(region)
     }
 
     /// Waits until everything appended so far is durable; the error of the
@@ -364,10 +464,11 @@ impl Wal {
 
     /// Archives (moves to `archive/`, or deletes when `keep_archived` is
     /// off) the oldest non-current files whose entries are all flushed:
-    /// for each region with entries in the file, `lowest_unflushed(region)`
-    /// (`None`: nothing unflushed) must be above the file's max seq for it.
-    /// Stops at the first file that must stay. Returns how many went.
-    pub fn archive_obsolete(&self, lowest_unflushed: &dyn Fn(u64) -> Option<u64>) -> Result<usize> {
+    /// for each region with entries in the file, the accounting's lowest
+    /// unflushed seq (`None`: nothing unflushed) must be above the file's
+    /// max seq for it. Stops at the first file that must stay. Returns how
+    /// many went.
+    pub fn archive_obsolete(&self) -> Result<usize> {
         let s = &*self.shared;
         let _archiving = s.archiving.lock();
         // Snapshot the candidates, so that the caller's function runs (and
@@ -383,8 +484,7 @@ impl Wal {
         let mut archived = 0;
         let mut result = Ok(());
         for LogFile { number, path, region_max_seq } in candidates {
-            let obsolete =
-                region_max_seq.iter().all(|(&region, &max_seq)| lowest_unflushed(region).is_none_or(|l| l > max_seq));
+            let obsolete = s.pending.lock().accounting.is_obsolete(region_max_seq.iter());
             if !obsolete {
                 break;
             }
