@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use store::region::Mutation;
+use store::region::{MutationRef, RowMutations};
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
 
@@ -90,18 +90,14 @@ impl Engine for AccordionEngine {
     }
 
     fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError> {
-        for key in keys {
-            let mutations: Vec<Mutation> = self.qualifiers[..fields]
-                .iter()
-                .map(|q| Mutation::Put {
-                    family: b"f".to_vec(),
-                    qualifier: q.clone(),
-                    timestamp: None,
-                    value: value.to_vec(),
-                })
-                .collect();
-            self.store.mutate_row(TABLE, key, &mutations, None)?;
-        }
+        // A client batch is one store batch (one region batch per region,
+        // as HBase's client sends it); every row carries the same columns.
+        let mutations: Vec<MutationRef<'_>> = self.qualifiers[..fields]
+            .iter()
+            .map(|q| MutationRef::Put { family: b"f", qualifier: q, timestamp: None, value })
+            .collect();
+        let rows: Vec<RowMutations<'_>> = keys.iter().map(|row| RowMutations { row, mutations: &mutations }).collect();
+        self.store.mutate_rows(TABLE, &rows, None)?;
         Ok(())
     }
 

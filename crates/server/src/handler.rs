@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use memstore::{Cell, TimeRange};
 use store::wal::Durability;
-use store::{FamilyDescriptor, Get, Mutation as StoreMutation, Scan, Store};
+use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMutations, Scan, Store};
 
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
 use crate::errors::{from_store, illegal_argument, io_error, io_only};
@@ -205,14 +205,14 @@ impl ThriftHandler {
     }
 
     /// mutateRows: every row is converted first, so a malformed row refuses
-    /// the batch before anything is written (as HBase does); then each row
-    /// is applied atomically. A row the table would log with SYNC_WAL is
-    /// logged without waiting, and the WAL is synced once for the batch
-    /// before answering (HBase's batchMutate also syncs once), so nothing
-    /// is acknowledged before it is durable.
+    /// the batch before anything is written (as HBase does); then the rows
+    /// go to the store as one batch (HBase's batchMutate): each region's
+    /// rows are one WAL record with one sync, visible only once durable. A
+    /// row the store refuses (e.g. an unknown family) fails the call, but
+    /// the other rows are applied, as HBase applies them. Rows that asked
+    /// for writeToWAL=false form their own SKIP_WAL batch.
     fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
         let name = table_name(table)?;
-        let defer = self.store.describe_table(&name).map_err(from_store)?.durability == Durability::SyncWal;
         let mut rows = Vec::with_capacity(batches.len());
         for b in batches {
             let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
@@ -220,17 +220,24 @@ impl ThriftHandler {
                 rows.push((b.row.unwrap_or_default(), ms, durability));
             }
         }
-        let applied = rows.iter().try_for_each(|(row, ms, durability)| {
-            let durability = match durability {
-                None if defer => Some(Durability::AsyncWal),
-                d => *d,
-            };
-            self.store.mutate_row(&name, row, ms, durability).map_err(from_store)
-        });
-        // Synced even after a failure: what was applied must be durable
-        // before any later call is answered.
-        let synced = if defer { self.store.wal().sync().map_err(from_store) } else { Ok(()) };
-        applied.and(synced)
+        let refs: Vec<Vec<MutationRef<'_>>> =
+            rows.iter().map(|(_, ms, _)| ms.iter().map(StoreMutation::as_ref).collect()).collect();
+        let mut result = Ok(());
+        for skip in [false, true] {
+            let batch: Vec<RowMutations<'_>> = rows
+                .iter()
+                .zip(&refs)
+                .filter(|((_, _, d), _)| d.is_some() == skip)
+                .map(|((row, _, _), mutations)| RowMutations { row, mutations })
+                .collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let durability = skip.then_some(Durability::SkipWal);
+            let applied = self.store.mutate_rows(&name, &batch, durability).map_err(from_store);
+            result = result.and(applied);
+        }
+        result
     }
 
     fn delete(&self, table: &[u8], row: &[u8], column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {

@@ -35,9 +35,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memstore::{Cell, CellInput, CellKey, CellType, MemStore, MemStoreConfig, Mvcc, ReadOptions, TimeRange};
-use parking_lot::MutexGuard;
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
@@ -47,7 +47,9 @@ use crate::row_reader::{FamilyReadSpec, RowReader};
 use crate::table::TableDescriptor;
 use crate::wal::{Durability, Wal};
 
+/// Row lock stripes; a batch's set of stripes is one `u128` bitmap.
 const ROW_LOCK_STRIPES: usize = 128;
+const _: () = assert!(ROW_LOCK_STRIPES <= 128, "a batch's stripes are a u128 bitmap");
 pub const REGION_INFO_NAME: &str = ".regioninfo";
 
 /// A region's identity and key range, persisted beside its families.
@@ -347,7 +349,7 @@ impl Region {
 
     /// Applies the mutations of one row atomically; returns its sequence id.
     pub fn mutate_row(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
-        let refs: Vec<MutationRef<'_>> = mutations.iter().map(Mutation::as_ref).collect();
+        let refs: SmallVec<[MutationRef<'_>; 8]> = mutations.iter().map(Mutation::as_ref).collect();
         let mut outcome = self.mutate_rows(&[RowMutations { row, mutations: &refs }], durability)?;
         match outcome.refused.pop() {
             Some((_, e)) => Err(e),
@@ -380,12 +382,18 @@ impl Region {
     }
 
     /// Takes the row locks of `rows` in stripe order (no deadlock between
-    /// batches), each stripe once.
-    fn lock_rows(&self, rows: &[RowMutations<'_>]) -> Vec<MutexGuard<'_, ()>> {
-        let mut stripes: Vec<usize> = rows.iter().map(|r| self.row_stripe(r.row)).collect();
-        stripes.sort_unstable();
-        stripes.dedup();
-        stripes.into_iter().map(|i| self.row_locks[i].lock()).collect()
+    /// batches, or with a single-row lock), each stripe once, without
+    /// allocating.
+    fn lock_rows(&self, rows: &[RowMutations<'_>]) -> RowLockSet<'_> {
+        let stripes = rows.iter().fold(0u128, |set, r| set | (1u128 << self.row_stripe(r.row)));
+        let mut rest = stripes;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            // Released by `RowLockSet::drop`, which unlocks exactly the set.
+            std::mem::forget(self.row_locks[i].lock());
+            rest &= rest - 1;
+        }
+        RowLockSet { locks: &self.row_locks, stripes }
     }
 
     /// Resolves one row's mutations into cells (appended to `cells`, sorted
@@ -395,7 +403,7 @@ impl Region {
         row: &'a [u8],
         mutations: &[MutationRef<'a>],
         now: u64,
-        cells: &mut Vec<CellInput<'a>>,
+        cells: &mut SmallVec<[CellInput<'a>; 32]>,
     ) -> Result<()> {
         if !self.info.contains(row) {
             return Err(StoreError::InvalidArgument(format!(
@@ -475,9 +483,10 @@ impl Region {
         refused: &mut Vec<(usize, StoreError)>,
     ) -> Result<u64> {
         let now = now_ms();
-        let mut cells: Vec<CellInput<'_>> = Vec::with_capacity(rows.iter().map(|r| r.mutations.len()).sum());
+        // On the stack for the usual region batch of a few rows.
+        let mut cells: SmallVec<[CellInput<'_>; 32]> = SmallVec::new();
         // Per applied row: where its cells end in `cells`.
-        let mut ends: Vec<usize> = Vec::with_capacity(rows.len());
+        let mut ends: SmallVec<[usize; 16]> = SmallVec::new();
         for (i, r) in rows.iter().enumerate() {
             let start = cells.len();
             match self.resolve_row(r.row, r.mutations, now, &mut cells) {
@@ -531,7 +540,7 @@ impl Region {
 
     /// One row mutation whose row lock the caller holds.
     fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
-        let refs: Vec<MutationRef<'_>> = mutations.iter().map(Mutation::as_ref).collect();
+        let refs: SmallVec<[MutationRef<'_>; 8]> = mutations.iter().map(Mutation::as_ref).collect();
         let mut refused = Vec::new();
         let seq = self.apply_locked(&[RowMutations { row, mutations: &refs }], 0, durability, &mut refused)?;
         match refused.pop() {
@@ -777,6 +786,27 @@ impl Region {
 
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// The row locks a batch holds: the stripes in `stripes`, locked in
+/// ascending order by `Region::lock_rows` (their guards forgotten), unlocked
+/// here.
+struct RowLockSet<'a> {
+    locks: &'a [Mutex<()>],
+    stripes: u128,
+}
+
+impl Drop for RowLockSet<'_> {
+    fn drop(&mut self) {
+        let mut rest = self.stripes;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            // SAFETY: `lock_rows` locked stripe `i` in this thread and
+            // forgot its guard; nothing else unlocks it.
+            unsafe { self.locks[i].force_unlock() };
+            rest &= rest - 1;
+        }
     }
 }
 

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use memstore::{Cell, TimeRange};
 use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::compactor::Compactor;
 use crate::error::{Result, StoreError};
@@ -427,9 +428,9 @@ impl Store {
         let durability = durability.unwrap_or(t.desc.durability);
         // Sorted by row (stable: a repeated row keeps its order), so the
         // rows of one region are contiguous.
-        let mut rows: Vec<(usize, RowMutations<'_>)> = rows.iter().copied().enumerate().collect();
-        rows.sort_by(|a, b| a.1.row.cmp(b.1.row));
-        let mut group: Vec<RowMutations<'_>> = Vec::with_capacity(rows.len());
+        let mut rows: SmallVec<[(usize, RowMutations<'_>); 8]> = rows.iter().copied().enumerate().collect();
+        rows.sort_unstable_by(|a, b| a.1.row.cmp(b.1.row).then(a.0.cmp(&b.0)));
+        let mut group: SmallVec<[RowMutations<'_>; 8]> = SmallVec::new();
         let mut first_error: Option<(usize, StoreError)> = None;
         let mut note = |i: usize, e: StoreError| {
             if first_error.as_ref().is_none_or(|(j, _)| i < *j) {

@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use serde::Serialize;
-use store::region::Mutation;
+use store::region::{MutationRef, RowMutations};
 use store::wal::Durability;
 use store::{FamilyDescriptor, Store, StoreOptions, TableDescriptor};
 
@@ -142,18 +142,16 @@ fn run_one(
             scope.spawn(move || {
                 let mut rng = SmallRng::seed_from_u64(seed);
                 let mut key = [0u8; 32];
+                let value = vec![b'v'; value_size];
+                // Borrowed once per thread: the put path itself allocates nothing.
+                let mutations: Vec<MutationRef<'_>> = qualifiers
+                    .iter()
+                    .map(|q| MutationRef::Put { family: b"f", qualifier: q, timestamp: None, value: &value })
+                    .collect();
                 while next.fetch_add(1, Ordering::Relaxed) < rows {
                     let n = write_key(chooser.next_item(&mut rng), &mut key);
-                    let mutations: Vec<Mutation> = qualifiers
-                        .iter()
-                        .map(|q| Mutation::Put {
-                            family: b"f".to_vec(),
-                            qualifier: q.clone(),
-                            timestamp: None,
-                            value: vec![b'v'; value_size],
-                        })
-                        .collect();
-                    if store.mutate_row("usertable", &key[..n], &mutations, None).is_err() {
+                    let row = [RowMutations { row: &key[..n], mutations: &mutations }];
+                    if store.mutate_rows("usertable", &row, None).is_err() {
                         failures.fetch_add(1, Ordering::Relaxed);
                     }
                 }
