@@ -271,6 +271,18 @@ impl<'a> CellRef<'a> {
     }
 
     /// Copies out an owned cell.
+    /// The cell as an input (borrowing this encoding's bytes).
+    pub fn as_input(&self) -> CellInput<'a> {
+        CellInput {
+            row: self.row(),
+            family: self.family(),
+            qualifier: self.qualifier(),
+            timestamp: self.timestamp(),
+            cell_type: self.cell_type(),
+            value: self.value(),
+        }
+    }
+
     pub fn to_cell(&self) -> Cell {
         Cell {
             row: self.row().to_vec(),

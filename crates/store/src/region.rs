@@ -45,7 +45,7 @@ use crate::family_store::{FamilyStore, StoreContext};
 use crate::hooks::{HookPoint, WriteHooks};
 use crate::row_reader::{FamilyReadSpec, RowReader};
 use crate::table::TableDescriptor;
-use crate::wal::{Durability, Wal};
+use crate::wal::{Durability, Wal, codec};
 
 /// Row lock stripes; a batch's set of stripes is one `u128` bitmap.
 const ROW_LOCK_STRIPES: usize = 128;
@@ -506,14 +506,11 @@ impl Region {
         let seq = write.seq();
         self.hook(HookPoint::BeforeWalAppend)?;
         let user_bytes: usize = cells.iter().map(CellInput::encoded_len).sum();
-        let ticket = self.wal.append_with(self.info.id, seq, user_bytes, durability, |dst| {
-            let mut at = 0;
-            for c in &cells {
-                let len = c.encoded_len();
-                c.encode_into(seq, &mut dst[at..at + len]);
-                at += len;
-            }
-        })?;
+        // Cells of a row are sorted by family, so the WAL codec writes each
+        // row and family once.
+        let ticket = self
+            .wal
+            .append_with(self.info.id, seq, codec::encoded_len(&cells), durability, |dst| codec::encode(&cells, dst))?;
         self.wal.await_durable(ticket)?;
         self.hook(HookPoint::AfterWalAppend)?;
         // The point of no return: nothing below fails.

@@ -437,7 +437,7 @@ fn a_flipped_byte_in_durable_data_is_corruption_naming_the_file() {
 #[test]
 fn foreign_missing_and_shortened_files_are_reported() {
     let e = env();
-    let wal = open(&e, WalOptions { roll_size: 1 << 10, ..options() });
+    let wal = open(&e, WalOptions { roll_size: 1 << 9, ..options() });
     for s in 1..=40 {
         wal.append(&entry(1, s, 1), Durability::SyncWal).expect("append");
     }

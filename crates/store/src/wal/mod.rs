@@ -25,6 +25,7 @@
 //! Thread safety: see each module; [`Wal`] is `Send + Sync`.
 
 pub mod accounting;
+pub mod codec;
 pub mod layout;
 pub mod options;
 pub mod reader;

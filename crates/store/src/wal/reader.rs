@@ -58,6 +58,7 @@ use std::sync::Arc;
 
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, ReadableFile};
+use crate::wal::codec;
 use crate::wal::layout::list_log_files;
 use crate::wal::record::{
     self, ENTRY_FIXED_LEN, FileHeader, FrameCheck, HEADER_LEN, HeaderCheck, RECORD_FRAME_LEN, WalEntry,
@@ -126,6 +127,8 @@ struct PlannedFile {
     file: Arc<dyn ReadableFile>,
     /// False: the header is torn (and the file is sealed at 0 or abandoned).
     valid_header: bool,
+    /// The header's format version (how entries encode their cells).
+    version: u32,
     tail: Tail,
     abandoned: bool,
 }
@@ -169,6 +172,7 @@ impl WalReader {
                 path,
                 file,
                 valid_header: header.is_some(),
+                version: header.map_or(record::FORMAT_VERSION, |h| h.version),
                 tail: Tail::Last,
                 abandoned: false,
             });
@@ -269,7 +273,9 @@ impl WalReader {
                     self.index += 1;
                     continue;
                 }
-                self.cursor = Some(FileCursor::new(f.file.clone(), f.path.clone(), HEADER_LEN as u64));
+                let mut cursor = FileCursor::new(f.file.clone(), f.path.clone(), HEADER_LEN as u64);
+                cursor.version = f.version;
+                self.cursor = Some(cursor);
                 self.summary.files.push(WalFileSummary {
                     number: f.number,
                     path: f.path.clone(),
@@ -363,12 +369,14 @@ struct FileCursor {
     offset: u64,
     buf: Vec<u8>,
     buf_start: u64,
+    /// Format version of the file's entries.
+    version: u32,
 }
 
 impl FileCursor {
     fn new(file: Arc<dyn ReadableFile>, path: PathBuf, offset: u64) -> FileCursor {
         let len = file.len();
-        FileCursor { file, path, len, offset, buf: Vec::new(), buf_start: 0 }
+        FileCursor { file, path, len, offset, buf: Vec::new(), buf_start: 0, version: record::FORMAT_VERSION }
     }
 
     /// `n` bytes at `off`, or `None` if the file ends before.
@@ -415,18 +423,21 @@ impl FileCursor {
             Ok(n) => n,
             Err(reason) => return Ok(Next::Bad { offset: off, reason }),
         };
+        let grouped = self.version >= 2;
         let Some(rec) = self.fetch(off, RECORD_FRAME_LEN + payload_len)? else {
             return Ok(Next::Bad { offset: off, reason: "record extends past the end of the file" });
         };
         let (region_id, seq, cells) = record::split_payload(&rec[RECORD_FRAME_LEN..]);
-        if let Err((at, reason)) = record::validate_cells(cells) {
-            return Err(StoreError::corruption(
+        let decoded =
+            if grouped { codec::decode(cells, seq) } else { record::validate_cells(cells).map(|()| cells.to_vec()) };
+        let cells = decoded.map_err(|(at, reason)| {
+            StoreError::corruption(
                 &self.path,
                 off,
                 format!("the record's checksum matches but its cell at byte {at} is malformed: {reason}"),
-            ));
-        }
-        let entry = WalEntry { region_id, seq, cells: cells.to_vec() };
+            )
+        })?;
+        let entry = WalEntry { region_id, seq, cells };
         self.offset = off + (RECORD_FRAME_LEN + payload_len) as u64;
         Ok(Next::Entry(entry))
     }

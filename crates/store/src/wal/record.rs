@@ -25,9 +25,12 @@
 //! - A record's crc covers `len` and the payload, so a corrupt length is
 //!   caught as surely as corrupt data. `len >= 16`; a length field of zero
 //!   (a zero-filled tail) is therefore never a valid record.
-//! - `cells` is the concatenation of cells in the memstore's encoding
-//!   (`memstore::cell`), each self-delimiting by its `key_len`/`value_len`
-//!   header. An entry is one row mutation.
+//! - `cells`: in version 2 files, the entry's cells grouped by row and
+//!   family (`codec.rs`); in version 1 files, the concatenation of cells in
+//!   the memstore's encoding (`memstore::cell`), each self-delimiting by its
+//!   `key_len`/`value_len` header. An entry is one region batch (one row
+//!   mutation in version 1). In memory, a [`WalEntry`] always holds the
+//!   memstore encoding.
 //!
 //! Thread safety: pure functions and plain values.
 
@@ -37,8 +40,12 @@ use crate::error::{Result, StoreError};
 
 /// Identifies a WAL file.
 pub const FILE_MAGIC: [u8; 8] = *b"ACCRDWAL";
-/// The format version written by this code (and the only one it reads).
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version written by this code: 2 groups an entry's cells by
+/// row and family (`codec.rs`); 1 carried the memstore's cell encoding.
+/// Both are read.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this code reads.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Bytes of the file header.
 pub const HEADER_LEN: usize = 44;
 /// Header flag: the previous file's seal was made by recovery.
@@ -100,10 +107,22 @@ impl WalEntry {
         Ok(WalCells { bytes: &self.cells, pos: 0 })
     }
 
-    /// Bytes this entry occupies in a WAL file.
+    /// Bytes this entry occupies in a WAL file (written by this version:
+    /// its cells grouped by row and family, `codec.rs`).
     pub fn record_len(&self) -> usize {
-        record_len(self.cells.len())
+        match self.cells() {
+            Ok(cells) => {
+                let inputs: Vec<CellInput<'_>> = cells.map(|c| c.as_input()).collect();
+                record_len(super::codec::encoded_len(&inputs))
+            }
+            Err(_) => record_len(self.cells.len()),
+        }
     }
+}
+
+/// The cells of a buffer that `validate_cells` accepted.
+pub(crate) fn iter_validated_cells(cells: &[u8]) -> WalCells<'_> {
+    WalCells { bytes: cells, pos: 0 }
 }
 
 /// Iterator over the validated cells of a [`WalEntry`]; see
@@ -249,6 +268,8 @@ pub(crate) fn split_payload(payload: &[u8]) -> (u64, u64, &[u8]) {
 /// A WAL file's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileHeader {
+    /// The format version of the file's entries (see `FORMAT_VERSION`).
+    pub version: u32,
     /// The file's own number (must match its name).
     pub number: u64,
     /// The file this one follows, 0 if none.
@@ -275,7 +296,7 @@ impl FileHeader {
     pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[0..8].copy_from_slice(&FILE_MAGIC);
-        h[8..12].copy_from_slice(&FORMAT_VERSION.to_be_bytes());
+        h[8..12].copy_from_slice(&self.version.to_be_bytes());
         let flags = if self.prev_synced { 0 } else { PREV_NOT_SYNCED };
         h[12..16].copy_from_slice(&flags.to_be_bytes());
         h[16..24].copy_from_slice(&self.number.to_be_bytes());
@@ -305,7 +326,7 @@ impl FileHeader {
             return HeaderCheck::Torn("header checksum mismatch");
         }
         let version = be_u32(head, 8);
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return HeaderCheck::Foreign(format!("unsupported WAL format version {version}"));
         }
         let flags = be_u32(head, 12);
@@ -313,6 +334,7 @@ impl FileHeader {
             return HeaderCheck::Foreign(format!("unsupported WAL header flags {flags:#x}"));
         }
         HeaderCheck::Valid(FileHeader {
+            version,
             number: be_u64(head, 16),
             prev_number: be_u64(head, 24),
             prev_valid_len: be_u64(head, 32),
@@ -352,7 +374,8 @@ mod tests {
         let e = sample_entry();
         let mut buf = vec![0xAA]; // records are appended after existing bytes
         encode_record(&mut buf, e.region_id, e.seq, &e.cells);
-        assert_eq!(buf.len(), 1 + e.record_len());
+        assert_eq!(buf.len(), 1 + record_len(e.cells.len()));
+        assert!(e.record_len() < record_len(e.cells.len()), "on disk, cells are grouped by row and family");
         let rec = &buf[1..];
         assert_eq!(check_record(rec), FrameCheck::Valid { payload_len: ENTRY_FIXED_LEN + e.cells.len() });
         let (region, seq, cells) = split_payload(&rec[RECORD_FRAME_LEN..]);
@@ -425,10 +448,18 @@ mod tests {
     #[test]
     fn header_round_trips_and_recognises_foreign_and_torn_files() {
         for prev_synced in [true, false] {
-            let h = FileHeader { number: 12, prev_number: 11, prev_valid_len: 4096, prev_synced };
+            let h =
+                FileHeader { version: FORMAT_VERSION, number: 12, prev_number: 11, prev_valid_len: 4096, prev_synced };
             assert_eq!(FileHeader::check(&h.encode()), HeaderCheck::Valid(h));
         }
-        let bytes = FileHeader { number: 12, prev_number: 11, prev_valid_len: 4096, prev_synced: true }.encode();
+        let bytes = FileHeader {
+            version: FORMAT_VERSION,
+            number: 12,
+            prev_number: 11,
+            prev_valid_len: 4096,
+            prev_synced: true,
+        }
+        .encode();
         assert!(matches!(FileHeader::check(&bytes[..10]), HeaderCheck::Torn(_)));
         assert!(matches!(FileHeader::check(&[0u8; HEADER_LEN]), HeaderCheck::Torn(_)));
         assert!(matches!(FileHeader::check(b"PK\x03\x04 this is a zip"), HeaderCheck::Foreign(_)));
@@ -442,7 +473,12 @@ mod tests {
             h[40..44].copy_from_slice(&crc.to_be_bytes());
             h
         };
-        assert!(matches!(FileHeader::check(&rewrite(8, 2)), HeaderCheck::Foreign(m) if m.contains("version 2")));
+        assert!(matches!(FileHeader::check(&rewrite(8, 3)), HeaderCheck::Foreign(m) if m.contains("version 3")));
+        assert!(matches!(FileHeader::check(&rewrite(8, 0)), HeaderCheck::Foreign(m) if m.contains("version 0")));
+        assert!(
+            matches!(FileHeader::check(&rewrite(8, 1)), HeaderCheck::Valid(h) if h.version == 1),
+            "version 1 files (per-cell memstore encoding) are still read"
+        );
         assert!(matches!(FileHeader::check(&rewrite(12, 4)), HeaderCheck::Foreign(m) if m.contains("flags")));
     }
 }

@@ -86,6 +86,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::wal::accounting::SequenceIdAccounting;
+use crate::wal::codec;
 use crate::wal::layout::{ARCHIVE_DIR, list_log_files, log_file_name};
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
@@ -337,13 +338,15 @@ impl Wal {
                 "WAL entry (region {region_id}, seq {seq}) has a malformed cell at byte {at}: {reason}"
             ))
         })?;
-        let ticket = self.append_with(region_id, seq, cells.len(), durability, |dst| dst.copy_from_slice(cells))?;
+        let inputs: Vec<memstore::CellInput<'_>> = record::iter_validated_cells(cells).map(|c| c.as_input()).collect();
+        let ticket = self
+            .append_with(region_id, seq, codec::encoded_len(&inputs), durability, |dst| codec::encode(&inputs, dst))?;
         self.await_durable(ticket)
     }
 
     /// Logs one entry whose `cells_len` bytes of cells `encode` writes in
-    /// place (the memstore's cell encoding, as `CellInput::encode_into`
-    /// produces from validated cells), without waiting: the returned ticket
+    /// place (the grouped encoding of `codec.rs`, from validated cells),
+    /// without waiting: the returned ticket
     /// says whether [`await_durable`](Self::await_durable) must wait for a
     /// sync (`SyncWal`, or `AsyncWal` past `max_pending_bytes`). The
     /// region's sequence-id accounting is updated before the entry can reach
@@ -711,6 +714,7 @@ impl Shared {
         let number = io.next_number;
         let path = self.dir.join(log_file_name(number));
         let header = FileHeader {
+            version: record::FORMAT_VERSION,
             number,
             prev_number: io.prev.number,
             prev_valid_len: io.prev.valid_len,
