@@ -1,9 +1,13 @@
 //! The write-ahead log (DESIGN.md §5): one per store instance, shared by all
-//! its regions. Every row mutation is appended as one checksummed record
-//! before it goes into the memstore; after a crash, replay re-inserts what
-//! was not flushed yet.
+//! its regions. Every region batch (the rows of a client batch that fall in
+//! one region, or a single row mutation) is appended as one checksummed
+//! record before it goes into the memstore; after a crash, replay
+//! re-inserts what was not flushed yet.
 //!
 //! - [`record`]: the byte format (file header, record frame, entry, cells).
+//! - [`codec`]: how an entry's cells are grouped by row and family on disk.
+//! - [`accounting`]: per region, the lowest sequence id not yet flushed,
+//!   updated at append time; it decides which files may be archived.
 //! - [`layout`]: file names and directories.
 //! - `writer` (private): one file being written.
 //! - [`reader`]: replay, and how a torn tail is told from corruption.
