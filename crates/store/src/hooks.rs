@@ -16,7 +16,9 @@ pub enum HookPoint {
     /// logged yet. An error here fails the batch with nothing written.
     BeforeWalAppend,
     /// The batch is in the WAL (and durable, for SYNC_WAL) but not in any
-    /// memstore. An error here fails the batch; nothing becomes visible.
+    /// memstore. An error here fails the batch; nothing becomes visible in
+    /// the running store, but the WAL holds the batch, so a recovery after
+    /// a crash replays it (a failed call's outcome is unknown, as in HBase).
     AfterWalAppend,
     /// The batch is in the memstores but not yet visible (its MVCC entry is
     /// still pending).

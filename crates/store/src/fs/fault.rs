@@ -4,19 +4,30 @@
 //! bytes — so that tests can prove the store reports such failures and loses
 //! nothing it acknowledged.
 //!
+//! It can also *hold* syncs: after `hold_syncs(path_contains)`, every
+//! `sync` of a writable file whose path contains `path_contains` blocks
+//! inside `sync` (before anything is made durable) until `release_syncs`;
+//! `wait_for_held_sync` lets a test wait, with a timeout, until at least one
+//! sync is blocked — so a test can freeze a writer exactly between "written"
+//! and "durable" and look at the store from other threads.
+//!
 //! Invariants: `synced` records, per path written through this file system,
 //! how many bytes were durable at the last successful `sync`;
-//! `drop_unsynced` truncates every such file to that length.
+//! `drop_unsynced` truncates every such file to that length. `held` counts
+//! the syncs blocked right now; a held sync waits until the hold it was
+//! caught by is released (`hold_generation` moves on), even if a new hold
+//! is set before it wakes up.
 //!
 //! Thread safety: the fault state is behind one mutex; every operation
-//! consults it once.
+//! consults it once. Held syncs wait on a condvar paired with that mutex
+//! (not holding it), so every other operation goes on while syncs are held.
 
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use super::{FileSystem, ReadableFile, WritableFile};
 use crate::error::{Result, StoreError};
@@ -46,12 +57,20 @@ struct FaultState {
     used: u64,
     space_limit: Option<u64>,
     injected: u64,
+    /// Syncs of paths containing this block until released.
+    hold: Option<String>,
+    /// Moves on at every release; a held sync waits for it to change.
+    hold_generation: u64,
+    /// Syncs blocked right now.
+    held: usize,
 }
 
 #[derive(Clone)]
 pub struct FaultInjectingFs {
     inner: Arc<dyn FileSystem>,
     state: Arc<Mutex<FaultState>>,
+    /// Signals a change of `held` or a release (paired with `state`).
+    hold_cv: Arc<Condvar>,
 }
 
 fn injected(op: &'static str, path: &Path, kind: io::ErrorKind, what: &str) -> StoreError {
@@ -83,7 +102,46 @@ impl FaultState {
 
 impl FaultInjectingFs {
     pub fn new(inner: Arc<dyn FileSystem>) -> FaultInjectingFs {
-        FaultInjectingFs { inner, state: Arc::new(Mutex::new(FaultState::default())) }
+        FaultInjectingFs {
+            inner,
+            state: Arc::new(Mutex::new(FaultState::default())),
+            hold_cv: Arc::new(Condvar::new()),
+        }
+    }
+
+    /// From now on, every `sync` of a file whose path contains
+    /// `path_contains` blocks until [`release_syncs`](Self::release_syncs)
+    /// (replacing any previous hold pattern for syncs not yet caught).
+    pub fn hold_syncs(&self, path_contains: &str) {
+        self.state.lock().hold = Some(path_contains.to_string());
+    }
+
+    /// Lets every held sync go on (each then runs normally, fault rules
+    /// included) and stops holding new ones.
+    pub fn release_syncs(&self) {
+        let mut s = self.state.lock();
+        s.hold = None;
+        s.hold_generation += 1;
+        drop(s);
+        self.hold_cv.notify_all();
+    }
+
+    /// Syncs blocked by a hold right now.
+    pub fn held_syncs(&self) -> usize {
+        self.state.lock().held
+    }
+
+    /// Waits until at least one sync is held; false if none is within
+    /// `timeout`.
+    pub fn wait_for_held_sync(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut s = self.state.lock();
+        while s.held == 0 {
+            if self.hold_cv.wait_until(&mut s, deadline).timed_out() {
+                break;
+            }
+        }
+        s.held > 0
     }
 
     /// Fails `times` operations of `kind` on paths containing
@@ -92,7 +150,8 @@ impl FaultInjectingFs {
         self.state.lock().rules.push(FaultRule { kind, path_contains: path_contains.to_string(), skip, times });
     }
 
-    /// Removes every fault rule and the space limit.
+    /// Removes every fault rule and the space limit (a hold on syncs stays:
+    /// see [`release_syncs`](Self::release_syncs)).
     pub fn heal(&self) {
         let mut s = self.state.lock();
         s.rules.clear();
@@ -140,6 +199,7 @@ impl FaultInjectingFs {
 struct FaultWritable {
     inner: Box<dyn WritableFile>,
     state: Arc<Mutex<FaultState>>,
+    hold_cv: Arc<Condvar>,
 }
 
 impl FileSystem for FaultInjectingFs {
@@ -152,7 +212,7 @@ impl FileSystem for FaultInjectingFs {
             s.synced.insert(path.to_path_buf(), 0);
         }
         let inner = self.inner.create(path)?;
-        Ok(Box::new(FaultWritable { inner, state: self.state.clone() }))
+        Ok(Box::new(FaultWritable { inner, state: self.state.clone(), hold_cv: self.hold_cv.clone() }))
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
@@ -233,6 +293,17 @@ impl WritableFile for FaultWritable {
     fn sync(&mut self) -> Result<()> {
         {
             let mut s = self.state.lock();
+            let path = self.inner.path().to_string_lossy();
+            if s.hold.as_ref().is_some_and(|h| path.contains(h.as_str())) {
+                let generation = s.hold_generation;
+                s.held += 1;
+                self.hold_cv.notify_all();
+                while s.hold_generation == generation {
+                    self.hold_cv.wait(&mut s);
+                }
+                s.held -= 1;
+                self.hold_cv.notify_all();
+            }
             if s.fires(FaultKind::Sync, self.inner.path()) {
                 return Err(injected("fsync", self.inner.path(), io::ErrorKind::Other, "fsync failed"));
             }
@@ -288,5 +359,29 @@ mod tests {
 
         fs.corrupt_byte(&path, 0).expect("corrupt");
         assert_eq!(fs.read_all(&path).expect("read")[0], b'd' ^ 0xFF);
+    }
+
+    #[test]
+    fn held_syncs_block_until_released_and_other_paths_go_on() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fs = FaultInjectingFs::new(Arc::new(LocalFs));
+        assert!(!fs.wait_for_held_sync(std::time::Duration::from_millis(10)), "nothing is held yet");
+        fs.hold_syncs("/wal/");
+        fs.create_dir_all(&dir.path().join("wal")).expect("mkdir");
+        let held_path = dir.path().join("wal").join("log-1");
+        let mut held = fs.create(&held_path).expect("create");
+        held.append(b"pending").expect("append");
+        let syncer = std::thread::spawn(move || held.sync());
+        assert!(fs.wait_for_held_sync(std::time::Duration::from_secs(10)), "the WAL sync is held");
+        assert_eq!(fs.held_syncs(), 1);
+        let mut other = fs.create(&dir.path().join("other")).expect("create");
+        other.append(b"x").expect("append");
+        other.sync().expect("a sync of another path is not held");
+        fs.drop_unsynced().expect("power loss while the sync is held");
+        assert_eq!(fs.read_all(&held_path).expect("read"), b"", "the held sync made nothing durable");
+        assert_eq!(fs.read_all(&dir.path().join("other")).expect("read"), b"x");
+        fs.release_syncs();
+        syncer.join().expect("syncer thread").expect("the released sync succeeds");
+        assert_eq!(fs.held_syncs(), 0);
     }
 }
