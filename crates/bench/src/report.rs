@@ -60,7 +60,7 @@ pub struct RunReport {
 /// The header of the human table.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7}",
+        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7} {:>7}",
         "engine",
         "policy",
         "preset",
@@ -76,7 +76,8 @@ pub fn table_header() -> String {
         "WA",
         "p99put",
         "p99get",
-        "allocs"
+        "allocs",
+        "cpuus"
     )
 }
 
@@ -85,7 +86,7 @@ impl RunReport {
         let p99 = |op: &str| self.latency_us.get(op).map_or("-".to_string(), |p| p.p99.to_string());
         let mb = |b: u64| b as f64 / 1048576.0;
         format!(
-            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7}",
+            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7} {:>7.2}",
             self.engine,
             self.policy,
             self.preset,
@@ -101,7 +102,8 @@ impl RunReport {
             self.write_amplification,
             p99("put"),
             p99("get"),
-            self.allocs_per_op.map_or("-".to_string(), |a| format!("{a:.2}"))
+            self.allocs_per_op.map_or("-".to_string(), |a| format!("{a:.2}")),
+            cpu_us_per_op(self)
         )
     }
 }
@@ -140,6 +142,11 @@ pub fn median_runs(runs: &[RunReport]) -> Vec<RunReport> {
             g[(g.len() - 1) / 2].clone()
         })
         .collect()
+}
+
+/// CPU microseconds the engine's process spent per operation.
+fn cpu_us_per_op(r: &RunReport) -> f64 {
+    if r.ops == 0 { 0.0 } else { r.cpu_seconds * 1e6 / r.ops as f64 }
 }
 
 fn disk_bytes(r: &RunReport) -> f64 {
@@ -186,11 +193,12 @@ pub fn ratio_lines(runs: &[RunReport]) -> Vec<String> {
         }
         for r in of("rocksdb") {
             lines.push(format!(
-                "{preset}: accordion {} / rocksdb: throughput {}, disk bytes {}, WAL bytes {}",
+                "{preset}: accordion {} / rocksdb: throughput {}, disk bytes {}, WAL bytes {}, CPU per op {}",
                 best.policy,
                 ratio(best.ops_per_sec, r.ops_per_sec),
                 ratio(disk_bytes(best), disk_bytes(r)),
-                ratio(best.bytes_wal as f64, r.bytes_wal as f64)
+                ratio(best.bytes_wal as f64, r.bytes_wal as f64),
+                ratio(cpu_us_per_op(best), cpu_us_per_op(r))
             ));
         }
     }
