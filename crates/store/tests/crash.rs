@@ -20,6 +20,16 @@
 //! - once a kill's outcome has been observed it never changes (recovery is
 //!   deterministic and nothing resurfaces later).
 //!
+//! The same kills run a second time with the writer in batch mode: every
+//! operation is one `mutate_rows` batch of 5–20 rows over the regions of a
+//! pre-split table, with a tiny flush size and tiny WAL files so that
+//! flushes, WAL rolls and WAL archiving run all the time. On top of the
+//! checks above (which hold row by row for every row of an acknowledged
+//! batch: all of them are there, each with the cells of its batch or of a
+//! later write), a row the store must refuse — puts to family `a` and `b`
+//! around a put to a family the table does not have — is acknowledged only
+//! if the batch failed with that refusal, and must never show a cell.
+//!
 //! `CRASH_SEED=<n>` replays a run's kill schedule.
 
 use std::collections::{BTreeMap, HashMap};
@@ -35,8 +45,14 @@ use store::{Get, Scan, Store, StoreOptions};
 
 const TABLE: &str = "crash";
 const THREADS: u64 = 4;
+/// Single-row mode: rounds of kills, and the most acknowledgements before a
+/// kill.
 const ROUNDS: usize = 4;
 const KILLS_PER_ROUND: usize = 6;
+const MAX_ACKS: u64 = 2000;
+/// Batch mode: the same, an acknowledgement being a batch of 5–20 rows.
+const BATCH_ROUNDS: usize = 3;
+const BATCH_MAX_ACKS: u64 = 200;
 /// Qualifiers `q0..` of families `a` and `b` (as in crash_writer.rs).
 const A_CELLS: usize = 3;
 const B_CELLS: usize = 2;
@@ -127,13 +143,54 @@ struct Model {
     counters: BTreeMap<String, Counter>,
     /// The first operation number no child has used.
     next_op: u64,
+    /// Acknowledged operations (a batch counts once)...
     acks: u64,
+    /// ... and rows of acknowledged batches (the refused ones included).
+    batch_rows: u64,
+}
+
+/// The rows operation `n` writes, each with its kind, from its `begin` line:
+/// one row, or for a batch the list `<kind>:<row>,...`.
+fn rows_of(n: u64, kind: &str, row: &str) -> Result<Vec<(String, String)>, String> {
+    if kind != "batch" {
+        if !["put", "del", "delb", "inc"].contains(&kind) {
+            return Err(format!("operation {n} has the unknown kind {kind:?}"));
+        }
+        return Ok(vec![(kind.to_string(), row.to_string())]);
+    }
+    let mut rows: Vec<(String, String)> = Vec::new();
+    for item in row.split(',') {
+        match item.split_once(':') {
+            Some((kind @ ("put" | "del" | "delb" | "bad"), row)) if !row.is_empty() => {
+                if rows.iter().any(|(_, r)| r == row) {
+                    return Err(format!("batch {n} lists row {row} twice"));
+                }
+                rows.push((kind.to_string(), row.to_string()));
+            }
+            _ => return Err(format!("batch {n}: bad row {item:?}")),
+        }
+    }
+    Ok(rows)
 }
 
 impl Model {
-    fn ack(&mut self, n: u64, kind: &str, row: &str, value: Option<i64>) -> Result<(), String> {
+    /// Operation `n`, writing `rows`, was acknowledged.
+    fn ack(&mut self, n: u64, rows: &[(String, String)], value: Option<i64>) -> Result<(), String> {
         self.acks += 1;
-        if kind == "inc" {
+        if rows.len() > 1 || rows.iter().any(|(kind, _)| kind == "bad") {
+            self.batch_rows += rows.len() as u64;
+        }
+        for (kind, row) in rows {
+            self.ack_row(n, kind, row, value)?;
+        }
+        Ok(())
+    }
+
+    fn ack_row(&mut self, n: u64, kind: &str, row: &str, value: Option<i64>) -> Result<(), String> {
+        if kind == "bad" {
+            // Refused: the row must keep whatever it held.
+            self.rows.entry(row.to_string()).or_default();
+        } else if kind == "inc" {
             let v = value.ok_or_else(|| format!("increment {n} acknowledged without its value"))?;
             let c = self.counters.entry(row.to_string()).or_default();
             if v < c.known + 1 || v > c.known + 1 + c.inflight {
@@ -154,7 +211,9 @@ impl Model {
     }
 
     fn in_flight(&mut self, n: u64, kind: &str, row: &str) {
-        if kind == "inc" {
+        if kind == "bad" {
+            self.rows.entry(row.to_string()).or_default();
+        } else if kind == "inc" {
             self.counters.entry(row.to_string()).or_default().inflight += 1;
         } else {
             self.rows.entry(row.to_string()).or_default().inflight.push((n, state_of(kind, n)));
@@ -173,6 +232,24 @@ enum Kill {
     AfterAcks(u64),
 }
 
+/// How the child writes (`crash-writer`'s last argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// One row per operation, and increments.
+    Single,
+    /// `mutate_rows` batches over many regions, tiny flushes and WAL files.
+    Batch,
+}
+
+impl Mode {
+    fn arg(self) -> &'static str {
+        match self {
+            Mode::Single => "single",
+            Mode::Batch => "batch",
+        }
+    }
+}
+
 #[derive(Debug)]
 struct RunOutcome {
     ready: bool,
@@ -182,11 +259,12 @@ struct RunOutcome {
 
 /// Runs the child on `dir` until `kill` says, SIGKILLs it, and feeds every
 /// line it printed into `model`.
-fn run_child(dir: &Path, model: &mut Model, kill: Kill) -> Result<RunOutcome, String> {
+fn run_child(dir: &Path, mode: Mode, model: &mut Model, kill: Kill) -> Result<RunOutcome, String> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_crash-writer"))
         .arg(dir)
         .arg(model.next_op.to_string())
         .arg(THREADS.to_string())
+        .arg(mode.arg())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -217,7 +295,7 @@ fn run_child(dir: &Path, model: &mut Model, kill: Kill) -> Result<RunOutcome, St
         }
     });
 
-    let mut begun: HashMap<u64, (String, String)> = HashMap::new();
+    let mut begun: HashMap<u64, Vec<(String, String)>> = HashMap::new();
     let mut outcome = RunOutcome { ready: false, acks: 0, in_flight: 0 };
     let mut error = None;
     let mut handle = |line: String, model: &mut Model, outcome: &mut RunOutcome| -> Result<(), String> {
@@ -226,14 +304,17 @@ fn run_child(dir: &Path, model: &mut Model, kill: Kill) -> Result<RunOutcome, St
             ["ready"] => outcome.ready = true,
             ["begin", n, kind, row] => {
                 let n: u64 = n.parse().map_err(|_| format!("bad line {line:?}"))?;
-                begun.insert(n, (kind.to_string(), row.to_string()));
+                if (*kind == "batch") != (mode == Mode::Batch) {
+                    return Err(format!("operation {n} of kind {kind} from a {mode:?} writer"));
+                }
+                begun.insert(n, rows_of(n, kind, row)?);
                 model.next_op = model.next_op.max(n + 1);
             }
             ["ack", n, rest @ ..] => {
                 let n: u64 = n.parse().map_err(|_| format!("bad line {line:?}"))?;
                 let value = rest.first().map(|v| v.parse::<i64>()).transpose().map_err(|_| format!("bad {line:?}"))?;
-                let (kind, row) = begun.remove(&n).ok_or_else(|| format!("ack of {n} before its begin"))?;
-                model.ack(n, &kind, &row, value)?;
+                let rows = begun.remove(&n).ok_or_else(|| format!("ack of {n} before its begin"))?;
+                model.ack(n, &rows, value)?;
                 outcome.acks += 1;
             }
             _ => return Err(format!("the writer reported: {line}")),
@@ -281,8 +362,10 @@ fn run_child(dir: &Path, model: &mut Model, kill: Kill) -> Result<RunOutcome, St
         return Err(format!("{e} (exit status {status}; stderr: {stderr:?})"));
     }
     outcome.in_flight = begun.len();
-    for (n, (kind, row)) in begun {
-        model.in_flight(n, &kind, &row);
+    for (n, rows) in begun {
+        for (kind, row) in rows {
+            model.in_flight(n, &kind, &row);
+        }
     }
     Ok(outcome)
 }
@@ -446,12 +529,31 @@ fn fail(what: String, tmp: tempfile::TempDir, seed: u64) -> ! {
     panic!("{what}\n(seed CRASH_SEED={seed}; the store is kept in {})", kept.display());
 }
 
-#[test]
-fn acknowledged_writes_survive_repeated_kills_and_interrupted_recoveries() {
-    let seed = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+fn crash_seed() -> u64 {
+    std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |d| d.as_nanos() as u64)
-    });
-    eprintln!("crash test seed: CRASH_SEED={seed}");
+    })
+}
+
+/// What a campaign of kills did.
+#[derive(Debug)]
+struct Summary {
+    kills: usize,
+    acks: u64,
+    batch_rows: u64,
+    regions: usize,
+    archived: usize,
+    store_files: usize,
+}
+
+/// Runs the writer in `mode` on one directory and kills it `rounds` times
+/// `KILLS_PER_ROUND` times (a kill once up to `max_acks` operations were
+/// acknowledged, or during recovery, or right after it), checking a copy of
+/// the directory after every kill and the directory itself after every
+/// round, then a last recovery, a clean close and a reopen.
+fn kill_and_recover(mode: Mode, rounds: usize, max_acks: u64) -> Summary {
+    let seed = crash_seed();
+    eprintln!("crash test ({mode:?}) seed: CRASH_SEED={seed}");
     let mut rng = SmallRng::seed_from_u64(seed);
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("store");
@@ -460,16 +562,16 @@ fn acknowledged_writes_survive_repeated_kills_and_interrupted_recoveries() {
     let started = Instant::now();
     let (mut kills, mut during_recovery, mut in_flight) = (0, 0, 0);
 
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         for k in 0..KILLS_PER_ROUND {
             let kill = match k {
                 // Kill the recovery of what the previous kill left.
                 1 | 4 => Kill::Early(Duration::from_millis(rng.random_range(0..60))),
                 // Right after recovery, as the writers start.
                 2 => Kill::AfterAcks(rng.random_range(0..3)),
-                _ => Kill::AfterAcks(rng.random_range(1..2000)),
+                _ => Kill::AfterAcks(rng.random_range(1..max_acks)),
             };
-            let outcome = match run_child(&dir, &mut model, kill) {
+            let outcome = match run_child(&dir, mode, &mut model, kill) {
                 Ok(o) => o,
                 Err(e) => fail(format!("round {round}, kill {k} ({kill:?}): {e}"), tmp, seed),
             };
@@ -512,18 +614,48 @@ fn acknowledged_writes_survive_repeated_kills_and_interrupted_recoveries() {
     let mut store_files = Vec::new();
     files_named(&dir.join("data"), &|n| n.ends_with(".sf"), &mut store_files);
     eprintln!(
-        "{kills} kills ({during_recovery} before the writer was ready, {in_flight} writes in flight), {} acknowledged \
-         writes, {} rows, {regions} regions, {} archived WAL files, {} store files, {:?}",
+        "{mode:?}: {kills} kills ({during_recovery} before the writer was ready, {in_flight} writes in flight), {} \
+         acknowledged operations ({} rows of batches), {} rows, {regions} regions, {} archived WAL files, {} store \
+         files, {:?}",
         model.acks,
+        model.batch_rows,
         model.rows.len() + model.counters.len(),
         archived.len(),
         store_files.len(),
         started.elapsed()
     );
-    assert!(kills >= 20);
-    assert!(model.acks > 1000, "the writer made progress: {} acks", model.acks);
-    assert!(!archived.is_empty(), "WAL files rolled and were archived during the run");
-    assert!(regions > 3, "regions split during the run ({regions} regions)");
+    Summary {
+        kills,
+        acks: model.acks,
+        batch_rows: model.batch_rows,
+        regions,
+        archived: archived.len(),
+        store_files: store_files.len(),
+    }
+}
+
+#[test]
+fn acknowledged_writes_survive_repeated_kills_and_interrupted_recoveries() {
+    let s = kill_and_recover(Mode::Single, ROUNDS, MAX_ACKS);
+    assert!(s.kills >= 20);
+    assert!(s.acks > 1000, "the writer made progress: {} acks", s.acks);
+    assert!(s.archived > 0, "WAL files rolled and were archived during the run");
+    assert!(s.regions > 3, "regions split during the run ({} regions)", s.regions);
+}
+
+/// The batch writer: every acknowledged batch is whole after every kill
+/// (each of its rows holds its cells or a later write's), a refused row of a
+/// batch never shows, while flushes, WAL rolls, WAL archiving and splits run
+/// all the time.
+#[test]
+fn acknowledged_batches_survive_repeated_kills_with_constant_flushes_and_wal_rolls() {
+    let s = kill_and_recover(Mode::Batch, BATCH_ROUNDS, BATCH_MAX_ACKS);
+    assert!(s.kills >= 18);
+    assert!(s.acks > 200, "the writer made progress: {} batches", s.acks);
+    assert!(s.batch_rows >= 5 * s.acks, "batches of 5 rows or more: {s:?}");
+    assert!(s.archived > 20, "WAL files rolled and were archived all the time: {s:?}");
+    assert!(s.store_files > 6, "regions flushed: {s:?}");
+    assert!(s.regions > 6, "regions split during the run: {s:?}");
 }
 
 // ------------------------------------------- a split's parent removal

@@ -5,10 +5,24 @@
 //! WAL archiving and region splits all happen while it runs; then it writes
 //! until it is killed.
 //!
-//! Usage: `crash-writer <dir> <first-op> <threads>`
+//! Usage: `crash-writer <dir> <first-op> <threads> [single|batch]`
 //!
 //! Besides the writers, a thread splits a random region every few hundred
 //! milliseconds (up to 16 regions).
+//!
+//! In `batch` mode (the mode must stay the same for a directory) the table
+//! is pre-split into six regions, the flush size and WAL files are tiny (a
+//! flush every few dozen rows of a region, a WAL roll every few batches, so
+//! flushes, rolls and WAL archiving never stop), and every operation is one
+//! `mutate_rows` batch of 5–20 distinct data rows (see `batch`): spread over
+//! the whole table or within a few neighbouring regions, each row a put, a
+//! row delete or a family delete plus put, all at the timestamp `n + 1`.
+//! During one run a data row belongs to one writer thread (row index ≡
+//! thread mod threads), so its writes are applied in operation order. One
+//! batch in twelve also carries a row that mixes puts to family `a` with a
+//! put to a family the table does not have: the store must refuse that row
+//! whole, apply the others and return the refusal — the writer acknowledges
+//! such a batch only if the call failed with exactly that refusal.
 //!
 //! Writer thread `t` runs operations `first + t + threads * i`. An operation
 //! `n` is derived from `n` alone (see `op`): a multi-cell put to a data row,
@@ -21,7 +35,9 @@
 //! Protocol on stdout (one line per `write`, flushed at once):
 //! - `ready`: the store is open (recovered) and the table exists;
 //! - `begin <n> <kind> <row>` before operation `n` is handed to the store
-//!   (`kind` is `put`, `del`, `delb` or `inc`);
+//!   (`kind` is `put`, `del`, `delb` or `inc`); for a batch
+//!   `begin <n> batch <kind>:<row>,<kind>:<row>,...` with the kinds `put`,
+//!   `del`, `delb`, and `bad` for the row that must be refused;
 //! - `ack <n>` (or `ack <n> <value>` for an increment: the new value) once
 //!   the store acknowledged it;
 //! - `error <n> <message>` if the store refused it (the process then exits
@@ -35,7 +51,7 @@ use std::io::Write;
 use store::compaction_policy::CompactionConfig;
 use store::region::Mutation;
 use store::wal::{Durability, WalOptions};
-use store::{FamilyDescriptor, Store, StoreOptions, TableDescriptor};
+use store::{FamilyDescriptor, MutationRef, RowMutations, Store, StoreError, StoreOptions, TableDescriptor};
 
 const TABLE: &str = "crash";
 /// Data rows `r00000` .. `r02399`.
@@ -48,6 +64,19 @@ const B_CELLS: usize = 2;
 /// Stop (cleanly) after this many operations per run; the test always kills
 /// the process long before.
 const MAX_OPS_PER_RUN: u64 = 200_000;
+/// Rows per batch: `MIN_BATCH..=MAX_BATCH` (plus the refused row, if any).
+const MIN_BATCH: u64 = 5;
+const MAX_BATCH: u64 = 20;
+/// A family the table does not have (the refused row of a batch).
+const MISSING_FAMILY: &str = "zz";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// One row per operation, and increments.
+    Single,
+    /// `mutate_rows` batches.
+    Batch,
+}
 
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -103,6 +132,94 @@ fn puts(row: &str, n: u64, family: &str, cells: usize) -> Vec<Mutation> {
         .collect()
 }
 
+/// The rows of batch `n` of `thread`: distinct data rows of that thread,
+/// each with its kind, and the refused row last (if there is one). Every
+/// third batch takes its rows from a window of about 600 rows (a few
+/// neighbouring regions), the others from the whole table.
+fn batch(n: u64, thread: u64, threads: u64) -> Vec<(&'static str, String)> {
+    let h = mix(n ^ 0x00BA_7C4E);
+    let count = MIN_BATCH + h % (MAX_BATCH - MIN_BATCH + 1);
+    let refused = (h >> 12).is_multiple_of(12);
+    // Row indexes `thread + threads * j` for `j` in `first..first + span`.
+    let owned = DATA_ROWS.div_ceil(threads);
+    let (first, span) = if (h >> 8).is_multiple_of(3) {
+        let span = (600 / threads).clamp(MAX_BATCH + 1, owned);
+        ((h >> 20) % (owned - span + 1), span)
+    } else {
+        (0, owned)
+    };
+    let mut rows: Vec<(&'static str, String)> = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
+    let want = count + u64::from(refused);
+    for attempt in 0u64.. {
+        if used.len() as u64 == want || attempt > 1000 {
+            break;
+        }
+        let index = thread + threads * (first + mix(h ^ attempt.wrapping_mul(0x51ED)) % span);
+        if index >= DATA_ROWS || !used.insert(index) {
+            continue;
+        }
+        let row = format!("r{index:05}");
+        let kind = if refused && used.len() as u64 == want {
+            "bad"
+        } else {
+            match mix(h ^ index) % 100 {
+                0..70 => "put",
+                70..85 => "del",
+                _ => "delb",
+            }
+        };
+        rows.push((kind, row));
+    }
+    rows
+}
+
+/// The mutations of one row of a batch (see `batch`).
+fn batch_row(kind: &str, row: &str, n: u64) -> Vec<Mutation> {
+    match kind {
+        "put" => {
+            let mut m = puts(row, n, "a", A_CELLS);
+            m.extend(puts(row, n, "b", B_CELLS));
+            m
+        }
+        "del" => vec![Mutation::DeleteRow { timestamp: Some(n + 1) }],
+        "delb" => {
+            let mut m = vec![Mutation::DeleteFamily { family: b"b".to_vec(), timestamp: Some(n + 1) }];
+            m.extend(puts(row, n, "a", A_CELLS));
+            m
+        }
+        "bad" => {
+            // Valid puts around the invalid one: none of them may land.
+            let mut m = puts(row, n, "a", 1);
+            m.extend(puts(row, n, MISSING_FAMILY, 1));
+            m.extend(puts(row, n, "b", 1));
+            m
+        }
+        other => unreachable!("batch row kind {other}"),
+    }
+}
+
+fn run_batch(store: &Store, n: u64, thread: u64, threads: u64) -> Result<(), String> {
+    let rows = batch(n, thread, threads);
+    let listed: Vec<String> = rows.iter().map(|(kind, row)| format!("{kind}:{row}")).collect();
+    let mutations: Vec<Vec<Mutation>> = rows.iter().map(|(kind, row)| batch_row(kind, row, n)).collect();
+    let refs: Vec<Vec<MutationRef<'_>>> = mutations.iter().map(|m| m.iter().map(Mutation::as_ref).collect()).collect();
+    let batch: Vec<RowMutations<'_>> =
+        rows.iter().zip(&refs).map(|((_, row), m)| RowMutations { row: row.as_bytes(), mutations: m }).collect();
+    let refused = rows.iter().any(|(kind, _)| *kind == "bad");
+    say(format!("begin {n} batch {}", listed.join(",")));
+    match store.mutate_rows(TABLE, &batch, None) {
+        Ok(()) if !refused => {}
+        Ok(()) => return Err("the store accepted a row with a put to a missing family".to_string()),
+        // The refused row is the batch's last, so the error of any other
+        // row would come first: this one means the others went in.
+        Err(StoreError::NoSuchFamily { family, .. }) if refused && family == MISSING_FAMILY => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    say(format!("ack {n}"));
+    Ok(())
+}
+
 fn say(line: String) {
     let mut line = line.into_bytes();
     line.push(b'\n');
@@ -148,20 +265,33 @@ fn run(store: &Store, n: u64, thread: u64, threads: u64) -> Result<(), String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 {
-        eprintln!("usage: crash-writer <dir> <first-op> <threads>");
+    let mode = match args.get(4).map(String::as_str) {
+        _ if !(4..=5).contains(&args.len()) => None,
+        None | Some("single") => Some(Mode::Single),
+        Some("batch") => Some(Mode::Batch),
+        Some(_) => None,
+    };
+    let Some(mode) = mode else {
+        eprintln!("usage: crash-writer <dir> <first-op> <threads> [single|batch]");
         std::process::exit(2);
-    }
+    };
     let dir = &args[1];
     let first: u64 = args[2].parse().expect("first-op is a number");
     let threads: u64 = args[3].parse().expect("threads is a number");
     assert!(threads > 0, "at least one writer thread");
 
+    // Batch mode: a flush every ~40 KiB of a region's edits, a new WAL file
+    // every ~16 KiB (a few batches), and few WAL files before the regions
+    // pinning the oldest are flushed.
+    let (flush_size, roll_size, max_logs) = match mode {
+        Mode::Single => (256 << 10, 192 << 10, 6),
+        Mode::Batch => (40 << 10, 16 << 10, 4),
+    };
     let options = StoreOptions {
-        region_flush_size: 256 << 10,
+        region_flush_size: flush_size,
         memory_budget: 256 << 20,
-        wal: WalOptions { roll_size: 192 << 10, ..WalOptions::default() },
-        max_logs: 6,
+        wal: WalOptions { roll_size, ..WalOptions::default() },
+        max_logs,
         compaction: CompactionConfig {
             min_files: 3,
             blocking_store_files: 12,
@@ -180,7 +310,12 @@ fn main() {
         let mut desc = TableDescriptor::new(TABLE, families);
         desc.durability = Durability::SyncWal;
         desc.max_region_size = 256 << 10;
-        if let Err(e) = store.create_table(desc, &[b"r00800".to_vec(), b"r01600".to_vec()]) {
+        let split_keys: &[&str] = match mode {
+            Mode::Single => &["r00800", "r01600"],
+            Mode::Batch => &["r00400", "r00800", "r01200", "r01600", "r02000"],
+        };
+        let split_keys: Vec<Vec<u8>> = split_keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+        if let Err(e) = store.create_table(desc, &split_keys) {
             eprintln!("crash-writer: create table: {e}");
             std::process::exit(3);
         }
@@ -212,7 +347,11 @@ fn main() {
             std::thread::spawn(move || {
                 for i in 0..MAX_OPS_PER_RUN / threads {
                     let n = first + t + threads * i;
-                    if let Err(e) = run(&store, n, t, threads) {
+                    let result = match mode {
+                        Mode::Single => run(&store, n, t, threads),
+                        Mode::Batch => run_batch(&store, n, t, threads),
+                    };
+                    if let Err(e) = result {
                         say(format!("error {n} {e}"));
                         std::process::exit(3);
                     }
