@@ -1,6 +1,10 @@
 //! A global allocator that counts allocations, so that the bench can report
 //! heap allocations per insert (the memstore's goal is zero in steady state).
-//! One relaxed atomic increment per allocation; deallocations are not counted.
+//! One relaxed atomic increment per allocation, plus a per-thread count so
+//! that a bench can report what its *writer threads* allocated (the put
+//! path), apart from flush and compaction threads; deallocations are not
+//! counted. The thread-local is a const-initialised `Cell<u64>` (no
+//! destructor, so touching it never allocates or registers anything).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,22 +13,33 @@ pub struct CountingAllocator;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    static THREAD_ALLOCATIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[inline]
+fn count() {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    // `try_with`: a thread being torn down just is not counted.
+    let _ = THREAD_ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
 // SAFETY: delegates every call to the system allocator unchanged.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded contract.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded contract.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -38,4 +53,9 @@ unsafe impl GlobalAlloc for CountingAllocator {
 /// Allocations (including reallocations) since the process started.
 pub fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed)
+}
+
+/// Allocations (including reallocations) made by the calling thread.
+pub fn thread_allocations() -> u64 {
+    THREAD_ALLOCATIONS.try_with(std::cell::Cell::get).unwrap_or(0)
 }

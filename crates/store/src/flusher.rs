@@ -124,7 +124,7 @@ impl Flusher {
 }
 
 fn global_heap(inner: &StoreInner) -> u64 {
-    let total = inner.tables.read().values().flat_map(|t| t.regions()).map(|r| r.memstore_heap_size()).sum();
+    let total = inner.tables.read().values().map(|t| t.memstore_heap_size()).sum();
     inner.flusher.global_heap.store(total, Ordering::Relaxed);
     total
 }

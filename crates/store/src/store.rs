@@ -75,6 +75,12 @@ impl TableState {
     pub fn regions(&self) -> Vec<Arc<Region>> {
         self.regions.read().clone()
     }
+
+    /// Memstore heap bytes of all regions (read under the region lock, no
+    /// copy of the region list: writers call it under global pressure).
+    pub fn memstore_heap_size(&self) -> u64 {
+        self.regions.read().iter().map(|r| r.memstore_heap_size()).sum()
+    }
 }
 
 pub(crate) struct StoreInner {

@@ -82,6 +82,9 @@ pub struct WriteRun {
     pub bytes_compacted: u64,
     pub user_bytes: u64,
     pub write_amplification: f64,
+    /// Heap allocations the writer threads made per row (the put path
+    /// alone; flush and compaction threads are not counted).
+    pub put_path_allocs_per_row: f64,
 }
 
 /// Region boundaries that split YCSB's key space evenly.
@@ -132,10 +135,12 @@ fn run_one(
     let qualifiers: Vec<Vec<u8>> = (0..args.fields).map(|i| format!("field{i}").into_bytes()).collect();
     let next = AtomicU64::new(0);
     let failures = AtomicU64::new(0);
+    let writer_allocs = AtomicU64::new(0);
     let start = Instant::now();
     std::thread::scope(|scope| {
         for t in 0..args.threads {
-            let (store, chooser, qualifiers, next, failures) = (&store, &chooser, &qualifiers, &next, &failures);
+            let (store, chooser, qualifiers, next, failures, writer_allocs) =
+                (&store, &chooser, &qualifiers, &next, &failures, &writer_allocs);
             let seed = args.seed.wrapping_add(t as u64 * 7919);
             let value_size = args.value_size;
             let rows = args.rows;
@@ -148,6 +153,7 @@ fn run_one(
                     .iter()
                     .map(|q| MutationRef::Put { family: b"f", qualifier: q, timestamp: None, value: &value })
                     .collect();
+                let allocs_before = crate::counting_alloc::thread_allocations();
                 while next.fetch_add(1, Ordering::Relaxed) < rows {
                     let n = write_key(chooser.next_item(&mut rng), &mut key);
                     let row = [RowMutations { row: &key[..n], mutations: &mutations }];
@@ -155,6 +161,8 @@ fn run_one(
                         failures.fetch_add(1, Ordering::Relaxed);
                     }
                 }
+                let allocs = crate::counting_alloc::thread_allocations() - allocs_before;
+                writer_allocs.fetch_add(allocs, Ordering::Relaxed);
             });
         }
     });
@@ -183,6 +191,7 @@ fn run_one(
         bytes_compacted: m.bytes_compacted,
         user_bytes: m.user_bytes,
         write_amplification: m.write_amplification,
+        put_path_allocs_per_row: writer_allocs.load(Ordering::Relaxed) as f64 / args.rows.max(1) as f64,
     })
 }
 
@@ -193,15 +202,27 @@ pub fn run(args: &WriteBenchArgs) -> anyhow::Result<Vec<WriteRun>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let splits = split_keys(args.keys, args.regions);
     println!(
-        "{:<14} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5}",
-        "policy", "rows", "rows/s", "flush", "compct", "inmem", "merge", "wal", "wal MB", "flush MB", "compct MB", "WA"
+        "{:<14} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5} {:>11}",
+        "policy",
+        "rows",
+        "rows/s",
+        "flush",
+        "compct",
+        "inmem",
+        "merge",
+        "wal",
+        "wal MB",
+        "flush MB",
+        "compct MB",
+        "WA",
+        "put allocs"
     );
     let mut runs = Vec::new();
     for policy in &args.policies {
         memstore::CompactionPolicy::parse(policy).with_context(|| format!("policy {policy:?}"))?;
         let r = run_one(args, policy, &splits, &base)?;
         println!(
-            "{:<14} {:>9} {:>10.0} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>5.2}",
+            "{:<14} {:>9} {:>10.0} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>5.2} {:>11.3}",
             r.policy,
             r.rows,
             r.rows_per_sec,
@@ -213,7 +234,8 @@ pub fn run(args: &WriteBenchArgs) -> anyhow::Result<Vec<WriteRun>> {
             r.bytes_wal as f64 / 1048576.0,
             r.bytes_flushed as f64 / 1048576.0,
             r.bytes_compacted as f64 / 1048576.0,
-            r.write_amplification
+            r.write_amplification,
+            r.put_path_allocs_per_row
         );
         runs.push(r);
     }
