@@ -11,7 +11,10 @@
 //!
 //! Thread safety: any number of writers and readers concurrently; writers
 //! never wait (a writer that finds the segment frozen retries on the new
-//! active segment). `wait_for_writers` spins only for in-flight row inserts.
+//! active segment). `wait_for_writers` spins briefly for in-flight row
+//! inserts, then parks on `drained`; the writer whose exit brings `writers`
+//! to zero on a frozen segment signals it under `drained_lock` (the waiter
+//! checks `writers` under that lock, so the signal cannot be lost).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -46,6 +49,8 @@ pub struct MutableSegment {
     max_ts: AtomicU64,
     writers: AtomicUsize,
     frozen: AtomicBool,
+    drained_lock: parking_lot::Mutex<()>,
+    drained: parking_lot::Condvar,
 }
 
 /// Proof that the holder may insert into the segment; dropping it ends the write.
@@ -55,7 +60,7 @@ pub struct WriteGuard<'a> {
 
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
-        self.segment.writers.fetch_sub(1, Ordering::SeqCst);
+        self.segment.leave();
     }
 }
 
@@ -71,6 +76,18 @@ impl MutableSegment {
             max_ts: AtomicU64::new(0),
             writers: AtomicUsize::new(0),
             frozen: AtomicBool::new(false),
+            drained_lock: parking_lot::Mutex::new(()),
+            drained: parking_lot::Condvar::new(),
+        }
+    }
+
+    /// A writer leaves; the last one out of a frozen segment wakes the
+    /// freezer.
+    #[inline]
+    fn leave(&self) {
+        if self.writers.fetch_sub(1, Ordering::SeqCst) == 1 && self.frozen.load(Ordering::SeqCst) {
+            let _g = self.drained_lock.lock();
+            self.drained.notify_all();
         }
     }
 
@@ -79,7 +96,7 @@ impl MutableSegment {
     pub fn begin_write(&self) -> Option<WriteGuard<'_>> {
         self.writers.fetch_add(1, Ordering::SeqCst);
         if self.frozen.load(Ordering::SeqCst) {
-            self.writers.fetch_sub(1, Ordering::SeqCst);
+            self.leave();
             return None;
         }
         Some(WriteGuard { segment: self })
@@ -96,14 +113,17 @@ impl MutableSegment {
 
     /// Waits until no write started before `freeze` is still running.
     pub fn wait_for_writers(&self) {
-        let mut spins = 0u32;
-        while self.writers.load(Ordering::SeqCst) != 0 {
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        debug_assert!(self.is_frozen(), "wait_for_writers before freeze could wait forever");
+        for _ in 0..64 {
+            if self.writers.load(Ordering::SeqCst) == 0 {
+                return;
             }
+            std::hint::spin_loop();
+        }
+        let mut g = self.drained_lock.lock();
+        while self.writers.load(Ordering::SeqCst) != 0 {
+            // Timed only as a belt and braces; the last writer signals.
+            self.drained.wait_for(&mut g, std::time::Duration::from_millis(10));
         }
     }
 
@@ -198,5 +218,51 @@ impl MutableSegment {
             max_ts: self.max_ts.load(Ordering::Relaxed),
             unique_keys: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_freezer_waits_for_every_writer_and_new_writers_are_refused() {
+        let segment = Arc::new(MutableSegment::new(ChunkPool::new(4)));
+        let (entered, entered_rx) = mpsc::channel();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let left = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (segment, left) = (segment.clone(), left.clone());
+            std::thread::spawn(move || {
+                let guard = segment.begin_write().expect("not frozen yet");
+                entered.send(()).expect("test alive");
+                release_rx.recv().expect("test alive");
+                left.store(true, Ordering::SeqCst);
+                drop(guard);
+            })
+        };
+        entered_rx.recv_timeout(Duration::from_secs(10)).expect("writer entered");
+        segment.freeze();
+        assert!(segment.begin_write().is_none(), "a frozen segment refuses new writers");
+        let (done, done_rx) = mpsc::channel();
+        let freezer = {
+            let (segment, left) = (segment.clone(), left.clone());
+            std::thread::spawn(move || {
+                segment.wait_for_writers();
+                done.send(left.load(Ordering::SeqCst)).expect("test alive");
+            })
+        };
+        assert!(done_rx.recv_timeout(Duration::from_millis(50)).is_err(), "the freezer waits while a writer is in");
+        release.send(()).expect("writer alive");
+        assert!(
+            done_rx.recv_timeout(Duration::from_secs(10)).expect("the freezer returns"),
+            "only after the writer left"
+        );
+        writer.join().expect("writer");
+        freezer.join().expect("freezer");
     }
 }
