@@ -11,7 +11,7 @@ use crate::driver;
 use crate::engine::{AccordionEngine, AccordionSetup, Engine};
 use crate::keys::write_key;
 use crate::report::{Percentiles, RunReport};
-use crate::sysinfo::{cpu_seconds, peak_rss_bytes};
+use crate::sysinfo::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use crate::workload::{KeyDist, Workload};
 
 /// A scaled experiment.
@@ -275,6 +275,10 @@ fn measure_mode(
     policy: &str,
     reads: Option<&Workload>,
 ) -> Result<RunReport, BenchError> {
+    // The peak of this run, not of every run before it in this process.
+    if !reset_peak_rss() {
+        eprintln!("warning: cannot reset the peak RSS; peak_rss_bytes is the process's high-water mark");
+    }
     let cpu_before = cpu_seconds();
     let result = match reads {
         None => driver::run(engine, &preset.workload, preset.threads, preset.batch_bytes),
