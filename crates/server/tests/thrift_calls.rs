@@ -213,6 +213,32 @@ fn a_malformed_row_refuses_the_whole_batch_before_anything_is_written() {
     assert_eq!(value(&mut c, "ok2", "f:q"), None);
 }
 
+/// HBase's batch: a row the store refuses (a put to a family the table
+/// lacks) makes mutateRows raise IOError naming the exception, but the
+/// other rows of the batch — before and after it — are applied.
+#[test]
+fn a_row_the_store_refuses_fails_the_call_but_the_other_rows_are_applied() {
+    use server::hbase_thrift::BatchMutation;
+    let (_dir, _server, mut c) = start();
+    let put = |col: &str| Mutation {
+        is_delete: Some(false),
+        column: Some(col.as_bytes().to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: None,
+    };
+    let batches = vec![
+        BatchMutation::new(b"ok1".to_vec(), vec![put("f:q")]),
+        BatchMutation::new(b"bad".to_vec(), vec![put("f:q"), put("nosuch:q")]),
+        BatchMutation::new(b"ok2".to_vec(), vec![put("f:q")]),
+    ];
+    let e = c.mutate_rows(b"t".to_vec(), batches, BTreeMap::new()).expect_err("a missing family");
+    let msg = error_message(&e);
+    assert!(msg.starts_with("IOError:") && msg.contains("NoSuchColumnFamilyException"), "{msg}");
+    assert_eq!(value(&mut c, "ok1", "f:q").as_deref(), Some(&b"v"[..]), "the row before it is applied");
+    assert_eq!(value(&mut c, "ok2", "f:q").as_deref(), Some(&b"v"[..]), "the row after it is applied");
+    assert_eq!(value(&mut c, "bad", "f:q"), None, "the refused row is atomic: none of it is applied");
+}
+
 #[test]
 fn a_taken_port_is_a_clear_error() {
     let (_dir, server, _c) = start();
