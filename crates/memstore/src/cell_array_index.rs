@@ -2,7 +2,11 @@
 //! pointers (HBase's CellArrayMap) — 8 bytes per cell, binary searched.
 //!
 //! Invariants: the pointers are strictly increasing in cell order and point
-//! into chunks held by the owning segment, which outlives the index.
+//! into chunks held by the owning segment, which outlives the index. The
+//! array is a boxed slice, so the heap block it holds is exactly one entry
+//! per cell ([`held_bytes`](CellArrayIndex::held_bytes) ==
+//! [`entry_bytes`](CellArrayIndex::entry_bytes)): building it from a `Vec`
+//! drops any spare capacity the builder reserved.
 //!
 //! Thread safety: immutable after construction; shared freely.
 
@@ -33,8 +37,13 @@ impl CellArrayIndex {
         self.cells.is_empty()
     }
 
-    /// Bytes of index (the array).
-    pub fn index_bytes(&self) -> usize {
+    /// Bytes of the entries: what memstore heap accounting charges.
+    pub fn entry_bytes(&self) -> usize {
+        self.cells.len() * std::mem::size_of::<*const u8>()
+    }
+
+    /// Bytes the index actually holds: the array's heap block.
+    pub fn held_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.cells)
     }
 

@@ -8,6 +8,14 @@
 //! referenced, so the id resolves through the chunk table for the index's
 //! whole life.
 //!
+//! Size: the entries fill whole pool chunks, so the index *holds*
+//! `⌈cells / entries per chunk⌉ × chunk size` bytes
+//! ([`held_bytes`](CellChunkIndex::held_bytes)) while it *uses*
+//! `8 × cells` ([`entry_bytes`](CellChunkIndex::entry_bytes)); a small
+//! segment's index wastes most of its one chunk. Memstore heap accounting
+//! charges the entries, as HBase charges `CELL_CHUNK_MAP_ENTRY` per cell and
+//! not its index chunks (see `segment.rs`).
+//!
 //! Thread safety: immutable after construction; shared freely.
 
 use std::cmp::Ordering;
@@ -73,9 +81,15 @@ impl CellChunkIndex {
         self.len == 0
     }
 
-    /// Bytes of index entries.
-    pub fn index_bytes(&self) -> usize {
+    /// Bytes of index entries: what memstore heap accounting charges.
+    pub fn entry_bytes(&self) -> usize {
         self.len * ENTRY_BYTES
+    }
+
+    /// Bytes the index actually holds: every chunk it took from the pool,
+    /// whole, however few entries its last chunk has.
+    pub fn held_bytes(&self) -> usize {
+        self.index_chunks.iter().map(|c| c.capacity()).sum()
     }
 
     /// Chunks holding the entries.

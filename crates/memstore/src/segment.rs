@@ -10,6 +10,19 @@
 //! - A flat segment's statistics are exact and fixed at construction. A
 //!   skiplist segment's are read from its (frozen) active segment.
 //!
+//! Index bytes, two measures:
+//! - `SegmentStats::index_size` is what heap accounting (and so every flush
+//!   decision) charges: the bytes of the index's entries or nodes — 8 per
+//!   cell for both flat layouts, the node bytes of a skiplist. Data is
+//!   charged the same way, per cell, not per MSLAB chunk. This is HBase's
+//!   rule: `CellChunkImmutableSegment` charges `CELL_CHUNK_MAP_ENTRY` per
+//!   cell, not its index chunks, and cells their length, not their chunks.
+//! - [`Segment::index_held_bytes`] is the memory the index really keeps
+//!   from being reused: every pool chunk a cell-chunk index took, whole; a
+//!   cell array's heap block; a skiplist's node arena, whole chunks (the
+//!   arena is the skiplist's own, never shared with cells or other lists).
+//!   The bench reports this one as "index bytes per cell".
+//!
 //! Thread safety: immutable; share through `Arc`. A cursor is owned by one
 //! reader and holds its segment alive.
 
@@ -18,7 +31,7 @@ use std::sync::Arc;
 use crate::cell::{CellKey, CellRef};
 use crate::cell_array_index::CellArrayIndex;
 use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator};
-use crate::chunk::ChunkRef;
+use crate::chunk::{CHUNK_SIZE, ChunkRef};
 use crate::chunk_pool::ChunkPool;
 use crate::mutable_segment::MutableSegment;
 use crate::skiplist::CellSkipList;
@@ -164,15 +177,34 @@ impl Segment {
         pool: &ChunkPool,
         count_uniques: bool,
     ) -> Segment {
-        // Both flat layouts spend one 8-byte entry per cell.
-        let stats = SegmentStats::of_cells(&cells, 8 * cells.len() as u64, count_uniques);
+        // Heap accounting charges the entries (8 bytes per cell in both
+        // layouts), not the chunks or capacity that hold them (module doc).
+        let mut stats = SegmentStats::of_cells(&cells, 0, count_uniques);
         let index = match layout {
             IndexLayout::CellChunk => {
                 FlatIndex::Chunk(CellChunkIndex::from_sorted(&cells, &ChunkLocator::new(&data_chunks), pool))
             }
             IndexLayout::CellArray | IndexLayout::SkipList => FlatIndex::Array(CellArrayIndex::from_sorted(cells)),
         };
+        stats.index_size = match &index {
+            FlatIndex::Array(a) => a.entry_bytes(),
+            FlatIndex::Chunk(c) => c.entry_bytes(),
+        } as u64;
         Segment { id, body: SegmentBody::Flat { index, _data_chunks: data_chunks, stats } }
+    }
+
+    /// Bytes of memory the segment's index holds (module doc): whole pool
+    /// chunks for a cell-chunk index and for a skiplist's node arena (plus
+    /// its head tower), the array's heap block for a cell array.
+    pub fn index_held_bytes(&self) -> u64 {
+        match &self.body {
+            SegmentBody::SkipList(m) => {
+                let head = (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>();
+                (m.skiplist().arena_chunks() * CHUNK_SIZE + head) as u64
+            }
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => a.held_bytes() as u64,
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.held_bytes() as u64,
+        }
     }
 
     pub fn id(&self) -> u64 {
@@ -371,6 +403,8 @@ mod tests {
             let (a, b) = (skip.stats(), flat.stats());
             assert_eq!((a.data_size, a.cells, a.min_seq, a.max_seq), (b.data_size, b.cells, b.min_seq, b.max_seq));
             assert_eq!(b.index_size, 8 * 5);
+            let held = if layout == IndexLayout::CellChunk { CHUNK_SIZE as u64 } else { 8 * 5 };
+            assert_eq!(flat.index_held_bytes(), held, "{layout:?}");
             assert_eq!(b.unique_keys, Some(4), "two writes of b:f:q are one key");
             let mut c = SegmentCursor::new(flat.clone());
             c.seek(&CellKey::first_on_row(b"c"));
@@ -379,6 +413,35 @@ mod tests {
             assert_eq!(c.peek_last().expect("non-empty").row(), b"d");
         }
         assert!(skip.stats().index_size >= 5 * 16, "skiplist nodes are at least 16 bytes");
+    }
+
+    #[test]
+    fn a_half_full_index_chunk_is_held_whole() {
+        let pool = ChunkPool::new(64);
+        // Half a chunk of 8-byte entries.
+        let cells = CHUNK_SIZE / 16;
+        let active = Arc::new(MutableSegment::new(pool.clone()));
+        for i in 0..cells {
+            let g = active.begin_write().expect("not frozen");
+            let row = format!("row{i:08}");
+            active.insert_row(&g, &[CellInput::put(row.as_bytes(), b"f", b"q", 1, b"v")], i as u64 + 1);
+        }
+        active.freeze();
+        let skip = Arc::new(Segment::from_active(1, active));
+        let nodes = skip.stats().index_size;
+        assert!(skip.index_held_bytes() >= nodes, "the arena holds at least its nodes");
+        let head = ((1 + crate::skiplist::MAX_HEIGHT) * 8) as u64;
+        assert_eq!((skip.index_held_bytes() - head) % CHUNK_SIZE as u64, 0, "whole arena chunks plus the head");
+
+        let chunk = Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
+        assert_eq!(chunk.stats().index_size, (CHUNK_SIZE / 2) as u64, "accounting charges the entries");
+        assert_eq!(chunk.index_held_bytes(), CHUNK_SIZE as u64, "the index holds its whole chunk");
+        let st = chunk.stats();
+        assert_eq!(st.heap_size(), st.data_size + (CHUNK_SIZE / 2) as u64 + SEGMENT_OVERHEAD);
+
+        let array = Segment::flat(3, IndexLayout::CellArray, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
+        assert_eq!(array.index_held_bytes(), (cells * 8) as u64, "a boxed array holds exactly its entries");
+        assert_eq!(array.stats().index_size, array.index_held_bytes());
     }
 
     #[test]

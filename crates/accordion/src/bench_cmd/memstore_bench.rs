@@ -5,6 +5,12 @@
 //! counters. Disk flushes are simulated (snapshot, walk, release) when the
 //! memstore's heap size passes the flush size, so the pipeline behaves as in
 //! a region; nothing is written to disk.
+//!
+//! Index bytes per cell are measured on the segments each flush takes, per
+//! layout: the memory each index holds (`Segment::index_held_bytes`: whole
+//! chunks for a cell-chunk index and a skiplist's arena, the array for a
+//! cell array), beside the entry bytes heap accounting charges, the data
+//! bytes and the accounted heap bytes per cell.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -22,7 +28,7 @@ use rand::rngs::SmallRng;
 use serde::Serialize;
 
 use crate::counting_alloc::allocations;
-use ::bench::keys::{KeyChooser, write_key};
+use bench::keys::{KeyChooser, write_key};
 
 const MAX_CELLS_PER_ROW: usize = 16;
 
@@ -78,10 +84,15 @@ pub struct MemstoreRun {
     pub cells: u64,
     pub seconds: f64,
     pub inserts_per_sec: f64,
-    /// Index bytes per cell of the run's layout (skiplist for `none`).
+    /// Index bytes per cell the run's layout holds (skiplist for `none`):
+    /// whole chunks or arrays, measured.
     pub index_bytes_per_cell: f64,
-    /// Index bytes per cell of the active skiplists of the run.
+    /// Index bytes per cell the skiplist segments of the run hold.
     pub skiplist_index_bytes_per_cell: f64,
+    /// Per layout seen in the flushed segments: held and accounted index
+    /// bytes, data bytes, cells.
+    pub by_layout: BTreeMap<String, LayoutBytes>,
+    /// Accounted heap (data + index entries + segment overhead) per cell.
     pub heap_bytes_per_cell: f64,
     pub data_bytes_per_cell: f64,
     pub allocs_per_insert: f64,
@@ -96,11 +107,43 @@ pub struct MemstoreRun {
     pub disk_flushes: u64,
 }
 
-/// Index bytes and cells per layout, and heap/data/cells, of every flushed
-/// snapshot of a run.
+/// One index layout's bytes over the segments a run's flushes took.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct LayoutBytes {
+    pub cells: u64,
+    /// Index bytes held per cell (whole chunks or arrays).
+    pub index_held_per_cell: f64,
+    /// Index entry or node bytes per cell (what heap accounting charges).
+    pub index_accounted_per_cell: f64,
+    pub data_per_cell: f64,
+}
+
+/// Sums of one layout's segments: cells, held index, accounted index, data.
+#[derive(Debug, Clone, Copy, Default)]
+struct LayoutSums {
+    cells: u64,
+    held: u64,
+    accounted: u64,
+    data: u64,
+}
+
+impl LayoutSums {
+    fn per_cell(&self) -> LayoutBytes {
+        let c = self.cells.max(1) as f64;
+        LayoutBytes {
+            cells: self.cells,
+            index_held_per_cell: self.held as f64 / c,
+            index_accounted_per_cell: self.accounted as f64 / c,
+            data_per_cell: self.data as f64 / c,
+        }
+    }
+}
+
+/// Index bytes per layout, and heap/data/cells, of every flushed snapshot
+/// of a run.
 #[derive(Default)]
 struct Totals {
-    by_layout: Mutex<BTreeMap<&'static str, (u64, u64)>>,
+    by_layout: Mutex<BTreeMap<&'static str, LayoutSums>>,
     heap: Mutex<(u64, u64, u64)>,
 }
 
@@ -132,8 +175,10 @@ fn account_snapshot(totals: &Totals, snapshot: &MemStoreSnapshot) {
     for s in snapshot.segments() {
         let st = s.stats();
         let e = by_layout.entry(s.layout().name()).or_default();
-        e.0 += st.index_size;
-        e.1 += st.cells;
+        e.cells += st.cells;
+        e.held += s.index_held_bytes();
+        e.accounted += st.index_size;
+        e.data += st.data_size;
     }
     let st = snapshot.stats();
     let mut heap = totals.heap.lock().expect("totals lock");
@@ -222,8 +267,9 @@ fn run_one(
     account_snapshot(&totals, &final_snapshot);
     memstore.release_snapshot(final_snapshot.id()).context("release the final snapshot")?;
     let counters = memstore.counters();
-    let by_layout: BTreeMap<_, _> = totals.by_layout.lock().expect("totals lock").clone();
-    let per_cell = |layout: &str| by_layout.get(layout).map_or(0.0, |&(b, c)| b as f64 / c.max(1) as f64);
+    let by_layout: BTreeMap<String, LayoutBytes> =
+        totals.by_layout.lock().expect("totals lock").iter().map(|(k, v)| (k.to_string(), v.per_cell())).collect();
+    let per_cell = |layout: &str| by_layout.get(layout).map_or(0.0, |b| b.index_held_per_cell);
     let run_layout = if policy == CompactionPolicy::None { IndexLayout::SkipList } else { layout };
     let (heap, data, heap_cells) = *totals.heap.lock().expect("totals lock");
     let cells = rows_total * args.cells_per_row as u64;
@@ -241,6 +287,7 @@ fn run_one(
         inserts_per_sec: cells as f64 / seconds,
         index_bytes_per_cell: per_cell(run_layout.name()),
         skiplist_index_bytes_per_cell: per_cell(IndexLayout::SkipList.name()),
+        by_layout: by_layout.clone(),
         heap_bytes_per_cell: heap as f64 / heap_cells.max(1) as f64,
         data_bytes_per_cell: data as f64 / heap_cells.max(1) as f64,
         allocs_per_insert: allocs as f64 / cells as f64,
@@ -296,7 +343,7 @@ pub fn run(args: &MemstoreBenchArgs) -> anyhow::Result<Vec<MemstoreRun>> {
 
 fn print_header() {
     println!(
-        "{:<14} {:<10} {:>3} {:<7} {:>9} {:>9} {:>7} {:>7} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>5}",
+        "{:<14} {:<10} {:>3} {:<7} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9} {:>7} {:>6} {:>6} {:>6} {:>5}",
         "policy",
         "layout",
         "thr",
@@ -304,6 +351,9 @@ fn print_header() {
         "cells",
         "Mcells/s",
         "idx B/c",
+        "acct/c",
+        "skip/c",
+        "data/c",
         "heap/c",
         "allocs/i",
         "retained",
@@ -315,9 +365,14 @@ fn print_header() {
     );
 }
 
+/// `idx B/c`: index bytes per cell the run's layout holds (measured);
+/// `acct/c`: its entry bytes per cell (what heap accounting charges);
+/// `skip/c`: bytes per cell the skiplist segments hold; `heap/c`: accounted
+/// heap per cell.
 fn print_row(r: &MemstoreRun) {
+    let accounted = r.by_layout.get(&r.layout).map_or(0.0, |b| b.index_accounted_per_cell);
     println!(
-        "{:<14} {:<10} {:>3} {:<7} {:>9} {:>9.3} {:>7.2} {:>7.1} {:>8.5} {:>9} {:>7} {:>6} {:>6} {:>6} {:>5}",
+        "{:<14} {:<10} {:>3} {:<7} {:>9} {:>9.3} {:>7.2} {:>7.2} {:>7.2} {:>7.1} {:>7.1} {:>8.5} {:>9} {:>7} {:>6} {:>6} {:>6} {:>5}",
         r.policy,
         r.layout,
         r.threads,
@@ -325,6 +380,9 @@ fn print_row(r: &MemstoreRun) {
         r.cells,
         r.inserts_per_sec / 1e6,
         r.index_bytes_per_cell,
+        accounted,
+        r.skiplist_index_bytes_per_cell,
+        r.data_bytes_per_cell,
         r.heap_bytes_per_cell,
         r.allocs_per_insert,
         r.cells_retained,
@@ -334,4 +392,47 @@ fn print_row(r: &MemstoreRun) {
         r.compactions,
         r.disk_flushes
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(layout: &str) -> MemstoreBenchArgs {
+        MemstoreBenchArgs {
+            cells: 40_000,
+            keys: 5_000,
+            threads: vec![1],
+            dists: vec!["uniform".into()],
+            policies: vec!["basic".into()],
+            layouts: vec![layout.into()],
+            flush_size_mb: 1,
+            active_share: 0.02,
+            pipeline_limit: 5,
+            cells_per_row: 4,
+            value_size: 25,
+            seed: 1,
+            json: None,
+        }
+    }
+
+    #[test]
+    fn index_bytes_per_cell_are_what_each_layout_holds() {
+        // 1 MiB flushes, 20 KiB active segments: small flat indexes.
+        let chunk = run_one(&args("cell-chunk"), CompactionPolicy::Basic, IndexLayout::CellChunk, 1, Dist::Uniform)
+            .expect("runs");
+        let cc = chunk.by_layout["cell-chunk"];
+        assert_eq!(cc.index_accounted_per_cell, 8.0, "{cc:?}");
+        assert!(cc.index_held_per_cell > 8.0 * 4.0, "small indexes hold most of a 2 MiB chunk: {cc:?}");
+        assert_eq!(chunk.index_bytes_per_cell, cc.index_held_per_cell);
+        assert!(cc.data_per_cell > 60.0, "{cc:?}");
+        let skip = chunk.by_layout["skiplist"];
+        assert!(skip.index_held_per_cell >= skip.index_accounted_per_cell, "{skip:?}");
+        assert!(skip.index_accounted_per_cell >= 16.0, "{skip:?}");
+
+        let array = run_one(&args("cell-array"), CompactionPolicy::Basic, IndexLayout::CellArray, 1, Dist::Uniform)
+            .expect("runs");
+        let ca = array.by_layout["cell-array"];
+        assert_eq!((ca.index_held_per_cell, ca.index_accounted_per_cell), (8.0, 8.0), "{ca:?}");
+    }
 }
