@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use store::region::{MutationRef, RowMutations};
-use store::wal::Durability;
+use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
 
 use crate::BenchError;
@@ -47,6 +47,7 @@ pub struct AccordionSetup {
     pub durability: Durability,
     pub memstore_bytes: u64,
     pub region_flush_size: u64,
+    pub wal_roll_size: u64,
     pub inmemory_flush_share: f64,
     pub pipeline_segments_limit: usize,
 }
@@ -66,6 +67,7 @@ impl AccordionEngine {
         let options = StoreOptions {
             region_flush_size: setup.region_flush_size,
             memory_budget: (setup.memstore_bytes as f64 / 0.4) as u64,
+            wal: WalOptions { roll_size: setup.wal_roll_size, ..WalOptions::default() },
             ..StoreOptions::default()
         };
         let store = Store::open(&setup.dir, options)?;

@@ -8,11 +8,10 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use store::wal::Durability;
-
 use crate::BenchError;
 use crate::presets::Experiment;
 use crate::report::RunReport;
+use crate::settings::{RunSettings, durability_name};
 
 fn io(what: &str) -> impl Fn(std::io::Error) -> BenchError + '_ {
     move |source| BenchError::Io { what: what.to_string(), source }
@@ -26,6 +25,51 @@ fn write_keys(path: &Path, keys: impl Iterator<Item = Vec<u8>>) -> Result<(), Be
         w.write_all(&k).map_err(io("write the key file"))?;
     }
     w.flush().map_err(io("write the key file"))
+}
+
+/// Where a run's inputs are.
+struct Files<'a> {
+    work: &'a Path,
+    keys: &'a Path,
+    splits: &'a Path,
+    load_keys: Option<&'a Path>,
+    read_keys: Option<&'a Path>,
+}
+
+/// The CONFIG.json of bench/hbase (its README's protocol): the preset's
+/// store shape — regions, memstore budget, region flush size, WAL roll
+/// size, A, S — and workload, as the embedded engine gets them.
+fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64) -> serde_json::Value {
+    let preset = &exp.preset;
+    let row_bytes = preset.workload.fields * preset.workload.value_size + 24;
+    serde_json::json!({
+        "preset": preset.name,
+        "policy": exp.policy.split(':').next().unwrap_or("none"),
+        "adaptive_threshold": exp.policy.split_once(':').and_then(|(_, r)| r.parse::<f64>().ok()).unwrap_or(0.5),
+        "regions": preset.regions,
+        "split_keys_file": files.splits,
+        "threads": preset.threads,
+        "fields": preset.workload.fields,
+        "value_size": preset.workload.value_size,
+        "batch_rows": (preset.batch_bytes / row_bytes).max(1),
+        "durability": durability_name(preset.durability),
+        "flush_size": preset.region_flush_size,
+        // FSHLog rolls at half the WAL block size.
+        "wal_block_size": 2 * preset.wal_roll_size,
+        "write_rate": preset.write_rate.unwrap_or(0.0),
+        "memstore_limit": preset.memstore_bytes,
+        "inmemory_flush_share": preset.inmemory_flush_share,
+        "pipeline_segments_limit": preset.pipeline_segments_limit,
+        "keys_file": files.keys,
+        "ops": preset.workload.ops,
+        "read_ratio": preset.workload.read_ratio,
+        "load_ops": load_ops,
+        "load_keys_file": files.load_keys,
+        "read_keys_file": files.read_keys,
+        "dir": files.work.join("hbase"),
+        "family": "f",
+        "table": "usertable",
+    })
 }
 
 /// Runs `exp` on real HBase through `script` (bench/hbase/run.sh).
@@ -48,7 +92,7 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     let (load_ops, load_keys_file, read_keys_file) = match exp.mode {
         crate::presets::Mode::Workload => (0, None, None),
         crate::presets::Mode::ReaderUnderWrites { load_ops } => {
-            let load = crate::workload::Workload { ops: load_ops, seed: 42, ..preset.workload.clone() };
+            let load = crate::presets::load_workload(preset, load_ops);
             let source = load.key_source();
             let key = |i: u64| {
                 let mut buf = [0u8; 32];
@@ -64,36 +108,14 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     };
     let splits_file = work.join("splits.bin");
     write_keys(&splits_file, preset.split_keys().into_iter())?;
-    let row_bytes = preset.workload.fields * preset.workload.value_size + 24;
-    let config = serde_json::json!({
-        "preset": preset.name,
-        "policy": exp.policy.split(':').next().unwrap_or("none"),
-        "adaptive_threshold": exp.policy.split_once(':').and_then(|(_, r)| r.parse::<f64>().ok()).unwrap_or(0.5),
-        "regions": preset.regions,
-        "split_keys_file": splits_file,
-        "threads": preset.threads,
-        "fields": preset.workload.fields,
-        "value_size": preset.workload.value_size,
-        "batch_rows": (preset.batch_bytes / row_bytes).max(1),
-        "durability": match preset.durability {
-            Durability::SyncWal => "SYNC_WAL",
-            Durability::AsyncWal => "ASYNC_WAL",
-            Durability::SkipWal => "SKIP_WAL",
-        },
-        "flush_size": preset.region_flush_size,
-        "memstore_limit": preset.memstore_bytes,
-        "inmemory_flush_share": preset.inmemory_flush_share,
-        "pipeline_segments_limit": preset.pipeline_segments_limit,
-        "keys_file": keys_file,
-        "ops": preset.workload.ops,
-        "read_ratio": preset.workload.read_ratio,
-        "load_ops": load_ops,
-        "load_keys_file": load_keys_file,
-        "read_keys_file": read_keys_file,
-        "dir": work.join("hbase"),
-        "family": "f",
-        "table": "usertable",
-    });
+    let files = Files {
+        work: &work,
+        keys: &keys_file,
+        splits: &splits_file,
+        load_keys: load_keys_file.as_deref(),
+        read_keys: read_keys_file.as_deref(),
+    };
+    let config = config_json(exp, &files, load_ops);
     let config_file = work.join("config.json");
     std::fs::write(&config_file, serde_json::to_vec_pretty(&config).expect("config serialises"))
         .map_err(io("write the hbase config"))?;
@@ -118,5 +140,43 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     })?;
     report.policy = exp.label.clone();
     report.preset = preset.name.to_string();
+    report.settings = Some(RunSettings::of(preset, "hbase", &exp.policy, load_ops));
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::experiments;
+
+    #[test]
+    fn hbase_gets_the_presets_store_shape() {
+        let p = Path::new("/x");
+        let files = Files { work: p, keys: p, splits: p, load_keys: None, read_keys: None };
+        for (name, scale) in [("paper-write-zipf", 1.0), ("paper-write-uniform", 0.3), ("regions-per-gb", 1.0)] {
+            for mut exp in experiments(name, scale, &["adaptive:0.35".to_string()]).expect("preset") {
+                exp.preset.write_rate = Some(50_000.0);
+                let c = config_json(&exp, &files, 0);
+                let pr = &exp.preset;
+                assert_eq!(c["regions"], pr.regions as u64, "{name}");
+                assert_eq!(c["memstore_limit"], pr.memstore_bytes, "{name}");
+                assert_eq!(c["flush_size"], pr.region_flush_size, "{name}");
+                assert_eq!(c["wal_block_size"], 2 * pr.wal_roll_size, "{name}");
+                assert_eq!(c["inmemory_flush_share"], pr.inmemory_flush_share, "{name}");
+                assert_eq!(c["pipeline_segments_limit"], pr.pipeline_segments_limit as u64, "{name}");
+                assert_eq!(c["write_rate"], 50_000.0, "{name}");
+                assert_eq!(c["ops"], pr.workload.ops, "{name}");
+                if exp.policy == "adaptive:0.35" {
+                    assert_eq!(
+                        (c["policy"].as_str(), c["adaptive_threshold"].as_f64()),
+                        (Some("adaptive"), Some(0.35))
+                    );
+                }
+            }
+        }
+        let zipf = &experiments("paper-write-zipf", 1.0, &["none".to_string()]).expect("preset")[0];
+        let c = config_json(zipf, &files, 0);
+        assert_eq!((c["regions"].as_u64(), c["flush_size"].as_u64()), (Some(5), Some(32 << 20)));
+        assert_eq!(c["memstore_limit"].as_u64(), Some(150 << 20));
+    }
 }

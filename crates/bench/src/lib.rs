@@ -4,18 +4,23 @@
 //! [`engine::Engine`] from T client threads ([`driver`]); every engine sees
 //! the same key sequence (operation `i` always uses the same key, whichever
 //! thread runs it). Results carry the counters of DESIGN §6 ([`report`]).
-//! Presets scale the papers' experiments to this machine ([`presets`]).
+//! Presets scale the papers' experiments to this machine ([`presets`]),
+//! keeping the paper's ratios ([`regime`]); each run records its settings
+//! ([`settings`]).
 
 pub mod driver;
 pub mod engine;
 pub mod hbase_engine;
 pub mod keys;
+pub mod paper;
 pub mod plot;
 pub mod presets;
 pub mod progress;
+pub mod regime;
 pub mod report;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_engine;
+pub mod settings;
 pub mod sysinfo;
 pub mod thrift_engine;
 pub mod workload;

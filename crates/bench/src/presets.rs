@@ -1,6 +1,14 @@
 //! Presets: the papers' experiments (DESIGN §7) scaled to one 2-core
 //! machine, each a workload plus the store shape it runs on. `scale`
 //! multiplies operations and key space for bigger machines.
+//!
+//! The write-only presets (and tune-a, tune-s, value-size, paper-mixed,
+//! which start from them) take their shape from the regime calculator
+//! ([`crate::regime`]), which keeps the paper's ratios at every scale:
+//! budget per region ≈ 120/128 of the region flush size, live data ≥ 1.5 ×
+//! the budget, 5 writes per key. `regions-per-gb` keeps the shape it was
+//! made for instead: 2–128 regions sharing a 256 MiB budget with a 128 MiB
+//! region flush size, where flushes are global-pressure flushes.
 
 use std::path::Path;
 
@@ -10,7 +18,9 @@ use crate::BenchError;
 use crate::driver;
 use crate::engine::{AccordionEngine, AccordionSetup, Engine};
 use crate::keys::write_key;
+use crate::regime::Regime;
 use crate::report::{Percentiles, RunReport};
+use crate::settings::RunSettings;
 use crate::sysinfo::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use crate::workload::{KeyDist, Workload};
 
@@ -25,10 +35,16 @@ pub struct Preset {
     pub durability: Durability,
     pub memstore_bytes: u64,
     pub region_flush_size: u64,
+    /// The WAL rolls to a new file past this size.
+    pub wal_roll_size: u64,
     /// A.
     pub inmemory_flush_share: f64,
     /// S.
     pub pipeline_segments_limit: usize,
+    /// The `--scale` the preset was made at (recorded in the run settings).
+    pub scale: f64,
+    /// Total rows per second the writers are held to (`--write-rate`).
+    pub write_rate: Option<f64>,
 }
 
 /// Names of the presets this build knows.
@@ -56,34 +72,51 @@ pub struct Experiment {
 }
 
 impl Preset {
-    /// The paper's write-only experiment: 50 regions, 12 threads, rows of
-    /// 4 × 25 B, 10 KB client batches, async WAL, A = 0.02, S = 5, a 256 MiB
-    /// memstore budget; 4 M operations over 1 M keys at scale 1.
+    /// The paper's write-only experiment in the paper's regime
+    /// ([`Regime::paper_write`]): at scale 1, 5 regions sharing a 150 MiB
+    /// memstore budget (30 MiB each) with a 32 MiB region flush size and
+    /// 32 MiB WAL rolls; 4 M row writes over 800 K keys; 12 threads, rows of
+    /// 4 × 25 B, 10 KB client batches, async WAL, A = 0.02, S = 5.
     pub fn paper_write(dist: KeyDist, scale: f64) -> Result<Preset, BenchError> {
-        if scale.is_nan() || scale <= 0.0 {
-            return Err(BenchError::Invalid("--scale must be positive".into()));
-        }
-        let scaled = |n: f64| ((n * scale) as u64).max(2);
+        let regime = Regime::paper_write(scale)?;
         Ok(Preset {
             name: if dist == KeyDist::Zipfian { "paper-write-zipf" } else { "paper-write-uniform" },
             workload: Workload {
-                key_space: scaled(1_000_000.0),
+                key_space: regime.key_space,
                 dist,
                 fields: 4,
                 value_size: 25,
-                ops: scaled(4_000_000.0),
+                ops: regime.ops,
                 read_ratio: 0.0,
                 seed: 42,
             },
             threads: 12,
-            regions: 50,
+            regions: regime.regions,
             batch_bytes: 10 * 1024,
             durability: Durability::AsyncWal,
-            memstore_bytes: ((256u64 << 20) as f64 * scale.clamp(0.05, 1.0)) as u64,
-            region_flush_size: 128 << 20,
+            memstore_bytes: regime.memstore_bytes,
+            region_flush_size: regime.region_flush_size,
+            wal_roll_size: regime.wal_roll_size,
             inmemory_flush_share: 0.02,
             pipeline_segments_limit: 5,
+            scale,
+            write_rate: None,
         })
+    }
+
+    /// The shape `regions-per-gb` varies: the former paper-write shape, a
+    /// 256 MiB budget (× the scale, clamped to 0.05–1) with a 128 MiB region
+    /// flush size and 128 MiB WAL rolls, 2 M row writes over 1 M keys
+    /// (× the scale), Zipf; the experiment sets the regions.
+    pub fn regions_per_gb_base(scale: f64) -> Result<Preset, BenchError> {
+        let mut p = Preset::paper_write(KeyDist::Zipfian, scale)?.named("regions-per-gb");
+        let scaled = |n: f64| ((n * scale) as u64).max(2);
+        p.workload.key_space = scaled(1_000_000.0);
+        p.workload.ops = scaled(2_000_000.0);
+        p.memstore_bytes = ((256u64 << 20) as f64 * scale.clamp(0.05, 1.0)) as u64;
+        p.region_flush_size = 128 << 20;
+        p.wal_roll_size = 128 << 20;
+        Ok(p)
     }
 
     /// The write-only preset `name` (`paper-write-zipf` or `-uniform`).
@@ -178,11 +211,11 @@ pub fn experiments(name: &str, scale: f64, policies: &[String]) -> Result<Vec<Ex
         "regions-per-gb" => {
             // More regions sharing one memstore budget: flush files shrink and
             // HBase's throughput falls past ~7 regions per GB.
+            let base = Preset::regions_per_gb_base(scale)?;
             let mut v = Vec::new();
             for regions in [2usize, 8, 32, 128] {
-                let mut p = zipf.clone().named("regions-per-gb");
+                let mut p = base.clone();
                 p.regions = regions;
-                p.workload.ops = (p.workload.ops / 2).max(2);
                 let per_gb = regions as f64 / (p.memstore_bytes as f64 / (1u64 << 30) as f64);
                 for policy in ["none", "basic"] {
                     v.push(variant(p.clone(), policy, format!("{policy} {per_gb:.0}/GB")));
@@ -205,31 +238,44 @@ pub fn run_experiment(exp: &Experiment, base: &Path) -> Result<RunReport, BenchE
         durability: preset.durability,
         memstore_bytes: preset.memstore_bytes,
         region_flush_size: preset.region_flush_size,
+        wal_roll_size: preset.wal_roll_size,
         inmemory_flush_share: preset.inmemory_flush_share,
         pipeline_segments_limit: preset.pipeline_segments_limit,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
-    match &exp.mode {
+    let mut report = match &exp.mode {
         Mode::Workload => measure(preset, &engine, &exp.label),
         Mode::ReaderUnderWrites { load_ops } => {
-            let load = Workload { ops: *load_ops, seed: 42, ..preset.workload.clone() };
-            if let Err(e) = driver::run(&engine, &load, preset.threads, preset.batch_bytes) {
+            let load = load_workload(preset, *load_ops);
+            if let Err(e) = driver::run(&engine, &load, preset.threads, preset.batch_bytes, None) {
                 let _ = engine.finish();
                 return Err(e);
             }
             measure_with_reader(preset, &engine, &exp.label, &load)
         }
+    }?;
+    if let Some(s) = &mut report.settings {
+        s.memstore_policy = exp.policy.clone();
     }
+    Ok(report)
 }
 
-/// Runs `preset` on RocksDB with the same memtable budget, WAL mode and
-/// threads (cargo feature `rocksdb`).
+/// The load phase of a reader-under-writes experiment (unthrottled): the
+/// keys the reader then reads. Every engine loads this sequence.
+pub fn load_workload(preset: &Preset, load_ops: u64) -> Workload {
+    Workload { ops: load_ops, seed: 42, ..preset.workload.clone() }
+}
+
+/// Runs `preset` on RocksDB with the same memtable budget, a memtable of
+/// the region flush size, the same WAL mode and threads (cargo feature
+/// `rocksdb`).
 #[cfg(feature = "rocksdb")]
 pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError> {
     let dir = base.join(format!("rocksdb-{}-{}", preset.name, std::process::id()));
     let engine = crate::rocksdb_engine::RocksDbEngine::open(
         dir,
         preset.memstore_bytes,
+        preset.region_flush_size,
         preset.durability,
         preset.workload.fields,
     )?;
@@ -245,8 +291,8 @@ pub fn run_thrift(exp: &Experiment, addr: &str, http: Option<&str>) -> Result<Ru
     match &exp.mode {
         Mode::Workload => measure(preset, &engine, "server"),
         Mode::ReaderUnderWrites { load_ops } => {
-            let load = Workload { ops: *load_ops, seed: 42, ..preset.workload.clone() };
-            driver::run(&engine, &load, preset.threads, preset.batch_bytes)?;
+            let load = load_workload(preset, *load_ops);
+            driver::run(&engine, &load, preset.threads, preset.batch_bytes, None)?;
             measure_with_reader(preset, &engine, "server", &load)
         }
     }
@@ -280,9 +326,10 @@ fn measure_mode(
         eprintln!("warning: cannot reset the peak RSS; peak_rss_bytes is the process's high-water mark");
     }
     let cpu_before = cpu_seconds();
+    let (threads, batch, rate) = (preset.threads, preset.batch_bytes, preset.write_rate);
     let result = match reads {
-        None => driver::run(engine, &preset.workload, preset.threads, preset.batch_bytes),
-        Some(r) => driver::run_reader_under_writes(engine, &preset.workload, preset.threads, preset.batch_bytes, r),
+        None => driver::run(engine, &preset.workload, threads, batch, rate),
+        Some(r) => driver::run_reader_under_writes(engine, &preset.workload, threads, batch, rate, r),
     };
     let cpu = cpu_seconds() - cpu_before;
     let counters = engine.counters();
@@ -322,6 +369,7 @@ fn measure_mode(
         peak_rss_bytes: peak_rss_bytes(),
         cpu_seconds: cpu,
         allocs_per_op: None,
+        settings: Some(RunSettings::of(preset, engine.name(), policy, reads.map_or(0, |r| r.ops))),
     })
 }
 
@@ -345,6 +393,9 @@ mod tests {
                 assert!(report.ops_per_sec > 0.0);
                 assert!(report.user_bytes >= exp.preset.workload.ops * 100, "{report:?}");
                 assert!(report.latency_us.contains_key("put"), "{report:?}");
+                let s = report.settings.as_ref().expect("every run records its settings");
+                assert_eq!((s.regions, s.memstore_bytes), (exp.preset.regions, exp.preset.memstore_bytes), "{name}");
+                assert_eq!((s.memstore_policy.as_str(), s.scale, s.ops), (exp.policy.as_str(), 0.002, report.ops));
                 if matches!(exp.mode, Mode::ReaderUnderWrites { .. }) {
                     assert!(report.latency_us.contains_key("get"), "the reader was measured: {report:?}");
                 }
@@ -352,6 +403,43 @@ mod tests {
         }
         assert!(experiments("nope", 1.0, &policies).is_err());
         assert!(experiments("paper-write-zipf", 0.0, &policies).is_err());
+    }
+
+    #[test]
+    fn write_presets_take_the_regime_and_regions_per_gb_keeps_its_shape() {
+        for scale in [0.01, 1.0, 8.0] {
+            let r = Regime::paper_write(scale).expect("valid");
+            for dist in [KeyDist::Zipfian, KeyDist::Uniform] {
+                let p = Preset::paper_write(dist, scale).expect("valid");
+                assert_eq!(
+                    (p.regions, p.memstore_bytes, p.region_flush_size),
+                    (r.regions, r.memstore_bytes, r.region_flush_size)
+                );
+                assert_eq!(
+                    (p.wal_roll_size, p.workload.key_space, p.workload.ops),
+                    (r.wal_roll_size, r.key_space, r.ops)
+                );
+                assert_eq!((p.threads, p.batch_bytes, p.durability), (12, 10 * 1024, Durability::AsyncWal));
+                assert_eq!((p.inmemory_flush_share, p.pipeline_segments_limit), (0.02, 5));
+                assert_eq!((p.workload.fields, p.workload.value_size, p.workload.dist), (4, 25, dist));
+            }
+            // The presets built on the write-only shape keep its store shape.
+            for name in ["tune-a", "tune-s", "value-size", "paper-mixed"] {
+                for e in experiments(name, scale, &["basic".to_string()]).expect("preset") {
+                    assert_eq!((e.preset.regions, e.preset.memstore_bytes), (r.regions, r.memstore_bytes), "{name}");
+                    assert_eq!(e.preset.region_flush_size, r.region_flush_size, "{name}");
+                }
+            }
+        }
+        let exps = experiments("regions-per-gb", 1.0, &[]).expect("preset");
+        let regions: Vec<usize> = exps.iter().map(|e| e.preset.regions).collect();
+        assert_eq!(regions, [2, 2, 8, 8, 32, 32, 128, 128]);
+        for e in &exps {
+            assert_eq!((e.preset.memstore_bytes, e.preset.region_flush_size), (256 << 20, 128 << 20), "{}", e.label);
+            assert_eq!((e.preset.workload.ops, e.preset.workload.key_space), (2_000_000, 1_000_000), "{}", e.label);
+        }
+        assert_eq!(exps[0].label, "none 8/GB");
+        assert_eq!(exps[7].label, "basic 512/GB");
     }
 
     #[test]

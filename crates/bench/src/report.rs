@@ -6,10 +6,14 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::settings::RunSettings;
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Percentiles {
     pub p50: u64,
+    pub p75: u64,
+    pub p90: u64,
     pub p95: u64,
     pub p99: u64,
     pub p999: u64,
@@ -19,6 +23,8 @@ impl Percentiles {
     pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
         (!h.is_empty()).then(|| Percentiles {
             p50: h.value_at_quantile(0.50),
+            p75: h.value_at_quantile(0.75),
+            p90: h.value_at_quantile(0.90),
             p95: h.value_at_quantile(0.95),
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
@@ -55,6 +61,8 @@ pub struct RunReport {
     /// binary counts allocations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocs_per_op: Option<f64>,
+    /// What the run was set up with (`settings.rs`).
+    pub settings: Option<RunSettings>,
 }
 
 /// The header of the human table.
@@ -113,14 +121,52 @@ pub fn to_json(runs: &[RunReport]) -> String {
     serde_json::to_string_pretty(&serde_json::json!({ "runs": runs })).expect("reports serialise")
 }
 
-/// `{"runs":[...], "all_runs":[...]}`: the reported (median) runs and, when
-/// experiments were repeated, every run.
-pub fn to_json_with_all(runs: &[RunReport], all: &[RunReport]) -> String {
+/// `{"runs":[...], "all_runs":[...], "paper_comparison":[...],
+/// "warnings":[...]}`: the reported (median) runs; when experiments were
+/// repeated, every run; the paper presets beside the paper's figures
+/// ([`crate::paper`]); and the [`warnings`].
+pub fn to_json_document(runs: &[RunReport], all: &[RunReport]) -> String {
     let mut v = serde_json::json!({ "runs": runs });
     if !all.is_empty() {
         v["all_runs"] = serde_json::json!(all);
     }
+    let paper = crate::paper::compare(runs);
+    if !paper.is_empty() {
+        v["paper_comparison"] = serde_json::json!(paper);
+    }
+    let warnings = warnings(runs);
+    if !warnings.is_empty() {
+        v["warnings"] = serde_json::json!(warnings);
+    }
     serde_json::to_string_pretty(&v).expect("reports serialise")
+}
+
+/// The memstore policy a run used: its settings' (`adaptive:0.2`), else its
+/// label.
+pub(crate) fn memstore_policy(r: &RunReport) -> &str {
+    r.settings.as_ref().map(|s| s.memstore_policy.as_str()).filter(|p| !p.is_empty()).unwrap_or(&r.policy)
+}
+
+/// Runs whose numbers cannot show what their policy does: a pipeline
+/// policy (on accordion or HBase) that never flushed in memory behaved as
+/// `none` — the active segment never reached A × flush size before a disk
+/// flush took it.
+pub fn warnings(runs: &[RunReport]) -> Vec<String> {
+    runs.iter()
+        .filter(|r| r.engine == "accordion" || r.engine == "hbase")
+        .filter(|r| {
+            let p = memstore_policy(r);
+            memstore::CompactionPolicy::parse(p).is_ok_and(|p| p != memstore::CompactionPolicy::None)
+        })
+        .filter(|r| r.inmemory_flushes == 0)
+        .map(|r| {
+            format!(
+                "{} {} {}: 0 in-memory flushes — the policy could not matter in this run (no active segment \
+                 reached A × flush size before a disk flush took it)",
+                r.preset, r.engine, r.policy
+            )
+        })
+        .collect()
 }
 
 /// The median run (by ops/s) of each (preset, engine, policy), in the order
@@ -149,7 +195,8 @@ fn cpu_us_per_op(r: &RunReport) -> f64 {
     if r.ops == 0 { 0.0 } else { r.cpu_seconds * 1e6 / r.ops as f64 }
 }
 
-fn disk_bytes(r: &RunReport) -> f64 {
+/// Bytes written by flushes and compactions.
+pub(crate) fn disk_bytes(r: &RunReport) -> f64 {
     (r.bytes_flushed + r.bytes_compacted) as f64
 }
 
@@ -174,12 +221,23 @@ pub fn ratio_lines(runs: &[RunReport]) -> Vec<String> {
             continue;
         };
         if let Some(none) = ours.iter().find(|r| r.policy == "none") {
-            lines.push(format!(
-                "{preset}: accordion best policy {} / none: throughput {}, disk bytes {}",
-                best.policy,
-                ratio(best.ops_per_sec, none.ops_per_sec),
-                ratio(disk_bytes(best), disk_bytes(none))
-            ));
+            let others = ours.iter().filter(|r| r.policy != "none");
+            match others.max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec)) {
+                Some(other) if best.policy == "none" => lines.push(format!(
+                    "{preset}: warning: no accordion policy beats none; the best of them, {}, reaches \
+                     throughput {}, disk bytes {} of none's",
+                    other.policy,
+                    ratio(other.ops_per_sec, none.ops_per_sec),
+                    ratio(disk_bytes(other), disk_bytes(none))
+                )),
+                Some(_) => lines.push(format!(
+                    "{preset}: accordion best policy {} / none: throughput {}, disk bytes {}",
+                    best.policy,
+                    ratio(best.ops_per_sec, none.ops_per_sec),
+                    ratio(disk_bytes(best), disk_bytes(none))
+                )),
+                None => {}
+            }
         }
         for h in of("hbase") {
             if let Some(o) = ours.iter().find(|r| r.policy == h.policy) {
@@ -294,8 +352,51 @@ mod tests {
     fn json_with_all_runs_keeps_every_run() {
         let all = [run("accordion", "none", 1.0, 0), run("accordion", "none", 2.0, 0)];
         let v: serde_json::Value =
-            serde_json::from_str(&to_json_with_all(&median_runs(&all), &all)).expect("valid json");
+            serde_json::from_str(&to_json_document(&median_runs(&all), &all)).expect("valid json");
         assert_eq!(v["runs"].as_array().map(Vec::len), Some(1));
         assert_eq!(v["all_runs"].as_array().map(Vec::len), Some(2));
+        assert!(v.get("paper_comparison").is_none() && v.get("warnings").is_none(), "{v}");
+        let mut paper = [run("accordion", "none", 1.0, 0), run("accordion", "basic", 2.0, 0)];
+        for r in &mut paper {
+            r.preset = "paper-write-zipf".into();
+        }
+        let v: serde_json::Value = serde_json::from_str(&to_json_document(&paper, &[])).expect("valid json");
+        assert_eq!(v["paper_comparison"][0]["rows"][1]["rows_per_sec"]["vs_none"], 2.0, "{v}");
+        assert_eq!(v["paper_comparison"][0]["rows"][1]["paper"]["flushes"]["value"], 1224.0, "{v}");
+        assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "basic never flushed in memory: {v}");
+    }
+
+    #[test]
+    fn a_policy_that_never_flushed_in_memory_is_flagged() {
+        let mut flushed = run("hbase", "adaptive:0.2", 1.0, 0);
+        flushed.inmemory_flushes = 3;
+        let mut labelled = run("accordion", "basic A=0.5", 1.0, 0);
+        labelled.settings = Some(RunSettings { memstore_policy: "basic".into(), ..RunSettings::default() });
+        let runs = [
+            run("accordion", "none", 1.0, 0),
+            run("accordion", "eager", 1.0, 0),
+            flushed,
+            labelled,
+            run("rocksdb", "-", 1.0, 0),
+            run("thrift", "server", 1.0, 0),
+        ];
+        let w = warnings(&runs);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("p accordion eager: 0 in-memory flushes"), "{}", w[0]);
+        assert!(w[1].starts_with("p accordion basic A=0.5:"), "{}", w[1]);
+    }
+
+    #[test]
+    fn none_beating_every_policy_is_a_warning_not_a_best_policy() {
+        let runs = [
+            run("accordion", "none", 100.0, 40),
+            run("accordion", "basic", 90.0, 20),
+            run("accordion", "eager", 80.0, 10),
+        ];
+        let lines = ratio_lines(&runs);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("warning: no accordion policy beats none; the best of them, basic, reaches throughput 0.90x, disk bytes 0.50x"), "{}", lines[0]);
+        assert!(!lines.iter().any(|l| l.contains("none / none")));
+        assert!(ratio_lines(&[run("accordion", "none", 1.0, 0)]).is_empty(), "none alone compares with nothing");
     }
 }

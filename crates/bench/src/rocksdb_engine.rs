@@ -31,14 +31,22 @@ fn err(e: rocksdb::Error) -> BenchError {
 }
 
 impl RocksDbEngine {
-    /// Opens a fresh database in `dir` with `memtable_bytes` of write buffers.
-    pub fn open(dir: PathBuf, memtable_bytes: u64, durability: Durability, fields: usize) -> Result<Self, BenchError> {
+    /// Opens a fresh database in `dir` with `memtable_bytes` of write buffers
+    /// in all, each memtable `write_buffer_bytes` (the region flush size; at
+    /// least RocksDB's own 64 KiB minimum).
+    pub fn open(
+        dir: PathBuf,
+        memtable_bytes: u64,
+        write_buffer_bytes: u64,
+        durability: Durability,
+        fields: usize,
+    ) -> Result<Self, BenchError> {
         let _ = std::fs::remove_dir_all(&dir);
         let mut options = Options::default();
         options.create_if_missing(true);
         options.enable_statistics();
         options.set_db_write_buffer_size(memtable_bytes as usize);
-        options.set_write_buffer_size((memtable_bytes / 4).max(1 << 20) as usize);
+        options.set_write_buffer_size(write_buffer_bytes.max(64 << 10) as usize);
         options.set_max_write_buffer_number(4);
         options.increase_parallelism(2);
         options.set_compression_type(rocksdb::DBCompressionType::None);

@@ -1,11 +1,14 @@
 //! `accordion bench run`: runs presets on engines and policies in one
-//! invocation and prints one table (and `--json FILE`).
+//! invocation and prints one table (and `--json FILE`), then the ratios,
+//! the paper presets beside the paper's figures, the measured reader's
+//! latency percentiles, and warnings about runs whose policy could not
+//! matter.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use bench::presets::{PRESETS, experiments, run_experiment};
-use bench::report::{RunReport, median_runs, ratio_lines, table_header, to_json_with_all};
+use bench::report::{RunReport, median_runs, ratio_lines, table_header, to_json_document, warnings};
 
 use super::progress_bar::ProgressBarThread;
 
@@ -43,6 +46,11 @@ pub struct RunArgs {
     /// Overrides every experiment's S (pipeline segments before a merge).
     #[arg(long)]
     pub pipeline_segments: Option<usize>,
+    /// Holds the writers of every engine and policy to this many rows per
+    /// second in total (the measured phase; a load phase runs free), so
+    /// that paper-mixed's reader is measured under the same write load.
+    #[arg(long, value_name = "ROWS_PER_SEC")]
+    pub write_rate: Option<f64>,
     /// For --engines thrift: a running server's Thrift address (the
     /// server's own settings decide the memstore policy).
     #[arg(long)]
@@ -73,6 +81,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     if args.engines.iter().any(|e| e == "thrift") && args.server.is_none() {
         bail!("--engines thrift needs --server HOST:PORT (a running accordion server)");
     }
+    if let Some(rate) = args.write_rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        bail!("--write-rate must be a positive number of rows per second, got {rate}");
+    }
     let mut planned = Vec::new();
     for name in &args.presets {
         let mut exps = experiments(name, args.scale, &args.policies)
@@ -87,6 +100,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             if let Some(s) = args.pipeline_segments {
                 exp.preset.pipeline_segments_limit = s.max(1);
             }
+            exp.preset.write_rate = args.write_rate;
         }
         planned.push((name.clone(), exps));
     }
@@ -158,9 +172,30 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             println!("  {line}");
         }
     }
+    let paper = bench::paper::lines(&bench::paper::compare(&medians));
+    if !paper.is_empty() {
+        println!();
+        for line in paper {
+            println!("{line}");
+        }
+    }
+    let readers = reader_lines(&medians);
+    if !readers.is_empty() {
+        println!("\nreader get latency µs (p50 / p75 / p90 / p95 / p99):");
+        for line in readers {
+            println!("  {line}");
+        }
+    }
+    let warned = warnings(&medians);
+    if !warned.is_empty() {
+        println!("\nwarnings:");
+        for line in warned {
+            println!("  {line}");
+        }
+    }
     if let Some(path) = &args.json {
         let all = if repeat > 1 { &runs[..] } else { &[] };
-        std::fs::write(path, to_json_with_all(&medians, all)).with_context(|| format!("write {}", path.display()))?;
+        std::fs::write(path, to_json_document(&medians, all)).with_context(|| format!("write {}", path.display()))?;
     }
     if let Some(dir) = &args.plot {
         for f in bench::plot::write_plots(&medians, dir)? {
@@ -168,4 +203,69 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         }
     }
     Ok(medians)
+}
+
+/// The measured reader's percentiles of each reader-under-writes run, with
+/// the write rate its writers reached (and were held to, if they were).
+fn reader_lines(runs: &[RunReport]) -> Vec<String> {
+    runs.iter()
+        .filter(|r| r.settings.as_ref().is_some_and(|s| s.load_ops > 0))
+        .filter_map(|r| {
+            let g = r.latency_us.get("get")?;
+            let limit =
+                r.settings.as_ref().and_then(|s| s.write_rate).map_or(String::new(), |w| format!(", limit {w:.0}"));
+            Some(format!(
+                "{} {} {}: {} / {} / {} / {} / {} (writers {:.0} rows/s{limit})",
+                r.preset, r.engine, r.policy, g.p50, g.p75, g.p90, g.p95, g.p99, r.ops_per_sec
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(presets: &str, write_rate: Option<f64>) -> RunArgs {
+        RunArgs {
+            presets: vec![presets.into()],
+            engines: vec!["accordion".into()],
+            policies: vec!["basic".into()],
+            scale: 0.002,
+            dir: None,
+            json: None,
+            plot: None,
+            repeat: 1,
+            inmemory_flush_share: None,
+            pipeline_segments: None,
+            write_rate,
+            server: None,
+            server_http: None,
+            hbase_script: PathBuf::from("/nonexistent"),
+        }
+    }
+
+    #[test]
+    fn write_rate_holds_the_mixed_presets_writers_and_the_reader_is_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut a = args("paper-mixed", Some(40_000.0));
+        a.dir = Some(dir.path().to_path_buf());
+        a.json = Some(dir.path().join("runs.json"));
+        let runs = run(&a).expect("runs");
+        let r = &runs[0];
+        let s = r.settings.as_ref().expect("settings");
+        assert_eq!((s.write_rate, s.load_ops), (Some(40_000.0), 4_000));
+        // 4 000 rows at 40 000 rows/s cannot take less than 0.1 s.
+        assert!(r.seconds >= 0.095, "{} s", r.seconds);
+        assert!(r.ops_per_sec <= 40_000.0 * 1.05, "{} rows/s", r.ops_per_sec);
+        let line = reader_lines(&runs);
+        assert_eq!(line.len(), 1, "{line:?}");
+        assert!(line[0].contains("limit 40000"), "{}", line[0]);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs.json")).expect("json")).expect("valid");
+        assert_eq!(json["runs"][0]["settings"]["write_rate"], 40_000.0);
+        let get = &json["runs"][0]["latency_us"]["get"];
+        assert!(get["p75"].as_u64().is_some() && get["p90"].as_u64().is_some(), "{get}");
+        assert!(run(&args("paper-mixed", Some(0.0))).is_err());
+    }
 }
