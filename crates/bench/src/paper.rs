@@ -218,7 +218,7 @@ pub fn lines(comparisons: &[PresetComparison]) -> Vec<String> {
         out.push(format!(
             "  best throughput over none: paper {:+.1} %; ours {}",
             c.paper_best_gain * 100.0,
-            if ours.is_empty() { "- (no none run)".to_string() } else { ours.join(", ") }
+            if ours.is_empty() { "- (needs none and another policy)".to_string() } else { ours.join(", ") }
         ));
     }
     out

@@ -37,6 +37,8 @@ final class Config {
   int flushThreads; // hbase.hstore.flusher.count
   long walBlockSize; // hbase.regionserver.hlog.blocksize; 0 = HDFS-like 256 MiB
   double blockCacheFraction; // hfile.block.cache.size
+  /** Rows per second all client threads together may write in the measured phase; 0 = no limit. */
+  double writeRate;
 
   static Config load(Path path) throws IOException {
     String text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
@@ -74,6 +76,7 @@ final class Config {
     c.flushThreads = (int) num(m, "flush_threads", 2);
     c.walBlockSize = (long) num(m, "wal_block_size", 0);
     c.blockCacheFraction = num(m, "block_cache_fraction", 0.4);
+    c.writeRate = num(m, "write_rate", 0);
     c.validate();
     return c;
   }
@@ -84,6 +87,9 @@ final class Config {
     }
     if (regions < 1 || (regions > 1 && splitKeysFile == null)) {
       throw new IllegalArgumentException("regions >= 1, and split_keys_file is required if > 1");
+    }
+    if (!(writeRate >= 0) || Double.isInfinite(writeRate)) {
+      throw new IllegalArgumentException("write_rate must be a finite number >= 0");
     }
     if (threads < 1 || fields < 1 || valueSize < 0 || batchRows < 1 || ops < 0) {
       throw new IllegalArgumentException("threads, fields, batch_rows >= 1; value_size, ops >= 0");

@@ -78,6 +78,13 @@ public final class HBaseBench {
   /** Operations of the phase in progress (the load phase, then the measured one). */
   private volatile long phaseOps;
   private volatile boolean writersDone;
+  /**
+   * Whether writes are held to write_rate (the measured phase only): operation i is due
+   * (i + 1) / write_rate seconds after pacedSince (System.nanoTime), as in the Rust driver.
+   * pacedSince is written before the volatile pacing flag and read after it.
+   */
+  private volatile boolean pacing;
+  private long pacedSince;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
   private HBaseBench(Config cfg) {
@@ -289,6 +296,10 @@ public final class HBaseBench {
     progress.setDaemon(true);
     double cpuBefore = cpuSeconds();
     long start = System.nanoTime();
+    if (cfg.writeRate > 0) {
+      pacedSince = start;
+      pacing = true;
+    }
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < workers.size(); t++) {
       Thread th = new Thread(workers.get(t), "client-" + t);
@@ -458,6 +469,8 @@ public final class HBaseBench {
     long userBytesLogical;
     long found;
     final List<Put> buffer = new ArrayList<>();
+    /** The buffer's last (highest) operation index. */
+    long lastIndex;
 
     @Override
     public void run() {
@@ -489,6 +502,7 @@ public final class HBaseBench {
               userBytes += 20 + logical;
             }
             buffer.add(p);
+            lastIndex = i;
             if (buffer.size() >= cfg.batchRows) {
               sendBatch();
             }
@@ -504,6 +518,13 @@ public final class HBaseBench {
 
     /** One client flush of the write buffer: one batchMutate per region touched. */
     private void sendBatch() throws IOException, InterruptedException {
+      if (pacing) {
+        // Not before the buffer's last row is due (write_rate).
+        long wait = pacedSince + (long) ((lastIndex + 1) * 1e9 / cfg.writeRate) - System.nanoTime();
+        if (wait > 0) {
+          Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
+      }
       long t = System.nanoTime();
       flusher.reclaimMemStoreMemory();
       Map<Integer, List<Mutation>> byRegion = new LinkedHashMap<>();
@@ -566,6 +587,8 @@ public final class HBaseBench {
   private static Map<String, Object> percentiles(Histogram h) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("p50", h.getValueAtPercentile(50.0));
+    m.put("p75", h.getValueAtPercentile(75.0));
+    m.put("p90", h.getValueAtPercentile(90.0));
     m.put("p95", h.getValueAtPercentile(95.0));
     m.put("p99", h.getValueAtPercentile(99.0));
     m.put("p999", h.getValueAtPercentile(99.9));
