@@ -5,7 +5,11 @@
 //!   size; writes to it block above `block_multiplier` × that.
 //! - Above the lower mark of the global memstore limit the flusher flushes
 //!   the largest region; above the limit every write blocks until flushes
-//!   bring the total back under it.
+//!   bring the total back under it. As in HBase (every `FlushHandler` runs
+//!   `flushOneForGlobalPressure`), every flusher thread serves global
+//!   pressure, each taking the largest region that no other thread is
+//!   flushing: with one thread, writers stall for whole flushes (file write
+//!   plus fsyncs) while the second thread sits idle.
 //! - After a flush: old WAL files are archived; if more than `max_logs`
 //!   remain, the regions pinning the oldest are flushed; stores with enough
 //!   files are queued for compaction; big regions are split.
@@ -13,11 +17,14 @@
 //!   (up to `blocking_wait_ms`) while a compaction runs.
 //!
 //! Thread safety: requests go through a channel; `pending` deduplicates
-//! queued regions; blocked writers wait on `memory_cv`, which every finished
-//! flush signals. Worker threads hold only a weak reference to the store.
+//! queued regions; `in_flight` holds the regions a flusher thread is flushing
+//! (a pressure flush never picks one of them); `pressure_workers` counts the
+//! pressure tasks queued or running, at most one per thread; blocked writers
+//! wait on `memory_cv`, which every finished flush signals. Worker threads
+//! hold only a weak reference to the store.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -40,7 +47,8 @@ pub(crate) struct Flusher {
     sender: Sender<FlushTask>,
     receiver: Receiver<FlushTask>,
     pending: Mutex<HashSet<u64>>,
-    pressure_pending: AtomicBool,
+    in_flight: Mutex<HashSet<u64>>,
+    pressure_workers: AtomicUsize,
     threads: Mutex<Vec<JoinHandle<()>>>,
     stopped: AtomicBool,
     memory_lock: Mutex<()>,
@@ -52,6 +60,8 @@ pub(crate) struct Flusher {
     pub(crate) flushes: AtomicU64,
     pub(crate) flush_failures: AtomicU64,
     pub(crate) blocked_writes: AtomicU64,
+    /// Nanoseconds writers spent blocked on memory, summed over writers.
+    pub(crate) blocked_nanos: AtomicU64,
 }
 
 impl Flusher {
@@ -61,7 +71,8 @@ impl Flusher {
             sender,
             receiver,
             pending: Mutex::new(HashSet::new()),
-            pressure_pending: AtomicBool::new(false),
+            in_flight: Mutex::new(HashSet::new()),
+            pressure_workers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
             memory_lock: Mutex::new(()),
@@ -72,6 +83,7 @@ impl Flusher {
             flushes: AtomicU64::new(0),
             flush_failures: AtomicU64::new(0),
             blocked_writes: AtomicU64::new(0),
+            blocked_nanos: AtomicU64::new(0),
         }
     }
 
@@ -111,8 +123,14 @@ impl Flusher {
         }
     }
 
+    /// Puts one more flusher thread on global pressure, unless every thread
+    /// already is.
     fn request_pressure(&self) {
-        if !self.pressure_pending.swap(true, Ordering::AcqRel) {
+        let more = self
+            .pressure_workers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.thread_count).then_some(n + 1))
+            .is_ok();
+        if more {
             let _ = self.sender.send(FlushTask::Pressure);
         }
     }
@@ -134,28 +152,36 @@ pub(crate) fn reclaim_memory(inner: &Arc<StoreInner>, region: &Arc<Region>) -> R
     let o = &inner.options;
     let region_limit = o.block_multiplier.saturating_mul(region.flush_size());
     let global_limit = o.global_memstore_limit();
-    let mut counted = false;
+    let mut blocked_since: Option<Instant> = None;
+    let unblocked = |since: Option<Instant>| {
+        if let Some(t) = since {
+            inner.flusher.blocked_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+    };
     loop {
         let region_over = region.memstore_heap_size() >= region_limit;
         let global_over = inner.flusher.global_heap.load(Ordering::Relaxed) >= global_limit;
-        if !region_over && !global_over {
-            return Ok(());
-        }
-        if global_heap(inner) < global_limit && !region_over {
+        // The cached global figure may be stale: recount before blocking.
+        if !region_over && (!global_over || global_heap(inner) < global_limit) {
+            unblocked(blocked_since);
             return Ok(());
         }
         if inner.closed.load(Ordering::Acquire) {
+            unblocked(blocked_since);
             return Err(StoreError::Closed);
         }
-        if !counted {
+        if blocked_since.is_none() {
             inner.flusher.blocked_writes.fetch_add(1, Ordering::Relaxed);
-            counted = true;
+            blocked_since = Some(Instant::now());
         }
         if !o.background {
             // No flusher threads: flush in the writer's thread.
             let target =
                 if region_over { region.clone() } else { largest_region(inner).unwrap_or_else(|| region.clone()) };
-            target.flush()?;
+            if let Err(e) = target.flush() {
+                unblocked(blocked_since);
+                return Err(e);
+            }
             continue;
         }
         if region_over {
@@ -194,6 +220,47 @@ fn largest_region(inner: &StoreInner) -> Option<Arc<Region>> {
     inner.tables.read().values().flat_map(|t| t.regions()).max_by_key(|r| r.memstore_heap_size())
 }
 
+/// The largest region with something to flush that no flusher thread is
+/// flushing, marked in flight; `None` if there is none.
+fn claim_largest_idle_region(inner: &StoreInner) -> Option<InFlight<'_>> {
+    let mut in_flight = inner.flusher.in_flight.lock();
+    let region = inner
+        .tables
+        .read()
+        .values()
+        .flat_map(|t| t.regions())
+        .filter(|r| !in_flight.contains(&r.info().id))
+        .map(|r| (r.memstore_heap_size(), r))
+        .filter(|(size, _)| *size > 0)
+        .max_by_key(|(size, _)| *size)?
+        .1;
+    in_flight.insert(region.info().id);
+    Some(InFlight { flusher: &inner.flusher, region })
+}
+
+/// A region a flusher thread is flushing; dropping it clears the mark.
+struct InFlight<'a> {
+    flusher: &'a Flusher,
+    region: Arc<Region>,
+}
+
+impl<'a> InFlight<'a> {
+    /// Marks `region` in flight, or `None` if another thread is flushing it.
+    fn claim(flusher: &'a Flusher, region: Arc<Region>) -> Option<InFlight<'a>> {
+        // Not `then_some`: that would build (and on failure drop) a claim
+        // while the lock is held, and its drop would clear the other
+        // thread's mark under a second lock of the same mutex.
+        let claimed = flusher.in_flight.lock().insert(region.info().id);
+        if claimed { Some(InFlight { flusher, region }) } else { None }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.flusher.in_flight.lock().remove(&self.region.info().id);
+    }
+}
+
 fn run(weak: Weak<StoreInner>, receiver: Receiver<FlushTask>) {
     while let Ok(task) = receiver.recv() {
         let Some(inner) = weak.upgrade() else { return };
@@ -202,18 +269,23 @@ fn run(weak: Weak<StoreInner>, receiver: Receiver<FlushTask>) {
             FlushTask::Region(region) => {
                 inner.flusher.pending.lock().remove(&region.info().id);
                 if !region.is_closed() && region.memstore_heap_size() > 0 {
-                    flush_region(&inner, &region);
+                    // If a pressure flush of this region is running, it takes
+                    // what this request was for; later writes that fill the
+                    // region again request it again (`after_write`).
+                    if let Some(claim) = InFlight::claim(&inner.flusher, region) {
+                        flush_region(&inner, &claim.region);
+                    }
                 }
             }
             FlushTask::Pressure => {
-                inner.flusher.pressure_pending.store(false, Ordering::Release);
                 let low = inner.options.global_memstore_low_mark();
                 while global_heap(&inner) >= low && !inner.flusher.stopped.load(Ordering::Acquire) {
-                    let Some(r) = largest_region(&inner) else { break };
-                    if r.memstore_heap_size() == 0 || !flush_region(&inner, &r) {
+                    let Some(claim) = claim_largest_idle_region(&inner) else { break };
+                    if !flush_region(&inner, &claim.region) {
                         break;
                     }
                 }
+                inner.flusher.pressure_workers.fetch_sub(1, Ordering::AcqRel);
             }
         }
         inner.flusher.signal();

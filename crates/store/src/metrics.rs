@@ -77,6 +77,8 @@ pub struct StoreTotals {
     pub flush_failures: u64,
     pub compaction_failures: u64,
     pub blocked_writes: u64,
+    /// Seconds writes spent blocked on memory limits, summed over writers.
+    pub blocked_write_seconds: f64,
     pub block_cache_hits: u64,
     pub block_cache_misses: u64,
     pub block_cache_bytes: u64,
@@ -170,6 +172,7 @@ impl Store {
         t.flush_failures = self.inner.flusher.flush_failures.load(Ordering::Relaxed);
         t.compaction_failures = self.inner.compactor.failures.load(Ordering::Relaxed);
         t.blocked_writes = self.inner.flusher.blocked_writes.load(Ordering::Relaxed);
+        t.blocked_write_seconds = self.inner.flusher.blocked_nanos.load(Ordering::Relaxed) as f64 / 1e9;
         if let Some(cache) = self.block_cache() {
             let s = cache.stats();
             t.block_cache_hits = s.hits;

@@ -1,0 +1,156 @@
+//! The flusher under global memory pressure, made deterministic by a hook
+//! that holds every flush after it has taken its snapshot.
+//!
+//! HBase's flusher threads each serve global pressure
+//! (`flushOneForGlobalPressure`), each on the largest region no other is
+//! flushing. If one thread served it alone, writers would stall for every
+//! whole flush while the other thread sat idle.
+
+use std::collections::BTreeSet;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use store::hooks::{HookPoint, WriteHooks};
+use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
+
+/// Bounds every wait: never reached when the store works.
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Holds every flush at `FlushSnapshotTaken` until released, reporting the
+/// region of each one that arrives.
+struct HoldFlushes {
+    arrived: Mutex<Sender<u64>>,
+    released: Mutex<bool>,
+    release: Condvar,
+}
+
+impl HoldFlushes {
+    fn new() -> (Arc<HoldFlushes>, Receiver<u64>) {
+        let (tx, rx) = mpsc::channel();
+        (Arc::new(HoldFlushes { arrived: Mutex::new(tx), released: Mutex::new(false), release: Condvar::new() }), rx)
+    }
+
+    fn release_all(&self) {
+        *self.released.lock().expect("release flag") = true;
+        self.release.notify_all();
+    }
+}
+
+impl WriteHooks for HoldFlushes {
+    fn at(&self, point: HookPoint, region: u64) -> store::Result<()> {
+        if point != HookPoint::FlushSnapshotTaken {
+            return Ok(());
+        }
+        let _ = self.arrived.lock().expect("arrivals").send(region);
+        let released = self.released.lock().expect("release flag");
+        // Bounded: a test that fails must not leave flushes held forever.
+        let _ = self.release.wait_timeout_while(released, TIMEOUT, |r| !*r).expect("release flag");
+        Ok(())
+    }
+}
+
+#[test]
+fn every_flusher_thread_serves_global_pressure_on_a_different_region() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (hooks, arrivals) = HoldFlushes::new();
+    let options = StoreOptions {
+        // A 4 MiB global memstore limit (0.4 of 10 MiB), far below the region
+        // flush size: every flush here is a pressure flush.
+        memory_budget: 10 << 20,
+        flusher_threads: 2,
+        hooks: Some(hooks.clone()),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(tmp.path().join("store"), options).expect("open");
+    store
+        .create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[b"b".to_vec(), b"c".to_vec()])
+        .expect("create a table of three regions");
+
+    // About 7.5 MiB over the three regions: past the limit, so the writer
+    // blocks until flushes free memory.
+    let writer: std::thread::JoinHandle<store::Result<()>> = std::thread::spawn({
+        let store = store.clone();
+        move || {
+            let value = vec![b'v'; 1024];
+            for i in 0..2500u32 {
+                let row = format!("{}{i:05}", ["a", "b", "c"][i as usize % 3]);
+                store.put("t", row.as_bytes(), &[(b"f", b"q0", &value), (b"f", b"q1", &value)], None)?;
+            }
+            Ok(())
+        }
+    });
+
+    let first = arrivals.recv_timeout(TIMEOUT).expect("a pressure flush starts");
+    let second = arrivals
+        .recv_timeout(TIMEOUT)
+        .expect("while one pressure flush is held, the other flusher thread flushes another region");
+    assert_ne!(first, second, "the two pressure flushes are of different regions");
+    hooks.release_all();
+    writer.join().expect("writer thread").expect("every write is acknowledged once flushes run");
+
+    let mut flushed: BTreeSet<u64> = [first, second].into();
+    flushed.extend(arrivals.try_iter());
+    assert!(flushed.len() >= 2);
+    for i in (0..2500u32).step_by(97) {
+        let row = format!("{}{i:05}", ["a", "b", "c"][i as usize % 3]);
+        let cells = store.get("t", &Get::new(row.clone().into_bytes())).expect("get");
+        assert_eq!(cells.len(), 2, "row {row} is whole after the flushes");
+    }
+    store.close().expect("close");
+}
+
+/// A size-triggered request for a region that a flusher thread is already
+/// flushing is skipped (the running flush takes it), and the thread goes on
+/// to the next request: here, another region's flush.
+#[test]
+fn a_request_for_a_region_being_flushed_is_skipped_and_the_thread_moves_on() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (hooks, arrivals) = HoldFlushes::new();
+    let options = StoreOptions {
+        // Region flushes at 1 MiB; memory to spare otherwise.
+        region_flush_size: 1 << 20,
+        memory_budget: 1 << 30,
+        flusher_threads: 2,
+        hooks: Some(hooks.clone()),
+        ..StoreOptions::default()
+    };
+    let store = Store::open(tmp.path().join("store"), options).expect("open");
+    store
+        .create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[b"b".to_vec()])
+        .expect("create a table of two regions");
+    let value = vec![b'v'; 1024];
+    let put = |row: String| {
+        let store = store.clone();
+        let value = value.clone();
+        // In a thread, bounded: a writer must never hang the test.
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(store.put("t", row.as_bytes(), &[(b"f", b"q", &value)], None));
+        });
+        rx.recv_timeout(TIMEOUT).expect("a write returns").expect("a write is acknowledged");
+    };
+    let mut i = 0u32;
+    let mut fill = |prefix: &str| {
+        // Just over the flush size in one region.
+        for _ in 0..1100 {
+            put(format!("{prefix}{i:06}"));
+            i += 1;
+        }
+    };
+
+    fill("a");
+    let first = arrivals.recv_timeout(TIMEOUT).expect("region a's flush starts and is held");
+    // Region a is still over its flush size (its snapshot counts until
+    // written): this write queues another request for it, which the other
+    // flusher thread takes first and must skip.
+    put("a-again".to_string());
+    fill("c");
+    let second =
+        arrivals.recv_timeout(TIMEOUT).expect("the other flusher thread skips region a's request and flushes region c");
+    assert_ne!(first, second);
+    hooks.release_all();
+    let cells = store.get("t", &Get::new(b"a-again".to_vec())).expect("get");
+    assert_eq!(cells.len(), 1);
+    store.close().expect("close");
+}
