@@ -85,6 +85,10 @@ pub struct WriteRun {
     /// Heap allocations the writer threads made per row (the put path
     /// alone; flush and compaction threads are not counted).
     pub put_path_allocs_per_row: f64,
+    /// Process CPU seconds per row (writers, flushes, compactions, WAL).
+    pub cpu_us_per_row: f64,
+    /// Seconds writers spent blocked on memory limits, summed over writers.
+    pub blocked_write_seconds: f64,
 }
 
 /// Region boundaries that split YCSB's key space evenly.
@@ -136,6 +140,7 @@ fn run_one(
     let next = AtomicU64::new(0);
     let failures = AtomicU64::new(0);
     let writer_allocs = AtomicU64::new(0);
+    let cpu_before = bench::sysinfo::cpu_seconds();
     let start = Instant::now();
     std::thread::scope(|scope| {
         for t in 0..args.threads {
@@ -167,6 +172,7 @@ fn run_one(
         }
     });
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = bench::sysinfo::cpu_seconds() - cpu_before;
     if failures.load(Ordering::Relaxed) > 0 {
         bail!("{} writes failed", failures.load(Ordering::Relaxed));
     }
@@ -192,6 +198,8 @@ fn run_one(
         user_bytes: m.user_bytes,
         write_amplification: m.write_amplification,
         put_path_allocs_per_row: writer_allocs.load(Ordering::Relaxed) as f64 / args.rows.max(1) as f64,
+        cpu_us_per_row: cpu * 1e6 / args.rows.max(1) as f64,
+        blocked_write_seconds: m.blocked_write_seconds,
     })
 }
 
@@ -202,7 +210,7 @@ pub fn run(args: &WriteBenchArgs) -> anyhow::Result<Vec<WriteRun>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let splits = split_keys(args.keys, args.regions);
     println!(
-        "{:<14} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5} {:>11}",
+        "{:<14} {:>9} {:>10} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5} {:>11} {:>7} {:>9}",
         "policy",
         "rows",
         "rows/s",
@@ -215,14 +223,16 @@ pub fn run(args: &WriteBenchArgs) -> anyhow::Result<Vec<WriteRun>> {
         "flush MB",
         "compct MB",
         "WA",
-        "put allocs"
+        "put allocs",
+        "cpu us",
+        "blocked s"
     );
     let mut runs = Vec::new();
     for policy in &args.policies {
         memstore::CompactionPolicy::parse(policy).with_context(|| format!("policy {policy:?}"))?;
         let r = run_one(args, policy, &splits, &base)?;
         println!(
-            "{:<14} {:>9} {:>10.0} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>5.2} {:>11.3}",
+            "{:<14} {:>9} {:>10.0} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>5.2} {:>11.3} {:>7.2} {:>9.1}",
             r.policy,
             r.rows,
             r.rows_per_sec,
@@ -235,7 +245,9 @@ pub fn run(args: &WriteBenchArgs) -> anyhow::Result<Vec<WriteRun>> {
             r.bytes_flushed as f64 / 1048576.0,
             r.bytes_compacted as f64 / 1048576.0,
             r.write_amplification,
-            r.put_path_allocs_per_row
+            r.put_path_allocs_per_row,
+            r.cpu_us_per_row,
+            r.blocked_write_seconds
         );
         runs.push(r);
     }
