@@ -17,7 +17,8 @@ use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::merge_iter::MergingCursor;
 use crate::mslab::MemStoreLab;
-use crate::segment::{IndexLayout, Segment};
+use crate::segment::{IndexLayout, Segment, SegmentStats};
+use crate::sorted_runs;
 use crate::visibility::CompactionRetainer;
 
 /// Cells between two polls of the interrupt probe.
@@ -37,23 +38,26 @@ impl MemStoreCompactor<'_> {
     /// The same cells as `segment`, in the flat layout.
     pub fn flatten(&self, id: u64, segment: &Arc<Segment>, count_uniques: bool) -> Segment {
         let cells = segment.cell_ptrs();
-        Segment::flat(id, self.layout, cells, segment.data_chunks(), self.pool, count_uniques)
+        // A drained segment's own statistics are exact; re-reading every cell
+        // for them is needed only to count unique keys.
+        let stats = (!count_uniques).then(|| segment.stats());
+        Segment::flat_with_stats(id, self.layout, cells, segment.data_chunks(), self.pool, stats, count_uniques)
     }
 
     /// One flat index over all cells of `segments`; cell bytes stay in place.
+    /// The runs are merged by galloping (`sorted_runs`), so the cells of a big
+    /// segment between two cells of the small ones are never read.
     pub fn merge(&self, id: u64, segments: &[Arc<Segment>], count_uniques: bool) -> Result<Segment, Interrupted> {
-        let total: u64 = segments.iter().map(|s| s.cell_count()).sum();
-        let mut cells = Vec::with_capacity(total as usize);
-        let mut cursor = MergingCursor::new(segments.iter().cloned());
-        while let Some(c) = cursor.current() {
-            cells.push(c.encoded().as_ptr());
-            cursor.advance();
-            if cells.len() % INTERRUPT_POLL == 0 && (self.interrupted)() {
-                return Err(Interrupted);
-            }
+        let runs: Vec<Vec<*const u8>> = segments.iter().map(|s| s.cell_ptrs()).collect();
+        // SAFETY: the pointers are cells of `segments`, which we hold.
+        let cells = unsafe { sorted_runs::merge_newest_first(runs, self.interrupted) }.ok_or(Interrupted)?;
+        if (self.interrupted)() {
+            return Err(Interrupted);
         }
         let chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
-        Ok(Segment::flat(id, self.layout, cells, chunks, self.pool, count_uniques))
+        // Nothing is dropped: the inputs' statistics add up exactly.
+        let stats = (!count_uniques).then(|| segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats())));
+        Ok(Segment::flat_with_stats(id, self.layout, cells, chunks, self.pool, stats, count_uniques))
     }
 
     /// Merges `segments`, keeps what `retainer` keeps, and copies the
@@ -87,5 +91,65 @@ impl MemStoreCompactor<'_> {
             }
         }
         Ok((Segment::flat(id, self.layout, cells, lab.chunks(), self.pool, true), dropped))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell::CellInput;
+    use crate::mutable_segment::MutableSegment;
+    use crate::segment::{SegmentCursor, SegmentStats};
+
+    fn frozen(rows: &[(&str, u64)], first_seq: u64, pool: &ChunkPool) -> Arc<Segment> {
+        let m = Arc::new(MutableSegment::new(pool.clone()));
+        for (i, (r, ts)) in rows.iter().enumerate() {
+            let g = m.begin_write().expect("not frozen");
+            let cells = [
+                CellInput::put(r.as_bytes(), b"f", b"q", *ts, b"value"),
+                CellInput::put(r.as_bytes(), b"f", b"z", *ts, b"v"),
+            ];
+            m.insert_row(&g, &cells, first_seq + i as u64);
+        }
+        m.freeze();
+        Arc::new(Segment::from_active(first_seq, m))
+    }
+
+    fn cells_of(seg: &Arc<Segment>) -> Vec<(Vec<u8>, Vec<u8>, u64, u64)> {
+        let mut c = SegmentCursor::new(seg.clone());
+        let mut out = Vec::new();
+        while let Some(cell) = c.current() {
+            out.push((cell.row().to_vec(), cell.qualifier().to_vec(), cell.timestamp(), cell.seq()));
+            c.advance();
+        }
+        out
+    }
+
+    #[test]
+    fn flatten_and_merge_keep_every_cell_and_exact_statistics_without_recounting() {
+        let pool = ChunkPool::new(16);
+        let never = || false;
+        for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
+            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never };
+            let old = Arc::new(c.flatten(10, &frozen(&[("m", 5), ("a", 1), ("x", 9), ("m", 6)], 1, &pool), false));
+            let new1 = frozen(&[("b", 2), ("m", 7)], 20, &pool);
+            let new2 = Arc::new(c.flatten(11, &frozen(&[("z", 3), ("a", 4)], 30, &pool), false));
+            let segments = [new2.clone(), new1.clone(), old.clone()];
+            let merged = Arc::new(c.merge(12, &segments, false).expect("not interrupted"));
+
+            let mut want: Vec<_> = segments.iter().flat_map(cells_of).collect();
+            // HBase's order: row, qualifier ascending; timestamp, seq descending.
+            want.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(b.3.cmp(&a.3)));
+            assert_eq!(cells_of(&merged), want, "{layout:?}: every cell once, in cell order");
+
+            // The statistics added up from the inputs equal a full recount.
+            let recount = SegmentStats::of_cells(&merged.cell_ptrs(), merged.stats().index_size, false);
+            assert_eq!(merged.stats(), recount, "{layout:?}: merged statistics");
+            let recount = SegmentStats::of_cells(&old.cell_ptrs(), old.stats().index_size, false);
+            assert_eq!(old.stats(), recount, "{layout:?}: flattened statistics");
+            // Counting uniques still reads the cells.
+            let counted = c.merge(13, &segments, true).expect("not interrupted");
+            assert_eq!(counted.stats().unique_keys, Some(2 * 5), "{layout:?}: a, b, m, x, z × two qualifiers");
+        }
     }
 }

@@ -34,6 +34,7 @@ pub mod scanner;
 pub mod segment;
 pub mod skiplist;
 pub mod snapshot;
+pub mod sorted_runs;
 pub mod visibility;
 
 pub use cell::{Cell, CellInput, CellKey, CellRef, CellType};

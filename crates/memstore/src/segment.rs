@@ -177,9 +177,29 @@ impl Segment {
         pool: &ChunkPool,
         count_uniques: bool,
     ) -> Segment {
+        Segment::flat_with_stats(id, layout, cells, data_chunks, pool, None, count_uniques)
+    }
+
+    /// Like [`flat`](Self::flat), with the cells' statistics known already
+    /// (`Some`: data size, counts, seq and time ranges; the index size is
+    /// set here); `None` reads every cell to compute them.
+    pub fn flat_with_stats(
+        id: u64,
+        layout: IndexLayout,
+        cells: Vec<*const u8>,
+        data_chunks: Vec<ChunkRef>,
+        pool: &ChunkPool,
+        known: Option<SegmentStats>,
+        count_uniques: bool,
+    ) -> Segment {
+        debug_assert!(known.is_none_or(|k| k.cells == cells.len() as u64), "known statistics of other cells");
         // Heap accounting charges the entries (8 bytes per cell in both
         // layouts), not the chunks or capacity that hold them (module doc).
-        let mut stats = SegmentStats::of_cells(&cells, 0, count_uniques);
+        let mut stats = match known {
+            // Unique keys do not add up across segments.
+            Some(k) => SegmentStats { unique_keys: None, ..k },
+            None => SegmentStats::of_cells(&cells, 0, count_uniques),
+        };
         let index = match layout {
             IndexLayout::CellChunk => {
                 FlatIndex::Chunk(CellChunkIndex::from_sorted(&cells, &ChunkLocator::new(&data_chunks), pool))
