@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use bench::presets::{PRESETS, experiments, run_experiment};
+use bench::presets::{Experiment, PRESETS, experiments, run_experiment};
 use bench::report::{RunReport, median_runs, ratio_lines, table_header, to_json_document, warnings};
 
 use super::progress_bar::ProgressBarThread;
@@ -107,54 +107,40 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     println!("{}", table_header());
     let mut runs = Vec::new();
     let repeat = args.repeat.max(1);
+    let jobs = schedule(args, &planned);
     let bar = ProgressBarThread::start();
-    for (name, exps) in &planned {
-        if args.engines.iter().any(|e| e == "accordion") {
-            for exp in exps {
-                for _ in 0..repeat {
+    // Repeats run in rounds (every engine and policy once per round), so that
+    // a slow spell of this noisy machine falls on all of them alike instead
+    // of on one policy's repeats.
+    for _round in 0..repeat {
+        for (name, job) in &jobs {
+            let r = match job {
+                Job::Accordion(exp) => {
                     bar.set_label(&format!("{name} accordion {}", exp.label));
                     let allocs_before = crate::counting_alloc::allocations();
                     let mut r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
                     let allocs = crate::counting_alloc::allocations() - allocs_before;
                     r.allocs_per_op = Some(allocs as f64 / r.ops.max(1) as f64);
-                    bar.println(&r.table_row());
-                    runs.push(r);
+                    r
                 }
-            }
-        }
-        if args.engines.iter().any(|e| e == "hbase") {
-            for exp in exps {
-                for _ in 0..repeat {
+                Job::Hbase(exp) => {
                     bar.set_label(&format!("{name} hbase {}", exp.label));
-                    let r = bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
-                        .with_context(|| format!("{name} / hbase {}", exp.label))?;
-                    bar.println(&r.table_row());
-                    runs.push(r);
+                    bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
+                        .with_context(|| format!("{name} / hbase {}", exp.label))?
                 }
-            }
-        }
-        if let Some(addr) = args.server.as_deref().filter(|_| args.engines.iter().any(|e| e == "thrift"))
-            && let Some(first) = exps.first()
-        {
-            for _ in 0..repeat {
-                bar.set_label(&format!("{name} thrift {addr}"));
-                let r = bench::presets::run_thrift(first, addr, args.server_http.as_deref())
-                    .with_context(|| format!("{name} / thrift {addr}"))?;
-                bar.println(&r.table_row());
-                runs.push(r);
-            }
-        }
-        #[cfg(feature = "rocksdb")]
-        if args.engines.iter().any(|e| e == "rocksdb")
-            && let Some(first) = exps.first()
-        {
-            for _ in 0..repeat {
-                bar.set_label(&format!("{name} rocksdb"));
-                let r =
-                    bench::presets::run_rocksdb(&first.preset, &base).with_context(|| format!("{name} / rocksdb"))?;
-                bar.println(&r.table_row());
-                runs.push(r);
-            }
+                Job::Thrift(exp, addr) => {
+                    bar.set_label(&format!("{name} thrift {addr}"));
+                    bench::presets::run_thrift(exp, addr, args.server_http.as_deref())
+                        .with_context(|| format!("{name} / thrift {addr}"))?
+                }
+                #[cfg(feature = "rocksdb")]
+                Job::Rocksdb(exp) => {
+                    bar.set_label(&format!("{name} rocksdb"));
+                    bench::presets::run_rocksdb(&exp.preset, &base).with_context(|| format!("{name} / rocksdb"))?
+                }
+            };
+            bar.println(&r.table_row());
+            runs.push(r);
         }
     }
     drop(bar);
@@ -205,6 +191,41 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     Ok(medians)
 }
 
+/// One run of one engine in a round.
+#[derive(Debug, Clone, Copy)]
+enum Job<'a> {
+    Accordion(&'a Experiment),
+    Hbase(&'a Experiment),
+    /// The preset's first experiment against a running server.
+    Thrift(&'a Experiment, &'a str),
+    /// The preset on RocksDB (its first experiment's shape: no policies).
+    #[cfg(feature = "rocksdb")]
+    Rocksdb(&'a Experiment),
+}
+
+/// The runs of one round, labelled by preset: per preset, our policies, then
+/// HBase's, the server, RocksDB.
+fn schedule<'a>(args: &'a RunArgs, planned: &'a [(String, Vec<Experiment>)]) -> Vec<(&'a str, Job<'a>)> {
+    let wants = |engine: &str| args.engines.iter().any(|e| e == engine);
+    let mut jobs = Vec::new();
+    for (name, exps) in planned {
+        if wants("accordion") {
+            jobs.extend(exps.iter().map(|e| (name.as_str(), Job::Accordion(e))));
+        }
+        if wants("hbase") {
+            jobs.extend(exps.iter().map(|e| (name.as_str(), Job::Hbase(e))));
+        }
+        if let (Some(addr), Some(first), true) = (args.server.as_deref(), exps.first(), wants("thrift")) {
+            jobs.push((name.as_str(), Job::Thrift(first, addr)));
+        }
+        #[cfg(feature = "rocksdb")]
+        if let (Some(first), true) = (exps.first(), wants("rocksdb")) {
+            jobs.push((name.as_str(), Job::Rocksdb(first)));
+        }
+    }
+    jobs
+}
+
 /// The measured reader's percentiles of each reader-under-writes run, with
 /// the write rate its writers reached (and were held to, if they were).
 fn reader_lines(runs: &[RunReport]) -> Vec<String> {
@@ -243,6 +264,27 @@ mod tests {
             server_http: None,
             hbase_script: PathBuf::from("/nonexistent"),
         }
+    }
+
+    #[test]
+    fn repeats_run_in_rounds_across_policies() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut a = args("paper-write-zipf", None);
+        a.policies = vec!["none".into(), "basic".into()];
+        a.repeat = 2;
+        a.dir = Some(dir.path().to_path_buf());
+        a.json = Some(dir.path().join("runs.json"));
+        let medians = run(&a).expect("runs");
+        assert_eq!(medians.len(), 2);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs.json")).expect("json")).expect("valid");
+        let order: Vec<&str> = json["all_runs"]
+            .as_array()
+            .expect("all runs")
+            .iter()
+            .map(|r| r["policy"].as_str().expect("policy"))
+            .collect();
+        assert_eq!(order, ["none", "basic", "none", "basic"], "one round of every policy, then the next");
     }
 
     #[test]
