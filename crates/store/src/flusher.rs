@@ -18,12 +18,14 @@
 //!
 //! Thread safety: requests go through a channel; `pending` deduplicates
 //! queued regions; `in_flight` holds the regions a flusher thread is flushing
-//! (a pressure flush never picks one of them); `pressure_workers` counts the
+//! (a pressure flush never picks one of them), each with whether a request
+//! for it arrived meanwhile — such a request is queued again when the flush
+//! ends (it may be the retry of that very flush, which must not be lost); `pressure_workers` counts the
 //! pressure tasks queued or running, at most one per thread; blocked writers
 //! wait on `memory_cv`, which every finished flush signals. Worker threads
 //! hold only a weak reference to the store.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
@@ -47,7 +49,8 @@ pub(crate) struct Flusher {
     sender: Sender<FlushTask>,
     receiver: Receiver<FlushTask>,
     pending: Mutex<HashSet<u64>>,
-    in_flight: Mutex<HashSet<u64>>,
+    /// Regions being flushed → whether they were requested meanwhile.
+    in_flight: Mutex<HashMap<u64, bool>>,
     pressure_workers: AtomicUsize,
     threads: Mutex<Vec<JoinHandle<()>>>,
     stopped: AtomicBool,
@@ -71,7 +74,7 @@ impl Flusher {
             sender,
             receiver,
             pending: Mutex::new(HashSet::new()),
-            in_flight: Mutex::new(HashSet::new()),
+            in_flight: Mutex::new(HashMap::new()),
             pressure_workers: AtomicUsize::new(0),
             threads: Mutex::new(Vec::new()),
             stopped: AtomicBool::new(false),
@@ -229,12 +232,12 @@ fn claim_largest_idle_region(inner: &StoreInner) -> Option<InFlight<'_>> {
         .read()
         .values()
         .flat_map(|t| t.regions())
-        .filter(|r| !in_flight.contains(&r.info().id))
+        .filter(|r| !in_flight.contains_key(&r.info().id))
         .map(|r| (r.memstore_heap_size(), r))
         .filter(|(size, _)| *size > 0)
         .max_by_key(|(size, _)| *size)?
         .1;
-    in_flight.insert(region.info().id);
+    in_flight.insert(region.info().id, false);
     Some(InFlight { flusher: &inner.flusher, region })
 }
 
@@ -245,19 +248,31 @@ struct InFlight<'a> {
 }
 
 impl<'a> InFlight<'a> {
-    /// Marks `region` in flight, or `None` if another thread is flushing it.
+    /// Marks `region` in flight, or — if another thread is flushing it —
+    /// notes that it was requested meanwhile (so that the request is queued
+    /// again when that flush ends) and returns `None`.
     fn claim(flusher: &'a Flusher, region: Arc<Region>) -> Option<InFlight<'a>> {
-        // Not `then_some`: that would build (and on failure drop) a claim
-        // while the lock is held, and its drop would clear the other
-        // thread's mark under a second lock of the same mutex.
-        let claimed = flusher.in_flight.lock().insert(region.info().id);
-        if claimed { Some(InFlight { flusher, region }) } else { None }
+        let mut in_flight = flusher.in_flight.lock();
+        match in_flight.get_mut(&region.info().id) {
+            Some(requested) => {
+                *requested = true;
+                None
+            }
+            None => {
+                in_flight.insert(region.info().id, false);
+                drop(in_flight);
+                Some(InFlight { flusher, region })
+            }
+        }
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.flusher.in_flight.lock().remove(&self.region.info().id);
+        let requested = self.flusher.in_flight.lock().remove(&self.region.info().id) == Some(true);
+        if requested {
+            self.flusher.request(&self.region);
+        }
     }
 }
 
@@ -269,9 +284,8 @@ fn run(weak: Weak<StoreInner>, receiver: Receiver<FlushTask>) {
             FlushTask::Region(region) => {
                 inner.flusher.pending.lock().remove(&region.info().id);
                 if !region.is_closed() && region.memstore_heap_size() > 0 {
-                    // If a pressure flush of this region is running, it takes
-                    // what this request was for; later writes that fill the
-                    // region again request it again (`after_write`).
+                    // If another thread is flushing this region, the request
+                    // is queued again when that flush ends (`InFlight`).
                     if let Some(claim) = InFlight::claim(&inner.flusher, region) {
                         flush_region(&inner, &claim.region);
                     }
