@@ -20,10 +20,12 @@
 //! queued regions; `in_flight` holds the regions a flusher thread is flushing
 //! (a pressure flush never picks one of them), each with whether a request
 //! for it arrived meanwhile — such a request is queued again when the flush
-//! ends (it may be the retry of that very flush, which must not be lost); `pressure_workers` counts the
-//! pressure tasks queued or running, at most one per thread; blocked writers
-//! wait on `memory_cv`, which every finished flush signals. Worker threads
-//! hold only a weak reference to the store.
+//! ends (it may be the retry of that very flush, which must not be lost);
+//! `pressure_workers` counts the pressure tasks queued or running, at most
+//! one per thread; blocked writers wait on `memory_cv`, which every finished
+//! flush signals. Worker threads hold only a weak reference to the store.
+//! Lock order: `in_flight` before the store's table map; `in_flight` is
+//! released before a request takes `pending`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
