@@ -57,7 +57,6 @@ impl RocksDbEngine {
         // compaction priority the guide recommends.
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         options.increase_parallelism(cores as i32);
-        options.set_max_background_jobs(cores as i32);
         options.set_bytes_per_sync(1 << 20);
         options.set_level_compaction_dynamic_level_bytes(true);
         options.set_compaction_pri(rocksdb::CompactionPri::MinOverlappingRatio);

@@ -50,22 +50,36 @@ impl WriteHooks for HoldFlushes {
     }
 }
 
-#[test]
-fn every_flusher_thread_serves_global_pressure_on_a_different_region() {
+/// A store with two flusher threads whose flushes `HoldFlushes` holds, and
+/// table `t` (family `f`) split at `splits`.
+struct Held {
+    _tmp: tempfile::TempDir,
+    store: Store,
+    hooks: Arc<HoldFlushes>,
+    arrivals: Receiver<u64>,
+}
+
+fn open_held(region_flush_size: u64, memory_budget: u64, splits: &[&[u8]]) -> Held {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (hooks, arrivals) = HoldFlushes::new();
     let options = StoreOptions {
-        // A 4 MiB global memstore limit (0.4 of 10 MiB), far below the region
-        // flush size: every flush here is a pressure flush.
-        memory_budget: 10 << 20,
+        region_flush_size,
+        memory_budget,
         flusher_threads: 2,
         hooks: Some(hooks.clone()),
         ..StoreOptions::default()
     };
     let store = Store::open(tmp.path().join("store"), options).expect("open");
-    store
-        .create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[b"b".to_vec(), b"c".to_vec()])
-        .expect("create a table of three regions");
+    let splits: Vec<Vec<u8>> = splits.iter().map(|s| s.to_vec()).collect();
+    store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &splits).expect("create table t");
+    Held { _tmp: tmp, store, hooks, arrivals }
+}
+
+#[test]
+fn every_flusher_thread_serves_global_pressure_on_a_different_region() {
+    // A 4 MiB global memstore limit (0.4 of 10 MiB), far below the region
+    // flush size: every flush here is a pressure flush. Three regions.
+    let Held { _tmp, store, hooks, arrivals } = open_held(128 << 20, 10 << 20, &[b"b", b"c"]);
 
     // About 7.5 MiB over the three regions: past the limit, so the writer
     // blocks until flushes free memory.
@@ -107,20 +121,8 @@ fn every_flusher_thread_serves_global_pressure_on_a_different_region() {
 /// is still in flight; CI lost such a retry before the request was kept.)
 #[test]
 fn a_request_for_a_region_being_flushed_is_queued_again_when_that_flush_ends() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (hooks, arrivals) = HoldFlushes::new();
-    let options = StoreOptions {
-        // Region flushes at 1 MiB; memory to spare otherwise.
-        region_flush_size: 1 << 20,
-        memory_budget: 1 << 30,
-        flusher_threads: 2,
-        hooks: Some(hooks.clone()),
-        ..StoreOptions::default()
-    };
-    let store = Store::open(tmp.path().join("store"), options).expect("open");
-    store
-        .create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[b"b".to_vec()])
-        .expect("create a table of two regions");
+    // Region flushes at 1 MiB; memory to spare otherwise. Two regions.
+    let Held { _tmp, store, hooks, arrivals } = open_held(1 << 20, 1 << 30, &[b"b"]);
     let value = vec![b'v'; 1024];
     let put = |row: String| {
         let store = store.clone();
