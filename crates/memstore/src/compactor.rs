@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
+use crate::cell::CellRef;
 use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
-use crate::merge_iter::MergingCursor;
 use crate::mslab::MemStoreLab;
 use crate::segment::{IndexLayout, Segment, SegmentStats};
 use crate::sorted_runs;
@@ -40,57 +40,73 @@ impl MemStoreCompactor<'_> {
         let cells = segment.cell_ptrs();
         // A drained segment's own statistics are exact; re-reading every cell
         // for them is needed only to count unique keys.
-        let stats = (!count_uniques).then(|| segment.stats());
-        Segment::flat_with_stats(id, self.layout, cells, segment.data_chunks(), self.pool, stats, count_uniques)
+        let stats = if count_uniques { SegmentStats::of_cells(&cells, 0, true) } else { segment.stats() };
+        Segment::flat_with_stats(id, self.layout, cells, segment.data_chunks(), self.pool, stats)
     }
 
     /// One flat index over all cells of `segments`; cell bytes stay in place.
     /// The runs are merged by galloping (`sorted_runs`), so the cells of a big
-    /// segment between two cells of the small ones are never read.
+    /// segment between two cells of the small ones are never read — not for
+    /// the statistics either: they add up from the inputs, and unique keys
+    /// are counted by the merge from the inputs' counts.
     pub fn merge(&self, id: u64, segments: &[Arc<Segment>], count_uniques: bool) -> Result<Segment, Interrupted> {
-        let runs: Vec<Vec<*const u8>> = segments.iter().map(|s| s.cell_ptrs()).collect();
+        let merged = self.merged_runs(segments, count_uniques)?;
+        let chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
+        // Nothing is dropped: the inputs' statistics add up exactly.
+        let sum = segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats()));
+        let stats = SegmentStats { unique_keys: merged.columns, ..sum };
+        Ok(Segment::flat_with_stats(id, self.layout, merged.cells, chunks, self.pool, stats))
+    }
+
+    /// The cells of `segments` in cell order (the merging cursor's order,
+    /// ties to the newer segment).
+    fn merged_runs(&self, segments: &[Arc<Segment>], count_uniques: bool) -> Result<sorted_runs::Run, Interrupted> {
+        let runs = segments.iter().map(|s| sorted_runs::Run::new(s.cell_ptrs(), s.stats().unique_keys)).collect();
         // SAFETY: the pointers are cells of `segments`, which we hold.
-        let cells = unsafe { sorted_runs::merge_newest_first(runs, self.interrupted) }.ok_or(Interrupted)?;
+        let merged =
+            unsafe { sorted_runs::merge_newest_first(runs, count_uniques, self.interrupted) }.ok_or(Interrupted)?;
         if (self.interrupted)() {
             return Err(Interrupted);
         }
-        let chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
-        // Nothing is dropped: the inputs' statistics add up exactly.
-        let stats = (!count_uniques).then(|| segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats())));
-        Ok(Segment::flat_with_stats(id, self.layout, cells, chunks, self.pool, stats, count_uniques))
+        Ok(merged)
     }
 
     /// Merges `segments`, keeps what `retainer` keeps, and copies the
     /// survivors into fresh chunks. Returns the segment and the number of
-    /// cells dropped.
+    /// cells dropped. The cells are ordered by the galloping merge and then
+    /// read once, in order, for the retainer, the copy and the statistics
+    /// (unique keys included).
     pub fn compact(
         &self,
         id: u64,
         segments: &[Arc<Segment>],
         mut retainer: CompactionRetainer,
     ) -> Result<(Segment, u64), Interrupted> {
+        let merged = self.merged_runs(segments, false)?;
         let lab = MemStoreLab::new(self.pool.clone());
-        let mut cells = Vec::new();
+        let mut cells = Vec::with_capacity(merged.cells.len());
+        let mut stats = SegmentStats { unique_keys: Some(0), ..SegmentStats::EMPTY };
+        let mut last_kept: Option<CellRef<'_>> = None;
         let mut dropped = 0u64;
-        let mut seen = 0usize;
-        let mut cursor = MergingCursor::new(segments.iter().cloned());
-        while let Some(c) = cursor.current() {
-            if retainer.keep(c) {
-                let src = c.encoded();
-                let dst = lab.alloc(src.len(), 1);
-                // SAFETY: `dst` is a fresh allocation of src.len() bytes.
-                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len()) };
-                cells.push(dst.as_ptr() as *const u8);
-            } else {
-                dropped += 1;
-            }
-            cursor.advance();
-            seen += 1;
-            if seen.is_multiple_of(INTERRUPT_POLL) && (self.interrupted)() {
+        for (seen, &p) in merged.cells.iter().enumerate() {
+            if seen % INTERRUPT_POLL == INTERRUPT_POLL - 1 && (self.interrupted)() {
                 return Err(Interrupted);
             }
+            // SAFETY: `p` is a cell of `segments`, which we hold.
+            let c = unsafe { CellRef::from_ptr(p) };
+            if !retainer.keep(c) {
+                dropped += 1;
+                continue;
+            }
+            let src = c.encoded();
+            let dst = lab.alloc(src.len(), 1);
+            // SAFETY: `dst` is a fresh allocation of src.len() bytes.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len()) };
+            cells.push(dst.as_ptr() as *const u8);
+            stats.add_cell(&c, last_kept.is_none_or(|k| !k.same_column(&c)));
+            last_kept = Some(c);
         }
-        Ok((Segment::flat(id, self.layout, cells, lab.chunks(), self.pool, true), dropped))
+        Ok((Segment::flat_with_stats(id, self.layout, cells, lab.chunks(), self.pool, stats), dropped))
     }
 }
 
@@ -150,6 +166,44 @@ mod tests {
             // Counting uniques still reads the cells.
             let counted = c.merge(13, &segments, true).expect("not interrupted");
             assert_eq!(counted.stats().unique_keys, Some(2 * 5), "{layout:?}: a, b, m, x, z × two qualifiers");
+            // Inputs whose unique keys were counted when flattened: the merge
+            // adds them up less the keys they share, and agrees with a recount.
+            let counted_inputs = [
+                Arc::new(c.flatten(14, &new2, true)),
+                Arc::new(c.flatten(15, &new1, true)),
+                Arc::new(c.flatten(16, &old, true)),
+            ];
+            let counted = c.merge(17, &counted_inputs, true).expect("not interrupted");
+            assert_eq!(counted.stats().unique_keys, Some(2 * 5), "{layout:?}: shared keys counted once");
+        }
+    }
+
+    #[test]
+    fn compaction_keeps_the_newest_version_per_column_with_statistics_counted_on_the_way() {
+        use crate::visibility::VersionRules;
+        let pool = ChunkPool::new(16);
+        let never = || false;
+        for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
+            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never };
+            let old = Arc::new(c.flatten(10, &frozen(&[("m", 5), ("a", 1), ("x", 9), ("m", 6)], 1, &pool), true));
+            let new1 = frozen(&[("b", 2), ("m", 7)], 20, &pool);
+            let new2 = Arc::new(c.flatten(11, &frozen(&[("z", 3), ("a", 4), ("a", 4)], 30, &pool), true));
+            let segments = [new2, new1, old];
+            // Every write is older than the smallest read point: one version per column survives.
+            let retainer = CompactionRetainer::new(u64::MAX, VersionRules { max_versions: 1, ttl_ms: None }, 0);
+            let (compacted, dropped) = c.compact(12, &segments, retainer).expect("not interrupted");
+            let compacted = Arc::new(compacted);
+            let got: Vec<_> = cells_of(&compacted).into_iter().map(|(r, q, ts, _)| (r, q, ts)).collect();
+            let want: Vec<(Vec<u8>, Vec<u8>, u64)> = [("a", 4), ("b", 2), ("m", 7), ("x", 9), ("z", 3)]
+                .iter()
+                .flat_map(|(r, ts)| [b"q", b"z"].map(|q| (r.as_bytes().to_vec(), q.to_vec(), *ts)))
+                .collect();
+            assert_eq!(got, want, "{layout:?}: the newest version of each column");
+            assert_eq!(dropped, 2 * 9 - 10, "{layout:?}: everything else dropped");
+            // Statistics taken while copying equal a full recount, unique keys included.
+            let recount = SegmentStats::of_cells(&compacted.cell_ptrs(), compacted.stats().index_size, true);
+            assert_eq!(compacted.stats(), recount, "{layout:?}: compacted statistics");
+            assert_eq!(compacted.stats().unique_keys, Some(10));
         }
     }
 }

@@ -94,27 +94,31 @@ impl SegmentStats {
 
     /// Computes exact statistics of sorted cells.
     pub fn of_cells(cells: &[*const u8], index_size: u64, count_uniques: bool) -> SegmentStats {
-        let mut s = SegmentStats { index_size, ..SegmentStats::EMPTY };
-        let mut uniques = 0u64;
+        let mut s = SegmentStats { index_size, unique_keys: count_uniques.then_some(0), ..SegmentStats::EMPTY };
         let mut prev: Option<CellRef<'_>> = None;
         for &p in cells {
             // SAFETY: callers pass pointers to live encoded cells.
             let c = unsafe { CellRef::from_ptr(p) };
-            s.data_size += c.encoded().len() as u64;
-            s.cells += 1;
-            s.min_seq = s.min_seq.min(c.seq());
-            s.max_seq = s.max_seq.max(c.seq());
-            s.min_ts = s.min_ts.min(c.timestamp());
-            s.max_ts = s.max_ts.max(c.timestamp());
-            if count_uniques && prev.is_none_or(|p| !p.same_column(&c)) {
-                uniques += 1;
-            }
+            let new_column = count_uniques && prev.is_none_or(|p| !p.same_column(&c));
+            s.add_cell(&c, new_column);
             prev = Some(c);
         }
-        if count_uniques {
-            s.unique_keys = Some(uniques);
-        }
         s
+    }
+
+    /// Counts one more cell (in cell order); `new_column` when it starts a
+    /// column, which adds a unique key if they are counted.
+    #[inline]
+    pub fn add_cell(&mut self, c: &CellRef<'_>, new_column: bool) {
+        self.data_size += c.encoded().len() as u64;
+        self.cells += 1;
+        self.min_seq = self.min_seq.min(c.seq());
+        self.max_seq = self.max_seq.max(c.seq());
+        self.min_ts = self.min_ts.min(c.timestamp());
+        self.max_ts = self.max_ts.max(c.timestamp());
+        if new_column && let Some(u) = self.unique_keys.as_mut() {
+            *u += 1;
+        }
     }
 
     /// Adds another segment's statistics (for composite views).
@@ -177,29 +181,27 @@ impl Segment {
         pool: &ChunkPool,
         count_uniques: bool,
     ) -> Segment {
-        Segment::flat_with_stats(id, layout, cells, data_chunks, pool, None, count_uniques)
+        let stats = SegmentStats::of_cells(&cells, 0, count_uniques);
+        Segment::flat_with_stats(id, layout, cells, data_chunks, pool, stats)
     }
 
     /// Like [`flat`](Self::flat), with the cells' statistics known already
-    /// (`Some`: data size, counts, seq and time ranges; the index size is
-    /// set here); `None` reads every cell to compute them.
+    /// (data size, counts, seq and time ranges, unique keys when counted;
+    /// the index size is set here).
     pub fn flat_with_stats(
         id: u64,
         layout: IndexLayout,
         cells: Vec<*const u8>,
         data_chunks: Vec<ChunkRef>,
         pool: &ChunkPool,
-        known: Option<SegmentStats>,
-        count_uniques: bool,
+        known: SegmentStats,
     ) -> Segment {
-        debug_assert!(known.is_none_or(|k| k.cells == cells.len() as u64), "known statistics of other cells");
-        // Heap accounting charges the entries (8 bytes per cell in both
-        // layouts), not the chunks or capacity that hold them (module doc).
-        let mut stats = match known {
-            // Unique keys do not add up across segments.
-            Some(k) => SegmentStats { unique_keys: None, ..k },
-            None => SegmentStats::of_cells(&cells, 0, count_uniques),
-        };
+        debug_assert_eq!(known.cells, cells.len() as u64, "known statistics of other cells");
+        debug_assert!(
+            known.unique_keys.is_none_or(|u| u <= known.cells && (u > 0) == (known.cells > 0)),
+            "unique keys out of range"
+        );
+        let mut stats = known;
         let index = match layout {
             IndexLayout::CellChunk => {
                 FlatIndex::Chunk(CellChunkIndex::from_sorted(&cells, &ChunkLocator::new(&data_chunks), pool))

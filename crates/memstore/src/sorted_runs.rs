@@ -51,30 +51,85 @@ fn gallop(run: &[*const u8], from: usize, key: *const u8, key_wins_ties: bool) -
     lo
 }
 
-/// Merges `newer` into `older` (both sorted); on equal cells, `newer`'s
-/// come first. Gallops in the longer run.
+/// A sorted run of cell pointers and, when known, how many distinct
+/// (row, family, qualifier) columns its cells cover.
+#[derive(Debug, Default)]
+pub struct Run {
+    pub cells: Vec<*const u8>,
+    pub columns: Option<u64>,
+}
+
+impl Run {
+    pub fn new(cells: Vec<*const u8>, columns: Option<u64>) -> Run {
+        Run { cells, columns }
+    }
+
+    /// The column count, read from the cells when not known.
+    ///
+    /// # Safety
+    /// Every pointer must point at a live encoded cell.
+    unsafe fn columns_or_count(&self) -> u64 {
+        // SAFETY: per the contract.
+        self.columns.unwrap_or_else(|| unsafe { count_columns(&self.cells) })
+    }
+}
+
+#[inline]
+fn same_column(a: *const u8, b: *const u8) -> bool {
+    // SAFETY: callers pass pointers to live encoded cells (module contract).
+    unsafe { CellRef::from_ptr(a).same_column(&CellRef::from_ptr(b)) }
+}
+
+/// Distinct columns of sorted cells (a column's cells are adjacent).
 ///
 /// # Safety
 /// Every pointer must point at a live encoded cell.
-pub unsafe fn merge_two(newer: &[*const u8], older: &[*const u8]) -> Vec<*const u8> {
-    let mut out = Vec::with_capacity(newer.len() + older.len());
+pub unsafe fn count_columns(cells: &[*const u8]) -> u64 {
+    let starts = cells.windows(2).filter(|w| !same_column(w[0], w[1])).count();
+    if cells.is_empty() { 0 } else { starts as u64 + 1 }
+}
+
+/// Merges `newer` into `older` (both sorted); on equal cells, `newer`'s
+/// come first. Gallops in the longer run.
+///
+/// With `count`, the result's column count is the inputs' counts less the
+/// columns they share. A column of the short run is in the long one exactly
+/// when a long cell next to its insertion point is of that column (a
+/// column's cells are adjacent in cell order), so counting costs a compare
+/// or two per column of the short run and reads no other cell of the long.
+///
+/// # Safety
+/// Every pointer must point at a live encoded cell.
+pub unsafe fn merge_two(newer: &Run, older: &Run, count: bool) -> Run {
+    let mut out = Vec::with_capacity(newer.cells.len() + older.cells.len());
     // Walk the shorter run; gallop through the longer one.
-    let (short, long, short_wins_ties) =
-        if newer.len() <= older.len() { (newer, older, true) } else { (older, newer, false) };
+    let (short, long, short_wins_ties) = if newer.cells.len() <= older.cells.len() {
+        (&newer.cells, &older.cells, true)
+    } else {
+        (&older.cells, &newer.cells, false)
+    };
+    let mut shared = 0u64;
     let mut at = 0;
-    for &p in short {
+    for (i, &p) in short.iter().enumerate() {
         let to = gallop(long, at, p, short_wins_ties);
+        if count && (i == 0 || !same_column(short[i - 1], p)) {
+            let in_long = (to > 0 && same_column(long[to - 1], p)) || (to < long.len() && same_column(long[to], p));
+            shared += u64::from(in_long);
+        }
         out.extend_from_slice(&long[at..to]);
         out.push(p);
         at = to;
     }
     out.extend_from_slice(&long[at..]);
-    out
+    // SAFETY: per the contract.
+    let columns = count.then(|| unsafe { newer.columns_or_count() + older.columns_or_count() } - shared);
+    Run { cells: out, columns }
 }
 
 /// Merges `runs`, newest first (the pipeline's order), into one sorted run
-/// with the merging cursor's tie rule. `stop` is polled between runs; when
-/// it returns true the merge gives up and returns `None`.
+/// with the merging cursor's tie rule, counting its columns when `count`.
+/// `stop` is polled between runs; when it returns true the merge gives up
+/// and returns `None`.
 ///
 /// When the oldest run is the longest (the pipeline's previous merge result
 /// under the newer small segments), the small runs are merged first, while
@@ -84,21 +139,21 @@ pub unsafe fn merge_two(newer: &[*const u8], older: &[*const u8]) -> Vec<*const 
 ///
 /// # Safety
 /// Every pointer must point at a live encoded cell.
-pub unsafe fn merge_newest_first(mut runs: Vec<Vec<*const u8>>, stop: &dyn Fn() -> bool) -> Option<Vec<*const u8>> {
-    let oldest_is_longest = runs.last().is_some_and(|last| runs.iter().all(|r| r.len() <= last.len()));
+pub unsafe fn merge_newest_first(mut runs: Vec<Run>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run> {
+    let oldest_is_longest = runs.last().is_some_and(|last| runs.iter().all(|r| r.cells.len() <= last.cells.len()));
     if runs.len() > 2 && oldest_is_longest {
         let big = runs.pop().expect("more than two runs");
         // SAFETY: per the contract.
-        let small = unsafe { fold_from_oldest(runs, stop) }?;
+        let small = unsafe { fold_from_oldest(runs, count, stop) }?;
         if stop() {
             return None;
         }
         // Every small run is newer than the big one: the small side wins ties.
         // SAFETY: per the contract.
-        return Some(unsafe { merge_two(&small, &big) });
+        return Some(unsafe { merge_two(&small, &big, count) });
     }
     // SAFETY: per the contract.
-    unsafe { fold_from_oldest(runs, stop) }
+    unsafe { fold_from_oldest(runs, count, stop) }
 }
 
 /// Folds runs (newest first) from the oldest: each run merged is newer than
@@ -106,15 +161,19 @@ pub unsafe fn merge_newest_first(mut runs: Vec<Vec<*const u8>>, stop: &dyn Fn() 
 ///
 /// # Safety
 /// As for [`merge_newest_first`].
-unsafe fn fold_from_oldest(runs: Vec<Vec<*const u8>>, stop: &dyn Fn() -> bool) -> Option<Vec<*const u8>> {
+unsafe fn fold_from_oldest(runs: Vec<Run>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run> {
     let mut runs = runs.into_iter().rev();
     let mut acc = runs.next().unwrap_or_default();
+    if count && acc.columns.is_none() {
+        // SAFETY: per the contract.
+        acc.columns = Some(unsafe { count_columns(&acc.cells) });
+    }
     for run in runs {
         if stop() {
             return None;
         }
         // SAFETY: per the contract.
-        acc = unsafe { merge_two(&run, &acc) };
+        acc = unsafe { merge_two(&run, &acc, count) };
     }
     Some(acc)
 }
@@ -168,15 +227,32 @@ mod tests {
             }
             let runs: Vec<Vec<*const u8>> = owned.iter().map(|r| r.iter().map(|c| c.as_ptr()).collect()).collect();
             let want = reference(&runs);
-            let got = unsafe { merge_newest_first(runs, &|| false) }.expect("not stopped");
-            assert_eq!(got, want, "round {round}: same cells, same order, same tie winners");
+            let want_columns = unsafe { count_columns(&want) };
+            // Some runs come with their column count known, some without.
+            let as_runs = |count_known: bool| -> Vec<Run> {
+                runs.iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let known = count_known && i % 2 == 0;
+                        Run::new(r.clone(), known.then(|| unsafe { count_columns(r) }))
+                    })
+                    .collect()
+            };
+            let got = unsafe { merge_newest_first(as_runs(false), false, &|| false) }.expect("not stopped");
+            assert_eq!(got.cells, want, "round {round}: same cells, same order, same tie winners");
+            assert_eq!(got.columns, None, "round {round}: nothing counted unless asked");
+            for known in [false, true] {
+                let got = unsafe { merge_newest_first(as_runs(known), true, &|| false) }.expect("not stopped");
+                assert_eq!(got.cells, want, "round {round}: counting does not change the merge");
+                assert_eq!(got.columns, Some(want_columns), "round {round}: columns of the merged run");
+            }
         }
     }
 
     #[test]
     fn a_stop_request_abandons_the_merge() {
         let cells: Vec<Box<[u8]>> = (0..3).map(|i| cell(i, 1, 1)).collect();
-        let runs = vec![vec![cells[0].as_ptr()], vec![cells[1].as_ptr()], vec![cells[2].as_ptr()]];
-        assert!(unsafe { merge_newest_first(runs, &|| true) }.is_none());
+        let runs = cells.iter().map(|c| Run::new(vec![c.as_ptr()], None)).collect();
+        assert!(unsafe { merge_newest_first(runs, true, &|| true) }.is_none());
     }
 }
