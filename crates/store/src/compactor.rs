@@ -90,14 +90,30 @@ impl Compactor {
     }
 }
 
-/// Compacts `store` now: every file when `major`, else the exploring
-/// policy's choice. Returns whether a compaction ran.
-pub(crate) fn compact_store(inner: &StoreInner, store: &Arc<FamilyStore>, major: bool) -> Result<bool> {
+/// Compacts `store` of `region` now: every file when `major`, else the
+/// exploring policy's choice — or every file when the store still reads
+/// through references to a split parent (HBase compacts a daughter's
+/// references away first). Once a daughter no longer refers to its parent,
+/// the parent's directory goes if its other daughter does not either.
+/// Returns whether a compaction ran.
+pub(crate) fn compact_store(
+    inner: &StoreInner,
+    region: &Region,
+    store: &Arc<FamilyStore>,
+    major: bool,
+) -> Result<bool> {
     let cfg = &inner.options.compaction;
+    let had_references = store.has_references();
     let done = store.compact_selected(major, |files| {
+        if had_references {
+            return Some(files.to_vec());
+        }
         let sizes: Vec<u64> = files.iter().map(|f| f.info().file_size).collect();
         select_exploring(&sizes, cfg).map(|range| files[range].to_vec())
     })?;
+    if had_references && let Some(parent) = region.info().parent {
+        crate::split::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
+    }
     Ok(done.is_some())
 }
 
@@ -109,7 +125,7 @@ fn run(weak: Weak<StoreInner>, receiver: Receiver<CompactionTask>) {
         if region.is_closed() || inner.compactor.stopped.load(Ordering::Acquire) {
             continue;
         }
-        match compact_store(&inner, &store, false) {
+        match compact_store(&inner, &region, &store, false) {
             Ok(true) => {
                 // More may be worth doing (the store may still have many files).
                 if store.files().len() >= inner.options.compaction.min_files {

@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memstore::visibility::CompactionRetainer;
 use memstore::{CellKey, MemStore, MemStoreSnapshot, Mvcc};
@@ -27,7 +27,7 @@ use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
-use crate::storefile::{BlockCache, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
+use crate::storefile::{BlockCache, FileMetaExtra, Reference, StoreFileOptions, StoreFileReader, StoreFileWriter};
 use crate::table::FamilyDescriptor;
 
 /// Counters of one family store.
@@ -61,6 +61,10 @@ pub struct FamilyStore {
     manifest: Mutex<StoreManifest>,
     flush_lock: Mutex<()>,
     compaction_lock: Mutex<()>,
+    /// Set (under the compaction lock) when the region split: its files now
+    /// belong to the daughters' references, so no compaction may replace
+    /// or remove them.
+    retired: AtomicBool,
     pub counters: FamilyStoreCounters,
 }
 
@@ -84,7 +88,22 @@ impl FamilyStore {
         }
         let mut files = Vec::with_capacity(manifest.files.len());
         for name in manifest.files.iter().rev() {
-            files.push(Self::open_file(&ctx, &dir.join(name))?);
+            let path = dir.join(name);
+            if Reference::is_reference_name(name) {
+                let reference = Reference::read(fs, &path)?;
+                let target = reference.target(&dir)?;
+                let id = ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
+                files.push(StoreFileReader::open_half(
+                    ctx.fs.clone(),
+                    &path,
+                    &target,
+                    reference.half,
+                    id,
+                    ctx.block_cache.clone(),
+                )?);
+            } else {
+                files.push(Self::open_file(&ctx, &path)?);
+            }
         }
         Ok(FamilyStore {
             dir,
@@ -96,6 +115,7 @@ impl FamilyStore {
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),
             compaction_lock: Mutex::new(()),
+            retired: AtomicBool::new(false),
             counters: FamilyStoreCounters::default(),
         })
     }
@@ -129,6 +149,43 @@ impl FamilyStore {
     /// The sequence id up to which this store's data is in its files.
     pub fn flushed_seq(&self) -> u64 {
         self.manifest.lock().flushed_seq
+    }
+
+    /// Waits for a running compaction and holds further ones off while the
+    /// guard lives (a split lists the files its references name).
+    pub fn hold_compactions(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.compaction_lock.lock()
+    }
+
+    /// Stops compactions for good (`true`, a split committed or is about
+    /// to) or again allows them (`false`, a split that did not commit).
+    /// Call with [`hold_compactions`](Self::hold_compactions)'s guard held.
+    pub fn set_retired(&self, retired: bool) {
+        self.retired.store(retired, Ordering::Release);
+    }
+
+    fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// Whether any live file is a reference to a split parent's file (such
+    /// a store is compacted first and its region is not split again until
+    /// then, as in HBase).
+    pub fn has_references(&self) -> bool {
+        self.files().iter().any(|f| f.half().is_some())
+    }
+
+    /// Whether a live file reads through a reference into the region
+    /// directory `parent_dir` (a directory name).
+    pub fn refers_to(&self, parent_dir: &str) -> bool {
+        self.files().iter().any(|f| {
+            f.half().is_some()
+                && f.data_path()
+                    .parent()
+                    .and_then(Path::parent)
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == parent_dir)
+        })
     }
 
     /// Total bytes of the store's files.
@@ -257,11 +314,16 @@ impl FamilyStore {
         select: impl FnOnce(&[Arc<StoreFileReader>]) -> Option<Vec<Arc<StoreFileReader>>>,
     ) -> Result<Option<u64>> {
         let _compaction = self.compaction_lock.lock();
+        if self.is_retired() {
+            return Ok(None);
+        }
         let mut oldest_first: Vec<_> = self.files().iter().cloned().collect();
         oldest_first.reverse();
         let selected = if major { Some(oldest_first) } else { select(&oldest_first) };
         match selected {
-            Some(files) if !files.is_empty() && (major || files.len() >= 2) => {
+            Some(files)
+                if !files.is_empty() && (major || files.len() >= 2 || files.iter().any(|f| f.half().is_some())) =>
+            {
                 self.compact_locked(&files, major).map(Some)
             }
             _ => Ok(None),
@@ -279,12 +341,18 @@ impl FamilyStore {
     /// compaction must select every file.
     pub fn compact(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let _compaction = self.compaction_lock.lock();
+        if self.is_retired() {
+            return Ok(0);
+        }
         self.compact_locked(selected, major)
     }
 
     fn compact_locked(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let current = self.files();
-        if selected.len() < 2 && !major || selected.is_empty() {
+        // One file alone is worth compacting only when it is a reference:
+        // the compaction turns it into a real file of the daughter's own.
+        let rewrites_reference = selected.iter().any(|f| f.half().is_some());
+        if selected.is_empty() || selected.len() < 2 && !major && !rewrites_reference {
             return Ok(0);
         }
         if !selected.iter().all(|s| current.iter().any(|f| Arc::ptr_eq(f, s))) {

@@ -784,6 +784,17 @@ impl Region {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
+
+    /// Whether any store still reads through references to a split parent.
+    pub fn has_references(&self) -> bool {
+        self.stores().any(|s| s.has_references())
+    }
+
+    /// Whether any store reads through a reference into the region directory
+    /// named `parent_dir`.
+    pub fn refers_to(&self, parent_dir: &str) -> bool {
+        self.stores().any(|s| s.refers_to(parent_dir))
+    }
 }
 
 /// The row locks a batch holds: the stripes in `stripes`, locked in

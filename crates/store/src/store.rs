@@ -156,17 +156,26 @@ impl Store {
             closed: AtomicBool::new(false),
         });
         let store = Store { inner };
-        store.load_tables()?;
+        let reference_holders = store.load_tables()?;
         store.replay(replay)?;
         if store.inner.options.background {
             Flusher::start(&store.inner);
             Compactor::start(&store.inner);
+            for r in &reference_holders {
+                for s in r.stores() {
+                    store.inner.compactor.request(r, s);
+                }
+            }
         }
         Ok(store)
     }
 
-    fn load_tables(&self) -> Result<()> {
+    /// Opens the tables and regions on disk; returns the regions that still
+    /// read through references (their compaction is asked for once the
+    /// background threads run).
+    fn load_tables(&self) -> Result<Vec<Arc<Region>>> {
         let inner = &self.inner;
+        let mut reference_holders = Vec::new();
         let fs = inner.ctx.fs.as_ref();
         let data = data_dir(&inner.dir);
         let mut max_region_id = 0;
@@ -201,9 +210,9 @@ impl Store {
                 max_region_id = max_region_id.max(info.id);
                 infos.push((region_dir, info));
             }
-            let regions = crate::split::resolve_split_leftovers(fs, infos)?;
-            let mut opened = Vec::with_capacity(regions.len());
-            for (region_dir, info) in regions {
+            let on_disk = crate::split::resolve_split_leftovers(fs, infos)?;
+            let mut opened = Vec::with_capacity(on_disk.regions.len());
+            for (region_dir, info) in on_disk.regions {
                 opened.push(Arc::new(Region::open(
                     region_dir,
                     info,
@@ -213,6 +222,14 @@ impl Store {
                 )?));
             }
             opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+            for parent_dir in on_disk.split_parents {
+                crate::split::remove_split_parent_if_unreferenced(fs, &parent_dir, &opened)?;
+            }
+            for r in &opened {
+                if r.has_references() {
+                    reference_holders.push(r.clone());
+                }
+            }
             inner.tables.write().insert(
                 desc.name.clone(),
                 Arc::new(TableState {
@@ -224,7 +241,7 @@ impl Store {
             );
         }
         inner.next_region_id.store(max_region_id + 1, Ordering::Relaxed);
-        Ok(())
+        Ok(reference_holders)
     }
 
     /// Replays WAL entries into their regions, then flushes what was
@@ -568,7 +585,7 @@ impl Store {
         self.check_open()?;
         for r in self.enabled_table(table)?.regions() {
             for s in r.stores() {
-                crate::compactor::compact_store(&self.inner, s, major)?;
+                crate::compactor::compact_store(&self.inner, &r, s, major)?;
             }
             crate::split::maybe_split(&self.inner, &self.enabled_table(table)?, &r)?;
         }
@@ -591,7 +608,7 @@ impl Store {
         let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         for s in region.stores() {
-            crate::compactor::compact_store(&self.inner, s, major)?;
+            crate::compactor::compact_store(&self.inner, &region, s, major)?;
         }
         Ok(())
     }

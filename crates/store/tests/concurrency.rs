@@ -389,8 +389,9 @@ fn concurrent_compactions_of_a_store_both_succeed() {
     }
 }
 
-/// A file system that stops the first creation of a split daughter's file
-/// until the test lets it go: a split held open in its critical section.
+/// A file system that stops the first creation of a split daughter's
+/// reference until the test lets it go: a split held open in its critical
+/// section.
 struct SplitGateFs {
     armed: AtomicBool,
     reached: std::sync::Barrier,
@@ -401,7 +402,7 @@ struct GatedFs(Arc<SplitGateFs>);
 
 impl store::fs::FileSystem for GatedFs {
     fn create(&self, path: &std::path::Path) -> store::Result<Box<dyn store::fs::WritableFile>> {
-        if path.to_string_lossy().contains("-split.sf") && self.0.armed.swap(false, Ordering::AcqRel) {
+        if path.to_string_lossy().contains(".ref") && self.0.armed.swap(false, Ordering::AcqRel) {
             self.0.reached.wait();
             self.0.release.wait();
         }

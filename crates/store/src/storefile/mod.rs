@@ -32,6 +32,7 @@
 //! - [`reader`]: `StoreFileReader`, opening and checking a file, bloom
 //!   queries, block reads, `row_before`, `describe`.
 //! - [`scanner`]: `StoreFileScanner`, the seekable cursor of the read path.
+//! - [`reference`]: half files, how split daughters read their parent's files.
 //! - [`block_cache`]: the shared LRU cache of decoded blocks.
 //! - [`block`], `block_builder`: a data block, decoded and being built.
 //! - `block_codec`: the framing, checksum and compression of every block.
@@ -50,6 +51,7 @@ pub mod display;
 pub mod meta;
 pub mod options;
 pub mod reader;
+pub mod reference;
 pub mod scanner;
 mod trailer;
 pub mod writer;
@@ -59,6 +61,7 @@ pub use block_cache::{BlockCache, BlockCacheStats};
 pub use meta::{CellTypeCounts, FileMetaExtra, StoreFileInfo};
 pub use options::{BloomType, Compression, DEFAULT_BLOCK_SIZE, DEFAULT_BLOOM_BITS_PER_KEY, StoreFileOptions};
 pub use reader::{StoreFileReader, describe};
+pub use reference::{Half, Reference};
 pub use scanner::{StoreFileCells, StoreFileScanner};
 pub use writer::StoreFileWriter;
 

@@ -31,13 +31,20 @@ use super::bloom::{BloomFilter, hash_row, hash_row_col};
 use super::display::{describe_key, human_bytes};
 use super::meta::StoreFileInfo;
 use super::options::BloomType;
+use super::reference::Half;
 use super::scanner::{StoreFileCells, StoreFileScanner};
 use super::trailer::{TRAILER_LEN, Trailer};
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, ReadableFile};
 
 pub struct StoreFileReader {
+    /// The file whose bytes are read.
+    data_path: PathBuf,
+    /// The name the store's manifest lists: `path` itself, or the reference
+    /// through which a split daughter reads half of its parent's file.
     path: PathBuf,
+    /// The half of the file this reader sees (a reference), or all of it.
+    half: Option<Half>,
     file_id: u64,
     file: Arc<dyn ReadableFile>,
     cache: Option<Arc<BlockCache>>,
@@ -49,7 +56,7 @@ pub struct StoreFileReader {
 impl std::fmt::Debug for StoreFileReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StoreFileReader")
-            .field("path", &self.path)
+            .field("path", &self.data_path)
             .field("file_id", &self.file_id)
             .field("blocks", &self.index.len())
             .field("cells", &self.info.cell_count)
@@ -132,11 +139,54 @@ impl StoreFileReader {
             return Err(bad_meta("the first and last rows disagree with the index".to_string()));
         }
 
-        Ok(Arc::new(StoreFileReader { path: path.to_path_buf(), file_id, file, cache, index, bloom, info }))
+        Ok(Arc::new(StoreFileReader {
+            data_path: path.to_path_buf(),
+            path: path.to_path_buf(),
+            half: None,
+            file_id,
+            file,
+            cache,
+            index,
+            bloom,
+            info,
+        }))
     }
 
+    /// Opens `data_path` through the reference at `reference_path`: the
+    /// reader sees only `half` of the file's rows. Its size and cell count
+    /// are estimated as half the file's (as HBase estimates a reference's);
+    /// everything else in its metadata is the whole file's.
+    pub fn open_half(
+        fs: impl Borrow<dyn FileSystem>,
+        reference_path: impl AsRef<Path>,
+        data_path: impl AsRef<Path>,
+        half: Half,
+        file_id: u64,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Arc<StoreFileReader>> {
+        let whole = Self::open(fs, data_path, file_id, cache)?;
+        let mut reader = Arc::into_inner(whole).expect("a reader just opened has no other owner");
+        reader.path = reference_path.as_ref().to_path_buf();
+        reader.info.file_size /= 2;
+        reader.info.cell_count /= 2;
+        reader.half = Some(half);
+        Ok(Arc::new(reader))
+    }
+
+    /// The path the manifest lists (the reference for a half file): what a
+    /// compaction removes when the file is compacted away.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The file read (the parent's file for a half file).
+    pub fn data_path(&self) -> &Path {
+        &self.data_path
+    }
+
+    /// The half this reader sees, if it reads through a reference.
+    pub fn half(&self) -> Option<&Half> {
+        self.half.as_ref()
     }
 
     pub fn file_id(&self) -> u64 {
@@ -189,8 +239,11 @@ impl StoreFileReader {
         }
     }
 
-    /// Whether `row` is within the file's first and last rows.
+    /// Whether `row` is within the file's first and last rows (and half).
     fn row_in_range(&self, row: &[u8]) -> bool {
+        if self.half.as_ref().is_some_and(|h| !h.contains(row)) {
+            return false;
+        }
         match (&self.info.first_row, &self.info.last_row) {
             (Some(first), Some(last)) => first.as_slice() <= row && row <= last.as_slice(),
             _ => false,
@@ -207,8 +260,8 @@ impl StoreFileReader {
             return Ok(b);
         }
         let frame = read_range(&*self.file, offset, u64::from(size))?;
-        let payload = block_codec::decode(&self.path, offset, BlockKind::Data, &frame)?;
-        let bad = |reason: String| StoreError::corruption(&self.path, offset, format!("data block {i}: {reason}"));
+        let payload = block_codec::decode(&self.data_path, offset, BlockKind::Data, &frame)?;
+        let bad = |reason: String| StoreError::corruption(&self.data_path, offset, format!("data block {i}: {reason}"));
         let block = DataBlock::parse(payload).map_err(bad)?;
         if compare_cells(&block.cell(0), &self.index.first_key(i)) != Ordering::Equal {
             return Err(bad(format!(
@@ -274,6 +327,18 @@ impl StoreFileReader {
     /// (the greatest row `< row`), or the file's last row for `None`: the
     /// step of a reverse scan. Reads at most one block.
     pub fn row_before(&self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        let Some(half) = &self.half else { return self.whole_row_before(row) };
+        if half.top {
+            // The whole file's answer, unless it lies in the bottom half.
+            Ok(self.whole_row_before(row)?.filter(|r| half.contains(r)))
+        } else {
+            // Nothing at or after the split row exists in the bottom half.
+            let split = half.split_row.as_slice();
+            self.whole_row_before(Some(row.map_or(split, |r| r.min(split))))
+        }
+    }
+
+    fn whole_row_before(&self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         let Some(row) = row else {
             return Ok(self.info.last_row.clone());
         };
@@ -289,10 +354,25 @@ impl StoreFileReader {
         Ok(Some(block.cell(i.max(1) - 1).row().to_vec()))
     }
 
+    /// A row near the middle of the file's rows, from the block index (the
+    /// first row of the middle block, as HBase's `midKey`); `None` with
+    /// fewer than two blocks.
+    pub fn middle_row(&self) -> Option<Vec<u8>> {
+        (self.index.len() >= 2).then(|| self.index.first_key(self.index.len() / 2).row().to_vec())
+    }
+
     /// A human-readable report: the file, its metadata and key range
     /// (`accordion inspect FILE`).
     pub fn describe(&self) -> String {
-        let mut s = format!("store file:         {}\nfile id:            {}\n", self.path.display(), self.file_id);
+        let mut s = format!("store file:         {}\nfile id:            {}\n", self.data_path.display(), self.file_id);
+        if let Some(h) = &self.half {
+            let side = if h.top { "top (rows >= split)" } else { "bottom (rows < split)" };
+            s.push_str(&format!(
+                "through reference:  {}\nhalf:               {side}, split row {}\n",
+                self.path.display(),
+                String::from_utf8_lossy(&h.split_row)
+            ));
+        }
         s.push_str(&self.info.to_string());
         if let Some(first) = (!self.index.is_empty()).then(|| self.index.first_key(0)) {
             s.push_str(&format!("first key:          {}\n", describe_key(&first)));

@@ -86,9 +86,15 @@ impl StoreFileScanner {
         self.current_block().map(|b| b.cell(c))
     }
 
-    /// Moves to the first cell of the file.
+    /// Moves to the first cell of the file (of its half).
     pub fn seek_to_first(&mut self) -> Result<()> {
-        self.enter_block(0)
+        match self.reader.half() {
+            Some(h) if h.top => {
+                let split = h.split_row.clone();
+                self.seek(&CellKey::first_on_row(&split))
+            }
+            _ => self.enter_block(0).map(|()| self.clip()),
+        }
     }
 
     /// Moves to the next cell (no-op when exhausted).
@@ -96,15 +102,43 @@ impl StoreFileScanner {
         let Some((b, c)) = self.pos else { return Ok(()) };
         if c + 1 < self.current_block().map_or(0, DataBlock::len) {
             self.pos = Some((b, c + 1));
-            Ok(())
         } else {
-            self.enter_block(b + 1)
+            self.enter_block(b + 1)?;
+        }
+        self.clip();
+        Ok(())
+    }
+
+    /// A bottom half ends before the split row: a cell at or past it
+    /// exhausts the scanner. (A top half starts at the split row: seeks are
+    /// clamped to it, and it ends where the file does.)
+    #[inline]
+    fn clip(&mut self) {
+        if let Some(h) = self.reader.half()
+            && !h.top
+            && self.current().is_some_and(|c| c.row() >= h.split_row.as_slice())
+        {
+            self.pos = None;
         }
     }
 
     /// Moves to the first cell `>= key` (exhausted if there is none). Works
     /// in both directions.
     pub fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        if let Some(h) = self.reader.half()
+            && h.top
+            && key.row < h.split_row.as_slice()
+        {
+            let split = h.split_row.clone();
+            self.seek_whole(&CellKey::first_on_row(&split))?;
+        } else {
+            self.seek_whole(key)?;
+        }
+        self.clip();
+        Ok(())
+    }
+
+    fn seek_whole(&mut self, key: &CellKey<'_>) -> Result<()> {
         let n = self.reader.index().len();
         // Forward within the current block: when the key is past the
         // current cell and not past the next block's first key, the answer
