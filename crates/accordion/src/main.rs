@@ -41,6 +41,8 @@ enum BenchCommand {
     Write(bench_cmd::write_bench::WriteBenchArgs),
     /// Run presets (the papers' experiments) on the chosen engines.
     Run(bench_cmd::run_cmd::RunArgs),
+    /// The write stall while a big region splits.
+    Split(bench_cmd::split_bench::SplitBenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -62,6 +64,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Bench { bench: BenchCommand::Run(args) } => {
             bench_cmd::run_cmd::run(&args)?;
+        }
+        Command::Bench { bench: BenchCommand::Split(args) } => {
+            bench_cmd::split_bench::run(&args)?;
         }
         Command::Inspect(args) => inspect::run(&args)?,
         Command::Server(args) => server_cmd::run(&args)?,

@@ -1,7 +1,9 @@
 //! `accordion bench`'s subcommands: the memstore benchmark, the write-only
-//! driver, and the preset runner over the `bench` crate's engines.
+//! driver, the preset runner over the `bench` crate's engines, and the
+//! split stall benchmark.
 
 pub mod memstore_bench;
 pub mod progress_bar;
 pub mod run_cmd;
+pub mod split_bench;
 pub mod write_bench;
