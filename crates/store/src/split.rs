@@ -131,6 +131,12 @@ fn midpoint_row(region: &Region) -> Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
+/// Memstore bytes worth flushing before a split closes the region (HBase's
+/// `hbase.hregion.preclose.flush.size`).
+const PRECLOSE_FLUSH_SIZE: u64 = 5 << 20;
+/// Most pre-flushes before a split closes the region.
+const PRECLOSE_FLUSHES: usize = 3;
+
 /// Splits `region` at `at` (or its midpoint). Returns false if the region
 /// cannot be split there (a single row, a split point outside it, or
 /// references of an earlier split not compacted away yet).
@@ -155,12 +161,23 @@ pub(crate) fn split_region(
     if mid <= info.start_key || (!info.end_key.is_empty() && mid >= info.end_key) {
         return Ok(false);
     }
+    // The references will name the parent's files: no compaction may
+    // replace them from here on. One running now finishes first, while the
+    // region still takes writes.
+    let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
+    // Writes stop for the flush of what arrived meanwhile: pre-flush while
+    // that is more than a little (HBase pre-flushes once above
+    // hbase.hregion.preclose.flush.size, 5 MB; a fast writer can refill that
+    // much during one pre-flush, so up to a few times).
+    for _ in 0..PRECLOSE_FLUSHES {
+        if region.memstore_heap_size() <= PRECLOSE_FLUSH_SIZE {
+            break;
+        }
+        region.flush()?;
+    }
     // Writes stop here, until the daughters are in place.
     let stopped = std::time::Instant::now();
     region.close_and_drain();
-    // The references name the parent's files: no compaction may replace
-    // them from here on (one running now finishes first).
-    let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
     let retire = |retired: bool| region.stores().for_each(|s| s.set_retired(retired));
     retire(true);
     let fs = inner.ctx.fs.as_ref();
