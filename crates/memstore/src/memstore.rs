@@ -145,6 +145,15 @@ impl MemStore {
         Ok(self.inner.add_validated(cells, seq))
     }
 
+    /// Re-inserts a row from the WAL during recovery: checked as
+    /// [`add_row`](Self::add_row) checks, except for the cell size limit —
+    /// the row was accepted when it was written, and lowering
+    /// `max_cell_size` since must not make its edits unrecoverable.
+    pub fn add_replayed_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<u64, MemStoreError> {
+        self.inner.validate_row_within(cells, seq, usize::MAX)?;
+        Ok(self.inner.add_validated(cells, seq))
+    }
+
     /// Checks a row for [`add_validated_row`](Self::add_validated_row): the
     /// same checks `add_row` makes.
     pub fn validate_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<(), MemStoreError> {
@@ -360,12 +369,21 @@ impl Inner {
     }
 
     fn validate_row(&self, cells: &[CellInput<'_>], seq: u64) -> Result<(), MemStoreError> {
+        self.validate_row_within(cells, seq, self.config.max_cell_size)
+    }
+
+    fn validate_row_within(
+        &self,
+        cells: &[CellInput<'_>],
+        seq: u64,
+        max_cell_size: usize,
+    ) -> Result<(), MemStoreError> {
         let first = cells.first().ok_or(MemStoreError::EmptyMutation)?;
         if seq == 0 {
             return Err(MemStoreError::ZeroSequenceId);
         }
         for c in cells {
-            c.validate(self.config.max_cell_size)?;
+            c.validate(max_cell_size)?;
             if c.row != first.row {
                 return Err(MemStoreError::MixedRows);
             }

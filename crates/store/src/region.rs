@@ -561,7 +561,7 @@ impl Region {
             if seq > store.flushed_seq() {
                 inputs.clear();
                 inputs.extend(cells[run..run + len].iter().map(Cell::as_input));
-                store.memstore().add_row(&inputs, seq)?;
+                store.memstore().add_replayed_row(&inputs, seq)?;
                 applied = true;
             }
             run += len;

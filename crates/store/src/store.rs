@@ -135,7 +135,11 @@ impl Store {
             next_file_id: Arc::new(AtomicU64::new(1)),
             events: Arc::new(crate::events::EventLog::default()),
         };
-        let (wal, replay) = Wal::open(fs.clone(), &dir.join("wal"), options.wal.clone())?;
+        // Recovery reads the WAL twice, holding no entry in memory: this
+        // first pass checks every file and learns what each holds (which
+        // regions, up to which seq) so the WAL can start its new file; the
+        // second, once the regions are open, streams the entries into them.
+        let (wal, summary) = Wal::open_with(fs.clone(), &dir.join("wal"), options.wal.clone(), |_| Ok(()))?;
         let region_config = RegionConfig {
             ctx: ctx.clone(),
             flush_size: options.region_flush_size,
@@ -157,7 +161,7 @@ impl Store {
         });
         let store = Store { inner };
         let reference_holders = store.load_tables()?;
-        store.replay(replay)?;
+        store.replay(&summary)?;
         if store.inner.options.background {
             Flusher::start(&store.inner);
             Compactor::start(&store.inner);
@@ -244,28 +248,59 @@ impl Store {
         Ok(reference_holders)
     }
 
-    /// Replays WAL entries into their regions, then flushes what was
-    /// replayed so that the old WAL files are no longer needed.
-    fn replay(&self, replay: crate::wal::WalReplay) -> Result<()> {
+    /// Replays the WAL entries of the files the first pass found into their
+    /// regions, one entry at a time, flushing the largest regions whenever
+    /// the memstores pass the global limit (so recovery of a log of any
+    /// length holds about that much), then flushes what was replayed so
+    /// that the old WAL files are no longer needed.
+    fn replay(&self, summary: &crate::wal::ReplaySummary) -> Result<()> {
+        let started = std::time::Instant::now();
         let mut by_id: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
         for t in self.inner.tables.read().values() {
             for r in t.regions() {
                 by_id.insert(r.info().id, r);
             }
         }
+        let files: Vec<(u64, PathBuf)> =
+            summary.files.iter().filter(|f| !f.abandoned).map(|f| (f.number, f.path.clone())).collect();
+        let fs = self.inner.ctx.fs.as_ref();
+        let limit = self.inner.options.global_memstore_limit();
+        let low_mark = self.inner.options.global_memstore_low_mark();
         let mut touched: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
-        for entry in replay.entries {
+        let (mut entries, mut flushes) = (0u64, 0u64);
+        let mut since_check = 0u64;
+        let mut reader = crate::wal::WalReader::open_files(fs, files)?;
+        for entry in reader.by_ref() {
+            let entry = entry?;
+            entries += 1;
             let Some(region) = by_id.get(&entry.region_id) else { continue };
             let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
             if !cells.is_empty() && region.replay(entry.seq, &cells)? {
                 touched.insert(entry.region_id, region.clone());
             }
+            // Look at the memstores' total after every sixteenth of the
+            // limit replayed (by WAL bytes, close to what the cells take).
+            since_check += entry.cells.len() as u64;
+            if since_check >= limit / 16 {
+                since_check = 0;
+                flushes += flush_down_to(touched.values(), limit, low_mark)?;
+            }
         }
-        if let Some((path, offset)) = &replay.torn_tail {
+        let torn_tail = reader.into_summary().torn_tail;
+        if let Some((path, offset)) = &torn_tail {
             tracing::warn!(file = %path.display(), offset, "WAL ended in a torn record; replayed everything before it");
         }
         for region in touched.values() {
             region.flush()?;
+        }
+        if entries > 0 {
+            tracing::info!(
+                entries,
+                regions = touched.len(),
+                flushes_under_memory_limit = flushes,
+                seconds = started.elapsed().as_secs_f64(),
+                "WAL replayed"
+            );
         }
         self.archive_wal()?;
         Ok(())
@@ -676,6 +711,25 @@ impl Store {
             Get { row: row.to_vec(), columns: columns.to_vec(), time_range: TimeRange::ALL, max_versions: versions };
         self.get(table, &get)
     }
+}
+
+/// When the memstores of `regions` hold more than `limit` bytes, flushes the
+/// largest of them until they hold at most `low_mark`; returns the flushes.
+fn flush_down_to<'a>(regions: impl Iterator<Item = &'a Arc<Region>> + Clone, limit: u64, low_mark: u64) -> Result<u64> {
+    let total = |rs: &mut dyn Iterator<Item = &'a Arc<Region>>| rs.map(|r| r.memstore_heap_size()).sum::<u64>();
+    if total(&mut regions.clone()) <= limit {
+        return Ok(0);
+    }
+    let mut flushes = 0;
+    while total(&mut regions.clone()) > low_mark {
+        let Some(largest) = regions.clone().max_by_key(|r| r.memstore_heap_size()) else { break };
+        if largest.memstore_heap_size() == 0 {
+            break;
+        }
+        largest.flush()?;
+        flushes += 1;
+    }
+    Ok(flushes)
 }
 
 fn region_is_current(t: &TableState, region: &Arc<Region>) -> bool {

@@ -148,9 +148,16 @@ impl WalReader {
     /// Opens the WAL files of `dir` (its live files, not the archive) and
     /// checks how they chain, before any entry is read.
     pub fn open(fs: &dyn FileSystem, dir: &Path) -> Result<WalReader> {
+        Self::open_files(fs, list_log_files(fs, dir)?)
+    }
+
+    /// Like [`open`](Self::open), over the given files only (numbers and
+    /// paths, oldest first): a second pass of recovery reads the files the
+    /// first pass found, not the file the reopened WAL started since.
+    pub fn open_files(fs: &dyn FileSystem, listed: Vec<(u64, PathBuf)>) -> Result<WalReader> {
         let mut files = Vec::new();
         let mut headers = Vec::new();
-        for (number, path) in list_log_files(fs, dir)? {
+        for (number, path) in listed {
             let file = fs.open(&path)?;
             let mut head = vec![0u8; (file.len() as usize).min(HEADER_LEN)];
             file.read_at(0, &mut head)?;

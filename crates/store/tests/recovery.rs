@@ -1,0 +1,96 @@
+//! Bounded WAL recovery: a log several times larger than the memstore limit
+//! is replayed entry by entry, flushing as the limit is reached, and every
+//! edit is there afterwards; cells that were valid when written are replayed
+//! even after `max_cell_size` was lowered.
+
+use store::region::{MutationRef, RowMutations};
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
+
+fn table() -> TableDescriptor {
+    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
+    desc.durability = Durability::SyncWal;
+    desc
+}
+
+fn row(i: usize) -> String {
+    format!("row{:06}", i * 7919 % 100_000)
+}
+
+/// Writes `rows` rows of `value_size` bytes in batches of 100, with no
+/// flush (the region's flush size and the memory budget are far above what
+/// is written), then drops the store without closing it: everything is in
+/// the WAL only.
+fn write_wal_only(dir: &std::path::Path, rows: usize, value_size: usize) {
+    let options = StoreOptions {
+        background: false,
+        memory_budget: 1 << 30,
+        region_flush_size: 1 << 30,
+        max_logs: 1000,
+        ..StoreOptions::default()
+    };
+    let store = Store::open(dir, options).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    let value = vec![b'v'; value_size];
+    let keys: Vec<String> = (0..rows).map(row).collect();
+    for chunk in keys.chunks(100) {
+        let muts: Vec<[MutationRef<'_>; 1]> = chunk
+            .iter()
+            .map(|_| [MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: &value }])
+            .collect();
+        let batch: Vec<RowMutations<'_>> =
+            chunk.iter().zip(&muts).map(|(k, m)| RowMutations { row: k.as_bytes(), mutations: m }).collect();
+        store.mutate_rows("t", &batch, None).expect("batch");
+    }
+    drop(store);
+}
+
+fn count_present(store: &Store, rows: usize, value_size: usize) -> usize {
+    (0..rows)
+        .filter(|&i| {
+            let cells = store.get("t", &Get::new(row(i).as_bytes())).expect("get");
+            cells.len() == 1 && cells[0].value.len() == value_size
+        })
+        .count()
+}
+
+#[test]
+fn a_wal_four_times_the_memstore_limit_replays_in_flushes_under_the_limit() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (rows, value_size) = (16_000, 1000);
+    write_wal_only(tmp.path(), rows, value_size);
+    let wal_bytes: u64 = std::fs::read_dir(tmp.path().join("wal"))
+        .expect("wal dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum();
+
+    // Reopen with a memstore limit a quarter of the log.
+    let memory_budget = wal_bytes / 4 * 10 / 4; // global share 0.4 of the budget
+    let options = StoreOptions { background: false, memory_budget, ..StoreOptions::default() };
+    let limit = options.global_memstore_limit();
+    assert!(wal_bytes >= 4 * limit - 4096, "the log ({wal_bytes} B) is at least 4× the limit ({limit} B)");
+    let store = Store::open(tmp.path(), options).expect("recovery");
+    let flushes = store.recent_events().iter().filter(|e| e.kind == "flush" && e.bytes > 0).count();
+    assert!(flushes >= 4, "recovery flushed as the limit was reached ({flushes} flushes, limit {limit} B)");
+    // A flushed file holds about what the memstore held (no compression).
+    let largest = store.recent_events().iter().filter(|e| e.kind == "flush").map(|e| e.bytes).max().unwrap_or(0);
+    assert!(largest <= limit * 11 / 10, "no flush held much more than the limit: {largest} > {limit}");
+    assert_eq!(count_present(&store, rows, value_size), rows, "every edit replayed");
+    store.close().expect("close");
+    let store = Store::open(tmp.path(), StoreOptions { background: false, ..StoreOptions::default() }).expect("reopen");
+    assert_eq!(count_present(&store, rows, value_size), rows, "every edit after a clean reopen");
+}
+
+#[test]
+fn cells_written_before_max_cell_size_was_lowered_are_replayed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_wal_only(tmp.path(), 300, 20_000);
+    let options = StoreOptions { background: false, max_cell_size: 4096, ..StoreOptions::default() };
+    let store = Store::open(tmp.path(), options).expect("recovery accepts what was valid when written");
+    assert_eq!(count_present(&store, 300, 20_000), 300);
+    // New writes still obey the lowered limit.
+    let big = vec![b'x'; 20_000];
+    assert!(store.put("t", b"new", &[(b"f", b"q", &big)], None).is_err(), "a new oversized cell is refused");
+}
