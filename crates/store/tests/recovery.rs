@@ -94,3 +94,41 @@ fn cells_written_before_max_cell_size_was_lowered_are_replayed() {
     let big = vec![b'x'; 20_000];
     assert!(store.put("t", b"new", &[(b"f", b"q", &big)], None).is_err(), "a new oversized cell is refused");
 }
+
+/// The recovery of a log 4× the memstore limit, in a process of its own:
+/// its peak resident memory stays near the limit, far below the log (the
+/// old recovery held every entry and every replayed cell at once).
+#[test]
+fn recovery_of_a_big_log_peaks_near_the_memstore_limit_in_memory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (rows, value_size) = (64_000, 1000);
+    write_wal_only(tmp.path(), rows, value_size);
+    let wal_bytes: u64 = std::fs::read_dir(tmp.path().join("wal"))
+        .expect("wal dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum();
+    let memory_budget = wal_bytes / 4 * 10 / 4;
+    let limit = StoreOptions { memory_budget, ..StoreOptions::default() }.global_memstore_limit();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_recover_probe"))
+        .arg(tmp.path())
+        .arg(memory_budget.to_string())
+        .output()
+        .expect("run recover-probe");
+    assert!(out.status.success(), "recover-probe failed: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = stdout.split_whitespace().collect();
+    let (hwm, recovered): (u64, usize) = match fields.as_slice() {
+        ["hwm", h, "rows", n] => (h.parse().expect("hwm"), n.parse().expect("rows")),
+        _ => panic!("unexpected recover-probe output: {stdout}"),
+    };
+    eprintln!("WAL {wal_bytes} B, memstore limit {limit} B, recovery peak RSS {hwm} B");
+    assert_eq!(recovered, rows, "every edit recovered");
+    // The process itself (code, libraries, allocator) takes some tens of MB.
+    assert!(
+        hwm < 2 * limit + (40 << 20),
+        "recovery peak RSS {hwm} B is not near the memstore limit {limit} B (WAL {wal_bytes} B)"
+    );
+    assert!(hwm < wal_bytes, "recovery peak RSS {hwm} B is not below the log's size {wal_bytes} B");
+}
