@@ -26,6 +26,10 @@ fn main() {
     let options = StoreOptions { background: false, memory_budget, ..StoreOptions::default() };
     let store = Store::open(&args[1], options).expect("recovery");
     let hwm = vm_hwm_bytes();
-    let rows = store.scan("t", Scan::default()).expect("scan").map(|r| r.expect("row")).count();
+    let mut rows = 0u64;
+    for row in store.scan("t", Scan::default()).expect("scan") {
+        row.expect("row");
+        rows += 1;
+    }
     println!("hwm {hwm} rows {rows}");
 }
