@@ -225,7 +225,8 @@ impl Region {
         let fs = cfg.ctx.fs.as_ref();
         fs.create_dir_all(&dir)?;
         let info_path = dir.join(REGION_INFO_NAME);
-        if !fs.exists(&info_path)? {
+        let created = !fs.exists(&info_path)?;
+        if created {
             let bytes = serde_json::to_vec_pretty(&info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
             fs.write_atomic(&info_path, &bytes)?;
         }
@@ -252,6 +253,15 @@ impl Region {
                 max_seq = max_seq.max(file.info().max_seq_id);
             }
             stores.insert(f.name.as_bytes().to_vec(), Arc::new(store));
+        }
+        if created {
+            // The family directories' entries and the region directory's own
+            // entry in its table directory: a manifest committed later in a
+            // family directory is durable only if the path to it is.
+            fs.sync_dir(&dir)?;
+            if let Some(table_dir) = dir.parent() {
+                fs.sync_dir(table_dir)?;
+            }
         }
         mvcc.advance_to(max_seq);
         Ok(Region {

@@ -383,8 +383,10 @@ impl Store {
             )?));
         }
         // The descriptor is the commit point: without it the directory is
-        // removed at the next open.
+        // removed at the next open. The table directory's entry is made
+        // durable with it.
         self.write_table_file(&desc, true)?;
+        fs.sync_dir(&data_dir(&self.inner.dir))?;
         self.inner.tables.write().insert(
             desc.name.clone(),
             Arc::new(TableState {
