@@ -61,6 +61,10 @@ pub struct FamilyStore {
     manifest: Mutex<StoreManifest>,
     flush_lock: Mutex<()>,
     compaction_lock: Mutex<()>,
+    /// The flushed sequence id when the store was opened: WAL entries above
+    /// it are replayed, whatever flushes recovery makes meanwhile (a region's
+    /// entries need not be in seq order in the log).
+    replay_floor: u64,
     /// Set (under the compaction lock) when the region split: its files now
     /// belong to the daughters' references, so no compaction may replace
     /// or remove them.
@@ -112,6 +116,7 @@ impl FamilyStore {
             mvcc,
             ctx,
             files: RwLock::new(Arc::new(files)),
+            replay_floor: manifest.flushed_seq,
             manifest: Mutex::new(manifest),
             flush_lock: Mutex::new(()),
             compaction_lock: Mutex::new(()),
@@ -186,6 +191,12 @@ impl FamilyStore {
                     .and_then(Path::file_name)
                     .is_some_and(|n| n == parent_dir)
         })
+    }
+
+    /// The flushed sequence id this store had when it was opened (see the
+    /// field).
+    pub fn replay_floor(&self) -> u64 {
+        self.replay_floor
     }
 
     /// Total bytes of the store's files.

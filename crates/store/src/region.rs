@@ -568,7 +568,7 @@ impl Region {
             let (row, family) = (&cells[run].row, &cells[run].family);
             let len = cells[run..].iter().take_while(|c| &c.row == row && &c.family == family).count();
             let store = self.store(family)?;
-            if seq > store.flushed_seq() {
+            if seq > store.replay_floor() {
                 inputs.clear();
                 inputs.extend(cells[run..run + len].iter().map(Cell::as_input));
                 store.memstore().add_replayed_row(&inputs, seq)?;
@@ -737,6 +737,22 @@ impl Region {
     /// rewrites old snapshots, so it leaves the accounting alone: the edits
     /// stay needed until the next complete flush, which is conservative.
     pub fn flush(&self) -> Result<u64> {
+        self.flush_recording(true)
+    }
+
+    /// A flush during WAL replay, to stay under the memory limit: it writes
+    /// the replayed cells but leaves each family's flushed sequence id where
+    /// it was. A region's entries can be out of seq order in the log (a
+    /// writer takes its seq before it appends), so an entry below the
+    /// highest replayed so far may still come; and a crash before replay
+    /// ends must replay everything above the old mark again. (Cells replayed
+    /// twice are identical, seq included, and read as one.)
+    pub fn flush_replayed(&self) -> Result<u64> {
+        self.flush_recording(false)
+    }
+
+    /// Flushes; `advance`: record the flush's sequence id as flushed.
+    fn flush_recording(&self, advance: bool) -> Result<u64> {
         let mut pending = self.flush_lock.lock();
         let retry = !pending.is_empty();
         let snapshots = {
@@ -744,7 +760,8 @@ impl Region {
             if !retry {
                 self.wal.start_flush(self.info.id);
             }
-            let flush_seq = self.mvcc.last_assigned();
+            // 0 leaves the families' flushed sequence ids as they are.
+            let flush_seq = if advance { self.mvcc.last_assigned() } else { 0 };
             let snapshots: Vec<_> = self
                 .stores
                 .iter()

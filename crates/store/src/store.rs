@@ -728,7 +728,7 @@ fn flush_down_to<'a>(regions: impl Iterator<Item = &'a Arc<Region>> + Clone, lim
         if largest.memstore_heap_size() == 0 {
             break;
         }
-        largest.flush()?;
+        largest.flush_replayed()?;
         flushes += 1;
     }
     Ok(flushes)
