@@ -45,6 +45,16 @@ fn write_wal_only(dir: &std::path::Path, rows: usize, value_size: usize) {
     drop(store);
 }
 
+/// Bytes of the live WAL files of the store in `dir`.
+fn wal_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir.join("wal"))
+        .expect("wal dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.metadata().map_or(0, |m| m.len()))
+        .sum()
+}
+
 fn count_present(store: &Store, rows: usize, value_size: usize) -> usize {
     (0..rows)
         .filter(|&i| {
@@ -59,12 +69,7 @@ fn a_wal_four_times_the_memstore_limit_replays_in_flushes_under_the_limit() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (rows, value_size) = (16_000, 1000);
     write_wal_only(tmp.path(), rows, value_size);
-    let wal_bytes: u64 = std::fs::read_dir(tmp.path().join("wal"))
-        .expect("wal dir")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_file())
-        .map(|e| e.metadata().map_or(0, |m| m.len()))
-        .sum();
+    let wal_bytes = wal_bytes(tmp.path());
 
     // Reopen with a memstore limit a quarter of the log.
     let memory_budget = wal_bytes / 4 * 10 / 4; // global share 0.4 of the budget
@@ -103,12 +108,7 @@ fn recovery_of_a_big_log_peaks_near_the_memstore_limit_in_memory() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (rows, value_size) = (64_000, 1000);
     write_wal_only(tmp.path(), rows, value_size);
-    let wal_bytes: u64 = std::fs::read_dir(tmp.path().join("wal"))
-        .expect("wal dir")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_file())
-        .map(|e| e.metadata().map_or(0, |m| m.len()))
-        .sum();
+    let wal_bytes = wal_bytes(tmp.path());
     let memory_budget = wal_bytes / 4 * 10 / 4;
     let limit = StoreOptions { memory_budget, ..StoreOptions::default() }.global_memstore_limit();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_recover_probe"))
