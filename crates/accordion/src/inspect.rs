@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use store::fs::LocalFs;
-use store::storefile::{Reference, StoreFileReader};
+use store::storefile::StoreFileReader;
 
 #[derive(clap::Args, Debug)]
 pub struct InspectArgs {
@@ -28,16 +28,8 @@ fn printable(bytes: &[u8]) -> String {
 
 pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
     let fs: Arc<dyn store::fs::FileSystem> = Arc::new(LocalFs);
-    let is_reference = args.file.file_name().is_some_and(|n| Reference::is_reference_name(&n.to_string_lossy()));
-    let reader = if is_reference {
-        let reference = Reference::read(fs.as_ref(), &args.file)?;
-        let family_dir = args.file.parent().context("a reference lives in a family directory")?;
-        let target = reference.target(family_dir)?;
-        StoreFileReader::open_half(fs, &args.file, &target, reference.half, 0, None)
-    } else {
-        StoreFileReader::open(fs, &args.file, 0, None)
-    }
-    .with_context(|| format!("open {}", args.file.display()))?;
+    let reader = StoreFileReader::open_listed(fs, &args.file, 0, None)
+        .with_context(|| format!("open {}", args.file.display()))?;
     println!("{}", reader.describe());
     if args.cells {
         for (i, cell) in reader.cells().enumerate() {

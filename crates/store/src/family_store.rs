@@ -11,6 +11,13 @@
 //!   readers take the memstore view *before* the file list, so every cell is
 //!   always visible through one or the other (duplicates are merged away).
 //! - At most one flush and one compaction run per store at a time.
+//! - A split daughter's store lists references (half files of the parent);
+//!   every compaction of such a store takes all its files, so the first one
+//!   leaves it without references. A split parent's store is *retired*
+//!   under its compaction lock and never compacts again: its files belong
+//!   to the daughters' references.
+//! - WAL replay inserts entries above `replay_floor`, the flushed seq at
+//!   open, even after flushes made during replay.
 //!
 //! Thread safety: all methods take `&self`; writers go to the memstore
 //! without locks; the file list is swapped under a short lock.
@@ -27,7 +34,7 @@ use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
-use crate::storefile::{BlockCache, FileMetaExtra, Reference, StoreFileOptions, StoreFileReader, StoreFileWriter};
+use crate::storefile::{BlockCache, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
 use crate::table::FamilyDescriptor;
 
 /// Counters of one family store.
@@ -92,22 +99,7 @@ impl FamilyStore {
         }
         let mut files = Vec::with_capacity(manifest.files.len());
         for name in manifest.files.iter().rev() {
-            let path = dir.join(name);
-            if Reference::is_reference_name(name) {
-                let reference = Reference::read(fs, &path)?;
-                let target = reference.target(&dir)?;
-                let id = ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
-                files.push(StoreFileReader::open_half(
-                    ctx.fs.clone(),
-                    &path,
-                    &target,
-                    reference.half,
-                    id,
-                    ctx.block_cache.clone(),
-                )?);
-            } else {
-                files.push(Self::open_file(&ctx, &path)?);
-            }
+            files.push(Self::open_file(&ctx, &dir.join(name))?);
         }
         Ok(FamilyStore {
             dir,
@@ -127,7 +119,7 @@ impl FamilyStore {
 
     fn open_file(ctx: &StoreContext, path: &Path) -> Result<Arc<StoreFileReader>> {
         let id = ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
-        StoreFileReader::open(ctx.fs.clone(), path, id, ctx.block_cache.clone())
+        StoreFileReader::open_listed(ctx.fs.clone(), path, id, ctx.block_cache.clone())
     }
 
     pub fn name(&self) -> &str {
@@ -332,11 +324,7 @@ impl FamilyStore {
         oldest_first.reverse();
         let selected = if major { Some(oldest_first) } else { select(&oldest_first) };
         match selected {
-            Some(files)
-                if !files.is_empty() && (major || files.len() >= 2 || files.iter().any(|f| f.half().is_some())) =>
-            {
-                self.compact_locked(&files, major).map(Some)
-            }
+            Some(files) if worth_compacting(&files, major) => self.compact_locked(&files, major).map(Some),
             _ => Ok(None),
         }
     }
@@ -360,10 +348,7 @@ impl FamilyStore {
 
     fn compact_locked(&self, selected: &[Arc<StoreFileReader>], major: bool) -> Result<u64> {
         let current = self.files();
-        // One file alone is worth compacting only when it is a reference:
-        // the compaction turns it into a real file of the daughter's own.
-        let rewrites_reference = selected.iter().any(|f| f.half().is_some());
-        if selected.is_empty() || selected.len() < 2 && !major && !rewrites_reference {
+        if !worth_compacting(selected, major) {
             return Ok(0);
         }
         if !selected.iter().all(|s| current.iter().any(|f| Arc::ptr_eq(f, s))) {
@@ -425,4 +410,11 @@ impl FamilyStore {
         self.ctx.events.record(kind, self.event_name(), bytes, selected.len(), started);
         Ok(bytes)
     }
+}
+
+/// Whether compacting `selected` does anything: a major compaction of any
+/// file, two or more files, or one file that is a reference (the compaction
+/// turns it into a real file of the daughter's own).
+fn worth_compacting(selected: &[Arc<StoreFileReader>], major: bool) -> bool {
+    !selected.is_empty() && (major || selected.len() >= 2 || selected.iter().any(|f| f.half().is_some()))
 }

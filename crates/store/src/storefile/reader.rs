@@ -11,6 +11,11 @@
 //! its first cell against the index), also as `Corruption`. Nothing is
 //! trusted before it is checked, so no bytes can make a reader panic.
 //!
+//! A split daughter reads its parent's file through a reference
+//! (`reference.rs`): `open_half` gives a reader of the same file that sees
+//! only the rows of one half — bloom and range checks and `row_before`
+//! answer for that half, and its scanners stay inside it (`scanner.rs`).
+//!
 //! Thread safety: immutable after `open`; share it as `Arc` among any
 //! number of scanners and threads. Block reads are positional, with no
 //! shared file cursor.
@@ -31,7 +36,7 @@ use super::bloom::{BloomFilter, hash_row, hash_row_col};
 use super::display::{describe_key, human_bytes};
 use super::meta::StoreFileInfo;
 use super::options::BloomType;
-use super::reference::Half;
+use super::reference::{Half, Reference};
 use super::scanner::{StoreFileCells, StoreFileScanner};
 use super::trailer::{TRAILER_LEN, Trailer};
 use crate::error::{Result, StoreError};
@@ -171,6 +176,25 @@ impl StoreFileReader {
         reader.info.cell_count /= 2;
         reader.half = Some(half);
         Ok(Arc::new(reader))
+    }
+
+    /// Opens what a manifest lists at `path`: a store file, or — for a
+    /// reference (`*.ref`) — the half of the parent's file it names.
+    pub fn open_listed(
+        fs: Arc<dyn FileSystem>,
+        path: impl AsRef<Path>,
+        file_id: u64,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Arc<StoreFileReader>> {
+        let path = path.as_ref();
+        let is_reference = path.file_name().is_some_and(|n| Reference::is_reference_name(&n.to_string_lossy()));
+        if !is_reference {
+            return Self::open(fs, path, file_id, cache);
+        }
+        let reference = Reference::read(fs.as_ref(), path)?;
+        let family_dir = path.parent().unwrap_or(Path::new(""));
+        let target = reference.target(family_dir)?;
+        Self::open_half(fs, path, &target, reference.half, file_id, cache)
     }
 
     /// The path the manifest lists (the reference for a half file): what a

@@ -13,6 +13,9 @@
 //! Invariants: when `pos` is `Some((b, c))`, `block` holds data block `b`
 //! and `c < block.len()`; when `pos` is `None` the scanner is exhausted (or
 //! unpositioned). An I/O or corruption error leaves the scanner exhausted.
+//! Over a half file the current cell is always in the half: seeks of a top
+//! half start at the split row at the earliest, and a bottom half is
+//! exhausted at the first cell at or past it.
 //!
 //! Thread safety: owned by one reader; it holds its file's reader and its
 //! current block alive (so a block evicted from the cache meanwhile stays
