@@ -46,6 +46,9 @@ pub fn from_store(e: StoreError) -> thrift::Error {
         StoreError::NoSuchFamily { .. } => {
             io_error(format!("org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: {e}"))
         }
+        StoreError::NotServingRegion { .. } => {
+            io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {e}"))
+        }
         StoreError::WritesStopped(_) => io_error(format!("org.apache.hadoop.hbase.RegionTooBusyException: {e}")),
         _ => io_error(e.to_string()),
     }

@@ -162,8 +162,19 @@ pub fn prometheus(source: &StatusSource) -> String {
     }
     let _ = writeln!(out, "accordion_thrift_open_scanners {}", source.scanners.len());
     let _ = writeln!(out, "accordion_thrift_expired_scanners {}", source.scanners.expired());
+    let _ = writeln!(out, "# TYPE accordion_region_state gauge");
     for r in &m.regions {
         let labels = format!("table=\"{}\",region=\"{}\"", label(&r.table), label(&r.region));
+        // One series per state, 1 for the region's current one (the
+        // Prometheus way to export an enum).
+        for s in store::RegionState::all() {
+            let _ = writeln!(
+                out,
+                "accordion_region_state{{{labels},state=\"{}\"}} {}",
+                s.name(),
+                u8::from(s.name() == r.state)
+            );
+        }
         for (k, v) in [
             ("puts", r.puts),
             ("deletes", r.deletes),
@@ -235,6 +246,8 @@ pub fn status(source: &StatusSource) -> Value {
                 .collect();
             regions.push(json!({
                 "id": info.dir_name(),
+                "name": info.region_name(),
+                "state": region.state().name(),
                 "start_key": String::from_utf8_lossy(&info.start_key),
                 "end_key": String::from_utf8_lossy(&info.end_key),
                 "memstore_data_bytes": region.memstore_data_size(),

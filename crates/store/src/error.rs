@@ -26,6 +26,10 @@ pub enum StoreError {
     NoSuchFamily { table: String, family: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The region holding the row is not OPEN here (HBase's
+    /// `NotServingRegionException`).
+    #[error("region {region} is not serving requests (state {state})")]
+    NotServingRegion { region: String, state: crate::region_state::RegionState },
     #[error("the store is closed")]
     Closed,
     #[error("writes are stopped: {0}")]
@@ -41,6 +45,12 @@ impl StoreError {
     /// A corruption found in `path` at `offset`.
     pub fn corruption(path: impl Into<PathBuf>, offset: u64, reason: impl Into<String>) -> StoreError {
         StoreError::Corruption { path: path.into(), offset, reason: reason.into() }
+    }
+
+    /// Whether this refusal comes from a region being replaced by a split or
+    /// merge, so that looking the row up again a moment later succeeds.
+    pub fn is_region_moving(&self) -> bool {
+        matches!(self, StoreError::NotServingRegion { state, .. } if state.is_being_replaced())
     }
 
     /// Whether this is a full-disk error.

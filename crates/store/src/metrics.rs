@@ -40,6 +40,8 @@ pub struct RegionMetrics {
     pub region: String,
     pub start_key: String,
     pub end_key: String,
+    /// HBase's name of the region's state (OPEN, CLOSED, ...).
+    pub state: &'static str,
     pub puts: u64,
     pub deletes: u64,
     pub gets: u64,
@@ -107,6 +109,7 @@ impl Store {
                 region: region.info().dir_name(),
                 start_key: printable(&region.info().start_key),
                 end_key: printable(&region.info().end_key),
+                state: region.state().name(),
                 puts: g(&c.puts),
                 deletes: g(&c.deletes),
                 gets: g(&c.gets),

@@ -32,7 +32,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use memstore::{Cell, CellInput, CellKey, CellType, MemStore, MemStoreConfig, Mvcc, ReadOptions, TimeRange};
 use parking_lot::{Mutex, RwLock};
@@ -43,6 +43,7 @@ use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
 use crate::family_store::{FamilyStore, StoreContext};
 use crate::hooks::{HookPoint, WriteHooks};
+use crate::region_state::{RegionState, StateCell};
 use crate::row_reader::{FamilyReadSpec, RowReader};
 use crate::table::TableDescriptor;
 use crate::wal::{Durability, Wal, codec};
@@ -73,6 +74,27 @@ impl RegionInfo {
     pub fn dir_name(&self) -> String {
         format!("{:016x}", self.id)
     }
+
+    /// The name HBase gives a region: table, start row, id (the encoded
+    /// name, which is also the directory's name).
+    pub fn region_name(&self) -> String {
+        format!("{},{},{}", self.table, to_string_binary(&self.start_key), self.dir_name())
+    }
+}
+
+/// A key as HBase's `Bytes.toStringBinary` prints it: printable ASCII as
+/// is, every other byte as `\\xNN`.
+pub fn to_string_binary(key: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(key.len());
+    for &b in key {
+        if (b' '..=b'~').contains(&b) && b != b'\\' {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "\\x{b:02X}");
+        }
+    }
+    out
 }
 
 /// One change to a row.
@@ -194,7 +216,7 @@ pub struct Region {
     /// its snapshot was taken at, never a later one).
     flush_lock: Mutex<BTreeMap<Vec<u8>, u64>>,
     flush_size: u64,
-    closed: AtomicBool,
+    state: StateCell,
     hooks: Option<Arc<dyn WriteHooks>>,
     max_cell_size: usize,
     pub counters: RegionCounters,
@@ -275,7 +297,7 @@ impl Region {
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             flush_lock: Mutex::new(BTreeMap::new()),
             flush_size: cfg.flush_size,
-            closed: AtomicBool::new(false),
+            state: StateCell::new(RegionState::Open, true),
             hooks: cfg.hooks.clone(),
             max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),
@@ -323,8 +345,8 @@ impl Region {
     }
 
     fn check_open(&self) -> Result<()> {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(StoreError::Closed);
+        if !self.state.serving() {
+            return Err(StoreError::NotServingRegion { region: self.info.region_name(), state: self.state.get() });
         }
         Ok(())
     }
@@ -792,24 +814,40 @@ impl Region {
         written
     }
 
-    /// Stops accepting operations (the caller flushes first if it wants).
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::Release);
+    /// Where the region is in its life (see `region_state.rs`).
+    pub fn state(&self) -> RegionState {
+        self.state.get()
     }
 
-    /// Closes the region and waits for writes already inside to finish.
+    /// Records a transition that leaves the region serving (CLOSING,
+    /// SPLITTING, MERGING: it serves until drained) or ends it (SPLIT,
+    /// MERGED, CLOSED after a drain).
+    pub(crate) fn set_state(&self, state: RegionState) {
+        self.state.set(state);
+    }
+
+    /// Stops accepting operations (the caller flushes first if it wants).
+    pub fn close(&self) {
+        self.state.set_serving(false);
+        self.state.set(RegionState::Closed);
+    }
+
+    /// Stops accepting operations and waits for writes already inside to
+    /// finish. The state is the caller's (CLOSING, SPLITTING, MERGING).
     pub fn close_and_drain(&self) {
-        self.closed.store(true, Ordering::Release);
+        self.state.set_serving(false);
         drop(self.updates.write());
     }
 
-    /// Serves again after a split that did not go through.
+    /// Serves again after a close, split or merge that did not go through.
     pub fn reopen(&self) {
-        self.closed.store(false, Ordering::Release);
+        self.state.set(RegionState::Open);
+        self.state.set_serving(true);
     }
 
+    /// Whether the region refuses requests.
     pub fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::Acquire)
+        !self.state.serving()
     }
 
     /// Whether any store still reads through references to a split parent.

@@ -116,7 +116,7 @@ impl Scanner {
         for _ in 0..10_000 {
             let Some(region) = locate(&self.table) else { return Ok(None) };
             match self.open(&region) {
-                Err(crate::error::StoreError::Closed) if self.table.is_enabled() => {
+                Err(e) if e.is_region_moving() && self.table.is_enabled() => {
                     if self.table.regions().iter().any(|r| Arc::ptr_eq(r, &region)) {
                         std::thread::sleep(std::time::Duration::from_millis(1));
                     }

@@ -34,6 +34,7 @@ use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
 use crate::region::{Region, RegionInfo};
+use crate::region_state::RegionState;
 use crate::store::{SPLIT_MARKER, StoreInner, TableState};
 use crate::storefile::{Half, Reference};
 
@@ -77,7 +78,7 @@ pub(crate) fn resolve_split_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, 
 pub(crate) fn remove_parent_if_unreferenced(inner: &StoreInner, table: &str, parent_id: u64) -> Result<()> {
     let Some(t) = inner.tables.read().get(table).cloned() else { return Ok(()) };
     // One split or parent removal at a time per table.
-    let _split = t.split_lock.lock();
+    let _split = t.change_lock.lock();
     let regions = t.regions();
     let Some(any) = regions.first() else { return Ok(()) };
     let parent_dir = any.dir().with_file_name(format!("{parent_id:016x}"));
@@ -101,7 +102,10 @@ pub(crate) fn remove_split_parent_if_unreferenced(
 
 /// Splits `region` if its files exceed the table's maximum region size.
 pub(crate) fn maybe_split(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Region>) -> Result<bool> {
-    if region.is_closed() || region.has_references() || region.files_size() <= table.desc.max_region_size {
+    if region.state() != RegionState::Open
+        || region.has_references()
+        || region.files_size() <= table.desc.max_region_size
+    {
         return Ok(false);
     }
     split_region(inner, table, region, None)
@@ -131,12 +135,6 @@ fn midpoint_row(region: &Region) -> Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
-/// Memstore bytes worth flushing before a split closes the region (HBase's
-/// `hbase.hregion.preclose.flush.size`).
-const PRECLOSE_FLUSH_SIZE: u64 = 5 << 20;
-/// Most pre-flushes before a split closes the region.
-const PRECLOSE_FLUSHES: usize = 3;
-
 /// Splits `region` at `at` (or its midpoint). Returns false if the region
 /// cannot be split there (a single row, a split point outside it, or
 /// references of an earlier split not compacted away yet).
@@ -146,8 +144,11 @@ pub(crate) fn split_region(
     region: &Arc<Region>,
     at: Option<Vec<u8>>,
 ) -> Result<bool> {
-    let _split = table.split_lock.lock();
-    if region.is_closed() || region.has_references() || !table.regions.read().iter().any(|r| Arc::ptr_eq(r, region)) {
+    let _split = table.change_lock.lock();
+    if region.state() != RegionState::Open
+        || region.has_references()
+        || !table.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
+    {
         return Ok(false);
     }
     region.flush()?;
@@ -161,27 +162,33 @@ pub(crate) fn split_region(
     if mid <= info.start_key || (!info.end_key.is_empty() && mid >= info.end_key) {
         return Ok(false);
     }
+    region.set_state(RegionState::Splitting);
+    let result = split_at(inner, table, region, &mid);
+    if result.is_err() && region.state() == RegionState::Splitting {
+        // It did not commit: the parent serves on.
+        region.reopen();
+    }
+    result.map(|()| true)
+}
+
+/// The split of `region` at `mid` once chosen (the region is SPLITTING).
+fn split_at(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Region>, mid: &[u8]) -> Result<()> {
+    let info = region.info();
     // The references will name the parent's files: no compaction may
     // replace them from here on. One running now finishes first, while the
     // region still takes writes.
     let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
     // Writes stop for the flush of what arrived meanwhile: pre-flush while
-    // that is more than a little (HBase pre-flushes once above
-    // hbase.hregion.preclose.flush.size, 5 MB; a fast writer can refill that
-    // much during one pre-flush, so up to a few times).
-    for _ in 0..PRECLOSE_FLUSHES {
-        if region.memstore_heap_size() <= PRECLOSE_FLUSH_SIZE {
-            break;
-        }
-        region.flush()?;
-    }
+    // that is more than a little (HBase pre-flushes above
+    // hbase.hregion.preclose.flush.size).
+    crate::region_open_close::preclose_flush(region)?;
     // Writes stop here, until the daughters are in place.
     let stopped = std::time::Instant::now();
     region.close_and_drain();
     let retire = |retired: bool| region.stores().for_each(|s| s.set_retired(retired));
     retire(true);
     let fs = inner.ctx.fs.as_ref();
-    let daughters = match write_daughters(inner, region, &mid) {
+    let daughters = match write_daughters(inner, region, mid) {
         Ok(d) => d,
         Err(e) => {
             retire(false);
@@ -201,6 +208,7 @@ pub(crate) fn split_region(
         return Err(e);
     }
     drop(held);
+    region.set_state(RegionState::Split);
     let mut opened = Vec::with_capacity(2);
     for (dir, info) in daughters {
         opened.push(Arc::new(Region::open(dir, info, table.desc.clone(), inner.wal.clone(), &inner.region_config)?));
@@ -213,7 +221,7 @@ pub(crate) fn split_region(
     inner.ctx.events.record("split", event_name(region), 0, region.stores().count(), stopped);
     tracing::info!(
         region = info.id,
-        split_row = %String::from_utf8_lossy(&mid),
+        split_row = %String::from_utf8_lossy(mid),
         writes_stopped_ms = stopped.elapsed().as_secs_f64() * 1e3,
         "split by reference"
     );
@@ -223,7 +231,7 @@ pub(crate) fn split_region(
             inner.compactor.request(d, s);
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 fn event_name(region: &Region) -> String {

@@ -56,8 +56,9 @@ pub struct TableState {
     pub desc: Arc<TableDescriptor>,
     enabled: AtomicBool,
     pub(crate) regions: RwLock<Vec<Arc<Region>>>,
-    /// One split at a time per table.
-    pub(crate) split_lock: Mutex<()>,
+    /// One change of the region list at a time per table (split, merge,
+    /// close, open, parent removal); region state transitions happen under it.
+    pub(crate) change_lock: Mutex<()>,
 }
 
 impl TableState {
@@ -217,20 +218,21 @@ impl Store {
             let on_disk = crate::split::resolve_split_leftovers(fs, infos)?;
             let mut opened = Vec::with_capacity(on_disk.regions.len());
             for (region_dir, info) in on_disk.regions {
-                opened.push(Arc::new(Region::open(
-                    region_dir,
-                    info,
-                    desc.clone(),
-                    inner.wal.clone(),
-                    &inner.region_config,
-                )?));
+                let closed = fs.exists(&region_dir.join(crate::region_open_close::CLOSED_MARKER))?;
+                let region = Region::open(region_dir, info, desc.clone(), inner.wal.clone(), &inner.region_config)?;
+                if closed {
+                    // Closed by an operator: it stays closed until opened.
+                    region.close();
+                    region.stores().for_each(|s| s.set_retired(true));
+                }
+                opened.push(Arc::new(region));
             }
             opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
             for parent_dir in on_disk.split_parents {
                 crate::split::remove_split_parent_if_unreferenced(fs, &parent_dir, &opened)?;
             }
             for r in &opened {
-                if r.has_references() {
+                if r.has_references() && !r.is_closed() {
                     reference_holders.push(r.clone());
                 }
             }
@@ -240,7 +242,7 @@ impl Store {
                     desc,
                     enabled: AtomicBool::new(file.enabled),
                     regions: RwLock::new(opened),
-                    split_lock: Mutex::new(()),
+                    change_lock: Mutex::new(()),
                 }),
             );
         }
@@ -393,7 +395,7 @@ impl Store {
                 desc,
                 enabled: AtomicBool::new(true),
                 regions: RwLock::new(regions),
-                split_lock: Mutex::new(()),
+                change_lock: Mutex::new(()),
             }),
         );
         Ok(())
@@ -418,6 +420,40 @@ impl Store {
 
     pub(crate) fn table_state(&self, name: &str) -> Result<Arc<TableState>> {
         self.table(name)
+    }
+
+    /// The region whose encoded name (its directory's name, unique in the
+    /// store) is `name`, with its table.
+    fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
+        let tables: Vec<Arc<TableState>> = self.inner.tables.read().values().cloned().collect();
+        for t in tables {
+            if let Some(r) = t.regions().into_iter().find(|r| r.info().dir_name() == name) {
+                return Ok((t, r));
+            }
+        }
+        Err(StoreError::InvalidArgument(format!("no region named {name:?} (regions are named by their encoded id)")))
+    }
+
+    /// Closes one region (HBase's `unassign`): flushed, its files left to
+    /// its directory alone, refusing requests with `NotServingRegion` until
+    /// `open_region`, across restarts too. `name` is its encoded name
+    /// ([`RegionInfo::dir_name`]).
+    pub fn close_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let (t, region) = self.region_named(name)?;
+        crate::region_open_close::close_region(&self.inner, &t, &region)
+    }
+
+    /// Opens a closed region again from its directory (HBase's `assign`).
+    pub fn open_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let (t, region) = self.region_named(name)?;
+        crate::region_open_close::open_region(&self.inner, &t, &region).map(|_| ())
+    }
+
+    /// Every region of `table` with its state, in key order.
+    pub fn region_states(&self, table: &str) -> Result<Vec<(RegionInfo, crate::region_state::RegionState)>> {
+        Ok(self.table(table)?.regions().iter().map(|r| (r.info().clone(), r.state())).collect())
     }
 
     /// Flushes and stops serving a table; its data stays on disk.
@@ -506,12 +542,12 @@ impl Store {
             group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
             crate::flusher::reclaim_memory(&self.inner, &region)?;
             match region.mutate_rows(&group, durability) {
-                Err(StoreError::Closed) if !self.inner.closed.load(Ordering::Acquire) && attempts < 1000 => {
+                Err(e) if e.is_region_moving() && attempts < 1000 => {
                     attempts += 1;
                     if region_is_current(&t, &region) {
                         std::thread::sleep(std::time::Duration::from_millis(1));
                     }
-                    continue; // a split replaced it: look the rows up again
+                    continue; // a split or merge replaced it: look the rows up again
                 }
                 Err(e) => {
                     crate::flusher::after_write(&self.inner, &region);
@@ -576,8 +612,10 @@ impl Store {
         Scanner::new(t, scan)
     }
 
-    /// Runs `op` on the region holding `row`, retrying while a split replaces
-    /// it, after waiting for memory if the store is over its limits.
+    /// Runs `op` on the region holding `row`, retrying while a split or merge
+    /// replaces it (milliseconds), after waiting for memory if the store is
+    /// over its limits. A region closed for any other reason answers
+    /// `NotServingRegion` at once.
     fn with_region<T>(
         &self,
         table: &str,
@@ -590,12 +628,10 @@ impl Store {
             let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
             crate::flusher::reclaim_memory(&self.inner, &region)?;
             match op(&t, &region) {
-                Err(StoreError::Closed)
-                    if !self.inner.closed.load(Ordering::Acquire) && !region_is_current(&t, &region) =>
-                {
-                    continue; // split: the daughters are in place now
+                Err(e) if e.is_region_moving() && !region_is_current(&t, &region) => {
+                    continue; // split or merged: the new regions are in place now
                 }
-                Err(StoreError::Closed) if !self.inner.closed.load(Ordering::Acquire) => {
+                Err(e) if e.is_region_moving() => {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 result => {

@@ -1,0 +1,144 @@
+//! Closing and opening single regions (HBase's region server `closeRegion`
+//! / `openRegion`, the shell's `unassign` / `assign`): the seam that moving
+//! a region to another server needs.
+//!
+//! Close: the region is CLOSING and still serves while compactions are
+//! held (a running one finishes) and it pre-flushes; then writes stop
+//! (drain), the rest is flushed, its stores are retired (no compaction can
+//! change its files any more), the `.closed` marker is committed in its
+//! directory (fsynced), and the WAL's accounting forgets it — every edit is
+//! in its files, so its directory alone is the region. It stays in its
+//! table as CLOSED, answering `NotServingRegion`, also after a restart.
+//!
+//! Open: a new `Region` is built from the directory alone (manifests,
+//! flushed sequence ids), the marker is removed (fsynced), and it replaces
+//! the closed one in the table, OPEN. No WAL edit of a closed region is
+//! newer than its flushed sequence id (close flushed them all), so open
+//! replays none; edits written elsewhere (another server's WAL, cluster
+//! mode) are the WAL splitter's to deliver.
+//!
+//! Both run under the table's `change_lock`, so they never interleave with
+//! a split, a merge or each other on one table.
+
+use std::sync::Arc;
+
+use crate::error::{Result, StoreError};
+use crate::region::Region;
+use crate::region_state::RegionState;
+use crate::store::{StoreInner, TableState};
+
+/// Marks a region closed by an operator; it stays closed across restarts.
+pub const CLOSED_MARKER: &str = ".closed";
+
+/// Memstore bytes worth flushing before a close stops writes (HBase's
+/// `hbase.hregion.preclose.flush.size`).
+pub(crate) const PRECLOSE_FLUSH_SIZE: u64 = 5 << 20;
+/// Most pre-flushes before a close stops writes (a fast writer can refill
+/// the pre-close size during one).
+pub(crate) const PRECLOSE_FLUSHES: usize = 3;
+
+/// Flushes `region` while it serves, until what is left for the flush after
+/// the drain is small.
+pub(crate) fn preclose_flush(region: &Region) -> Result<()> {
+    for _ in 0..PRECLOSE_FLUSHES {
+        if region.memstore_heap_size() <= PRECLOSE_FLUSH_SIZE {
+            break;
+        }
+        region.flush()?;
+    }
+    Ok(())
+}
+
+fn not_open(region: &Region) -> StoreError {
+    StoreError::NotServingRegion { region: region.info().region_name(), state: region.state() }
+}
+
+fn is_current(table: &TableState, region: &Arc<Region>) -> bool {
+    table.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
+}
+
+/// Closes `region` of `table` (see the module docs). Fails, leaving the
+/// region OPEN, if a flush or the marker cannot be written.
+pub(crate) fn close_region(inner: &StoreInner, table: &TableState, region: &Arc<Region>) -> Result<()> {
+    let _change = table.change_lock.lock();
+    if region.state() != RegionState::Open || !is_current(table, region) {
+        return Err(not_open(region));
+    }
+    let started = std::time::Instant::now();
+    region.set_state(RegionState::Closing);
+    let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
+    let closed = (|| -> Result<()> {
+        preclose_flush(region)?;
+        region.close_and_drain();
+        region.flush()?;
+        let fs = inner.ctx.fs.as_ref();
+        fs.write_atomic(&region.dir().join(CLOSED_MARKER), b"closed")?;
+        fs.sync_dir(region.dir())
+    })();
+    if let Err(e) = closed {
+        region.reopen();
+        return Err(e);
+    }
+    region.stores().for_each(|s| s.set_retired(true));
+    drop(held);
+    inner.wal.forget_region(region.info().id);
+    region.set_state(RegionState::Closed);
+    tracing::info!(
+        region = %region.info().region_name(),
+        seconds = started.elapsed().as_secs_f64(),
+        "region closed"
+    );
+    Ok(())
+}
+
+/// Opens the CLOSED `region` of `table` again from its directory.
+pub(crate) fn open_region(inner: &StoreInner, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
+    let _change = table.change_lock.lock();
+    if region.state() != RegionState::Closed || !is_current(table, region) {
+        return Err(StoreError::InvalidArgument(format!(
+            "region {} is {}, not CLOSED; only a closed region can be opened",
+            region.info().region_name(),
+            region.state()
+        )));
+    }
+    let started = std::time::Instant::now();
+    region.set_state(RegionState::Opening);
+    let opened = (|| -> Result<Arc<Region>> {
+        let fresh = Arc::new(Region::open(
+            region.dir().to_path_buf(),
+            region.info().clone(),
+            table.desc.clone(),
+            inner.wal.clone(),
+            &inner.region_config,
+        )?);
+        let fs = inner.ctx.fs.as_ref();
+        fs.remove(&region.dir().join(CLOSED_MARKER))?;
+        fs.sync_dir(region.dir())?;
+        Ok(fresh)
+    })();
+    let fresh = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            region.set_state(RegionState::Closed);
+            return Err(e);
+        }
+    };
+    {
+        let mut regions = table.regions.write();
+        if let Some(slot) = regions.iter_mut().find(|r| Arc::ptr_eq(r, region)) {
+            *slot = fresh.clone();
+        }
+    }
+    region.set_state(RegionState::Closed);
+    if fresh.has_references() {
+        for s in fresh.stores() {
+            inner.compactor.request(&fresh, s);
+        }
+    }
+    tracing::info!(
+        region = %fresh.info().region_name(),
+        seconds = started.elapsed().as_secs_f64(),
+        "region opened"
+    );
+    Ok(fresh)
+}

@@ -1,0 +1,170 @@
+//! Closing and opening single regions through the public `Store`: a closed
+//! region refuses requests with `NotServingRegion` at once while its table's
+//! other regions serve, its directory alone holds everything (the WAL can
+//! go), it stays closed across a restart, and opening it serves every
+//! acknowledged write again — also with writers running during the close.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, RegionState, Scan, Store, StoreError, StoreOptions, TableDescriptor};
+
+fn options() -> StoreOptions {
+    StoreOptions { background: false, ..StoreOptions::default() }
+}
+
+fn table() -> TableDescriptor {
+    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
+    desc.durability = Durability::SyncWal;
+    desc
+}
+
+/// A store whose table `t` has regions [, m) and [m, ), with rows a0..a49
+/// and z0..z49, some flushed and some only in the WAL; returns the name of
+/// the region holding the a-rows.
+fn populated(dir: &Path) -> (Store, String) {
+    let store = Store::open(dir, options()).expect("open");
+    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    for i in 0..50 {
+        for p in ["a", "z"] {
+            store.put("t", format!("{p}{i:02}").as_bytes(), &[(b"f", b"q", b"v1")], None).expect("put");
+        }
+        if i == 25 {
+            store.flush_table("t").expect("flush");
+        }
+    }
+    let first = store.table_regions("t").expect("regions")[0].dir_name();
+    (store, first)
+}
+
+fn value(store: &Store, row: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    Ok(store.get("t", &Get::new(row.as_bytes()))?.first().map(|c| c.value.clone()))
+}
+
+fn state_of(store: &Store, name: &str) -> RegionState {
+    store.region_states("t").expect("states").into_iter().find(|(i, _)| i.dir_name() == name).expect("region").1
+}
+
+fn assert_not_serving<T: std::fmt::Debug>(r: Result<T, StoreError>, what: &str) {
+    match r {
+        Err(StoreError::NotServingRegion { state: RegionState::Closed, region }) => {
+            assert!(region.starts_with("t,,"), "{what}: region name {region}");
+        }
+        other => panic!("{what}: expected NotServingRegion(CLOSED), got {other:?}"),
+    }
+}
+
+#[test]
+fn a_closed_region_refuses_requests_and_its_neighbour_serves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, first) = populated(dir.path());
+    store.close_region(&first).expect("close");
+    assert_eq!(state_of(&store, &first), RegionState::Closed);
+    assert_not_serving(value(&store, "a01"), "get");
+    assert_not_serving(store.put("t", b"a01", &[(b"f", b"q", b"v2")], None), "put");
+    assert_not_serving(store.increment("t", b"a02", b"f", b"n", 1), "increment");
+    let scan = store.scan("t", Scan::default()).and_then(|s| s.collect::<Result<Vec<_>, _>>());
+    assert_not_serving(scan, "scan");
+    // The other region serves.
+    assert_eq!(value(&store, "z01").expect("get z"), Some(b"v1".to_vec()));
+    store.put("t", b"z01", &[(b"f", b"q", b"v2")], None).expect("put z");
+    let from_m = Scan { start: Some(b"m".to_vec()), ..Scan::default() };
+    assert_eq!(store.scan("t", from_m).expect("scan").count(), 50);
+    // A closed region is not split, closed again, or compacted.
+    assert!(!store.split_region("t", b"a", Some(b"a10")).expect("split"), "split of a closed region");
+    assert!(matches!(store.close_region(&first), Err(StoreError::NotServingRegion { .. })));
+    store.compact_table("t", true).expect("compact skips it");
+
+    store.open_region(&first).expect("open");
+    assert_eq!(state_of(&store, &first), RegionState::Open);
+    for i in 0..50 {
+        assert_eq!(value(&store, &format!("a{i:02}")).expect("get"), Some(b"v1".to_vec()), "a{i:02}");
+    }
+    store.put("t", b"a01", &[(b"f", b"q", b"v2")], None).expect("put after open");
+    assert_eq!(value(&store, "a01").expect("get"), Some(b"v2".to_vec()));
+    assert!(matches!(store.open_region(&first), Err(StoreError::InvalidArgument(_))), "open of an open region");
+    assert!(matches!(store.close_region("00000000000000ff"), Err(StoreError::InvalidArgument(_))));
+}
+
+#[test]
+fn a_closed_region_stays_closed_across_a_restart_and_needs_no_wal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, first) = populated(dir.path());
+    store.close_region(&first).expect("close");
+    // Nothing of the closed region holds a WAL file back any more: only the
+    // other region's unflushed edits do.
+    store.flush_region("t", b"z").expect("flush z");
+    store.wal().roll().expect("roll");
+    store.wal().archive_obsolete().expect("archive");
+    assert_eq!(store.wal().live_files().len(), 1, "{:?}", store.wal().live_files());
+    drop(store); // a crash: no close
+
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    assert_eq!(state_of(&store, &first), RegionState::Closed);
+    assert_not_serving(value(&store, "a01"), "get after restart");
+    store.close().expect("close store");
+
+    // The region's directory alone is the region: with the WAL gone (as on
+    // another server), opening it serves everything.
+    std::fs::remove_dir_all(dir.path().join("wal")).expect("remove wal");
+    let store = Store::open(dir.path(), options()).expect("reopen without wal");
+    store.open_region(&first).expect("open");
+    for i in 0..50 {
+        assert_eq!(value(&store, &format!("a{i:02}")).expect("get"), Some(b"v1".to_vec()), "a{i:02}");
+    }
+    drop(store);
+    let store = Store::open(dir.path(), options()).expect("reopen after open");
+    assert_eq!(state_of(&store, &first), RegionState::Open, "an opened region stays open");
+}
+
+#[test]
+fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is_lost() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), StoreOptions::default()).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    let name = store.table_regions("t").expect("regions")[0].dir_name();
+    let stop = Arc::new(AtomicBool::new(false));
+    let refused = Arc::new(AtomicU64::new(0));
+    let writers: Vec<_> = (0..3)
+        .map(|w| {
+            let (store, stop, refused) = (store.clone(), stop.clone(), refused.clone());
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                let value = vec![b'x'; 2000];
+                let mut i = 0u64;
+                while !stop.load(Ordering::Acquire) {
+                    let row = format!("w{w}-{i:08}");
+                    match store.put("t", row.as_bytes(), &[(b"f", b"q", &value)], None) {
+                        Ok(()) => acked.push(row),
+                        Err(StoreError::NotServingRegion { state, .. }) => {
+                            assert!(
+                                matches!(state, RegionState::Closing | RegionState::Closed | RegionState::Opening),
+                                "refused in state {state}"
+                            );
+                            refused.fetch_add(1, Ordering::Relaxed);
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        Err(e) => panic!("put {row}: {e}"),
+                    }
+                    i += 1;
+                }
+                acked
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    store.close_region(&name).expect("close");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    store.open_region(&name).expect("open");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    stop.store(true, Ordering::Release);
+    let acked: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
+    assert!(refused.load(Ordering::Relaxed) > 0, "no write met the closed region");
+    store.close().expect("close store");
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    for row in &acked {
+        assert!(value(&store, row).expect("get").is_some(), "acknowledged {row} lost");
+    }
+}
