@@ -111,8 +111,10 @@ pub(crate) fn compact_store(
         let sizes: Vec<u64> = files.iter().map(|f| f.info().file_size).collect();
         select_exploring(&sizes, cfg).map(|range| files[range].to_vec())
     })?;
-    if had_references && let Some(parent) = region.info().parent {
-        crate::split::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
+    if had_references {
+        for parent in region.info().parents() {
+            crate::retired_parents::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
+        }
     }
     Ok(done.is_some())
 }

@@ -27,6 +27,12 @@ pub enum HookPoint {
     ArchivePass,
     /// A region flush has taken its snapshot and not yet written files.
     FlushSnapshotTaken,
+    /// A merge has written the merged region's references and manifests but
+    /// not its `.regioninfo` (the commit). An error abandons the merge.
+    MergeBeforeCommit,
+    /// A merge has committed; the parents' markers and the switch in memory
+    /// are next. An error here is only logged (the merge stands).
+    MergeCommitted,
 }
 
 /// Test hooks; see the module documentation.

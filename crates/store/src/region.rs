@@ -64,11 +64,20 @@ pub struct RegionInfo {
     pub end_key: Vec<u8>,
     /// For a daughter of a split: the parent region's id.
     pub parent: Option<u64>,
+    /// For a merged region: the ids of the regions it was merged from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<u64>,
 }
 
 impl RegionInfo {
     pub fn contains(&self, row: &[u8]) -> bool {
         row >= self.start_key.as_slice() && (self.end_key.is_empty() || row < self.end_key.as_slice())
+    }
+
+    /// The regions whose files this one may read through references: a
+    /// split's parent, a merge's parents.
+    pub fn parents(&self) -> impl Iterator<Item = u64> + '_ {
+        self.parent.iter().chain(self.merged_from.iter()).copied()
     }
 
     pub fn dir_name(&self) -> String {

@@ -17,11 +17,9 @@
 //! 5. when neither daughter refers to the parent any more, the parent's
 //!    directory is renamed to a `.trash-` name and removed.
 //!
-//! At open: `.trash-` directories are removed; a parent with a marker is
-//! kept while a daughter refers to it and removed (through the trash)
-//! otherwise; a daughter whose parent is present without a marker is
-//! removed through the trash (the split did not commit; the parent is
-//! intact). A region that still has references is not split again.
+//! What open does with the leftovers of a split a crash interrupted is in
+//! `retired_parents.rs`. A region that still has references is not split
+//! again.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,74 +29,12 @@ use memstore::CellKey;
 
 use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
-use crate::fs::FileSystem;
-use crate::manifest::StoreManifest;
+use crate::reference_region::{references_into, write_region};
 use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
-use crate::store::{SPLIT_MARKER, StoreInner, TableState};
-use crate::storefile::{Half, Reference};
-
-/// What open does with the regions found on disk.
-pub(crate) struct OnDisk {
-    /// Regions to open.
-    pub(crate) regions: Vec<(PathBuf, RegionInfo)>,
-    /// Parents of committed splits: kept while a daughter refers to them.
-    pub(crate) split_parents: Vec<PathBuf>,
-}
-
-/// Sorts out the leftovers of splits interrupted by a crash.
-pub(crate) fn resolve_split_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, RegionInfo)>) -> Result<OnDisk> {
-    let mut out = OnDisk { regions: Vec::new(), split_parents: Vec::new() };
-    let mut parent_ids = Vec::new();
-    for (dir, info) in &infos {
-        if fs.exists(&dir.join(SPLIT_MARKER))? {
-            parent_ids.push(info.id);
-            out.split_parents.push(dir.clone());
-        }
-    }
-    for (dir, info) in infos {
-        if parent_ids.contains(&info.id) {
-            continue;
-        }
-        let orphan = info.parent.is_some_and(|p| {
-            !parent_ids.contains(&p) && fs.exists(&dir.with_file_name(format!("{p:016x}"))).unwrap_or(false)
-        });
-        if orphan {
-            tracing::info!(region = info.id, "removing the daughter of a split that did not commit");
-            remove_region_dir(fs, &dir)?;
-            continue;
-        }
-        out.regions.push((dir, info));
-    }
-    Ok(out)
-}
-
-/// Removes the directory of split parent `parent_id` of `table` once no
-/// region of the table reads through references into it.
-pub(crate) fn remove_parent_if_unreferenced(inner: &StoreInner, table: &str, parent_id: u64) -> Result<()> {
-    let Some(t) = inner.tables.read().get(table).cloned() else { return Ok(()) };
-    // One split or parent removal at a time per table.
-    let _split = t.change_lock.lock();
-    let regions = t.regions();
-    let Some(any) = regions.first() else { return Ok(()) };
-    let parent_dir = any.dir().with_file_name(format!("{parent_id:016x}"));
-    remove_split_parent_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
-}
-
-/// Removes `parent_dir` (a committed split's parent, with its marker) when
-/// none of `regions` reads through references into it.
-pub(crate) fn remove_split_parent_if_unreferenced(
-    fs: &dyn FileSystem,
-    parent_dir: &std::path::Path,
-    regions: &[Arc<Region>],
-) -> Result<()> {
-    let name = parent_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if regions.iter().any(|r| r.refers_to(&name)) || !fs.exists(&parent_dir.join(SPLIT_MARKER))? {
-        return Ok(());
-    }
-    tracing::info!(dir = %parent_dir.display(), "removing a split parent no daughter refers to");
-    remove_region_dir(fs, parent_dir)
-}
+use crate::retired_parents::{SPLIT_MARKER, remove_region_dir};
+use crate::store::{StoreInner, TableState};
+use crate::storefile::Half;
 
 /// Splits `region` if its files exceed the table's maximum region size.
 pub(crate) fn maybe_split(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Region>) -> Result<bool> {
@@ -238,31 +174,13 @@ fn event_name(region: &Region) -> String {
     format!("{}/{}", region.info().table, region.info().dir_name())
 }
 
-/// The prefix of region directories being removed; open removes them.
-pub(crate) const TRASH_PREFIX: &str = ".trash-";
-
-/// Removes a region's (or a table's) directory crash-safely: one atomic
-/// rename takes it out of use (a split parent is never seen half-deleted,
-/// e.g. without its marker), then the renamed directory is deleted; open
-/// removes what a crash left under the trash name.
-pub(crate) fn remove_region_dir(fs: &dyn FileSystem, dir: &std::path::Path) -> Result<()> {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let trash = dir.with_file_name(format!("{TRASH_PREFIX}{name}"));
-    fs.rename(dir, &trash)?;
-    if let Some(parent) = dir.parent() {
-        fs.sync_dir(parent)?;
-    }
-    fs.remove_dir_all(&trash)
-}
-
 /// Writes both daughters of `parent` (closed and drained): references to
 /// every parent file with rows in the daughter's half, manifests with the
 /// parent's flushed sequence ids, and `.regioninfo`.
 fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
     parent.flush()?;
-    let fs = inner.ctx.fs.clone();
+    let fs = inner.ctx.fs.as_ref();
     let p = parent.info();
-    let parent_dir = p.dir_name();
     let halves = [(p.start_key.clone(), mid.to_vec(), false), (mid.to_vec(), p.end_key.clone(), true)];
     let mut out: Vec<(PathBuf, RegionInfo)> = Vec::new();
     for (start, end, top) in halves {
@@ -272,38 +190,11 @@ fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) ->
             start_key: start,
             end_key: end,
             parent: Some(p.id),
+            merged_from: Vec::new(),
         };
         let dir = parent.dir().with_file_name(info.dir_name());
-        let half = Half { split_row: mid.to_vec(), top };
-        let written = (|| -> Result<()> {
-            fs.create_dir_all(&dir)?;
-            for store in parent.stores() {
-                let family_dir = dir.join(store.name());
-                fs.create_dir_all(&family_dir)?;
-                let mut manifest = StoreManifest { files: Vec::new(), flushed_seq: store.flushed_seq() };
-                // Oldest first, as manifests list files.
-                for f in store.files().iter().rev() {
-                    let (Some(first), Some(last)) = (&f.info().first_row, &f.info().last_row) else { continue };
-                    if !half.overlaps(first, last) {
-                        continue;
-                    }
-                    let file = f.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    let reference = Reference { parent_region: parent_dir.clone(), file, half: half.clone() };
-                    reference.write(fs.as_ref(), &family_dir)?;
-                    manifest.files.push(reference.file_name());
-                }
-                manifest.commit(fs.as_ref(), &family_dir)?;
-            }
-            fs.sync_dir(&dir)?;
-            let bytes = serde_json::to_vec_pretty(&info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-            fs.write_atomic(&dir.join(crate::region::REGION_INFO_NAME), &bytes)?;
-            // The daughter's own directory entry.
-            if let Some(table_dir) = dir.parent() {
-                fs.sync_dir(table_dir)?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = written {
+        let families = references_into(parent, &Half { split_row: mid.to_vec(), top });
+        if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(())) {
             let _ = fs.remove_dir_all(&dir);
             for (d, _) in &out {
                 let _ = fs.remove_dir_all(d);

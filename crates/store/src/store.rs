@@ -42,8 +42,6 @@ use crate::table::TableDescriptor;
 use crate::wal::{Durability, Wal};
 
 const TABLE_DESC_NAME: &str = ".tabledesc";
-/// Marks a parent region whose split committed (see split.rs).
-pub const SPLIT_MARKER: &str = ".split";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct TableFile {
@@ -186,7 +184,7 @@ impl Store {
         let mut max_region_id = 0;
         for table_name in fs.list(&data)? {
             let table_dir = data.join(&table_name);
-            if table_name.starts_with(crate::split::TRASH_PREFIX) {
+            if table_name.starts_with(crate::retired_parents::TRASH_PREFIX) {
                 // A table or region whose removal a crash interrupted.
                 fs.remove_dir_all(&table_dir)?;
                 continue;
@@ -203,19 +201,28 @@ impl Store {
             let mut infos = Vec::new();
             for name in fs.list(&table_dir)? {
                 let region_dir = table_dir.join(&name);
-                if name.starts_with(crate::split::TRASH_PREFIX) {
+                if name.starts_with(crate::retired_parents::TRASH_PREFIX) {
                     fs.remove_dir_all(&region_dir)?;
                     continue;
                 }
                 let info_path = region_dir.join(REGION_INFO_NAME);
-                if name.starts_with('.') || !fs.exists(&info_path)? {
+                if name.starts_with('.') {
+                    continue;
+                }
+                if !fs.exists(&info_path)? {
+                    if crate::retired_parents::is_region_dir_name(&name) {
+                        // A daughter or merged region whose writing a crash
+                        // interrupted before its commit.
+                        tracing::info!(dir = %region_dir.display(), "removing a region directory without .regioninfo");
+                        crate::retired_parents::remove_region_dir(fs, &region_dir)?;
+                    }
                     continue;
                 }
                 let info: RegionInfo = parse_json(&info_path, &fs.read_all(&info_path)?)?;
                 max_region_id = max_region_id.max(info.id);
                 infos.push((region_dir, info));
             }
-            let on_disk = crate::split::resolve_split_leftovers(fs, infos)?;
+            let on_disk = crate::retired_parents::resolve_leftovers(fs, infos)?;
             let mut opened = Vec::with_capacity(on_disk.regions.len());
             for (region_dir, info) in on_disk.regions {
                 let closed = fs.exists(&region_dir.join(crate::region_open_close::CLOSED_MARKER))?;
@@ -228,8 +235,8 @@ impl Store {
                 opened.push(Arc::new(region));
             }
             opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
-            for parent_dir in on_disk.split_parents {
-                crate::split::remove_split_parent_if_unreferenced(fs, &parent_dir, &opened)?;
+            for parent_dir in on_disk.retired {
+                crate::retired_parents::remove_if_unreferenced(fs, &parent_dir, &opened)?;
             }
             for r in &opened {
                 if r.has_references() && !r.is_closed() {
@@ -374,6 +381,7 @@ impl Store {
                 start_key: start.clone(),
                 end_key: end,
                 parent: None,
+                merged_from: Vec::new(),
             };
             let dir = table_dir.join(info.dir_name());
             regions.push(Arc::new(Region::open(
@@ -451,6 +459,21 @@ impl Store {
         crate::region_open_close::open_region(&self.inner, &t, &region).map(|_| ())
     }
 
+    /// Merges two adjacent regions, named by their encoded names (HBase's
+    /// `merge_region`); returns the merged region's.
+    pub fn merge_regions(&self, a: &str, b: &str) -> Result<String> {
+        self.check_open()?;
+        let (t, ra) = self.region_named(a)?;
+        let (tb, rb) = self.region_named(b)?;
+        if !Arc::ptr_eq(&t, &tb) {
+            return Err(StoreError::InvalidArgument(format!("regions {a} and {b} belong to different tables")));
+        }
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(t.desc.name.clone()));
+        }
+        crate::merge::merge_regions(&self.inner, &t, &ra, &rb).map(|m| m.info().dir_name())
+    }
+
     /// Every region of `table` with its state, in key order.
     pub fn region_states(&self, table: &str) -> Result<Vec<(RegionInfo, crate::region_state::RegionState)>> {
         Ok(self.table(table)?.regions().iter().map(|r| (r.info().clone(), r.state())).collect())
@@ -493,7 +516,7 @@ impl Store {
             self.inner.wal.forget_region(r.info().id);
         }
         self.inner.tables.write().remove(name);
-        crate::split::remove_region_dir(self.inner.ctx.fs.as_ref(), &data_dir(&self.inner.dir).join(name))?;
+        crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &data_dir(&self.inner.dir).join(name))?;
         self.archive_wal()?;
         Ok(())
     }

@@ -1,0 +1,176 @@
+//! Merging two adjacent regions by reference (HBase's `merge_region`): the
+//! merged region reads both parents' files through references (each the
+//! whole file: a top half from the parent's start row), so writes stop only
+//! for the final flushes and the switch.
+//!
+//! Steps and their crash safety (what open concludes is in
+//! `retired_parents.rs`):
+//! 1. both parents are MERGING: their compactions are held and they
+//!    pre-flush while serving; then writes stop (drain) and they flush —
+//!    all their data is in files; their stores are retired;
+//! 2. the merged region is written: references to every file of both,
+//!    manifests with the higher of the parents' flushed sequence ids per
+//!    family, then its `.regioninfo` naming both parents — the commit;
+//! 3. `.merged` markers go into the parents, the merged region opens and
+//!    replaces them in the table, the WAL's accounting forgets them, and its
+//!    compaction is asked for, which rewrites the references away; then the
+//!    parents' directories go.
+//!
+//! Regions that still read through references (an uncompacted split or
+//! merge) are not merged, as in HBase.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::error::{Result, StoreError};
+use crate::hooks::HookPoint;
+use crate::reference_region::{FamilyReferences, references_into, write_region};
+use crate::region::{Region, RegionInfo};
+use crate::region_state::RegionState;
+use crate::retired_parents::{MERGED_MARKER, remove_region_dir};
+use crate::store::{StoreInner, TableState};
+use crate::storefile::Half;
+
+/// Merges `a` and `b` of `table` (in either order; they must be adjacent,
+/// OPEN and without references). Returns the merged region.
+pub(crate) fn merge_regions(
+    inner: &Arc<StoreInner>,
+    table: &TableState,
+    a: &Arc<Region>,
+    b: &Arc<Region>,
+) -> Result<Arc<Region>> {
+    let _change = table.change_lock.lock();
+    let (low, high) = if a.info().start_key <= b.info().start_key { (a, b) } else { (b, a) };
+    let position = {
+        let regions = table.regions.read();
+        let i = regions.iter().position(|r| Arc::ptr_eq(r, low));
+        let j = regions.iter().position(|r| Arc::ptr_eq(r, high));
+        match (i, j) {
+            (Some(i), Some(j)) if j == i + 1 => i,
+            _ => {
+                return Err(StoreError::InvalidArgument(format!(
+                    "regions {} and {} are not adjacent regions of table {}",
+                    low.info().region_name(),
+                    high.info().region_name(),
+                    table.desc.name
+                )));
+            }
+        }
+    };
+    for r in [low, high] {
+        if r.state() != RegionState::Open {
+            return Err(StoreError::NotServingRegion { region: r.info().region_name(), state: r.state() });
+        }
+        if r.has_references() {
+            return Err(StoreError::InvalidArgument(format!(
+                "region {} still reads through references; it can merge once compacted",
+                r.info().region_name()
+            )));
+        }
+    }
+    let started = std::time::Instant::now();
+    low.set_state(RegionState::Merging);
+    high.set_state(RegionState::Merging);
+    let merged = merge_closed(inner, table, low, high, position, started);
+    if merged.is_err() {
+        for r in [low, high] {
+            if r.state() == RegionState::Merging {
+                // It did not commit: the parents serve on.
+                r.stores().for_each(|s| s.set_retired(false));
+                r.reopen();
+            }
+        }
+    }
+    merged
+}
+
+fn merge_closed(
+    inner: &Arc<StoreInner>,
+    table: &TableState,
+    low: &Arc<Region>,
+    high: &Arc<Region>,
+    position: usize,
+    started: std::time::Instant,
+) -> Result<Arc<Region>> {
+    let held: Vec<_> = low.stores().chain(high.stores()).map(|s| s.hold_compactions()).collect();
+    crate::region_open_close::preclose_flush(low)?;
+    crate::region_open_close::preclose_flush(high)?;
+    let stopped = std::time::Instant::now();
+    for r in [low, high] {
+        r.close_and_drain();
+        r.flush()?;
+        r.stores().for_each(|s| s.set_retired(true));
+    }
+    let info = RegionInfo {
+        id: inner.next_region_id.fetch_add(1, Ordering::Relaxed),
+        table: table.desc.name.clone(),
+        start_key: low.info().start_key.clone(),
+        end_key: high.info().end_key.clone(),
+        parent: None,
+        merged_from: vec![low.info().id, high.info().id],
+    };
+    let dir = low.dir().with_file_name(info.dir_name());
+    let fs = inner.ctx.fs.as_ref();
+    let families = merged_references(low, high);
+    let written = write_region(fs, &dir, &info, &families, || hook(inner, HookPoint::MergeBeforeCommit));
+    if let Err(e) = written {
+        if fs.exists(&dir).unwrap_or(false)
+            && let Err(e) = remove_region_dir(fs, &dir)
+        {
+            tracing::warn!(error = %e, "could not remove an uncommitted merged region; open removes it");
+        }
+        return Err(e);
+    }
+    // Committed. Nothing below may undo it; open finishes what a crash
+    // leaves undone.
+    low.set_state(RegionState::Merged);
+    high.set_state(RegionState::Merged);
+    drop(held);
+    if let Err(e) = hook(inner, HookPoint::MergeCommitted) {
+        tracing::warn!(error = %e, "merge-committed hook failed; the merge stands");
+    }
+    for r in [low, high] {
+        if let Err(e) = fs.write_atomic(&r.dir().join(MERGED_MARKER), b"merged") {
+            tracing::warn!(error = %e, region = r.info().id, "could not mark a merged parent; open does it");
+        }
+    }
+    let merged = Arc::new(Region::open(dir, info, table.desc.clone(), inner.wal.clone(), &inner.region_config)?);
+    table.regions.write().splice(position..=position + 1, [merged.clone()]);
+    for r in [low, high] {
+        inner.wal.forget_region(r.info().id);
+    }
+    inner.ctx.events.record("merge", format!("{}/{}", merged.info().table, merged.info().dir_name()), 0, 2, stopped);
+    tracing::info!(
+        merged = %merged.info().region_name(),
+        low = low.info().id,
+        high = high.info().id,
+        writes_stopped_ms = stopped.elapsed().as_secs_f64() * 1e3,
+        seconds = started.elapsed().as_secs_f64(),
+        "regions merged"
+    );
+    for s in merged.stores() {
+        inner.compactor.request(&merged, s);
+    }
+    Ok(merged)
+}
+
+/// Per family: references to every file of both parents (each the top
+/// half from its parent's start row, i.e. the whole file), the low
+/// parent's first, and the higher of their flushed sequence ids.
+fn merged_references(low: &Region, high: &Region) -> Vec<FamilyReferences> {
+    let whole = |r: &Region| references_into(r, &Half { split_row: r.info().start_key.clone(), top: true });
+    let mut out = whole(low);
+    for (mine, theirs) in out.iter_mut().zip(whole(high)) {
+        debug_assert_eq!(mine.family, theirs.family, "regions of one table have the same families");
+        mine.flushed_seq = mine.flushed_seq.max(theirs.flushed_seq);
+        mine.references.extend(theirs.references);
+    }
+    out
+}
+
+fn hook(inner: &StoreInner, point: HookPoint) -> Result<()> {
+    match &inner.options.hooks {
+        Some(h) => h.at(point, 0),
+        None => Ok(()),
+    }
+}

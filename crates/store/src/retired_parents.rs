@@ -1,0 +1,128 @@
+//! Retired parent regions — a split's parent, a merge's two parents — and
+//! what open does with the leftovers of a split or merge that a crash
+//! interrupted.
+//!
+//! A parent stays on disk, never opened, while a region reads its files
+//! through references; then its directory goes through the trash (renamed
+//! to a `.trash-` name, fsynced, deleted; open deletes what a crash left
+//! under that name), so a parent is never seen half-deleted.
+//!
+//! Commit points, and so what open concludes from what it finds:
+//! - split: the `.split` marker in the parent. A parent with it is retired;
+//!   a daughter whose parent is present without it is the leftover of a
+//!   split that did not commit and goes (the parent is intact);
+//! - merge: the merged region's `.regioninfo`, written once its references
+//!   and manifests are durable. The parents named by a merged region's
+//!   `merged_from` are retired; their `.merged` markers are written right
+//!   after the commit, and by open if a crash came first;
+//! - a region directory without `.regioninfo` never committed (a daughter or
+//!   merged region being written) and goes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::fs::FileSystem;
+use crate::region::{Region, RegionInfo};
+use crate::store::StoreInner;
+
+/// Marks a parent region whose split committed.
+pub const SPLIT_MARKER: &str = ".split";
+/// Marks a parent region whose merge committed.
+pub const MERGED_MARKER: &str = ".merged";
+/// The prefix of directories being removed; open removes them.
+pub(crate) const TRASH_PREFIX: &str = ".trash-";
+
+/// What open does with the regions found on disk.
+pub(crate) struct OnDisk {
+    /// Regions to open.
+    pub(crate) regions: Vec<(PathBuf, RegionInfo)>,
+    /// Retired parents of committed splits and merges: kept while a region
+    /// refers to them.
+    pub(crate) retired: Vec<PathBuf>,
+}
+
+fn is_retired(fs: &dyn FileSystem, dir: &Path) -> Result<bool> {
+    Ok(fs.exists(&dir.join(SPLIT_MARKER))? || fs.exists(&dir.join(MERGED_MARKER))?)
+}
+
+/// Sorts the regions found on disk (with their `.regioninfo`) into those to
+/// open and retired parents, removing the leftovers of splits that did not
+/// commit and finishing merges that did.
+pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, RegionInfo)>) -> Result<OnDisk> {
+    let mut out = OnDisk { regions: Vec::new(), retired: Vec::new() };
+    let mut retired_ids = Vec::new();
+    for (dir, info) in &infos {
+        if is_retired(fs, dir)? {
+            retired_ids.push(info.id);
+        }
+    }
+    let merged_parents: Vec<u64> = infos
+        .iter()
+        .filter(|(_, info)| !retired_ids.contains(&info.id))
+        .flat_map(|(_, info)| info.merged_from.iter().copied())
+        .collect();
+    for (dir, info) in &infos {
+        if merged_parents.contains(&info.id) && !retired_ids.contains(&info.id) {
+            tracing::info!(region = info.id, "finishing a merge that committed: marking its parent");
+            fs.write_atomic(&dir.join(MERGED_MARKER), b"merged")?;
+            retired_ids.push(info.id);
+        }
+    }
+    for (dir, info) in infos {
+        if retired_ids.contains(&info.id) {
+            out.retired.push(dir);
+            continue;
+        }
+        let orphan = info.parent.is_some_and(|p| {
+            !retired_ids.contains(&p) && fs.exists(&dir.with_file_name(format!("{p:016x}"))).unwrap_or(false)
+        });
+        if orphan {
+            tracing::info!(region = info.id, "removing the daughter of a split that did not commit");
+            remove_region_dir(fs, &dir)?;
+            continue;
+        }
+        out.regions.push((dir, info));
+    }
+    Ok(out)
+}
+
+/// Whether `name` (an entry of a table directory) is a region directory's
+/// name: sixteen hex digits.
+pub(crate) fn is_region_dir_name(name: &str) -> bool {
+    name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Removes the directory of retired parent `parent_id` of `table` once no
+/// region of the table reads through references into it.
+pub(crate) fn remove_parent_if_unreferenced(inner: &StoreInner, table: &str, parent_id: u64) -> Result<()> {
+    let Some(t) = inner.tables.read().get(table).cloned() else { return Ok(()) };
+    let _change = t.change_lock.lock();
+    let regions = t.regions();
+    let Some(any) = regions.first() else { return Ok(()) };
+    let parent_dir = any.dir().with_file_name(format!("{parent_id:016x}"));
+    remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
+}
+
+/// Removes `parent_dir` (a retired parent, with its marker) when none of
+/// `regions` reads through references into it.
+pub(crate) fn remove_if_unreferenced(fs: &dyn FileSystem, parent_dir: &Path, regions: &[Arc<Region>]) -> Result<()> {
+    let name = parent_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if regions.iter().any(|r| r.refers_to(&name)) || !fs.exists(parent_dir)? || !is_retired(fs, parent_dir)? {
+        return Ok(());
+    }
+    tracing::info!(dir = %parent_dir.display(), "removing a retired parent region no region refers to");
+    remove_region_dir(fs, parent_dir)
+}
+
+/// Removes a region's (or a table's) directory crash-safely: one atomic
+/// rename takes it out of use, then the renamed directory is deleted.
+pub(crate) fn remove_region_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let trash = dir.with_file_name(format!("{TRASH_PREFIX}{name}"));
+    fs.rename(dir, &trash)?;
+    if let Some(parent) = dir.parent() {
+        fs.sync_dir(parent)?;
+    }
+    fs.remove_dir_all(&trash)
+}
