@@ -150,3 +150,41 @@ fn an_unreachable_server_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("cannot connect to 127.0.0.1:{port}")), "{err}");
 }
+
+#[test]
+fn regions_split_close_open_and_merge_from_the_shell() {
+    let server = ServerProcess::start(&[]);
+    let session = "create 't', 'f'; put 't', 'a', 'f:q', '1'; put 't', 'z', 'f:q', '2'; flush 't'; \
+                   split 't', 'm'; list_regions 't'";
+    let (ok, out) = shell(&server, &["-e", session]);
+    assert!(ok, "{out}");
+    // A fresh server numbers regions from 1: the table's first, then the
+    // split's daughters.
+    let line = |name: &str| out.lines().find(|l| l.starts_with(name)).unwrap_or_default().to_string();
+    let (low, high) = ("0000000000000002", "0000000000000003");
+    assert!(line(low).contains("OPEN") && line(low).contains(" m "), "{out}");
+    assert!(line(high).contains("OPEN"), "{out}");
+
+    let (ok, out) = shell(&server, &["-e", &format!("unassign '{low}'; get 't', 'a'")]);
+    assert!(!ok, "a get from a closed region must fail: {out}");
+    assert!(out.contains("NotServingRegionException") && out.contains("CLOSED"), "{out}");
+    let (ok, out) = shell(&server, &["-e", "get 't', 'z'; list_regions 't'"]);
+    assert!(ok && out.contains("value=2"), "the other region serves: {out}");
+    assert!(line_of(&out, low).contains("CLOSED"), "{out}");
+
+    let session =
+        format!("assign '{low}'; get 't', 'a'; major_compact 't'; merge_region '{low}', '{high}'; list_regions 't'");
+    let (ok, out) = shell(&server, &["-e", &session]);
+    assert!(ok, "{out}");
+    assert!(out.contains("value=1"), "{out}");
+    assert!(out.contains(&format!("merged {low} and {high} into 0000000000000004")), "{out}");
+    assert!(line_of(&out, "0000000000000004").contains("OPEN"), "{out}");
+    let (ok, out) = shell(&server, &["-e", "merge_region '0000000000000004', '0000000000000004'; unassign 'nope'"]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("ERROR: merge: invalid argument"), "{out}");
+    assert!(out.contains("ERROR: unassign: invalid argument: no region named \"nope\""), "{out}");
+}
+
+fn line_of(out: &str, prefix: &str) -> String {
+    out.lines().find(|l| l.starts_with(prefix)).unwrap_or_default().to_string()
+}

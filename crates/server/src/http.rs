@@ -2,7 +2,8 @@
 //! `/metrics` in Prometheus text format, `/status` as JSON, and `/`, an HTML
 //! page that polls `/status` and shows tables, regions and each store's
 //! memstore live — active segment, pipeline segments with their index
-//! layout, snapshot — with recent flushes and compactions.
+//! layout, snapshot — with recent flushes and compactions; and the admin
+//! calls the Thrift v1 IDL lacks under `POST /admin/` ([`crate::admin`]).
 //!
 //! `tiny_http` serves it: a few requests a second from a dashboard need no
 //! async runtime.
@@ -75,52 +76,15 @@ impl Drop for HttpServer {
     }
 }
 
-/// `POST /admin/flush?table=NAME`: HBase's `flush` admin call, which the
-/// Thrift v1 IDL lacks (the shell uses it).
-fn admin_flush(source: &StatusSource, query: &str) -> (String, &'static str, u16) {
-    let table = query.split('&').find_map(|kv| kv.strip_prefix("table=")).unwrap_or_default();
-    let table = percent_decode(table);
-    if table.is_empty() {
-        return ("missing ?table=NAME\n".to_string(), "text/plain", 400);
-    }
-    match source.store.flush_table(&table) {
-        Ok(()) => (format!("flushed {table}\n"), "text/plain", 200),
-        Err(store::StoreError::TableNotFound(t)) => (format!("table {t} not found\n"), "text/plain", 404),
-        Err(e) => (format!("{e}\n"), "text/plain", 500),
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    Err(_) => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn respond(source: &StatusSource, request: tiny_http::Request) {
     let (path, query) = match request.url().split_once('?') {
         Some((p, q)) => (p.to_string(), q.to_string()),
         None => (request.url().to_string(), String::new()),
     };
     let (body, content_type, code) = match (request.method(), path.as_str()) {
-        (tiny_http::Method::Post, "/admin/flush") => admin_flush(source, &query),
+        (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => {
+            crate::admin::respond(&source.store, &admin["/admin/".len()..], &query)
+        }
         (tiny_http::Method::Get, "/metrics") => (prometheus(source), "text/plain; version=0.0.4", 200),
         (tiny_http::Method::Get, "/status") => {
             (serde_json::to_string_pretty(&status(source)).unwrap_or_default(), "application/json", 200)

@@ -9,6 +9,7 @@
 //! HTTP side ([`http`]) serves Prometheus metrics, JSON status and a live
 //! page of the memstores. Settings take HBase's property names ([`config`]).
 
+pub mod admin;
 pub mod client;
 pub mod config;
 pub mod connection;

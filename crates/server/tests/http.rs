@@ -55,10 +55,15 @@ fn metrics_status_and_page_show_the_store() {
     assert!(family_line.contains("family=\"f\"") && family_line.contains("policy=\"eager\""), "{family_line}");
     assert!(family_line.ends_with(" 100"), "{family_line}");
     assert!(metrics.contains("accordion_thrift_connections_accepted 1"), "{metrics}");
+    let states: Vec<&str> = metrics.lines().filter(|l| l.starts_with("accordion_region_state{")).collect();
+    assert_eq!(states.len(), 8, "one series per state: {states:?}");
+    assert!(states.iter().any(|l| l.contains("state=\"OPEN\"") && l.ends_with(" 1")), "{states:?}");
+    assert!(states.iter().filter(|l| l.ends_with(" 1")).count() == 1, "{states:?}");
 
     let status: serde_json::Value = serde_json::from_str(&get(&server, "/status")).expect("json");
     let fam = &status["tables"][0]["regions"][0]["families"][0];
     assert_eq!(status["tables"][0]["name"], "web");
+    assert_eq!(status["tables"][0]["regions"][0]["state"], "OPEN");
     let in_memory = fam["active"]["cells"].as_u64().unwrap_or(0)
         + fam["pipeline"].as_array().map_or(0, |p| p.iter().map(|s| s["stats"]["cells"].as_u64().unwrap_or(0)).sum());
     assert_eq!(in_memory, 100, "every cell is in the active segment or the pipeline: {fam}");

@@ -1,6 +1,6 @@
 //! `accordion shell`: HBase shell's everyday commands against a server,
-//! over Thrift (and the HTTP info port for `flush` and `status`, which the
-//! Thrift v1 IDL lacks). Interactive, or non-interactive with `-e` or a
+//! over Thrift (and the HTTP info port for `status` and the admin calls the
+//! Thrift v1 IDL lacks: flush, split, merge_region, unassign, assign). Interactive, or non-interactive with `-e` or a
 //! script file; output follows HBase shell's layout.
 
 mod parse;
@@ -134,7 +134,23 @@ impl<W: Write> Shell<W> {
             "delete" => self.delete(&cmd, false)?,
             "deleteall" => self.delete(&cmd, true)?,
             "incr" => self.incr(&cmd)?,
-            "flush" => self.flush(&cmd)?,
+            "flush" => {
+                let t = arg_bytes(&cmd, 0, "table")?;
+                self.admin("flush", &[("table", &t)])?;
+            }
+            "split" => self.split(&cmd)?,
+            "unassign" | "close_region" => {
+                self.admin("unassign", &[("region", &arg_bytes(&cmd, 0, "encoded region name")?)])?;
+            }
+            "assign" => {
+                self.admin("assign", &[("region", &arg_bytes(&cmd, 0, "encoded region name")?)])?;
+            }
+            "merge_region" => {
+                let (a, b) = (arg_bytes(&cmd, 0, "encoded region name")?, arg_bytes(&cmd, 1, "encoded region name")?);
+                let merged = self.admin("merge", &[("a", &a), ("b", &b)])?;
+                write!(self.out, "{merged}")?;
+            }
+            "list_regions" => self.list_regions(&cmd)?,
             "compact" => self.client.compact(arg_bytes(&cmd, 0, "table")?).map_err(thrift_err)?,
             "major_compact" => self.client.major_compact(arg_bytes(&cmd, 0, "table")?).map_err(thrift_err)?,
             "disable" => self.client.disable_table(arg_bytes(&cmd, 0, "table")?).map_err(thrift_err)?,
@@ -153,7 +169,7 @@ impl<W: Write> Shell<W> {
             "help" => writeln!(
                 self.out,
                 "commands: create list describe exists put get scan count delete deleteall incr flush compact \
-                 major_compact disable enable is_enabled drop status"
+                 major_compact split merge_region unassign assign list_regions disable enable is_enabled drop status"
             )?,
             other => bail!("unknown command {other:?} (try help)"),
         }
@@ -427,17 +443,66 @@ impl<W: Write> Shell<W> {
         Ok(())
     }
 
-    fn flush(&mut self, cmd: &Command) -> anyhow::Result<()> {
-        let t = arg_bytes(cmd, 0, "table")?;
-        let url = format!("http://{}/admin/flush?table={}", self.http, urlencode(&t));
-        match ureq::post(&url).send_empty() {
-            Ok(_) => Ok(()),
-            Err(ureq::Error::StatusCode(code)) => bail!("flush of {} failed: HTTP {code}", text(&t)),
-            Err(e) => bail!("flush: cannot reach the server's HTTP port {}: {e}", self.http),
+    /// `POST /admin/<call>` on the server's HTTP port; returns its answer
+    /// (HBase's shell prints nothing but the time for most admin calls).
+    fn admin(&mut self, call: &str, params: &[(&str, &[u8])]) -> anyhow::Result<String> {
+        let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+        let url = format!("http://{}/admin/{call}?{}", self.http, query.join("&"));
+        match ureq::post(&url).config().http_status_as_error(false).build().send_empty() {
+            Ok(mut response) => {
+                let body = response.body_mut().read_to_string().unwrap_or_default();
+                if response.status().is_success() { Ok(body) } else { bail!("{call}: {}", body.trim_end()) }
+            }
+            Err(e) => bail!("{call}: cannot reach the server's HTTP port {}: {e}", self.http),
         }
     }
 
-    fn status(&mut self) -> anyhow::Result<()> {
+    /// `split 'table'` splits every region at its midpoint; `split 'table',
+    /// 'key'` splits the region holding `key` at `key` (HBase's forms).
+    fn split(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let t = arg_bytes(cmd, 0, "table")?;
+        if let Some(key) = cmd.args.get(1) {
+            let key = key.bytes().ok_or_else(|| anyhow!("split: the split key must be a string"))?;
+            return self.admin("split", &[("table", &t), ("row", &key), ("at", &key)]).map(|_| ());
+        }
+        let regions = self.client.get_table_regions(t.clone()).map_err(thrift_err)?;
+        for r in regions {
+            // A region too small to split is not an error for `split 'table'`.
+            if let Err(e) = self.admin("split", &[("table", &t), ("row", &r.start_key.unwrap_or_default())]) {
+                writeln!(self.out, "{e}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `list_regions 'table'`: each region's encoded name, keys and state.
+    fn list_regions(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let t = String::from_utf8_lossy(&arg_bytes(cmd, 0, "table")?).into_owned();
+        let status = self.status_json()?;
+        let table = status["tables"]
+            .as_array()
+            .and_then(|ts| ts.iter().find(|x| x["name"] == t.as_str()))
+            .ok_or_else(|| anyhow!("list_regions: unknown table {t:?}"))?;
+        writeln!(
+            self.out,
+            "{:<18} {:<10} {:<20} {:<20} {:>12}",
+            "ENCODED NAME", "STATE", "START KEY", "END KEY", "FILES (MB)"
+        )?;
+        for r in table["regions"].as_array().into_iter().flatten() {
+            writeln!(
+                self.out,
+                "{:<18} {:<10} {:<20} {:<20} {:>12.1}",
+                r["id"].as_str().unwrap_or_default(),
+                r["state"].as_str().unwrap_or_default(),
+                r["start_key"].as_str().unwrap_or_default(),
+                r["end_key"].as_str().unwrap_or_default(),
+                r["files_bytes"].as_f64().unwrap_or(0.0) / 1048576.0
+            )?;
+        }
+        Ok(())
+    }
+
+    fn status_json(&mut self) -> anyhow::Result<serde_json::Value> {
         let url = format!("http://{}/status", self.http);
         let body = ureq::get(&url)
             .call()
@@ -445,7 +510,11 @@ impl<W: Write> Shell<W> {
             .body_mut()
             .read_to_string()
             .map_err(|e| anyhow!("status: {e}"))?;
-        let v: serde_json::Value = serde_json::from_str(&body).context("status: bad JSON")?;
+        serde_json::from_str(&body).context("status: bad JSON")
+    }
+
+    fn status(&mut self) -> anyhow::Result<()> {
+        let v = self.status_json()?;
         let t = &v["totals"];
         let tables = v["tables"].as_array().map_or(0, Vec::len);
         writeln!(
