@@ -126,7 +126,7 @@ impl Store {
     pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
         let dir = dir.as_ref().to_path_buf();
         let fs = options.fs.clone();
-        fs.create_dir_all(&data_dir(&dir))?;
+        crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
         let cache_bytes = options.block_cache_bytes();
         let ctx = StoreContext {
             fs: fs.clone(),

@@ -11,6 +11,10 @@
 //! sync is blocked — so a test can freeze a writer exactly between "written"
 //! and "durable" and look at the store from other threads.
 //!
+//! Directory entries are modelled too (`fault_dirs.rs`): a creation,
+//! rename or removal is durable only once its directory is synced, and a
+//! power loss undoes the others before it cuts files to their synced bytes.
+//!
 //! Invariants: `synced` records, per path written through this file system,
 //! how many bytes were durable at the last successful `sync`;
 //! `drop_unsynced` truncates every such file to that length. `held` counts
@@ -29,6 +33,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use super::fault_dirs::{DirLog, STASH_PREFIX};
 use super::{FileSystem, ReadableFile, WritableFile};
 use crate::error::{Result, StoreError};
 
@@ -63,6 +68,8 @@ struct FaultState {
     hold_generation: u64,
     /// Syncs blocked right now.
     held: usize,
+    /// Directory operations not yet durable.
+    dirs: DirLog,
 }
 
 #[derive(Clone)]
@@ -169,10 +176,17 @@ impl FaultInjectingFs {
         self.state.lock().injected
     }
 
-    /// Simulates a power loss: every file written through this file system
-    /// loses what was not synced.
+    /// Simulates a power loss: every creation, rename and removal made
+    /// through this file system whose directory was not synced since is
+    /// undone (newest first), then every file written through it loses what
+    /// was not synced.
     pub fn drop_unsynced(&self) -> Result<()> {
-        let synced: Vec<(PathBuf, u64)> = self.state.lock().synced.iter().map(|(p, &l)| (p.clone(), l)).collect();
+        let synced: Vec<(PathBuf, u64)> = {
+            let mut s = self.state.lock();
+            let FaultState { dirs, synced, .. } = &mut *s;
+            dirs.undo_all(self.inner.as_ref(), synced)?;
+            synced.iter().map(|(p, &l)| (p.clone(), l)).collect()
+        };
         for (path, len) in synced {
             if self.inner.exists(&path)? && self.inner.file_size(&path)? > len {
                 self.inner.truncate(&path, len)?;
@@ -209,7 +223,11 @@ impl FileSystem for FaultInjectingFs {
             if s.fires(FaultKind::Create, path) {
                 return Err(injected("create", path, io::ErrorKind::PermissionDenied, "create refused"));
             }
+            let existed = self.inner.exists(path)?;
             s.synced.insert(path.to_path_buf(), 0);
+            if !existed {
+                s.dirs.created(path, false);
+            }
         }
         let inner = self.inner.create(path)?;
         Ok(Box::new(FaultWritable { inner, state: self.state.clone(), hold_cv: self.hold_cv.clone() }))
@@ -226,18 +244,15 @@ impl FileSystem for FaultInjectingFs {
                 return Err(injected("rename", from, io::ErrorKind::Other, "rename refused"));
             }
         }
-        self.inner.rename(from, to)?;
         let mut s = self.state.lock();
-        if let Some(len) = s.synced.remove(from) {
-            s.synced.insert(to.to_path_buf(), len);
-        }
-        Ok(())
+        let FaultState { dirs, synced, .. } = &mut *s;
+        dirs.rename(self.inner.as_ref(), synced, from, to)
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
-        self.inner.remove(path)?;
-        self.state.lock().synced.remove(path);
-        Ok(())
+        let mut s = self.state.lock();
+        let FaultState { dirs, synced, .. } = &mut *s;
+        dirs.remove(self.inner.as_ref(), synced, path, false)
     }
 
     fn exists(&self, path: &Path) -> Result<bool> {
@@ -245,21 +260,26 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        self.inner.list(dir)
+        let mut names = self.inner.list(dir)?;
+        names.retain(|n| !n.starts_with(STASH_PREFIX));
+        Ok(names)
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.create_dir_all(dir)
+        self.state.lock().dirs.create_dir_all(self.inner.as_ref(), dir)
     }
 
     fn remove_dir_all(&self, dir: &Path) -> Result<()> {
-        self.inner.remove_dir_all(dir)?;
-        self.state.lock().synced.retain(|p, _| !p.starts_with(dir));
-        Ok(())
+        let mut s = self.state.lock();
+        let FaultState { dirs, synced, .. } = &mut *s;
+        dirs.remove(self.inner.as_ref(), synced, dir, true)
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
-        self.inner.sync_dir(dir)
+        self.inner.sync_dir(dir)?;
+        let mut s = self.state.lock();
+        let FaultState { dirs, synced, .. } = &mut *s;
+        dirs.synced_dir(self.inner.as_ref(), synced, dir)
     }
 
     fn file_size(&self, path: &Path) -> Result<u64> {
@@ -338,6 +358,7 @@ mod tests {
         let fs = FaultInjectingFs::new(Arc::new(LocalFs));
         let path = dir.path().join("wal-1");
         let mut f = fs.create(&path).expect("create");
+        fs.sync_dir(dir.path()).expect("the file's entry is durable");
         f.append(b"durable").expect("append");
         f.sync().expect("sync");
         f.append(b"-volatile").expect("append");
@@ -370,11 +391,13 @@ mod tests {
         fs.create_dir_all(&dir.path().join("wal")).expect("mkdir");
         let held_path = dir.path().join("wal").join("log-1");
         let mut held = fs.create(&held_path).expect("create");
+        fs.sync_dir(&dir.path().join("wal")).expect("sync wal dir");
         held.append(b"pending").expect("append");
         let syncer = std::thread::spawn(move || held.sync());
         assert!(fs.wait_for_held_sync(std::time::Duration::from_secs(10)), "the WAL sync is held");
         assert_eq!(fs.held_syncs(), 1);
         let mut other = fs.create(&dir.path().join("other")).expect("create");
+        fs.sync_dir(dir.path()).expect("sync dir");
         other.append(b"x").expect("append");
         other.sync().expect("a sync of another path is not held");
         fs.drop_unsynced().expect("power loss while the sync is held");
@@ -383,5 +406,60 @@ mod tests {
         fs.release_syncs();
         syncer.join().expect("syncer thread").expect("the released sync succeeds");
         assert_eq!(fs.held_syncs(), 0);
+    }
+
+    fn write_synced(fs: &FaultInjectingFs, path: &Path, data: &[u8]) {
+        let mut f = fs.create(path).expect("create");
+        f.append(data).expect("append");
+        f.sync().expect("sync");
+        f.close().expect("close");
+    }
+
+    #[test]
+    fn power_loss_undoes_directory_operations_whose_directory_was_not_synced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fs = FaultInjectingFs::new(Arc::new(LocalFs));
+        let root = dir.path();
+        // Durable: a file in a synced directory, a synced subdirectory.
+        write_synced(&fs, &root.join("kept"), b"kept");
+        fs.create_dir_all(&root.join("sub")).expect("mkdir");
+        fs.sync_dir(root).expect("sync root");
+        write_synced(&fs, &root.join("sub").join("old"), b"old");
+        fs.sync_dir(&root.join("sub")).expect("sync sub");
+
+        // Not durable: a new file (synced bytes, unsynced entry), a rename
+        // over an existing file, a removal, a new directory tree, and the
+        // removal of a whole directory.
+        write_synced(&fs, &root.join("new"), b"new");
+        write_synced(&fs, &root.join("sub").join("tmp"), b"replacement");
+        fs.rename(&root.join("sub").join("tmp"), &root.join("sub").join("old")).expect("rename");
+        fs.remove(&root.join("kept")).expect("remove");
+        fs.create_dir_all(&root.join("a").join("b")).expect("mkdir a/b");
+        write_synced(&fs, &root.join("a").join("b").join("f"), b"f");
+        fs.sync_dir(&root.join("a").join("b")).expect("sync a/b (but not a's entry in root)");
+        assert_eq!(fs.list(root).expect("list"), ["a", "new", "sub"], "stashed entries are not listed");
+        assert_eq!(fs.read_all(&root.join("sub").join("old")).expect("read"), b"replacement");
+
+        fs.drop_unsynced().expect("power loss");
+        assert_eq!(fs.list(root).expect("list"), ["kept", "sub"]);
+        assert_eq!(fs.read_all(&root.join("kept")).expect("read"), b"kept");
+        assert_eq!(fs.list(&root.join("sub")).expect("list"), ["old"]);
+        assert_eq!(fs.read_all(&root.join("sub").join("old")).expect("read"), b"old");
+
+        // A removal of a directory is undone unless its parent was synced.
+        fs.remove_dir_all(&root.join("sub")).expect("rm sub");
+        assert!(!fs.exists(&root.join("sub")).expect("exists"));
+        fs.drop_unsynced().expect("power loss");
+        assert_eq!(fs.read_all(&root.join("sub").join("old")).expect("read"), b"old");
+        fs.remove_dir_all(&root.join("sub")).expect("rm sub");
+        fs.sync_dir(root).expect("sync root");
+        fs.drop_unsynced().expect("power loss");
+        assert_eq!(fs.list(root).expect("list"), ["kept"]);
+        assert_eq!(std::fs::read_dir(root).expect("read_dir").count(), 1, "the stash went with the sync");
+
+        // write_atomic is durable as a whole (it syncs the directory).
+        fs.write_atomic(&root.join("atomic"), b"x").expect("write_atomic");
+        fs.drop_unsynced().expect("power loss");
+        assert_eq!(fs.read_all(&root.join("atomic")).expect("read"), b"x");
     }
 }

@@ -15,6 +15,7 @@
 //! threads; a `WritableFile` has one owner at a time.
 
 pub mod fault;
+mod fault_dirs;
 pub mod local;
 
 use std::path::{Path, PathBuf};
@@ -94,6 +95,31 @@ pub trait ReadableFile: Send + Sync {
         self.len() == 0
     }
     fn path(&self) -> &Path;
+}
+
+/// Creates `dir` and whichever of its ancestors are missing, and makes each
+/// new directory's entry durable in its parent (a file committed later in
+/// `dir` is durable only if the path to it is).
+pub fn create_dir_all_durably(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty()) {
+        if fs.exists(d)? {
+            break;
+        }
+        missing.push(d);
+        at = d.parent();
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    fs.create_dir_all(dir)?;
+    for d in missing.iter().rev() {
+        if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs.sync_dir(parent)?;
+        }
+    }
+    Ok(())
 }
 
 /// The temporary name a file is written under before its atomic rename.

@@ -228,9 +228,9 @@ impl Wal {
     ) -> Result<(Arc<Wal>, ReplaySummary)> {
         options.validate()?;
         let archive_dir = dir.join(ARCHIVE_DIR);
-        create_dir_durably(&*fs, dir)?;
+        crate::fs::create_dir_all_durably(&*fs, dir)?;
         if options.keep_archived {
-            create_dir_durably(&*fs, &archive_dir)?;
+            crate::fs::create_dir_all_durably(&*fs, &archive_dir)?;
         }
         let mut reader = WalReader::open(&*fs, dir)?;
         for entry in reader.by_ref() {
@@ -781,18 +781,6 @@ impl Catalog {
                 *max = (*max).max(seq);
             }
         }
-    }
-}
-
-/// Creates `dir` if it is missing and makes its entry durable in its parent.
-fn create_dir_durably(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
-    if fs.exists(dir)? {
-        return Ok(());
-    }
-    fs.create_dir_all(dir)?;
-    match dir.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => fs.sync_dir(parent),
-        _ => Ok(()),
     }
 }
 
