@@ -28,6 +28,8 @@ pub struct RegionScanner {
     reverse: bool,
     last_row: Option<Vec<u8>>,
     started: bool,
+    /// Reverse only: the start row itself was already returned.
+    exclusive_start: bool,
 }
 
 impl RegionScanner {
@@ -47,6 +49,7 @@ impl RegionScanner {
             reverse: false,
             last_row: None,
             started: false,
+            exclusive_start: false,
         }
     }
 
@@ -55,6 +58,13 @@ impl RegionScanner {
         self.start = start;
         self.stop = stop;
         self.reverse = reverse;
+        self
+    }
+
+    /// For a reverse scan: begin at the last row *before* the start row
+    /// (a table scan resuming below rows it has already returned).
+    pub fn with_exclusive_start(mut self) -> Self {
+        self.exclusive_start = true;
         self
     }
 
@@ -90,6 +100,7 @@ impl RegionScanner {
             let row = if !self.started {
                 self.started = true;
                 match self.start.clone().filter(|s| !s.is_empty()) {
+                    Some(start) if self.exclusive_start => self.cursor.row_before(Some(&start))?,
                     Some(start) => {
                         self.cursor.seek(&CellKey::first_on_row(&start))?;
                         if self.cursor.current().is_some_and(|c| c.row() == start.as_slice()) {

@@ -94,7 +94,7 @@ impl Scanner {
         }
         let mut s = Scanner { table, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
         let (reverse, start) = (s.scan.reverse, s.scan.start.clone());
-        s.current = s.open_retrying(|t| {
+        s.current = s.open_retrying(None, |t| {
             if reverse {
                 match start.as_ref().filter(|r| !r.is_empty()) {
                     Some(start) => t.region_for(start),
@@ -111,11 +111,12 @@ impl Scanner {
     /// it (the daughters take its place a moment later).
     fn open_retrying(
         &self,
+        resume: Option<&[u8]>,
         locate: impl Fn(&TableState) -> Option<Arc<crate::region::Region>>,
     ) -> Result<Option<RegionScanner>> {
         for _ in 0..10_000 {
             let Some(region) = locate(&self.table) else { return Ok(None) };
-            match self.open(&region) {
+            match self.open(&region, resume) {
                 Err(e) if e.is_region_moving() && self.table.is_enabled() => {
                     if self.table.regions().iter().any(|r| Arc::ptr_eq(r, &region)) {
                         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -128,11 +129,20 @@ impl Scanner {
     }
 
     /// A scanner over `region` for this scan. A region holds only rows of
-    /// its own range, so only the scan's own bounds need applying.
-    fn open(&self, region: &Arc<crate::region::Region>) -> Result<RegionScanner> {
+    /// its own range, so only the scan's own bounds need applying — and,
+    /// when the scan moves on from a region, where that region ended
+    /// (`resume`): the region found there may have been merged with the
+    /// one just read, and must not return its rows again.
+    fn open(&self, region: &Arc<crate::region::Region>, resume: Option<&[u8]>) -> Result<RegionScanner> {
         let info = region.info();
         let scanner = region.scanner(&self.scan.columns, self.scan.time_range, self.scan.max_versions)?;
         let stop = self.scan.stop.clone().filter(|s| !s.is_empty());
+        if let Some(resume) = resume {
+            // Forward: rows from the old region's end key on; reverse: rows
+            // before the old region's start key.
+            let scanner = scanner.with_range(Some(resume.to_vec()), stop, self.scan.reverse);
+            return Ok(if self.scan.reverse { scanner.with_exclusive_start() } else { scanner });
+        }
         Ok(if self.scan.reverse {
             // Start at the scan's start row if it lies in this region, else
             // at the region's last row.
@@ -147,7 +157,10 @@ impl Scanner {
         let Some(cur) = self.current.take() else { return Ok(()) };
         let info = cur.region().info().clone();
         let done = if self.scan.reverse {
-            info.start_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| *s >= info.start_key)
+            // Rows below a start key at or below the prefix cannot carry it.
+            info.start_key.is_empty()
+                || self.scan.stop.as_ref().is_some_and(|s| *s >= info.start_key)
+                || self.scan.prefix.as_ref().is_some_and(|p| info.start_key <= *p)
         } else {
             info.end_key.is_empty() || self.scan.stop.as_ref().is_some_and(|s| !s.is_empty() && *s <= info.end_key)
         };
@@ -157,7 +170,8 @@ impl Scanner {
         let reverse = self.scan.reverse;
         // Looked up by key each time, so that a split between two steps
         // hands over to its daughters.
-        self.current = self.open_retrying(|t| {
+        let resume = if reverse { info.start_key.clone() } else { info.end_key.clone() };
+        self.current = self.open_retrying(Some(&resume), |t| {
             if reverse {
                 t.regions().iter().rev().find(|r| r.info().start_key < info.start_key).cloned()
             } else {
