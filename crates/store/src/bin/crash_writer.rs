@@ -8,7 +8,10 @@
 //! Usage: `crash-writer <dir> <first-op> <threads> [single|batch]`
 //!
 //! Besides the writers, a thread splits a random region every few hundred
-//! milliseconds (up to 16 regions).
+//! milliseconds (up to 16 regions) and, once there are eight or more, at
+//! random one time in two compacts a random region and its right
+//! neighbour and merges them instead (a pair that a split or merge changed
+//! meanwhile is refused and skipped).
 //!
 //! In `batch` mode (the mode must stay the same for a directory) the table
 //! is pre-split into six regions, the flush size and WAL files are tiny (a
@@ -330,7 +333,30 @@ fn main() {
         std::thread::spawn(move || {
             for i in 0u64.. {
                 std::thread::sleep(std::time::Duration::from_millis(100 + mix(first ^ i) % 300));
-                if store.table_regions(TABLE).map_or(0, |r| r.len()) >= 16 {
+                let regions = store.table_regions(TABLE).unwrap_or_default();
+                if regions.len() >= 8 && (mix(first ^ i) >> 8).is_multiple_of(2) {
+                    let at = (mix(first ^ i) % (regions.len() as u64 - 1)) as usize;
+                    // Compact the pair's references away first (a region
+                    // fresh from a split cannot merge).
+                    for r in &regions[at..=at + 1] {
+                        if let Err(e) = store.compact_region(TABLE, &r.start_key, false) {
+                            say(format!("error compaction {e}"));
+                            std::process::exit(3);
+                        }
+                    }
+                    match store.merge_regions(&regions[at].dir_name(), &regions[at + 1].dir_name()) {
+                        // References not compacted yet, or a region split
+                        // or merged automatically meanwhile.
+                        Ok(_) => say("merged".to_string()),
+                        Err(StoreError::InvalidArgument(_) | StoreError::NotServingRegion { .. }) => {}
+                        Err(e) => {
+                            say(format!("error merge {e}"));
+                            std::process::exit(3);
+                        }
+                    }
+                    continue;
+                }
+                if regions.len() >= 16 {
                     continue;
                 }
                 let row = format!("r{:05}", mix(first.wrapping_add(i)) % DATA_ROWS);
