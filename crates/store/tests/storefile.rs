@@ -928,8 +928,15 @@ fn a_failed_append_poisons_the_writer_and_abandon_removes_the_file() {
 fn a_finished_file_survives_a_power_loss() {
     let cells = gen_cells(300, 16);
     let (dir, fs) = faulty();
+    // Its bytes are durable when `finish` returns; its name once its
+    // directory is synced (a store's manifest commit does that).
+    let lost = dir.path().join("unlisted.sf");
+    write_file(Arc::new(fs.clone()), &lost, &cells, StoreFileOptions::default());
+    fs.drop_unsynced().expect("power loss");
+    assert!(!fs.exists(&lost).expect("exists"), "a file whose directory was not synced is gone");
     let path = dir.path().join("durable.sf");
     write_file(Arc::new(fs.clone()), &path, &cells, StoreFileOptions::default());
+    fs.sync_dir(dir.path()).expect("sync dir");
     fs.drop_unsynced().expect("power loss");
     let reader = StoreFileReader::open(Arc::new(fs) as Arc<dyn FileSystem>, &path, 1, None).expect("open");
     assert_eq!(scan_all(&reader).expect("scan"), cells);
