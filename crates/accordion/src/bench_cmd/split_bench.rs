@@ -6,6 +6,10 @@
 //! split call's duration, the longest put while the split ran (the write
 //! stall a client sees), the longest put of the baseline beside it, and
 //! failed puts (there must be none).
+//!
+//! With `--merge` the table is created as two regions (split at the middle
+//! of the key range), both loaded the same way, and the two are merged
+//! instead: the same figures for a merge.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,10 +46,15 @@ pub struct SplitBenchArgs {
     /// Also write the result as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Merge two loaded regions instead of splitting one.
+    #[arg(long)]
+    pub merge: bool,
 }
 
 #[derive(Debug, Serialize)]
 pub struct SplitRun {
+    /// "split" or "merge".
+    pub operation: &'static str,
     pub region_mb: u64,
     pub rows_loaded: u64,
     pub split_ms: f64,
@@ -69,8 +78,8 @@ pub fn run(args: &SplitBenchArgs) -> anyhow::Result<SplitRun> {
     let _ = std::fs::remove_dir_all(&dir);
     let run = result?;
     println!(
-        "region {} MiB ({} rows): split took {:.1} ms; longest put during the split {:.1} ms \
-         (baseline {:.1} ms); {} puts during the split, {} in all, {} failed; {} regions after",
+        "{op}: {} MiB ({} rows): {op} took {:.1} ms; longest put during the {op} {:.1} ms \
+         (baseline {:.1} ms); {} puts during the {op}, {} in all, {} failed; {} regions after",
         run.region_mb,
         run.rows_loaded,
         run.split_ms,
@@ -79,7 +88,8 @@ pub fn run(args: &SplitBenchArgs) -> anyhow::Result<SplitRun> {
         run.puts_during_split,
         run.puts_total,
         run.failed_puts,
-        run.regions_after
+        run.regions_after,
+        op = run.operation
     );
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_vec_pretty(&run)?).with_context(|| format!("write {}", path.display()))?;
@@ -91,9 +101,11 @@ fn run_in(args: &SplitBenchArgs, dir: &std::path::Path) -> anyhow::Result<SplitR
     let store = Store::open(dir, StoreOptions::default()).context("open the store")?;
     let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
     desc.durability = Durability::AsyncWal;
-    store.create_table(desc, &[]).context("create the table")?;
     let value = vec![b'v'; args.value_size];
     let rows = (args.mb << 20) / (args.value_size as u64 + 16).max(1);
+    let middle = format!("row{:016}", rows * 2).into_bytes();
+    let split_keys = if args.merge { vec![middle] } else { Vec::new() };
+    store.create_table(desc, &split_keys).context("create the table")?;
     let mut rng = SmallRng::seed_from_u64(7);
     for _ in 0..rows {
         let key = format!("row{:016}", rng.random_range(0..rows * 4));
@@ -144,7 +156,12 @@ fn run_in(args: &SplitBenchArgs, dir: &std::path::Path) -> anyhow::Result<SplitR
     std::thread::sleep(Duration::from_secs_f64(args.baseline_secs));
     window.0.store(since(origin), Ordering::Release);
     let split_started = Instant::now();
-    let split = store.split_region("t", b"row", None);
+    let split = if args.merge {
+        let names: Vec<String> = store.table_regions("t")?.iter().map(|r| r.dir_name()).collect();
+        store.merge_regions(&names[0], &names[1]).map(|_| true)
+    } else {
+        store.split_region("t", b"row", None)
+    };
     let split_ms = split_started.elapsed().as_secs_f64() * 1e3;
     window.1.store(since(origin), Ordering::Release);
     std::thread::sleep(Duration::from_secs_f64(args.after_secs));
@@ -152,11 +169,12 @@ fn run_in(args: &SplitBenchArgs, dir: &std::path::Path) -> anyhow::Result<SplitR
     for w in writers {
         w.join().map_err(|_| anyhow::anyhow!("a writer panicked"))?;
     }
-    anyhow::ensure!(split.context("split")?, "the region did not split");
+    anyhow::ensure!(split.context("split or merge")?, "the region did not split");
     let regions_after = store.table_regions("t")?.len();
     store.close()?;
     let ms = |ns: u64| ns as f64 / 1e6;
     Ok(SplitRun {
+        operation: if args.merge { "merge" } else { "split" },
         region_mb: args.mb,
         rows_loaded: rows,
         split_ms,
@@ -184,10 +202,13 @@ mod tests {
             after_secs: 0.1,
             dir: Some(tmp.path().to_path_buf()),
             json: None,
+            merge: false,
         };
         let run = run(&args).expect("bench");
         assert_eq!(run.regions_after, 2);
         assert_eq!(run.failed_puts, 0);
         assert!(run.puts_total > 0 && run.rows_loaded > 0);
+        let merged = super::run(&SplitBenchArgs { merge: true, ..args }).expect("merge bench");
+        assert_eq!((merged.operation, merged.regions_after, merged.failed_puts), ("merge", 1, 0));
     }
 }
