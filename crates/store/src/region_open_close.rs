@@ -76,6 +76,15 @@ pub(crate) fn close_region(inner: &StoreInner, table: &TableState, region: &Arc<
         fs.sync_dir(region.dir())
     })();
     if let Err(e) = closed {
+        // The marker may be in place if only its directory sync failed: a
+        // close that reports failure must not come back closed at restart.
+        let marker = region.dir().join(CLOSED_MARKER);
+        let fs = inner.ctx.fs.as_ref();
+        if fs.exists(&marker).unwrap_or(false)
+            && let Err(e) = fs.remove(&marker).and_then(|()| fs.sync_dir(region.dir()))
+        {
+            tracing::warn!(error = %e, "could not take back the marker of a failed close");
+        }
         region.reopen();
         return Err(e);
     }

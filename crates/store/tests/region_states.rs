@@ -168,3 +168,26 @@ fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is
         assert!(value(&store, row).expect("get").is_some(), "acknowledged {row} lost");
     }
 }
+
+#[test]
+fn a_close_that_cannot_commit_leaves_the_region_open_here_and_after_a_restart() {
+    use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fault = FaultInjectingFs::new(Arc::new(LocalFs));
+    let opts = || StoreOptions { fs: Arc::new(fault.clone()), ..options() };
+    let store = Store::open(dir.path(), opts()).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    store.put("t", b"a", &[(b"f", b"q", b"v1")], None).expect("put");
+    let name = store.table_regions("t").expect("regions")[0].dir_name();
+    // The marker's rename into place fails.
+    fault.fail(FaultKind::Rename, ".closed", 0, 1);
+    let err = store.close_region(&name).expect_err("the close cannot commit");
+    assert!(err.to_string().contains("injected fault"), "{err}");
+    assert_eq!(state_of(&store, &name), RegionState::Open);
+    store.put("t", b"b", &[(b"f", b"q", b"v2")], None).expect("it serves on");
+    assert_eq!(value(&store, "a").expect("get"), Some(b"v1".to_vec()));
+    drop(store);
+    let store = Store::open(dir.path(), opts()).expect("reopen");
+    assert_eq!(state_of(&store, &name), RegionState::Open);
+    assert_eq!(value(&store, "b").expect("get"), Some(b"v2".to_vec()));
+}
