@@ -76,7 +76,6 @@ pub(crate) fn merge_regions(
         for r in [low, high] {
             if r.state() == RegionState::Merging {
                 // It did not commit: the parents serve on.
-                r.stores().for_each(|s| s.set_retired(false));
                 r.reopen();
             }
         }
@@ -93,34 +92,53 @@ fn merge_closed(
     started: std::time::Instant,
 ) -> Result<Arc<Region>> {
     let held: Vec<_> = low.stores().chain(high.stores()).map(|s| s.hold_compactions()).collect();
-    crate::region_open_close::preclose_flush(low)?;
-    crate::region_open_close::preclose_flush(high)?;
-    let stopped = std::time::Instant::now();
-    for r in [low, high] {
-        r.close_and_drain();
-        r.flush()?;
-        r.stores().for_each(|s| s.set_retired(true));
-    }
-    let info = RegionInfo {
-        id: inner.next_region_id.fetch_add(1, Ordering::Relaxed),
-        table: table.desc.name.clone(),
-        start_key: low.info().start_key.clone(),
-        end_key: high.info().end_key.clone(),
-        parent: None,
-        merged_from: vec![low.info().id, high.info().id],
-    };
-    let dir = low.dir().with_file_name(info.dir_name());
+    let mut stopped = std::time::Instant::now();
     let fs = inner.ctx.fs.as_ref();
-    let families = merged_references(low, high);
-    let written = write_region(fs, &dir, &info, &families, || hook(inner, HookPoint::MergeBeforeCommit));
-    if let Err(e) = written {
-        if fs.exists(&dir).unwrap_or(false)
-            && let Err(e) = remove_region_dir(fs, &dir)
-        {
-            tracing::warn!(error = %e, "could not remove an uncommitted merged region; open removes it");
+    let mut written_dir = None;
+    let committed = (|| -> Result<(RegionInfo, std::path::PathBuf)> {
+        crate::region_open_close::preclose_flush(low)?;
+        crate::region_open_close::preclose_flush(high)?;
+        stopped = std::time::Instant::now();
+        for r in [low, high] {
+            r.close_and_drain();
+            r.flush_all()?;
+            r.stores().for_each(|s| s.set_retired(true));
         }
-        return Err(e);
-    }
+        let info = RegionInfo {
+            id: inner.next_region_id.fetch_add(1, Ordering::Relaxed),
+            table: table.desc.name.clone(),
+            start_key: low.info().start_key.clone(),
+            end_key: high.info().end_key.clone(),
+            parent: None,
+            merged_from: vec![low.info().id, high.info().id],
+        };
+        let dir = low.dir().with_file_name(info.dir_name());
+        written_dir = Some(dir.clone());
+        let families = merged_references(low, high);
+        write_region(fs, &dir, &info, &families, || hook(inner, HookPoint::MergeBeforeCommit))?;
+        Ok((info, dir))
+    })();
+    let (info, dir) = match committed {
+        Ok(c) => c,
+        Err(e) => {
+            // Take the merged region back: with its `.regioninfo` in place
+            // (only its directory sync failed) open would retire the
+            // parents, and what they take from now on would be lost.
+            let left = written_dir.filter(|d| fs.exists(d).unwrap_or(true));
+            if let Some(dir) = left
+                && let Err(e) = remove_region_dir(fs, &dir)
+            {
+                tracing::error!(error = %e, dir = %dir.display(), "could not remove an uncommitted merged region; its parents stay closed until a restart sorts it out");
+                low.close();
+                high.close();
+                return Err(e);
+            }
+            for r in [low, high] {
+                r.stores().for_each(|s| s.set_retired(false));
+            }
+            return Err(e);
+        }
+    };
     // Committed. Nothing below may undo it; open finishes what a crash
     // leaves undone.
     low.set_state(RegionState::Merged);

@@ -413,7 +413,10 @@ impl Region {
             let _locks = self.lock_rows(&rows[start..end]);
             match self.apply_locked(&rows[start..end], start, durability, &mut outcome.refused) {
                 Ok(seq) => outcome.seq = seq,
-                Err(StoreError::Closed) if start > 0 => break,
+                // Drained by a split, merge or close between two
+                // mini-batches: report what was done; the caller sends the
+                // rest to whichever region serves it now.
+                Err(StoreError::NotServingRegion { .. } | StoreError::Closed) if start > 0 => break,
                 Err(e) => return Err(e),
             }
             start = end;
@@ -532,6 +535,10 @@ impl Region {
             let start = cells.len();
             match self.resolve_row(r.row, r.mutations, now, &mut cells) {
                 Ok(()) => ends.push(cells.len()),
+                // A read of the row (delete of the latest version) met the
+                // region draining: the whole mini-batch goes elsewhere, not
+                // this row alone refused.
+                Err(e @ StoreError::NotServingRegion { .. }) => return Err(e),
                 Err(e) => {
                     cells.truncate(start);
                     refused.push((base + i, e));
@@ -780,6 +787,27 @@ impl Region {
     /// twice are identical, seq included, and read as one.)
     pub fn flush_replayed(&self) -> Result<u64> {
         self.flush_recording(false)
+    }
+
+    /// Flushes until everything in memory is in files and the WAL's
+    /// accounting holds nothing of the region: a flush that retries an
+    /// earlier failed one writes only that old snapshot, so the writes made
+    /// after it need one more. For a drained region, before a close, split
+    /// or merge commits on its files alone.
+    pub fn flush_all(&self) -> Result<()> {
+        for _ in 0..3 {
+            self.flush()?;
+            if self.flush_lock.lock().is_empty()
+                && self.memstore_data_size() == 0
+                && self.wal.lowest_unflushed(self.info.id).is_none()
+            {
+                return Ok(());
+            }
+        }
+        Err(StoreError::WritesStopped(format!(
+            "region {} still holds unflushed edits after three flushes",
+            self.info.region_name()
+        )))
     }
 
     /// Flushes; `advance`: record the flush's sequence id as flushed.

@@ -4,7 +4,8 @@
 //!
 //! Close: the region is CLOSING and still serves while compactions are
 //! held (a running one finishes) and it pre-flushes; then writes stop
-//! (drain), the rest is flushed, its stores are retired (no compaction can
+//! (drain), the rest is flushed (`flush_all`: also what came after a failed
+//! flush), its stores are retired (no compaction can
 //! change its files any more), the `.closed` marker is committed in its
 //! directory (fsynced), and the WAL's accounting forgets it — every edit is
 //! in its files, so its directory alone is the region. It stays in its
@@ -70,7 +71,7 @@ pub(crate) fn close_region(inner: &StoreInner, table: &TableState, region: &Arc<
     let closed = (|| -> Result<()> {
         preclose_flush(region)?;
         region.close_and_drain();
-        region.flush()?;
+        region.flush_all()?;
         let fs = inner.ctx.fs.as_ref();
         fs.write_atomic(&region.dir().join(CLOSED_MARKER), b"closed")?;
         fs.sync_dir(region.dir())

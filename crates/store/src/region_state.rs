@@ -1,8 +1,10 @@
 //! `RegionState`: where a region is in its life on this server, as HBase's
 //! `RegionState.State` names it, and whether it serves requests then.
 //!
-//! Transitions (all made by the region's owner under the table's
-//! region-change lock, so two never interleave on one region):
+//! Transitions (made under the table's `change_lock`, so two never
+//! interleave on one region — except closing every region when the store
+//! closes, and setting CLOSED at open for a region closed by an operator,
+//! which no other transition can race):
 //! ```text
 //! OPENING → OPEN → CLOSING → CLOSED → OPENING …   (close_region / open_region)
 //!           OPEN → SPLITTING → SPLIT               (split; back to OPEN if it fails)

@@ -12,9 +12,10 @@
 //!   a daughter whose parent is present without it is the leftover of a
 //!   split that did not commit and goes (the parent is intact);
 //! - merge: the merged region's `.regioninfo`, written once its references
-//!   and manifests are durable. The parents named by a merged region's
+//!   and manifests are durable. The parents named by any merged region's
 //!   `merged_from` are retired; their `.merged` markers are written right
-//!   after the commit, and by open if a crash came first;
+//!   after the commit, and by open if a crash (or a failed write) came
+//!   first;
 //! - a region directory without `.regioninfo` never committed (a daughter or
 //!   merged region being written) and goes.
 
@@ -57,11 +58,10 @@ pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, Region
             retired_ids.push(info.id);
         }
     }
-    let merged_parents: Vec<u64> = infos
-        .iter()
-        .filter(|(_, info)| !retired_ids.contains(&info.id))
-        .flat_map(|(_, info)| info.merged_from.iter().copied())
-        .collect();
+    // Every merged region names its parents, retired or not: a merged
+    // region may itself have split or merged since, while a crash (or a
+    // failed marker write) left a parent unmarked.
+    let merged_parents: Vec<u64> = infos.iter().flat_map(|(_, info)| info.merged_from.iter().copied()).collect();
     for (dir, info) in &infos {
         if merged_parents.contains(&info.id) && !retired_ids.contains(&info.id) {
             tracing::info!(region = info.id, "finishing a merge that committed: marking its parent");

@@ -133,7 +133,18 @@ fn split_at(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Regio
         }
     };
     // The commit point.
-    if let Err(e) = fs.write_atomic(&region.dir().join(SPLIT_MARKER), b"split") {
+    let marker = region.dir().join(SPLIT_MARKER);
+    if let Err(e) = fs.write_atomic(&marker, b"split") {
+        // The marker may be in place if only the directory sync failed:
+        // with it, open would retire the parent and (its daughters gone)
+        // lose it whole. Take it back, or stop serving the parent.
+        if fs.exists(&marker).unwrap_or(true)
+            && let Err(e) = fs.remove(&marker).and_then(|()| fs.sync_dir(region.dir()))
+        {
+            tracing::error!(error = %e, region = info.id, "could not take back a failed split's marker; the region stays closed");
+            region.close();
+            return Err(e);
+        }
         for (dir, _) in &daughters {
             if let Err(e) = remove_region_dir(fs, dir) {
                 tracing::warn!(error = %e, "could not remove an uncommitted daughter; it is removed at the next open");
@@ -178,7 +189,7 @@ fn event_name(region: &Region) -> String {
 /// every parent file with rows in the daughter's half, manifests with the
 /// parent's flushed sequence ids, and `.regioninfo`.
 fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
-    parent.flush()?;
+    parent.flush_all()?;
     let fs = inner.ctx.fs.as_ref();
     let p = parent.info();
     let halves = [(p.start_key.clone(), mid.to_vec(), false), (mid.to_vec(), p.end_key.clone(), true)];

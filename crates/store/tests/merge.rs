@@ -266,3 +266,22 @@ fn writers_during_a_merge_never_fail_and_nothing_acknowledged_is_lost() {
         assert!(value(&store, row).is_some(), "acknowledged {row} lost");
     }
 }
+
+/// A parent whose `.merged` marker never landed stays retired even once its
+/// merged region has split since (and is itself a retired parent).
+#[test]
+fn an_unmarked_merge_parent_stays_retired_after_its_merged_region_splits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, names) = populated(dir.path());
+    store.merge_regions(&names[0], &names[1]).expect("merge");
+    // As if writing the low parent's marker had failed.
+    std::fs::remove_file(region_dir(dir.path(), &names[0]).join(".merged")).expect("remove marker");
+    store.compact_table("t", true).expect("compact the references away");
+    assert!(store.split_region("t", b"c", Some(b"k")).expect("split"), "the merged region splits");
+    drop(store);
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    let regions = store.table_regions("t").expect("regions");
+    assert_eq!(regions.len(), 3, "{regions:?}");
+    assert!(!regions.iter().any(|r| r.dir_name() == names[0]), "the old parent came back: {regions:?}");
+    assert_all_there(&store);
+}

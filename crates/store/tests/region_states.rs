@@ -191,3 +191,75 @@ fn a_close_that_cannot_commit_leaves_the_region_open_here_and_after_a_restart() 
     assert_eq!(state_of(&store, &name), RegionState::Open);
     assert_eq!(value(&store, "b").expect("get"), Some(b"v2".to_vec()));
 }
+
+/// A close, split or merge that must flush writes made after a failed flush
+/// (whose retry writes only its old snapshot) commits them too.
+#[test]
+fn a_close_after_a_failed_flush_keeps_the_writes_made_since() {
+    use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fault = FaultInjectingFs::new(Arc::new(LocalFs));
+    let store = Store::open(dir.path(), StoreOptions { fs: Arc::new(fault.clone()), ..options() }).expect("open");
+    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    store.put("t", b"a1", &[(b"f", b"q", b"v1")], None).expect("put");
+    store.put("t", b"z1", &[(b"f", b"q", b"v1")], None).expect("put");
+    fault.fail(FaultKind::Create, ".sf", 0, 2);
+    assert!(store.flush_table("t").is_err(), "the flush fails");
+    store.put("t", b"a2", &[(b"f", b"q", b"v2")], None).expect("put after the failed flush");
+    store.put("t", b"z2", &[(b"f", b"q", b"v2")], None).expect("put after the failed flush");
+    fault.heal();
+    let names: Vec<String> = store.table_regions("t").expect("regions").iter().map(|r| r.dir_name()).collect();
+    // Close and open (the region comes back from its directory alone) ...
+    store.close_region(&names[0]).expect("close");
+    store.open_region(&names[0]).expect("open");
+    // ... and merge (the merged region reads the parents' files alone).
+    store.merge_regions(&names[0], &names[1]).expect("merge");
+    store.wal().roll().expect("roll");
+    store.wal().archive_obsolete().expect("archive");
+    drop(store);
+    let store = Store::open(dir.path(), options()).expect("reopen");
+    for row in ["a1", "a2", "z1", "z2"] {
+        assert!(value(&store, row).expect("get").is_some(), "{row} lost");
+    }
+}
+
+/// Fails the second WAL append of its region (once) as a region drained by
+/// a split would refuse it: a batch's second mini-batch meets the drain.
+struct DrainAtSecondBatch(std::sync::atomic::AtomicU32);
+
+impl store::hooks::WriteHooks for DrainAtSecondBatch {
+    fn at(&self, point: store::hooks::HookPoint, _region: u64) -> store::Result<()> {
+        if point == store::hooks::HookPoint::BeforeWalAppend && self.0.fetch_add(1, Ordering::SeqCst) == 1 {
+            return Err(StoreError::NotServingRegion { region: "t,,test".into(), state: RegionState::Splitting });
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_batch_whose_second_mini_batch_meets_a_drain_applies_its_first_once() {
+    use store::{Mutation, MutationRef, RowMutations};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut desc = table();
+    desc.families[0].max_versions = 3;
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(desc, &[]).expect("create");
+    for (ts, v) in [(1, "v1"), (2, "v2")] {
+        store.put("t", b"a", &[(b"f", b"q", v.as_bytes())], Some(ts)).expect("put");
+    }
+    drop(store);
+    let hooks = Arc::new(DrainAtSecondBatch(std::sync::atomic::AtomicU32::new(0)));
+    let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), ..options() }).expect("reopen");
+    // The row twice: two mini-batches. The first deletes the latest version
+    // (v2); the second, refused once by the "drain", puts v3.
+    let delete = [MutationRef::DeleteVersion { family: b"f", qualifier: b"q", timestamp: None }];
+    let put =
+        Mutation::Put { family: b"f".to_vec(), qualifier: b"q".to_vec(), timestamp: Some(3), value: b"v3".to_vec() };
+    let put = [put.as_ref()];
+    let rows = [RowMutations { row: b"a", mutations: &delete }, RowMutations { row: b"a", mutations: &put }];
+    store.mutate_rows("t", &rows, None).expect("batch");
+    let get = Get { max_versions: 3, ..Get::new(&b"a"[..]) };
+    let versions: Vec<String> =
+        store.get("t", &get).expect("get").iter().map(|c| String::from_utf8_lossy(&c.value).into_owned()).collect();
+    assert_eq!(versions, ["v3", "v1"], "the delete of the latest version ran once");
+}
