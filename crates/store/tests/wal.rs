@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use memstore::{CellInput, CellType};
 use store::StoreError;
 use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs, ReadableFile, WritableFile};
-use store::wal::record::HEADER_LEN;
+use store::wal::record::{HEADER_LEN, SYNC_MARK_LEN, SYNC_MARK_REGION};
 use store::wal::{ARCHIVE_DIR, Durability, Wal, WalEntry, WalOptions, log_file_name};
 use tempfile::TempDir;
 
@@ -93,18 +93,31 @@ fn live_logs(e: &Env) -> Vec<PathBuf> {
 }
 
 /// Offsets at which each entry's record starts in the file holding it, in
-/// order (files roll only between batches, so a replay tells which file
-/// holds which entries).
+/// order, read from the files' frames (sync marks between batches are
+/// skipped; reading a file stops at its first unreadable frame).
 fn record_offsets(e: &Env) -> Vec<(PathBuf, u64, WalEntry)> {
     let r = replay(e);
     let mut out = Vec::new();
     let mut it = r.entries.into_iter();
     for f in &r.files {
-        let mut off = HEADER_LEN as u64;
-        for _ in 0..f.entries {
-            let entry = it.next().expect("as many entries as the files count");
-            let len = entry.record_len() as u64;
-            out.push((f.path.clone(), off, entry));
+        let bytes = e.fs.read_all(&f.path).expect("read");
+        let mut off = HEADER_LEN;
+        let mut found = 0;
+        while found < f.entries {
+            let len = 8 + u32::from_be_bytes(bytes[off + 4..off + 8].try_into().expect("4 bytes")) as usize;
+            let region = u64::from_be_bytes(bytes[off + 8..off + 16].try_into().expect("8 bytes"));
+            if region != SYNC_MARK_REGION {
+                let entry = it.next().expect("as many entries as the files count");
+                assert_eq!(
+                    len,
+                    entry.record_len(),
+                    "the record at {off} of {} is entry {}",
+                    f.path.display(),
+                    entry.seq
+                );
+                out.push((f.path.clone(), off as u64, entry));
+                found += 1;
+            }
             off += len;
         }
     }
@@ -727,7 +740,9 @@ fn a_power_loss_after_recovery_may_take_the_unsynced_tail_it_replayed() {
     drop(wal);
     e.fault.heal();
     let first = live_logs(&e)[0].clone();
-    let synced_len = HEADER_LEN as u64 + a.iter().map(|en| en.record_len() as u64).sum::<u64>();
+    let offsets = record_offsets(&e);
+    let (_, fifth, _) = offsets.iter().find(|(_, _, en)| en.seq == 5).expect("entry 5");
+    let synced_len = fifth + a[4].record_len() as u64;
     assert!(e.fs.file_size(&first).expect("size") > synced_len, "the unsynced record reached the file");
 
     // Run 2 replays the unsynced record too, and seals the file at the
@@ -757,9 +772,87 @@ fn a_power_loss_after_recovery_may_take_the_unsynced_tail_it_replayed() {
 
     // But a damaged record below the seal that is followed by a valid one
     // is still corruption.
-    let third = HEADER_LEN as u64 + a[0].record_len() as u64 + a[1].record_len() as u64;
+    let (_, third, _) = offsets.iter().find(|(_, _, en)| en.seq == 3).expect("entry 3");
+    let third = *third;
     e.fault.corrupt_byte(&first, third + 9).expect("corrupt");
     expect_corruption(Wal::replay(&*e.fs, &e.dir), &first);
+}
+
+/// Point-in-time recovery: a power cut may lose unsynced pages of the last
+/// file out of order, leaving a hole followed by intact records. Without a
+/// sync mark after the hole nothing proves its bytes were durable: replay
+/// ends there. With one after it (a later batch was written once the hole's
+/// bytes were fsynced), the hole is damage to durable data: corruption.
+#[test]
+fn a_hole_in_the_unsynced_tail_ends_replay_but_a_hole_before_a_sync_mark_is_corruption() {
+    // Entries 1..=10 synced one by one (a mark before each batch but the
+    // first), 11..=20 buffered and written as one batch; with `later`, one
+    // more synced batch (21) after it.
+    let build = |later: bool| {
+        let e = env();
+        let wal = open(&e, options());
+        let mut appended: Vec<WalEntry> = Vec::new();
+        for s in 1..=20 {
+            let en = entry(1 + s % 3, s, 1 + (s % 2) as usize);
+            let durability = if s <= 10 { Durability::SyncWal } else { Durability::AsyncWal };
+            wal.append(&en, durability).expect("append");
+            appended.push(en);
+        }
+        wal.sync().expect("sync the buffered batch");
+        if later {
+            let en = entry(2, 21, 1);
+            wal.append(&en, Durability::SyncWal).expect("append");
+            appended.push(en);
+        }
+        drop(wal);
+        (e, appended)
+    };
+    let punch = |e: &Env, path: &Path, at: u64, len: usize| {
+        let mut bytes = e.fs.read_all(path).expect("read");
+        bytes[at as usize..at as usize + len].fill(0);
+        e.fs.write_atomic(path, &bytes).expect("rewrite");
+    };
+
+    // The hole in the last batch: replay ends at it.
+    let (e, appended) = build(false);
+    let offsets = record_offsets(&e);
+    let (path, hole, en) = offsets.iter().find(|(_, _, en)| en.seq == 14).cloned().expect("entry 14");
+    let file_len = e.fs.file_size(&path).expect("size");
+    punch(&e, &path, hole, en.record_len());
+    assert_eq!(e.fs.file_size(&path).expect("size"), file_len, "the records after the hole are intact");
+    let r = replay(&e);
+    assert_eq!(r.entries, appended[..13], "everything before the hole, nothing after it");
+    assert_eq!(r.torn_tail, Some((path.clone(), hole)));
+    assert_eq!(r.files.last().expect("files").cut_at, Some(hole));
+    // Recovery seals the file at the hole; later runs ignore what is past it.
+    let (wal, summary) = Wal::open(e.fs.clone(), &e.dir, options()).expect("recover past the hole");
+    assert_eq!(summary.torn_tail, Some((path.clone(), hole)));
+    let extra = entry(3, 100, 2);
+    wal.append(&extra, Durability::SyncWal).expect("append after recovery");
+    drop(wal);
+    let mut want = appended[..13].to_vec();
+    want.push(extra);
+    assert_eq!(replay(&e).entries, want);
+
+    // A hole in an earlier, synced batch: marks after it prove it durable.
+    let (e, _) = build(false);
+    let offsets = record_offsets(&e);
+    let (path, at, en) = offsets.iter().find(|(_, _, en)| en.seq == 5).cloned().expect("entry 5");
+    punch(&e, &path, at, en.record_len());
+    let msg = expect_corruption(Wal::replay(&*e.fs, &e.dir), &path);
+    assert!(msg.contains(&format!("offset {at}")) && msg.contains("sync mark"), "{msg}");
+
+    // The same hole in the big batch, once a later batch was written: its
+    // mark says the batch was fsynced first.
+    let (e, appended) = build(true);
+    let offsets = record_offsets(&e);
+    let (path, hole, en) = offsets.iter().find(|(_, _, en)| en.seq == 14).cloned().expect("entry 14");
+    let (_, last_start, _) = offsets.last().cloned().expect("entry 21");
+    assert_eq!(offsets.last().expect("entries").2, appended[20]);
+    punch(&e, &path, hole, en.record_len());
+    let msg = expect_corruption(Wal::replay(&*e.fs, &e.dir), &path);
+    assert!(msg.contains(&format!("sync mark at offset {}", last_start - SYNC_MARK_LEN as u64)), "{msg}");
+    assert!(matches!(Wal::open(e.fs.clone(), &e.dir, options()), Err(StoreError::Corruption { .. })));
 }
 
 #[test]

@@ -36,10 +36,21 @@
 //! its file name, or a successor whose header names another predecessor (a
 //! file is missing).
 //!
-//! Known limit of rule 1: after a power loss, unsynced pages of the last
-//! file can be lost out of order, leaving a hole followed by intact,
-//! unsynced records; that is reported as corruption rather than guessed to
-//! be a torn tail.
+//! **Holes in the unsynced tail** (point-in-time recovery, as RocksDB's
+//! `kPointInTimeRecovery`): after a power loss, unsynced pages of the last
+//! file can be lost out of order, leaving a hole followed by intact records.
+//! In files with sync marks (version 3, `record.rs`), the valid records
+//! after a bad one decide: a valid *sync mark* after it says the writer had
+//! fsynced the bad bytes before it wrote the mark, so they were durable:
+//! **corruption**. Intact records but no mark after it: the bad bytes were
+//! never known to be on disk, so replay ends at the hole as at a torn tail
+//! (the records after it were not synced either, and no `SyncWal` write
+//! among them was acknowledged) and logs what it dropped. Rules 1 and 3
+//! (below the seal) both judge this way; version 1 and 2 files, without
+//! marks, keep the strict rule (any valid record after a bad one is
+//! corruption). Known limit: damage to the synced bytes of the last round
+//! before the crash, together with the loss of every later mark, reads as
+//! a hole — the file holds no later proof that those bytes were durable.
 //!
 //! A trailing file whose header itself is torn (shorter than a header, all
 //! zeros, or a checksum mismatch) and that holds no valid record is the
@@ -61,7 +72,8 @@ use crate::fs::{FileSystem, ReadableFile};
 use crate::wal::codec;
 use crate::wal::layout::list_log_files;
 use crate::wal::record::{
-    self, ENTRY_FIXED_LEN, FileHeader, FrameCheck, HEADER_LEN, HeaderCheck, RECORD_FRAME_LEN, WalEntry,
+    self, ENTRY_FIXED_LEN, FileHeader, FrameCheck, HEADER_LEN, HeaderCheck, RECORD_FRAME_LEN, SYNC_MARK_REGION,
+    SYNC_MARK_VERSION, WalEntry,
 };
 
 /// How much of a file is read at a time.
@@ -306,6 +318,10 @@ impl WalReader {
                     self.summary.entries += 1;
                     return Ok(Some(e));
                 }
+                Next::Mark => {
+                    file_summary.valid_len = cursor.offset;
+                    continue;
+                }
                 Next::End => {}
                 Next::Bad { offset, reason } => {
                     // Below which offset a valid record after the bad one
@@ -322,14 +338,33 @@ impl WalReader {
                         }
                         Tail::Recovered(seal) => Some(seal.min(cursor.len)),
                     };
-                    if let Some(end) = proof_end
-                        && let Some(y) = cursor.find_valid_record(offset + 1, end)?
-                    {
-                        return Err(StoreError::corruption(
-                            &cursor.path,
-                            offset,
-                            format!("{reason}, and a valid record follows at offset {y}"),
-                        ));
+                    if let Some(end) = proof_end {
+                        if cursor.version >= SYNC_MARK_VERSION {
+                            if let Some(m) = cursor.find_sync_mark(offset + 1, end)? {
+                                return Err(StoreError::corruption(
+                                    &cursor.path,
+                                    offset,
+                                    format!("{reason}, and a sync mark at offset {m} says it was fsynced"),
+                                ));
+                            }
+                            if let Some(y) = cursor.find_valid_record(offset + 1, end)? {
+                                tracing::warn!(
+                                    file = %cursor.path.display(),
+                                    offset,
+                                    reason,
+                                    first_intact = y,
+                                    dropped_bytes = end - offset,
+                                    "WAL replay ended at a hole in the unsynced tail (point-in-time recovery): \
+                                     the intact records after it were never synced and are dropped"
+                                );
+                            }
+                        } else if let Some(y) = cursor.find_valid_record(offset + 1, end)? {
+                            return Err(StoreError::corruption(
+                                &cursor.path,
+                                offset,
+                                format!("{reason}, and a valid record follows at offset {y}"),
+                            ));
+                        }
                     }
                     if tail == Tail::Last {
                         self.summary.torn_tail = Some((cursor.path.clone(), offset));
@@ -363,8 +398,13 @@ impl Iterator for WalReader {
 
 enum Next {
     Entry(WalEntry),
+    /// A sync mark (version 3): no entry, reading goes on after it.
+    Mark,
     End,
-    Bad { offset: u64, reason: &'static str },
+    Bad {
+        offset: u64,
+        reason: &'static str,
+    },
 }
 
 /// Sequential reads of one file through a window buffer.
@@ -431,10 +471,26 @@ impl FileCursor {
             Err(reason) => return Ok(Next::Bad { offset: off, reason }),
         };
         let grouped = self.version >= 2;
+        let marks = self.version >= SYNC_MARK_VERSION;
         let Some(rec) = self.fetch(off, RECORD_FRAME_LEN + payload_len)? else {
             return Ok(Next::Bad { offset: off, reason: "record extends past the end of the file" });
         };
         let (region_id, seq, cells) = record::split_payload(&rec[RECORD_FRAME_LEN..]);
+        if marks && region_id == SYNC_MARK_REGION {
+            let cells_len = cells.len();
+            if seq != off || cells_len != 0 {
+                return Err(StoreError::corruption(
+                    &self.path,
+                    off,
+                    format!(
+                        "the record's checksum matches but it is a malformed sync mark (says offset {seq}, \
+                         {cells_len} bytes of cells)"
+                    ),
+                ));
+            }
+            self.offset = off + (RECORD_FRAME_LEN + payload_len) as u64;
+            return Ok(Next::Mark);
+        }
         let decoded =
             if grouped { codec::decode(cells, seq) } else { record::validate_cells(cells).map(|()| cells.to_vec()) };
         let cells = decoded.map_err(|(at, reason)| {
@@ -447,6 +503,24 @@ impl FileCursor {
         let entry = WalEntry { region_id, seq, cells };
         self.offset = off + (RECORD_FRAME_LEN + payload_len) as u64;
         Ok(Next::Entry(entry))
+    }
+
+    /// The first offset at or after `from` where a valid sync mark starts
+    /// that ends by `end` (a valid record of the mark's region, length and
+    /// own offset).
+    fn find_sync_mark(&mut self, from: u64, end: u64) -> Result<Option<u64>> {
+        let mut y = from;
+        while let Some(at) = self.find_valid_record(y, end)? {
+            if let Some(rec) = self.fetch(at, record::SYNC_MARK_LEN)?
+                && record::frame_fields(rec).1 == ENTRY_FIXED_LEN
+                && record::split_payload(&rec[RECORD_FRAME_LEN..]).0 == SYNC_MARK_REGION
+                && record::split_payload(&rec[RECORD_FRAME_LEN..]).1 == at
+            {
+                return Ok(Some(at));
+            }
+            y = at + 1;
+        }
+        Ok(None)
     }
 
     /// The first offset at or after `from` where a valid record starts

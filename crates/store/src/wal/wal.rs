@@ -362,6 +362,9 @@ impl Wal {
         if durability == Durability::SkipWal {
             return Ok(AppendTicket { txid: 0, wait: false });
         }
+        if region_id == record::SYNC_MARK_REGION {
+            return Err(StoreError::InvalidArgument(format!("region id {region_id} is reserved for WAL sync marks")));
+        }
         if ENTRY_FIXED_LEN + cells_len > MAX_PAYLOAD_LEN {
             return Err(StoreError::InvalidArgument(format!(
                 "WAL entry of {cells_len} bytes of cells exceeds the record limit of {MAX_PAYLOAD_LEN} bytes"
@@ -691,12 +694,12 @@ impl Shared {
         // flushed (or are known to be garbage).
         self.catalog.lock().note_regions(w.number(), regions);
         let result = w.write_and_sync(batch);
-        if result.is_ok() {
+        if let Ok(written) = result {
             Counters::add(&self.counters.syncs, 1);
-            Counters::add(&self.counters.bytes_written, batch.len() as u64);
+            Counters::add(&self.counters.bytes_written, written);
         }
         self.counters.current_file_size.store(w.len(), std::sync::atomic::Ordering::Relaxed);
-        result
+        result.map(|_| ())
     }
 
     /// Closes the current file (if any) and starts the next one, sealing

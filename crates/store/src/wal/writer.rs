@@ -7,6 +7,9 @@
 //! - `len` counts bytes the file accepted (header + whole batches);
 //!   `synced_len <= len` counts the bytes covered by the last successful
 //!   fsync. Both are batch boundaries, hence record boundaries.
+//! - Every batch but the first after the header is preceded by a sync mark
+//!   (`record.rs`) at `synced_len == len`: a healthy writer has synced all
+//!   it wrote before it writes again, and the mark says so in the file.
 //! - After any failed append or fsync the writer is *broken*: the file may
 //!   hold part of a batch, or the kernel may have dropped dirty pages after
 //!   a failed fsync (Linux does), so nothing more is ever written to it and
@@ -19,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, WritableFile};
-use crate::wal::record::FileHeader;
+use crate::wal::record::{self, FileHeader, HEADER_LEN};
 
 pub(crate) struct LogWriter {
     file: Box<dyn WritableFile>,
@@ -69,8 +72,9 @@ impl LogWriter {
         self.broken
     }
 
-    /// Writes `batch` (whole records) and fsyncs the file.
-    pub(crate) fn write_and_sync(&mut self, batch: &[u8]) -> Result<()> {
+    /// Writes `batch` (whole records), after a sync mark unless it is the
+    /// first batch of the file, and fsyncs the file; the bytes written.
+    pub(crate) fn write_and_sync(&mut self, batch: &[u8]) -> Result<u64> {
         if self.broken {
             return Err(StoreError::io(
                 "write",
@@ -78,14 +82,24 @@ impl LogWriter {
                 std::io::Error::other("WAL file is broken by an earlier failure"),
             ));
         }
-        let result = self.file.append(batch).and_then(|()| {
-            self.len += batch.len() as u64;
-            self.file.sync()
-        });
+        debug_assert_eq!(self.len, self.synced_len, "a healthy writer synced all it wrote");
+        let start = self.len;
+        let mark = (start > HEADER_LEN as u64).then(|| record::sync_mark(start));
+        let result = mark
+            .as_ref()
+            .map_or(Ok(()), |m| self.file.append(m))
+            .and_then(|()| {
+                self.len += mark.as_ref().map_or(0, |m| m.len() as u64);
+                self.file.append(batch)
+            })
+            .and_then(|()| {
+                self.len += batch.len() as u64;
+                self.file.sync()
+            });
         match result {
             Ok(()) => {
                 self.synced_len = self.len;
-                Ok(())
+                Ok(self.len - start)
             }
             Err(e) => {
                 self.broken = true;
