@@ -37,7 +37,7 @@ impl EventLog {
 
     pub fn record(&self, kind: &'static str, store: String, bytes: u64, inputs: usize, started: Instant) {
         let event = StoreEvent {
-            at_ms: crate::region::now_ms(),
+            at_ms: crate::clock::now_ms(),
             kind,
             store,
             bytes,

@@ -20,43 +20,37 @@
 //! merge) are not merged, as in HBase.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
+use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
 use crate::reference_region::{FamilyReferences, references_into, write_region};
 use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
 use crate::retired_parents::{MERGED_MARKER, remove_region_dir};
-use crate::store::{StoreInner, TableState};
+use crate::services::Services;
 use crate::storefile::Half;
 
 /// Merges `a` and `b` of `table` (in either order; they must be adjacent,
 /// OPEN and without references). Returns the merged region.
 pub(crate) fn merge_regions(
-    inner: &Arc<StoreInner>,
+    inner: &Services,
     table: &TableState,
     a: &Arc<Region>,
     b: &Arc<Region>,
 ) -> Result<Arc<Region>> {
-    let _change = table.change_lock.lock();
+    let _change = table.lock_changes();
     let (low, high) = if a.info().start_key <= b.info().start_key { (a, b) } else { (b, a) };
-    let position = {
-        let regions = table.regions.read();
-        let i = regions.iter().position(|r| Arc::ptr_eq(r, low));
-        let j = regions.iter().position(|r| Arc::ptr_eq(r, high));
-        match (i, j) {
-            (Some(i), Some(j)) if j == i + 1 => i,
-            _ => {
-                return Err(StoreError::InvalidArgument(format!(
-                    "regions {} and {} are not adjacent regions of table {}",
-                    low.info().region_name(),
-                    high.info().region_name(),
-                    table.desc.name
-                )));
-            }
-        }
-    };
+    let regions = table.regions();
+    let adjacent = regions.windows(2).any(|w| Arc::ptr_eq(&w[0], low) && Arc::ptr_eq(&w[1], high));
+    if !adjacent {
+        return Err(StoreError::InvalidArgument(format!(
+            "regions {} and {} are not adjacent regions of table {}",
+            low.info().region_name(),
+            high.info().region_name(),
+            table.desc.name
+        )));
+    }
     for r in [low, high] {
         if r.state() != RegionState::Open {
             return Err(StoreError::NotServingRegion { region: r.info().region_name(), state: r.state() });
@@ -71,7 +65,7 @@ pub(crate) fn merge_regions(
     let started = std::time::Instant::now();
     low.set_state(RegionState::Merging);
     high.set_state(RegionState::Merging);
-    let merged = merge_closed(inner, table, low, high, position, started);
+    let merged = merge_closed(inner, table, low, high, started);
     if merged.is_err() {
         for r in [low, high] {
             if r.state() == RegionState::Merging {
@@ -84,11 +78,10 @@ pub(crate) fn merge_regions(
 }
 
 fn merge_closed(
-    inner: &Arc<StoreInner>,
+    inner: &Services,
     table: &TableState,
     low: &Arc<Region>,
     high: &Arc<Region>,
-    position: usize,
     started: std::time::Instant,
 ) -> Result<Arc<Region>> {
     let held: Vec<_> = low.stores().chain(high.stores()).map(|s| s.hold_compactions()).collect();
@@ -105,7 +98,7 @@ fn merge_closed(
             r.stores().for_each(|s| s.set_retired(true));
         }
         let info = RegionInfo {
-            id: inner.next_region_id.fetch_add(1, Ordering::Relaxed),
+            id: inner.catalog.allocate_region_id(),
             table: table.desc.name.clone(),
             start_key: low.info().start_key.clone(),
             end_key: high.info().end_key.clone(),
@@ -115,7 +108,7 @@ fn merge_closed(
         let dir = low.dir().with_file_name(info.dir_name());
         written_dir = Some(dir.clone());
         let families = merged_references(low, high);
-        write_region(fs, &dir, &info, &families, || hook(inner, HookPoint::MergeBeforeCommit))?;
+        write_region(fs, &dir, &info, &families, || inner.hook(HookPoint::MergeBeforeCommit))?;
         Ok((info, dir))
     })();
     let (info, dir) = match committed {
@@ -144,7 +137,7 @@ fn merge_closed(
     low.set_state(RegionState::Merged);
     high.set_state(RegionState::Merged);
     drop(held);
-    if let Err(e) = hook(inner, HookPoint::MergeCommitted) {
+    if let Err(e) = inner.hook(HookPoint::MergeCommitted) {
         tracing::warn!(error = %e, "merge-committed hook failed; the merge stands");
     }
     for r in [low, high] {
@@ -152,8 +145,12 @@ fn merge_closed(
             tracing::warn!(error = %e, region = r.info().id, "could not mark a merged parent; open does it");
         }
     }
-    let merged = Arc::new(Region::open(dir, info, table.desc.clone(), inner.wal.clone(), &inner.region_config)?);
-    table.regions.write().splice(position..=position + 1, [merged.clone()]);
+    let merged = inner.open_region(dir, info, table.desc.clone())?;
+    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        table: table.desc.name.clone(),
+        old: vec![low.clone(), high.clone()],
+        new: vec![merged.clone()],
+    })?;
     for r in [low, high] {
         inner.wal.forget_region(r.info().id);
     }
@@ -166,9 +163,7 @@ fn merge_closed(
         seconds = started.elapsed().as_secs_f64(),
         "regions merged"
     );
-    for s in merged.stores() {
-        inner.compactor.request(&merged, s);
-    }
+    inner.compaction_queue.request_all(&merged);
     Ok(merged)
 }
 
@@ -184,11 +179,4 @@ fn merged_references(low: &Region, high: &Region) -> Vec<FamilyReferences> {
         mine.references.extend(theirs.references);
     }
     out
-}
-
-fn hook(inner: &StoreInner, point: HookPoint) -> Result<()> {
-    match &inner.options.hooks {
-        Some(h) => h.at(point, 0),
-        None => Ok(()),
-    }
 }

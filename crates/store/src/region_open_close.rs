@@ -23,10 +23,11 @@
 
 use std::sync::Arc;
 
+use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::region::Region;
 use crate::region_state::RegionState;
-use crate::store::{StoreInner, TableState};
+use crate::services::Services;
 
 /// Marks a region closed by an operator; it stays closed across restarts.
 pub const CLOSED_MARKER: &str = ".closed";
@@ -54,15 +55,11 @@ fn not_open(region: &Region) -> StoreError {
     StoreError::NotServingRegion { region: region.info().region_name(), state: region.state() }
 }
 
-fn is_current(table: &TableState, region: &Arc<Region>) -> bool {
-    table.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
-}
-
 /// Closes `region` of `table` (see the module docs). Fails, leaving the
 /// region OPEN, if a flush or the marker cannot be written.
-pub(crate) fn close_region(inner: &StoreInner, table: &TableState, region: &Arc<Region>) -> Result<()> {
-    let _change = table.change_lock.lock();
-    if region.state() != RegionState::Open || !is_current(table, region) {
+pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
+    let _change = table.lock_changes();
+    if region.state() != RegionState::Open || !table.is_current(region) {
         return Err(not_open(region));
     }
     let started = std::time::Instant::now();
@@ -102,9 +99,9 @@ pub(crate) fn close_region(inner: &StoreInner, table: &TableState, region: &Arc<
 }
 
 /// Opens the CLOSED `region` of `table` again from its directory.
-pub(crate) fn open_region(inner: &StoreInner, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
-    let _change = table.change_lock.lock();
-    if region.state() != RegionState::Closed || !is_current(table, region) {
+pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
+    let _change = table.lock_changes();
+    if region.state() != RegionState::Closed || !table.is_current(region) {
         return Err(StoreError::InvalidArgument(format!(
             "region {} is {}, not CLOSED; only a closed region can be opened",
             region.info().region_name(),
@@ -114,13 +111,7 @@ pub(crate) fn open_region(inner: &StoreInner, table: &TableState, region: &Arc<R
     let started = std::time::Instant::now();
     region.set_state(RegionState::Opening);
     let opened = (|| -> Result<Arc<Region>> {
-        let fresh = Arc::new(Region::open(
-            region.dir().to_path_buf(),
-            region.info().clone(),
-            table.desc.clone(),
-            inner.wal.clone(),
-            &inner.region_config,
-        )?);
+        let fresh = inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
         let fs = inner.ctx.fs.as_ref();
         fs.remove(&region.dir().join(CLOSED_MARKER))?;
         fs.sync_dir(region.dir())?;
@@ -133,17 +124,15 @@ pub(crate) fn open_region(inner: &StoreInner, table: &TableState, region: &Arc<R
             return Err(e);
         }
     };
-    {
-        let mut regions = table.regions.write();
-        if let Some(slot) = regions.iter_mut().find(|r| Arc::ptr_eq(r, region)) {
-            *slot = fresh.clone();
-        }
-    }
+    // Under the change lock the region is still current: the edit applies.
+    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        table: table.desc.name.clone(),
+        old: vec![region.clone()],
+        new: vec![fresh.clone()],
+    })?;
     region.set_state(RegionState::Closed);
     if fresh.has_references() {
-        for s in fresh.stores() {
-            inner.compactor.request(&fresh, s);
-        }
+        inner.compaction_queue.request_all(&fresh);
     }
     tracing::info!(
         region = %fresh.info().region_name(),

@@ -8,17 +8,16 @@
 //!
 //! Thread safety: owned by one reader.
 
-use std::sync::Arc;
-
 use memstore::{Cell, CellKey, ReaderGuard};
 
 use crate::cursor::MergedCursor;
 use crate::error::Result;
-use crate::region::Region;
+use crate::region_info::RegionInfo;
 use crate::row_reader::{FamilyReadSpec, RowReader};
 
 pub struct RegionScanner {
-    region: Arc<Region>,
+    /// The region read (its key range tells a table scan where to go on).
+    info: RegionInfo,
     cursor: MergedCursor,
     specs: Vec<FamilyReadSpec>,
     _reader: ReaderGuard,
@@ -33,14 +32,9 @@ pub struct RegionScanner {
 }
 
 impl RegionScanner {
-    pub(crate) fn new(
-        region: Arc<Region>,
-        cursor: MergedCursor,
-        specs: Vec<FamilyReadSpec>,
-        reader: ReaderGuard,
-    ) -> Self {
+    pub(crate) fn new(info: RegionInfo, cursor: MergedCursor, specs: Vec<FamilyReadSpec>, reader: ReaderGuard) -> Self {
         RegionScanner {
-            region,
+            info,
             cursor,
             specs,
             _reader: reader,
@@ -68,8 +62,9 @@ impl RegionScanner {
         self
     }
 
-    pub fn region(&self) -> &Arc<Region> {
-        &self.region
+    /// The region this scanner reads.
+    pub fn info(&self) -> &RegionInfo {
+        &self.info
     }
 
     /// The next non-empty row, or `None` at the end of the range.

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::region::{Region, RegionInfo};
-use crate::store::StoreInner;
+use crate::services::Services;
 
 /// Marks a parent region whose split committed.
 pub const SPLIT_MARKER: &str = ".split";
@@ -95,12 +95,11 @@ pub(crate) fn is_region_dir_name(name: &str) -> bool {
 
 /// Removes the directory of retired parent `parent_id` of `table` once no
 /// region of the table reads through references into it.
-pub(crate) fn remove_parent_if_unreferenced(inner: &StoreInner, table: &str, parent_id: u64) -> Result<()> {
-    let Some(t) = inner.tables.read().get(table).cloned() else { return Ok(()) };
-    let _change = t.change_lock.lock();
+pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, parent_id: u64) -> Result<()> {
+    let Ok(t) = inner.catalog.table(table) else { return Ok(()) };
+    let _change = t.lock_changes();
     let regions = t.regions();
-    let Some(any) = regions.first() else { return Ok(()) };
-    let parent_dir = any.dir().with_file_name(format!("{parent_id:016x}"));
+    let parent_dir = inner.data_dir().join(table).join(format!("{parent_id:016x}"));
     remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
 }
 

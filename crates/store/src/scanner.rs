@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use memstore::{Cell, TimeRange};
 
+use crate::catalog::TableState;
 use crate::error::Result;
 use crate::region::Column;
 use crate::region_scanner::RegionScanner;
-use crate::store::TableState;
 
 /// What a scan reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl Scanner {
 
     fn next_region(&mut self) -> Result<()> {
         let Some(cur) = self.current.take() else { return Ok(()) };
-        let info = cur.region().info().clone();
+        let info = cur.info().clone();
         let done = if self.scan.reverse {
             // Rows below a start key at or below the prefix cannot carry it.
             info.start_key.is_empty()

@@ -23,21 +23,21 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use memstore::CellKey;
 
+use crate::catalog::{CatalogEdit, TableState};
 use crate::cursor::{CellCursor, MergedCursor};
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::reference_region::{references_into, write_region};
 use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
 use crate::retired_parents::{SPLIT_MARKER, remove_region_dir};
-use crate::store::{StoreInner, TableState};
+use crate::services::Services;
 use crate::storefile::Half;
 
 /// Splits `region` if its files exceed the table's maximum region size.
-pub(crate) fn maybe_split(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Region>) -> Result<bool> {
+pub(crate) fn maybe_split(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<bool> {
     if region.state() != RegionState::Open
         || region.has_references()
         || region.files_size() <= table.desc.max_region_size
@@ -75,16 +75,13 @@ fn midpoint_row(region: &Region) -> Result<Option<Vec<u8>>> {
 /// cannot be split there (a single row, a split point outside it, or
 /// references of an earlier split not compacted away yet).
 pub(crate) fn split_region(
-    inner: &Arc<StoreInner>,
-    table: &Arc<TableState>,
+    inner: &Services,
+    table: &TableState,
     region: &Arc<Region>,
     at: Option<Vec<u8>>,
 ) -> Result<bool> {
-    let _split = table.change_lock.lock();
-    if region.state() != RegionState::Open
-        || region.has_references()
-        || !table.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
-    {
+    let _split = table.lock_changes();
+    if region.state() != RegionState::Open || region.has_references() || !table.is_current(region) {
         return Ok(false);
     }
     region.flush()?;
@@ -108,7 +105,7 @@ pub(crate) fn split_region(
 }
 
 /// The split of `region` at `mid` once chosen (the region is SPLITTING).
-fn split_at(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Region>, mid: &[u8]) -> Result<()> {
+fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u8]) -> Result<()> {
     let info = region.info();
     // The references will name the parent's files: no compaction may
     // replace them from here on. One running now finishes first, while the
@@ -158,13 +155,13 @@ fn split_at(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Regio
     region.set_state(RegionState::Split);
     let mut opened = Vec::with_capacity(2);
     for (dir, info) in daughters {
-        opened.push(Arc::new(Region::open(dir, info, table.desc.clone(), inner.wal.clone(), &inner.region_config)?));
+        opened.push(inner.open_region(dir, info, table.desc.clone())?);
     }
-    {
-        let mut regions = table.regions.write();
-        let i = regions.iter().position(|r| Arc::ptr_eq(r, region)).ok_or(StoreError::Closed)?;
-        regions.splice(i..=i, opened.iter().cloned());
-    }
+    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        table: table.desc.name.clone(),
+        old: vec![region.clone()],
+        new: opened.clone(),
+    })?;
     inner.ctx.events.record("split", event_name(region), 0, region.stores().count(), stopped);
     tracing::info!(
         region = info.id,
@@ -174,9 +171,7 @@ fn split_at(inner: &Arc<StoreInner>, table: &Arc<TableState>, region: &Arc<Regio
     );
     // The daughters' compactions rewrite the references away.
     for d in &opened {
-        for s in d.stores() {
-            inner.compactor.request(d, s);
-        }
+        inner.compaction_queue.request_all(d);
     }
     Ok(())
 }
@@ -188,7 +183,7 @@ fn event_name(region: &Region) -> String {
 /// Writes both daughters of `parent` (closed and drained): references to
 /// every parent file with rows in the daughter's half, manifests with the
 /// parent's flushed sequence ids, and `.regioninfo`.
-fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
+fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
     parent.flush_all()?;
     let fs = inner.ctx.fs.as_ref();
     let p = parent.info();
@@ -196,7 +191,7 @@ fn write_daughters(inner: &Arc<StoreInner>, parent: &Arc<Region>, mid: &[u8]) ->
     let mut out: Vec<(PathBuf, RegionInfo)> = Vec::new();
     for (start, end, top) in halves {
         let info = RegionInfo {
-            id: inner.next_region_id.fetch_add(1, Ordering::Relaxed),
+            id: inner.catalog.allocate_region_id(),
             table: p.table.clone(),
             start_key: start,
             end_key: end,

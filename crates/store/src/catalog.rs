@@ -1,0 +1,301 @@
+//! `Catalog`: the one owner of which tables and regions exist on this
+//! server — the table map (name → [`TableState`]), each table's ordered
+//! region list, and region ids. Every change to them is a [`CatalogEdit`]
+//! applied by [`Catalog::apply`], in one place (LevelDB's
+//! `VersionSet::LogAndApply`, Pebble's `versionSet`): the jobs that change
+//! regions (split, merge, open, table DDL) build the new regions, commit
+//! them on disk, and hand the catalog an edit; nothing else changes a list.
+//! What is on disk (descriptors, `.regioninfo`, markers) stays with the jobs
+//! that write it; the catalog is the in-memory view requests route by.
+//!
+//! Invariants:
+//! - A table's regions are sorted by start key and cover the whole key space
+//!   without gap or overlap. `apply` checks that a replacement keeps this:
+//!   its old regions are current and adjacent, and its new regions, in
+//!   order, span exactly their range.
+//! - Region ids only grow: `allocate_region_id` hands out ids above every id
+//!   seen (`observe_region_id` at load).
+//!
+//! Thread safety: the table map and each region list sit behind `RwLock`s
+//! held only for a lookup or a splice, never across I/O. Region list
+//! changes and the state transitions around them (split, merge, close,
+//! open, parent removal) run under the table's change lock
+//! ([`TableState::lock_changes`]), so two never interleave on one table;
+//! table DDL runs under the catalog's DDL lock ([`Catalog::lock_ddl`]).
+//! Lock order: DDL lock → change lock → table map → region list.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Mutex, MutexGuard, RwLock};
+
+use crate::error::{Result, StoreError};
+use crate::region::Region;
+use crate::table::TableDescriptor;
+
+/// A table and its regions.
+pub struct TableState {
+    pub desc: Arc<TableDescriptor>,
+    enabled: AtomicBool,
+    regions: RwLock<Vec<Arc<Region>>>,
+    change_lock: Mutex<()>,
+}
+
+impl TableState {
+    /// A table with `regions` (sorted by start key, covering the key space).
+    pub(crate) fn new(desc: Arc<TableDescriptor>, enabled: bool, regions: Vec<Arc<Region>>) -> TableState {
+        TableState {
+            desc,
+            enabled: AtomicBool::new(enabled),
+            regions: RwLock::new(regions),
+            change_lock: Mutex::new(()),
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    /// The region holding `row`.
+    pub fn region_for(&self, row: &[u8]) -> Option<Arc<Region>> {
+        let regions = self.regions.read();
+        let i = regions.partition_point(|r| r.info().start_key.as_slice() <= row);
+        i.checked_sub(1).map(|i| regions[i].clone())
+    }
+
+    pub fn regions(&self) -> Vec<Arc<Region>> {
+        self.regions.read().clone()
+    }
+
+    /// Whether `region` is still in the list (not replaced by a split,
+    /// merge or reopen).
+    pub fn is_current(&self, region: &Arc<Region>) -> bool {
+        self.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
+    }
+
+    /// Memstore heap bytes of all regions (read under the list's lock, no
+    /// copy of the list: writers call it under global pressure).
+    pub fn memstore_heap_size(&self) -> u64 {
+        self.regions.read().iter().map(|r| r.memstore_heap_size()).sum()
+    }
+
+    /// Held while a job changes this table's regions (see the module doc).
+    pub(crate) fn lock_changes(&self) -> MutexGuard<'_, ()> {
+        self.change_lock.lock()
+    }
+}
+
+/// A change to the catalog.
+pub(crate) enum CatalogEdit {
+    /// A new table (its name must be free).
+    AddTable(Arc<TableState>),
+    /// A table goes (its regions must be closed).
+    DropTable(String),
+    SetEnabled {
+        table: String,
+        enabled: bool,
+    },
+    /// `old` (current, adjacent, in key order) is replaced by `new` (in key
+    /// order, spanning exactly `old`'s range): a split (1 → 2), a merge
+    /// (2 → 1), a reopen (1 → 1).
+    ReplaceRegions {
+        table: String,
+        old: Vec<Arc<Region>>,
+        new: Vec<Arc<Region>>,
+    },
+}
+
+/// The tables and regions of a store; see the module doc.
+pub(crate) struct Catalog {
+    tables: RwLock<BTreeMap<String, Arc<TableState>>>,
+    next_region_id: AtomicU64,
+    ddl_lock: Mutex<()>,
+}
+
+impl Catalog {
+    pub(crate) fn new() -> Catalog {
+        Catalog { tables: RwLock::new(BTreeMap::new()), next_region_id: AtomicU64::new(1), ddl_lock: Mutex::new(()) }
+    }
+
+    /// Applies `edit`; an edit that would break the invariants is refused
+    /// and changes nothing.
+    pub(crate) fn apply(&self, edit: CatalogEdit) -> Result<()> {
+        match edit {
+            CatalogEdit::AddTable(t) => {
+                let mut tables = self.tables.write();
+                if tables.contains_key(&t.desc.name) {
+                    return Err(StoreError::TableExists(t.desc.name.clone()));
+                }
+                tables.insert(t.desc.name.clone(), t);
+            }
+            CatalogEdit::DropTable(name) => {
+                self.tables.write().remove(&name).ok_or(StoreError::TableNotFound(name))?;
+            }
+            CatalogEdit::SetEnabled { table, enabled } => {
+                self.table(&table)?.enabled.store(enabled, Ordering::Release);
+            }
+            CatalogEdit::ReplaceRegions { table, old, new } => {
+                let t = self.table(&table)?;
+                let mut regions = t.regions.write();
+                let refuse = |why: &str| StoreError::InvalidArgument(format!("catalog edit of table {table:?}: {why}"));
+                let (first, last) = match (old.first(), old.last(), new.first(), new.last()) {
+                    (Some(first), Some(last), Some(_), Some(_)) => (first, last),
+                    _ => return Err(refuse("a replacement needs old and new regions")),
+                };
+                let at =
+                    regions.iter().position(|r| Arc::ptr_eq(r, first)).ok_or_else(|| refuse("a region is gone"))?;
+                let adjacent =
+                    old.iter().enumerate().all(|(i, o)| regions.get(at + i).is_some_and(|r| Arc::ptr_eq(r, o)));
+                if !adjacent {
+                    return Err(refuse("the replaced regions are not current and adjacent"));
+                }
+                let chained = new.windows(2).all(|w| w[0].info().end_key == w[1].info().start_key);
+                let spans = new[0].info().start_key == first.info().start_key
+                    && new[new.len() - 1].info().end_key == last.info().end_key;
+                if !chained || !spans {
+                    return Err(refuse("the new regions do not span the replaced ones exactly"));
+                }
+                regions.splice(at..at + old.len(), new);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn table(&self, name: &str) -> Result<Arc<TableState>> {
+        self.tables.read().get(name).cloned().ok_or_else(|| StoreError::TableNotFound(name.to_string()))
+    }
+
+    pub(crate) fn contains_table(&self, name: &str) -> bool {
+        self.tables.read().contains_key(name)
+    }
+
+    pub(crate) fn table_names(&self) -> Vec<String> {
+        self.tables.read().keys().cloned().collect()
+    }
+
+    pub(crate) fn tables(&self) -> Vec<Arc<TableState>> {
+        self.tables.read().values().cloned().collect()
+    }
+
+    /// Every region of every table.
+    pub(crate) fn all_regions(&self) -> Vec<Arc<Region>> {
+        self.tables.read().values().flat_map(|t| t.regions()).collect()
+    }
+
+    /// The current region with id `id`.
+    pub(crate) fn region_by_id(&self, id: u64) -> Option<Arc<Region>> {
+        self.tables.read().values().flat_map(|t| t.regions()).find(|r| r.info().id == id)
+    }
+
+    /// The region whose encoded name (its directory's name, unique in the
+    /// store) is `name`, with its table.
+    pub(crate) fn region_named(&self, name: &str) -> Option<(Arc<TableState>, Arc<Region>)> {
+        self.tables().into_iter().find_map(|t| {
+            let r = t.regions().into_iter().find(|r| r.info().dir_name() == name)?;
+            Some((t, r))
+        })
+    }
+
+    /// Memstore heap bytes of every region.
+    pub(crate) fn memstore_heap_size(&self) -> u64 {
+        self.tables.read().values().map(|t| t.memstore_heap_size()).sum()
+    }
+
+    /// The region with the largest memstore among those `keep` accepts,
+    /// if it holds anything.
+    pub(crate) fn largest_memstore(&self, keep: impl Fn(&Region) -> bool) -> Option<Arc<Region>> {
+        self.tables
+            .read()
+            .values()
+            .flat_map(|t| t.regions())
+            .filter(|r| keep(r))
+            .map(|r| (r.memstore_heap_size(), r))
+            .filter(|(size, _)| *size > 0)
+            .max_by_key(|(size, _)| *size)
+            .map(|(_, r)| r)
+    }
+
+    /// A fresh region id.
+    pub(crate) fn allocate_region_id(&self) -> u64 {
+        self.next_region_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Notes an id found on disk, so that no allocated id repeats it.
+    pub(crate) fn observe_region_id(&self, id: u64) {
+        self.next_region_id.fetch_max(id + 1, Ordering::Relaxed);
+    }
+
+    /// Held for a whole table DDL operation (see the module doc).
+    pub(crate) fn lock_ddl(&self) -> MutexGuard<'_, ()> {
+        self.ddl_lock.lock()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::LocalFs;
+    use crate::test_support::regions;
+    use crate::wal::{Wal, WalOptions};
+
+    fn starts(t: &TableState) -> Vec<String> {
+        t.regions().iter().map(|r| String::from_utf8_lossy(&r.info().start_key).into_owned()).collect()
+    }
+
+    #[test]
+    fn replacements_keep_the_key_space_covered_or_are_refused() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (wal, _) = Wal::open(Arc::new(LocalFs), &tmp.path().join("wal"), WalOptions::default()).expect("wal");
+        let c = Catalog::new();
+        let three = regions(tmp.path(), &wal, &[("", "g"), ("g", "p"), ("p", "")], 1);
+        let desc = three[0].descriptor().clone();
+        c.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc.clone(), true, three.clone())))).expect("add");
+        let again = CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, Vec::new())));
+        assert!(matches!(c.apply(again), Err(StoreError::TableExists(_))));
+        let t = c.table("t").expect("table");
+        let edit = |old: Vec<Arc<Region>>, new: Vec<Arc<Region>>| {
+            c.apply(CatalogEdit::ReplaceRegions { table: "t".into(), old, new })
+        };
+
+        // Refused, changing nothing: not adjacent; a gap; an overlap; nothing new.
+        let merged = regions(tmp.path(), &wal, &[("", "")], 10);
+        assert!(edit(vec![three[0].clone(), three[2].clone()], merged.clone()).is_err(), "not adjacent");
+        let short = regions(tmp.path(), &wal, &[("g", "k"), ("m", "p")], 20);
+        assert!(edit(vec![three[1].clone()], short).is_err(), "a gap between the new regions");
+        let wide = regions(tmp.path(), &wal, &[("g", "z")], 30);
+        assert!(edit(vec![three[1].clone()], wide).is_err(), "wider than the replaced region");
+        assert!(edit(vec![three[1].clone()], Vec::new()).is_err(), "no new region");
+        assert_eq!(starts(&t), ["", "g", "p"]);
+
+        // A split, then a merge of its daughters with their neighbour.
+        let daughters = regions(tmp.path(), &wal, &[("g", "k"), ("k", "p")], 40);
+        edit(vec![three[1].clone()], daughters.clone()).expect("split");
+        assert_eq!(starts(&t), ["", "g", "k", "p"]);
+        assert!(!t.is_current(&three[1]) && t.is_current(&daughters[0]));
+        assert!(edit(vec![three[1].clone()], regions(tmp.path(), &wal, &[("g", "p")], 50)).is_err(), "gone");
+        let tail = regions(tmp.path(), &wal, &[("k", "")], 60);
+        edit(vec![daughters[1].clone(), three[2].clone()], tail.clone()).expect("merge");
+        assert_eq!(starts(&t), ["", "g", "k"]);
+        assert!(Arc::ptr_eq(&t.region_for(b"zzz").expect("region"), &tail[0]));
+    }
+
+    #[test]
+    fn region_ids_only_grow() {
+        let c = Catalog::new();
+        assert_eq!(c.allocate_region_id(), 1);
+        c.observe_region_id(41);
+        assert_eq!(c.allocate_region_id(), 42);
+        c.observe_region_id(5);
+        assert_eq!(c.allocate_region_id(), 43);
+    }
+
+    #[test]
+    fn a_missing_table_is_refused_by_name() {
+        let c = Catalog::new();
+        assert!(matches!(c.table("t"), Err(StoreError::TableNotFound(n)) if n == "t"));
+        assert!(matches!(c.apply(CatalogEdit::DropTable("t".into())), Err(StoreError::TableNotFound(_))));
+        let edit = CatalogEdit::ReplaceRegions { table: "t".into(), old: vec![], new: vec![] };
+        assert!(matches!(c.apply(edit), Err(StoreError::TableNotFound(_))));
+    }
+}

@@ -1,0 +1,247 @@
+//! `FlushQueue`: the flusher threads' queue and bookkeeping — requests,
+//! which regions are queued and in flight, how many threads serve global
+//! pressure, the condition blocked writers wait on, and the counters. What a
+//! flush job does (and when one is asked for) is `flusher.rs`; this module
+//! knows nothing of the store around it.
+//!
+//! Thread safety: requests go through a channel; `pending` deduplicates
+//! queued regions; `in_flight` holds the regions a flusher thread is
+//! flushing (a pressure flush never picks one of them), each with whether a
+//! request for it arrived meanwhile — such a request is queued again when
+//! the flush ends (it may be the retry of that very flush, which must not
+//! be lost); `pressure_workers` counts the pressure tasks queued or running,
+//! at most one per thread; blocked writers wait on `memory_cv`, which every
+//! finished flush signals. Lock order: `in_flight` before the catalog's
+//! locks (`claim_largest` scans the catalog under it); `in_flight` is
+//! released before a request takes `pending`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use parking_lot::{Condvar, Mutex};
+
+use crate::catalog::Catalog;
+use crate::region::Region;
+
+/// What a flusher thread is asked to do.
+pub(crate) enum FlushTask {
+    Region(Arc<Region>),
+    Pressure,
+    Stop,
+}
+
+pub(crate) struct FlushQueue {
+    sender: Sender<FlushTask>,
+    receiver: Receiver<FlushTask>,
+    pending: Mutex<HashSet<u64>>,
+    /// Regions being flushed → whether they were requested meanwhile.
+    in_flight: Mutex<HashMap<u64, bool>>,
+    pressure_workers: AtomicUsize,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    stopped: AtomicBool,
+    memory_lock: Mutex<()>,
+    memory_cv: Condvar,
+    /// Global memstore heap, recomputed every few writes and after flushes.
+    global_heap: AtomicU64,
+    writes: AtomicU64,
+    thread_count: usize,
+    flush_failures: AtomicU64,
+    blocked_writes: AtomicU64,
+    /// Nanoseconds writers spent blocked on memory, summed over writers.
+    blocked_nanos: AtomicU64,
+}
+
+impl FlushQueue {
+    pub(crate) fn new(thread_count: usize) -> FlushQueue {
+        let (sender, receiver) = unbounded();
+        FlushQueue {
+            sender,
+            receiver,
+            pending: Mutex::new(HashSet::new()),
+            in_flight: Mutex::new(HashMap::new()),
+            pressure_workers: AtomicUsize::new(0),
+            threads: Mutex::new(Vec::new()),
+            stopped: AtomicBool::new(false),
+            memory_lock: Mutex::new(()),
+            memory_cv: Condvar::new(),
+            global_heap: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            thread_count: thread_count.max(1),
+            flush_failures: AtomicU64::new(0),
+            blocked_writes: AtomicU64::new(0),
+            blocked_nanos: AtomicU64::new(0),
+        }
+    }
+
+    /// Starts the threads; each runs `work` on every task until a `Stop`,
+    /// or until `work` returns false.
+    pub(crate) fn start(&self, work: impl Fn(FlushTask) -> bool + Clone + Send + 'static) {
+        let mut threads = self.threads.lock();
+        for i in 0..self.thread_count {
+            let receiver = self.receiver.clone();
+            let work = work.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("flusher-{i}"))
+                .spawn(move || {
+                    while let Ok(task) = receiver.recv() {
+                        if matches!(task, FlushTask::Stop) || !work(task) {
+                            return;
+                        }
+                    }
+                })
+                .expect("spawn flusher thread");
+            threads.push(handle);
+        }
+    }
+
+    pub(crate) fn stop(&self) {
+        if self.stopped.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let threads: Vec<_> = self.threads.lock().drain(..).collect();
+        for _ in &threads {
+            let _ = self.sender.send(FlushTask::Stop);
+        }
+        let me = std::thread::current().id();
+        for t in threads {
+            if t.thread().id() != me {
+                let _ = t.join();
+            }
+        }
+        self.memory_cv.notify_all();
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    /// Queues a flush of `region` unless one is queued.
+    pub(crate) fn request(&self, region: &Arc<Region>) {
+        if self.pending.lock().insert(region.info().id) {
+            let _ = self.sender.send(FlushTask::Region(region.clone()));
+        }
+    }
+
+    /// A queued request of region `id` is being served: a new one may queue.
+    pub(crate) fn take_pending(&self, id: u64) {
+        self.pending.lock().remove(&id);
+    }
+
+    /// Puts one more flusher thread on global pressure, unless every thread
+    /// already is.
+    pub(crate) fn request_pressure(&self) {
+        let more = self
+            .pressure_workers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.thread_count).then_some(n + 1))
+            .is_ok();
+        if more {
+            let _ = self.sender.send(FlushTask::Pressure);
+        }
+    }
+
+    /// A pressure task ended.
+    pub(crate) fn pressure_done(&self) {
+        self.pressure_workers.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Wakes the writers blocked on memory.
+    pub(crate) fn signal(&self) {
+        let _g = self.memory_lock.lock();
+        self.memory_cv.notify_all();
+    }
+
+    /// Blocks a writer until a flush ends or `timeout` passes.
+    pub(crate) fn wait_for_memory(&self, timeout: Duration) {
+        let mut g = self.memory_lock.lock();
+        self.memory_cv.wait_for(&mut g, timeout);
+    }
+
+    pub(crate) fn cached_global_heap(&self) -> u64 {
+        self.global_heap.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_global_heap(&self, bytes: u64) {
+        self.global_heap.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts a write; the count before it.
+    pub(crate) fn count_write(&self) -> u64 {
+        self.writes.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn note_flush_failure(&self) {
+        self.flush_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn note_blocked_write(&self) {
+        self.blocked_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn add_blocked_time(&self, blocked: Duration) {
+        self.blocked_nanos.fetch_add(blocked.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn flush_failures(&self) -> u64 {
+        self.flush_failures.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn blocked_writes(&self) -> u64 {
+        self.blocked_writes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn blocked_seconds(&self) -> f64 {
+        self.blocked_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+
+    /// Marks `region` in flight, or — if another thread is flushing it —
+    /// notes that it was requested meanwhile (so that the request is queued
+    /// again when that flush ends) and returns `None`.
+    pub(crate) fn claim(&self, region: Arc<Region>) -> Option<InFlight<'_>> {
+        let mut in_flight = self.in_flight.lock();
+        match in_flight.get_mut(&region.info().id) {
+            Some(requested) => {
+                *requested = true;
+                None
+            }
+            None => {
+                in_flight.insert(region.info().id, false);
+                drop(in_flight);
+                Some(InFlight { queue: self, region })
+            }
+        }
+    }
+
+    /// The largest region of `catalog` with something to flush that no
+    /// flusher thread is flushing, marked in flight; `None` if there is none.
+    pub(crate) fn claim_largest(&self, catalog: &Catalog) -> Option<InFlight<'_>> {
+        let mut in_flight = self.in_flight.lock();
+        let region = catalog.largest_memstore(|r| !in_flight.contains_key(&r.info().id))?;
+        in_flight.insert(region.info().id, false);
+        Some(InFlight { queue: self, region })
+    }
+}
+
+/// A region a flusher thread is flushing; dropping it clears the mark.
+pub(crate) struct InFlight<'a> {
+    queue: &'a FlushQueue,
+    region: Arc<Region>,
+}
+
+impl InFlight<'_> {
+    pub(crate) fn region(&self) -> &Arc<Region> {
+        &self.region
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let requested = self.queue.in_flight.lock().remove(&self.region.info().id) == Some(true);
+        if requested {
+            self.queue.request(&self.region);
+        }
+    }
+}

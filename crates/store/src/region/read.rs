@@ -1,0 +1,82 @@
+//! The read path of a region: point reads and region scanners over the
+//! memstores and store files of the families asked for.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use memstore::{Cell, CellKey, ReadOptions, TimeRange};
+
+use super::{Column, Get, Region, now_ms};
+use crate::cursor::{CellCursor, MergedCursor};
+use crate::error::Result;
+use crate::region_scanner::RegionScanner;
+use crate::row_reader::{FamilyReadSpec, RowReader};
+
+impl Region {
+    /// Per-family read specifications for `columns` (empty: all families).
+    fn read_specs(
+        &self,
+        columns: &[Column],
+        time_range: TimeRange,
+        max_versions: u32,
+        read_point: u64,
+    ) -> Result<Vec<FamilyReadSpec>> {
+        let mut by_family: BTreeMap<Vec<u8>, Option<Vec<Vec<u8>>>> = BTreeMap::new();
+        if columns.is_empty() {
+            for f in self.stores.keys() {
+                by_family.insert(f.clone(), None);
+            }
+        }
+        for c in columns {
+            self.store(&c.family)?;
+            let entry = by_family.entry(c.family.clone()).or_insert_with(|| Some(Vec::new()));
+            match (&c.qualifier, entry.as_mut()) {
+                (None, _) => *entry = None,
+                (Some(q), Some(list)) => list.push(q.clone()),
+                (Some(_), None) => {}
+            }
+        }
+        let now = now_ms();
+        Ok(by_family
+            .into_iter()
+            .map(|(family, qualifiers)| {
+                let store = &self.stores[&family];
+                FamilyReadSpec {
+                    family,
+                    opts: ReadOptions { read_point, qualifiers, time_range, max_versions, now_ms: Some(now) },
+                    rules: store.descriptor().rules(),
+                }
+            })
+            .collect())
+    }
+
+    fn cursor_for(&self, specs: &[FamilyReadSpec], row: Option<&[u8]>) -> Result<MergedCursor> {
+        let mut cursors: Vec<Box<dyn CellCursor>> = Vec::new();
+        for spec in specs {
+            cursors.extend(self.stores[&spec.family].cursor(row)?);
+        }
+        Ok(MergedCursor::new(cursors))
+    }
+
+    /// The visible cells of one row.
+    pub fn get(&self, get: &Get) -> Result<Vec<Cell>> {
+        self.check_open()?;
+        self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        let guard = self.mvcc.register_reader();
+        let specs = self.read_specs(&get.columns, get.time_range, get.max_versions.max(1), guard.read_point())?;
+        let mut cursor = self.cursor_for(&specs, Some(&get.row))?;
+        cursor.seek(&CellKey::first_on_row(&get.row))?;
+        RowReader::new(&specs).read_row(&mut cursor, &get.row)
+    }
+
+    /// A scanner over this region's rows in `[start, stop)` (forward) or
+    /// from `start` down to `stop` (reverse).
+    pub fn scanner(&self, columns: &[Column], time_range: TimeRange, max_versions: u32) -> Result<RegionScanner> {
+        self.check_open()?;
+        self.counters.scans.fetch_add(1, Ordering::Relaxed);
+        let guard = self.mvcc.register_reader();
+        let specs = self.read_specs(columns, time_range, max_versions.max(1), guard.read_point())?;
+        let cursor = self.cursor_for(&specs, None)?;
+        Ok(RegionScanner::new(self.info.clone(), cursor, specs, guard))
+    }
+}

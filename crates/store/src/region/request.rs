@@ -1,0 +1,100 @@
+//! What a region is asked to do: row mutations (owned and borrowed), a
+//! batch's outcome, and point reads.
+
+use memstore::TimeRange;
+
+use crate::error::StoreError;
+
+/// One change to a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// A value; `timestamp` defaults to now.
+    Put { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64>, value: Vec<u8> },
+    /// One version of a column: the one at `timestamp`, or the latest.
+    DeleteVersion { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64> },
+    /// Every version of a column at or below `timestamp` (default now).
+    DeleteColumn { family: Vec<u8>, qualifier: Vec<u8>, timestamp: Option<u64> },
+    /// Every column of a family at or below `timestamp` (default now).
+    DeleteFamily { family: Vec<u8>, timestamp: Option<u64> },
+    /// Every column of a family at exactly `timestamp`.
+    DeleteFamilyVersion { family: Vec<u8>, timestamp: u64 },
+    /// Every family of the row at or below `timestamp` (default now).
+    DeleteRow { timestamp: Option<u64> },
+}
+
+impl Mutation {
+    /// The same change, borrowed.
+    pub fn as_ref(&self) -> MutationRef<'_> {
+        match self {
+            Mutation::Put { family, qualifier, timestamp, value } => {
+                MutationRef::Put { family, qualifier, timestamp: *timestamp, value }
+            }
+            Mutation::DeleteVersion { family, qualifier, timestamp } => {
+                MutationRef::DeleteVersion { family, qualifier, timestamp: *timestamp }
+            }
+            Mutation::DeleteColumn { family, qualifier, timestamp } => {
+                MutationRef::DeleteColumn { family, qualifier, timestamp: *timestamp }
+            }
+            Mutation::DeleteFamily { family, timestamp } => MutationRef::DeleteFamily { family, timestamp: *timestamp },
+            Mutation::DeleteFamilyVersion { family, timestamp } => {
+                MutationRef::DeleteFamilyVersion { family, timestamp: *timestamp }
+            }
+            Mutation::DeleteRow { timestamp } => MutationRef::DeleteRow { timestamp: *timestamp },
+        }
+    }
+}
+
+/// One change to a row, borrowing its bytes (the write path copies them
+/// once into the WAL buffer and once into MSLAB chunks, nowhere else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutationRef<'a> {
+    Put { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64>, value: &'a [u8] },
+    DeleteVersion { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64> },
+    DeleteColumn { family: &'a [u8], qualifier: &'a [u8], timestamp: Option<u64> },
+    DeleteFamily { family: &'a [u8], timestamp: Option<u64> },
+    DeleteFamilyVersion { family: &'a [u8], timestamp: u64 },
+    DeleteRow { timestamp: Option<u64> },
+}
+
+/// The changes to one row in a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowMutations<'a> {
+    pub row: &'a [u8],
+    pub mutations: &'a [MutationRef<'a>],
+}
+
+/// What a region batch did: the rows refused one by one (index into the
+/// batch, and why); every other row was applied.
+#[derive(Debug, Default)]
+pub struct BatchOutcome {
+    pub refused: Vec<(usize, StoreError)>,
+    /// The batch's last sequence id (0 if nothing was applied).
+    pub seq: u64,
+    /// Rows dealt with (applied or refused): all of them, unless the region
+    /// closed between two mini-batches (a repeated row) — the caller sends
+    /// the rest to whichever region serves them now.
+    pub done: usize,
+}
+
+/// Which columns a read wants: a family, or one column of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub family: Vec<u8>,
+    pub qualifier: Option<Vec<u8>>,
+}
+
+/// A point read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Get {
+    pub row: Vec<u8>,
+    /// Empty: every column of every family.
+    pub columns: Vec<Column>,
+    pub time_range: TimeRange,
+    pub max_versions: u32,
+}
+
+impl Get {
+    pub fn new(row: impl Into<Vec<u8>>) -> Get {
+        Get { row: row.into(), columns: Vec::new(), time_range: TimeRange::ALL, max_versions: 1 }
+    }
+}

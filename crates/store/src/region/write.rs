@@ -1,0 +1,362 @@
+//! The write path of a region: row mutations and region batches (HBase's
+//! batchMutate with mini-batches), increments, check-and-mutate, and WAL
+//! replay; the invariants are in the module doc of `region/mod.rs`.
+
+use std::sync::atomic::Ordering;
+
+use memstore::{Cell, CellInput, CellType, TimeRange};
+use parking_lot::Mutex;
+use smallvec::SmallVec;
+
+use super::{BatchOutcome, Column, Get, Mutation, MutationRef, Region, RowMutations, now_ms};
+use crate::error::{Result, StoreError};
+use crate::hooks::HookPoint;
+use crate::wal::{Durability, codec};
+
+impl Region {
+    /// Applies the mutations of one row atomically; returns its sequence id.
+    pub fn mutate_row(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        let refs: SmallVec<[MutationRef<'_>; 8]> = mutations.iter().map(Mutation::as_ref).collect();
+        let mut outcome = self.mutate_rows(&[RowMutations { row, mutations: &refs }], durability)?;
+        match outcome.refused.pop() {
+            Some((_, e)) => Err(e),
+            None => Ok(outcome.seq),
+        }
+    }
+
+    /// Applies a batch of row mutations, each row atomically (see the
+    /// module invariants). A row that cannot be applied (outside the
+    /// region, unknown family, cell too large, …) is refused alone and
+    /// listed in the outcome; the others are applied, as HBase's
+    /// batchMutate does. An `Err` means nothing of the batch (or of its
+    /// last mini-batch, after a repeated row) was applied.
+    pub fn mutate_rows(&self, rows: &[RowMutations<'_>], durability: Durability) -> Result<BatchOutcome> {
+        self.check_open()?;
+        let mut outcome = BatchOutcome::default();
+        let mut start = 0;
+        while start < rows.len() {
+            let end = start + distinct_prefix(&rows[start..]);
+            let _locks = self.lock_rows(&rows[start..end]);
+            match self.apply_locked(&rows[start..end], start, durability, &mut outcome.refused) {
+                Ok(seq) => outcome.seq = seq,
+                // Drained by a split, merge or close between two
+                // mini-batches: report what was done; the caller sends the
+                // rest to whichever region serves it now.
+                Err(StoreError::NotServingRegion { .. } | StoreError::Closed) if start > 0 => break,
+                Err(e) => return Err(e),
+            }
+            start = end;
+        }
+        outcome.done = start;
+        Ok(outcome)
+    }
+
+    /// Takes the row locks of `rows` in stripe order (no deadlock between
+    /// batches, or with a single-row lock), each stripe once, without
+    /// allocating.
+    fn lock_rows(&self, rows: &[RowMutations<'_>]) -> RowLockSet<'_> {
+        let stripes = rows.iter().fold(0u128, |set, r| set | (1u128 << self.row_stripe(r.row)));
+        let mut rest = stripes;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            // Released by `RowLockSet::drop`, which unlocks exactly the set.
+            std::mem::forget(self.row_locks[i].lock());
+            rest &= rest - 1;
+        }
+        RowLockSet { locks: &self.row_locks, stripes }
+    }
+
+    /// Resolves one row's mutations into cells (appended to `cells`, sorted
+    /// by family so each family's cells are one run).
+    fn resolve_row<'a>(
+        &'a self,
+        row: &'a [u8],
+        mutations: &[MutationRef<'a>],
+        now: u64,
+        cells: &mut SmallVec<[CellInput<'a>; 32]>,
+    ) -> Result<()> {
+        if !self.info.contains(row) {
+            return Err(StoreError::InvalidArgument(format!(
+                "row {:?} is outside region {:016x} of table {:?}",
+                String::from_utf8_lossy(row),
+                self.info.id,
+                self.info.table
+            )));
+        }
+        if mutations.is_empty() {
+            return Err(StoreError::InvalidArgument("a row mutation needs at least one change".into()));
+        }
+        let start = cells.len();
+        let mk = |family: &'a [u8], qualifier: &'a [u8], timestamp: u64, cell_type: CellType, value: &'a [u8]| {
+            CellInput { row, family, qualifier, timestamp, cell_type, value }
+        };
+        for m in mutations {
+            match *m {
+                MutationRef::Put { family, qualifier, timestamp, value } => {
+                    self.store(family)?;
+                    cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::Put, value));
+                }
+                MutationRef::DeleteVersion { family, qualifier, timestamp } => {
+                    self.store(family)?;
+                    let ts = match timestamp {
+                        Some(ts) => Some(ts),
+                        None => self.latest_timestamp(row, family, qualifier)?,
+                    };
+                    // Nothing to delete: HBase places the marker at now.
+                    cells.push(mk(family, qualifier, ts.unwrap_or(now), CellType::Delete, &[]));
+                }
+                MutationRef::DeleteColumn { family, qualifier, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::DeleteColumn, &[]));
+                }
+                MutationRef::DeleteFamily { family, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
+                }
+                MutationRef::DeleteFamilyVersion { family, timestamp } => {
+                    self.store(family)?;
+                    cells.push(mk(family, &[], timestamp, CellType::DeleteFamilyVersion, &[]));
+                }
+                MutationRef::DeleteRow { timestamp } => {
+                    for family in self.stores.keys() {
+                        cells.push(mk(family, &[], timestamp.unwrap_or(now), CellType::DeleteFamily, &[]));
+                    }
+                }
+            }
+        }
+        for c in &cells[start..] {
+            c.validate(self.max_cell_size)?;
+        }
+        // Stable: mutations of one column keep their order.
+        cells[start..].sort_by(|a, b| a.family.cmp(b.family));
+        Ok(())
+    }
+
+    fn latest_timestamp(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<u64>> {
+        Ok(self.latest_cell(row, family, qualifier)?.map(|c| c.timestamp))
+    }
+
+    /// The newest visible version of one column.
+    fn latest_cell(&self, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<Option<Cell>> {
+        let get = Get {
+            row: row.to_vec(),
+            columns: vec![Column { family: family.to_vec(), qualifier: Some(qualifier.to_vec()) }],
+            time_range: TimeRange::ALL,
+            max_versions: 1,
+        };
+        Ok(self.get(&get)?.into_iter().next())
+    }
+
+    /// One mini-batch of distinct rows whose locks the caller holds.
+    /// Refused rows go to `refused` (indices offset by `base`). Returns the
+    /// batch's sequence id (0: nothing to apply).
+    fn apply_locked(
+        &self,
+        rows: &[RowMutations<'_>],
+        base: usize,
+        durability: Durability,
+        refused: &mut Vec<(usize, StoreError)>,
+    ) -> Result<u64> {
+        let now = now_ms();
+        // On the stack for the usual region batch of a few rows.
+        let mut cells: SmallVec<[CellInput<'_>; 32]> = SmallVec::new();
+        // Per applied row: where its cells end in `cells`.
+        let mut ends: SmallVec<[usize; 16]> = SmallVec::new();
+        for (i, r) in rows.iter().enumerate() {
+            let start = cells.len();
+            match self.resolve_row(r.row, r.mutations, now, &mut cells) {
+                Ok(()) => ends.push(cells.len()),
+                // A read of the row (delete of the latest version) met the
+                // region draining: the whole mini-batch goes elsewhere, not
+                // this row alone refused.
+                Err(e @ StoreError::NotServingRegion { .. }) => return Err(e),
+                Err(e) => {
+                    cells.truncate(start);
+                    refused.push((base + i, e));
+                }
+            }
+        }
+        if cells.is_empty() {
+            return Ok(0);
+        }
+        let _updates = self.updates.read();
+        self.check_open()?;
+        let write = self.mvcc.begin_write();
+        let seq = write.seq();
+        self.hook(HookPoint::BeforeWalAppend)?;
+        let user_bytes: usize = cells.iter().map(CellInput::encoded_len).sum();
+        // Cells of a row are sorted by family, so the WAL codec writes each
+        // row and family once.
+        let ticket = self
+            .wal
+            .append_with(self.info.id, seq, codec::encoded_len(&cells), durability, |dst| codec::encode(&cells, dst))?;
+        self.wal.await_durable(ticket)?;
+        self.hook(HookPoint::AfterWalAppend)?;
+        // The point of no return: nothing below fails.
+        let mut start = 0;
+        for &end in &ends {
+            let mut run = start;
+            while run < end {
+                let family = cells[run].family;
+                let run_end = run + cells[run..end].iter().take_while(|c| c.family == family).count();
+                if let Some(store) = self.stores.get(family) {
+                    store.memstore().add_validated_row(&cells[run..run_end], seq);
+                }
+                run = run_end;
+            }
+            start = end;
+        }
+        write.complete_and_wait();
+        let puts = cells.iter().filter(|c| c.cell_type == CellType::Put).count() as u64;
+        self.counters.puts.fetch_add(puts, Ordering::Relaxed);
+        self.counters.deletes.fetch_add(cells.len() as u64 - puts, Ordering::Relaxed);
+        self.counters.user_bytes.fetch_add(user_bytes as u64, Ordering::Relaxed);
+        Ok(seq)
+    }
+
+    /// One row mutation whose row lock the caller holds.
+    fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
+        let refs: SmallVec<[MutationRef<'_>; 8]> = mutations.iter().map(Mutation::as_ref).collect();
+        let mut refused = Vec::new();
+        let seq = self.apply_locked(&[RowMutations { row, mutations: &refs }], 0, durability, &mut refused)?;
+        match refused.pop() {
+            Some((_, e)) => Err(e),
+            None => Ok(seq),
+        }
+    }
+
+    /// Re-inserts a WAL entry during recovery (cells already flushed to a
+    /// family's files are skipped). An entry is one region batch: its cells
+    /// come in runs of one row and family. Returns whether anything was
+    /// applied; what was is accounted in the WAL until the region flushes.
+    pub fn replay(&self, seq: u64, cells: &[Cell]) -> Result<bool> {
+        let mut applied = false;
+        let mut inputs: Vec<CellInput<'_>> = Vec::new();
+        let mut run = 0;
+        while run < cells.len() {
+            let (row, family) = (&cells[run].row, &cells[run].family);
+            let len = cells[run..].iter().take_while(|c| &c.row == row && &c.family == family).count();
+            let store = self.store(family)?;
+            if seq > store.replay_floor() {
+                inputs.clear();
+                inputs.extend(cells[run..run + len].iter().map(Cell::as_input));
+                store.memstore().add_replayed_row(&inputs, seq)?;
+                applied = true;
+            }
+            run += len;
+        }
+        if applied {
+            self.wal.note_replayed(self.info.id, seq);
+        }
+        self.mvcc.advance_to(seq);
+        Ok(applied)
+    }
+
+    /// Adds `amount` to a big-endian 8-byte counter; returns the new value.
+    pub fn increment(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        amount: i64,
+        durability: Durability,
+    ) -> Result<i64> {
+        self.check_open()?;
+        let _row = self.row_lock(row).lock();
+        let current = match self.latest_cell(row, family, qualifier)?.as_ref() {
+            None => 0,
+            Some(c) => {
+                let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| {
+                    StoreError::InvalidArgument(format!(
+                        "column {}:{} holds {} bytes, not an 8-byte counter",
+                        String::from_utf8_lossy(family),
+                        String::from_utf8_lossy(qualifier),
+                        c.value.len()
+                    ))
+                })?;
+                i64::from_be_bytes(bytes)
+            }
+        };
+        let next = current.wrapping_add(amount);
+        let put = Mutation::Put {
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp: None,
+            value: next.to_be_bytes().to_vec(),
+        };
+        self.mutate_row_locked(row, &[put], durability)?;
+        Ok(next)
+    }
+
+    /// Applies `mutations` if the column's latest value equals `expected`
+    /// (`None`: the column must not exist). Returns whether it applied.
+    pub fn check_and_mutate(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        mutations: &[Mutation],
+        durability: Durability,
+    ) -> Result<bool> {
+        self.check_open()?;
+        let _row = self.row_lock(row).lock();
+        let current = self.latest_cell(row, family, qualifier)?;
+        let matches = match (current.as_ref(), expected) {
+            (None, None) => true,
+            (Some(c), Some(e)) => c.value == e,
+            _ => false,
+        };
+        if matches {
+            self.mutate_row_locked(row, mutations, durability)?;
+        }
+        Ok(matches)
+    }
+}
+
+/// The row locks a batch holds: the stripes in `stripes`, locked in
+/// ascending order by `Region::lock_rows` (their guards forgotten), unlocked
+/// here.
+struct RowLockSet<'a> {
+    locks: &'a [Mutex<()>],
+    stripes: u128,
+}
+
+impl Drop for RowLockSet<'_> {
+    fn drop(&mut self) {
+        let mut rest = self.stripes;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            // SAFETY: `lock_rows` locked stripe `i` in this thread and
+            // forgot its guard; nothing else unlocks it.
+            unsafe { self.locks[i].force_unlock() };
+            rest &= rest - 1;
+        }
+    }
+}
+
+/// How many leading rows of `rows` are distinct (a region batch holds no
+/// row twice). Allocation-free for the common case of a few dozen rows.
+fn distinct_prefix(rows: &[RowMutations<'_>]) -> usize {
+    for (i, r) in rows.iter().enumerate().skip(1) {
+        if rows[..i].iter().any(|p| p.row == r.row) {
+            return i;
+        }
+    }
+    rows.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_row_ends_the_distinct_prefix() {
+        let m: [MutationRef<'_>; 0] = [];
+        let rows: Vec<RowMutations<'_>> =
+            [&b"a"[..], b"b", b"c", b"a", b"d"].iter().map(|row| RowMutations { row, mutations: &m }).collect();
+        assert_eq!(distinct_prefix(&rows), 3);
+        assert_eq!(distinct_prefix(&rows[3..]), 2);
+        assert_eq!(distinct_prefix(&rows[..0]), 0);
+    }
+}

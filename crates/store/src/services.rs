@@ -1,0 +1,115 @@
+//! `Services`: what the store's jobs share — the catalog, the WAL, the file
+//! system context, the options, and the flush and compaction queues. A job
+//! (flush, compaction, split, merge, close, open, recovery) takes
+//! `&Services` and changes regions only through the catalog's edits; the
+//! public `Store` is a handle on it. The fields are handles, each owned and
+//! guarded by its own type (`Catalog`, `Wal`, `FlushQueue`,
+//! `CompactionQueue`); `Services` itself holds no mutable state but the
+//! closed flag.
+//!
+//! Thread safety: `Send + Sync`, shared as `Arc<Services>`; background
+//! threads hold a `Weak` and stop when the last `Store` handle goes, as
+//! dropping `Services` stops the queues.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::catalog::Catalog;
+use crate::compaction_queue::CompactionQueue;
+use crate::error::{Result, StoreError};
+use crate::family_store::StoreContext;
+use crate::flush_queue::FlushQueue;
+use crate::hooks::HookPoint;
+use crate::options::StoreOptions;
+use crate::region::{Region, RegionConfig, RegionInfo};
+use crate::table::TableDescriptor;
+use crate::wal::Wal;
+
+pub(crate) struct Services {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: StoreOptions,
+    pub(crate) wal: Arc<Wal>,
+    pub(crate) ctx: StoreContext,
+    pub(crate) region_config: RegionConfig,
+    pub(crate) catalog: Catalog,
+    pub(crate) flush_queue: FlushQueue,
+    pub(crate) compaction_queue: CompactionQueue,
+    closed: AtomicBool,
+}
+
+impl Services {
+    pub(crate) fn new(dir: PathBuf, options: StoreOptions, wal: Arc<Wal>, ctx: StoreContext) -> Services {
+        let region_config = RegionConfig {
+            ctx: ctx.clone(),
+            flush_size: options.region_flush_size,
+            max_cell_size: options.max_cell_size,
+            hooks: options.hooks.clone(),
+        };
+        Services {
+            dir,
+            flush_queue: FlushQueue::new(options.flusher_threads),
+            compaction_queue: CompactionQueue::new(options.compaction_threads),
+            options,
+            wal,
+            ctx,
+            region_config,
+            catalog: Catalog::new(),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// `<dir>/data`, where the tables are.
+    pub(crate) fn data_dir(&self) -> PathBuf {
+        data_dir(&self.dir)
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Marks the store closed; whether it already was.
+    pub(crate) fn mark_closed(&self) -> bool {
+        self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.is_closed() { Err(StoreError::Closed) } else { Ok(()) }
+    }
+
+    /// Opens the region `info` of table `desc` from `dir`.
+    pub(crate) fn open_region(
+        &self,
+        dir: PathBuf,
+        info: RegionInfo,
+        desc: Arc<TableDescriptor>,
+    ) -> Result<Arc<Region>> {
+        Ok(Arc::new(Region::open(dir, info, desc, self.wal.clone(), &self.region_config)?))
+    }
+
+    /// Archives WAL files that no region needs any more (the WAL's own
+    /// sequence-id accounting decides; see `wal/accounting.rs`).
+    pub(crate) fn archive_wal(&self) -> Result<usize> {
+        self.hook(HookPoint::ArchivePass)?;
+        self.wal.archive_obsolete()
+    }
+
+    /// Runs the test hook at `point`, if any.
+    pub(crate) fn hook(&self, point: HookPoint) -> Result<()> {
+        match &self.options.hooks {
+            Some(h) => h.at(point, 0),
+            None => Ok(()),
+        }
+    }
+}
+
+pub(crate) fn data_dir(dir: &Path) -> PathBuf {
+    dir.join("data")
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        self.flush_queue.stop();
+        self.compaction_queue.stop();
+    }
+}

@@ -1,0 +1,194 @@
+//! Table and region administration of a `Store`: create, disable, enable
+//! and delete tables (their descriptor file is the commit point of a
+//! creation), and close, open and merge single regions. Each change to the
+//! table or region lists is an edit to the catalog.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::catalog::{CatalogEdit, TableState};
+use crate::error::{Result, StoreError};
+use crate::fs::FileSystem;
+use crate::region::{Region, RegionInfo};
+use crate::table::TableDescriptor;
+
+/// A table's descriptor file, in its directory.
+pub(super) const TABLE_DESC_NAME: &str = ".tabledesc";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct TableFile {
+    pub(super) descriptor: TableDescriptor,
+    pub(super) enabled: bool,
+}
+
+/// Reads a table's descriptor file.
+pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableFile> {
+    parse_json(path, &fs.read_all(path)?)
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(value).map_err(|e| StoreError::InvalidArgument(e.to_string()))
+}
+
+pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]) -> Result<T> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::corruption(path, e.column() as u64, e.to_string()))
+}
+
+impl Store {
+    fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
+        let table_dir = self.inner.data_dir().join(&desc.name);
+        self.inner.ctx.fs.create_dir_all(&table_dir)?;
+        self.inner
+            .ctx
+            .fs
+            .write_atomic(&table_dir.join(TABLE_DESC_NAME), &json(&TableFile { descriptor: desc.clone(), enabled })?)
+    }
+
+    /// Creates a table, pre-split at `split_keys`.
+    pub fn create_table(&self, desc: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+        self.check_open()?;
+        desc.validate()?;
+        let _ddl = self.inner.catalog.lock_ddl();
+        if self.inner.catalog.contains_table(&desc.name) {
+            return Err(StoreError::TableExists(desc.name.clone()));
+        }
+        let mut keys: Vec<Vec<u8>> = split_keys.to_vec();
+        keys.sort();
+        keys.dedup();
+        if keys.iter().any(|k| k.is_empty()) {
+            return Err(StoreError::InvalidArgument("split keys must not be empty".into()));
+        }
+        let desc = Arc::new(desc);
+        let table_dir = self.inner.data_dir().join(&desc.name);
+        let fs = self.inner.ctx.fs.as_ref();
+        fs.create_dir_all(&table_dir)?;
+        let mut bounds = vec![Vec::new()];
+        bounds.extend(keys);
+        let mut regions = Vec::with_capacity(bounds.len());
+        for (i, start) in bounds.iter().enumerate() {
+            let end = bounds.get(i + 1).cloned().unwrap_or_default();
+            let info = RegionInfo {
+                id: self.inner.catalog.allocate_region_id(),
+                table: desc.name.clone(),
+                start_key: start.clone(),
+                end_key: end,
+                parent: None,
+                merged_from: Vec::new(),
+            };
+            let dir = table_dir.join(info.dir_name());
+            regions.push(self.inner.open_region(dir, info, desc.clone())?);
+        }
+        // The descriptor is the commit point: without it the directory is
+        // removed at the next open. The table directory's entry is made
+        // durable with it.
+        self.write_table_file(&desc, true)?;
+        fs.sync_dir(&self.inner.data_dir())?;
+        self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))
+    }
+
+    pub fn list_tables(&self) -> Vec<String> {
+        self.inner.catalog.table_names()
+    }
+
+    pub fn describe_table(&self, name: &str) -> Result<TableDescriptor> {
+        Ok((*self.table(name)?.desc).clone())
+    }
+
+    pub fn is_table_enabled(&self, name: &str) -> Result<bool> {
+        Ok(self.table(name)?.is_enabled())
+    }
+
+    /// The regions of a table, in key order.
+    pub fn table_regions(&self, name: &str) -> Result<Vec<RegionInfo>> {
+        Ok(self.table(name)?.regions().iter().map(|r| r.info().clone()).collect())
+    }
+
+    /// The region whose encoded name (its directory's name, unique in the
+    /// store) is `name`, with its table.
+    fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
+        self.inner.catalog.region_named(name).ok_or_else(|| {
+            StoreError::InvalidArgument(format!("no region named {name:?} (regions are named by their encoded id)"))
+        })
+    }
+
+    /// Closes one region (HBase's `unassign`): flushed, its files left to
+    /// its directory alone, refusing requests with `NotServingRegion` until
+    /// `open_region`, across restarts too. `name` is its encoded name
+    /// ([`RegionInfo::dir_name`]).
+    pub fn close_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let (t, region) = self.region_named(name)?;
+        crate::region_open_close::close_region(&self.inner, &t, &region)
+    }
+
+    /// Opens a closed region again from its directory (HBase's `assign`).
+    pub fn open_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let (t, region) = self.region_named(name)?;
+        crate::region_open_close::open_region(&self.inner, &t, &region).map(|_| ())
+    }
+
+    /// Merges two adjacent regions, named by their encoded names (HBase's
+    /// `merge_region`); returns the merged region's.
+    pub fn merge_regions(&self, a: &str, b: &str) -> Result<String> {
+        self.check_open()?;
+        let (t, ra) = self.region_named(a)?;
+        let (tb, rb) = self.region_named(b)?;
+        if !Arc::ptr_eq(&t, &tb) {
+            return Err(StoreError::InvalidArgument(format!("regions {a} and {b} belong to different tables")));
+        }
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(t.desc.name.clone()));
+        }
+        crate::merge::merge_regions(&self.inner, &t, &ra, &rb).map(|m| m.info().dir_name())
+    }
+
+    /// Every region of `table` with its state, in key order.
+    pub fn region_states(&self, table: &str) -> Result<Vec<(RegionInfo, crate::region_state::RegionState)>> {
+        Ok(self.table(table)?.regions().iter().map(|r| (r.info().clone(), r.state())).collect())
+    }
+
+    /// Flushes and stops serving a table; its data stays on disk.
+    pub fn disable_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.inner.catalog.lock_ddl();
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(name.to_string()));
+        }
+        self.inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: false })?;
+        for r in t.regions() {
+            r.flush()?;
+        }
+        self.write_table_file(&t.desc, false)
+    }
+
+    pub fn enable_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.inner.catalog.lock_ddl();
+        let t = self.table(name)?;
+        if t.is_enabled() {
+            return Err(StoreError::TableEnabled(name.to_string()));
+        }
+        self.write_table_file(&t.desc, true)?;
+        self.inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: true })
+    }
+
+    /// Deletes a disabled table and all its data.
+    pub fn delete_table(&self, name: &str) -> Result<()> {
+        let _ddl = self.inner.catalog.lock_ddl();
+        let t = self.table(name)?;
+        if t.is_enabled() {
+            return Err(StoreError::TableEnabled(name.to_string()));
+        }
+        for r in t.regions() {
+            r.close_and_drain();
+            self.inner.wal.forget_region(r.info().id);
+        }
+        self.inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
+        crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.data_dir().join(name))?;
+        self.inner.archive_wal()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,331 @@
+//! `Store`: the embedded API — a store instance in a directory, holding
+//! tables of regions, one WAL shared by all regions, the block cache, and
+//! the background flushers and compactors. This module routes requests to
+//! regions; `recovery.rs` opens a store, `ddl.rs` administers tables and
+//! regions. Which tables and regions exist is the catalog's (`catalog.rs`);
+//! what the jobs share is `services.rs`.
+//!
+//! Layout on disk:
+//! ```text
+//! <dir>/wal/                      the WAL (see wal/)
+//! <dir>/data/<table>/.tabledesc   the table's descriptor and state (JSON)
+//! <dir>/data/<table>/<region>/    .regioninfo and one directory per family
+//! ```
+//!
+//! Invariants:
+//! - Everything acknowledged is in the WAL (within its durability setting) or
+//!   in committed store files; recovery replays the WAL entries newer than
+//!   each family's flushed sequence id.
+//! - A request that meets a region being replaced (split, merge) looks the
+//!   row up again; one that meets a closed region gets `NotServingRegion`.
+//!
+//! Thread safety: `Store` is `Send + Sync`; clones share one instance.
+
+mod ddl;
+mod recovery;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use memstore::{Cell, TimeRange};
+use smallvec::SmallVec;
+
+use crate::catalog::TableState;
+use crate::error::{Result, StoreError};
+use crate::options::StoreOptions;
+use crate::region::{Column, Get, Mutation, Region, RowMutations};
+use crate::scanner::{Scan, Scanner};
+use crate::services::Services;
+use crate::storefile::BlockCache;
+use crate::wal::{Durability, Wal};
+
+/// An open store instance.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Services>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("dir", &self.inner.dir).finish()
+    }
+}
+
+impl Store {
+    /// Opens the store in `dir` (creating it if needed) and recovers it: the
+    /// tables and regions on disk are opened and the WAL is replayed.
+    pub fn open(dir: impl AsRef<Path>, options: StoreOptions) -> Result<Store> {
+        Ok(Store { inner: recovery::open(dir.as_ref().to_path_buf(), options)? })
+    }
+
+    fn check_open(&self) -> Result<()> {
+        self.inner.check_open()
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<TableState>> {
+        self.inner.catalog.table(name)
+    }
+
+    fn enabled_table(&self, name: &str) -> Result<Arc<TableState>> {
+        let t = self.table(name)?;
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(name.to_string()));
+        }
+        Ok(t)
+    }
+
+    /// Applies `mutations` to `row` atomically. `durability` overrides the
+    /// table's default.
+    pub fn mutate_row(
+        &self,
+        table: &str,
+        row: &[u8],
+        mutations: &[Mutation],
+        durability: Option<Durability>,
+    ) -> Result<()> {
+        self.with_region(table, row, |t, region| {
+            region.mutate_row(row, mutations, durability.unwrap_or(t.desc.durability)).map(|_| ())
+        })
+    }
+
+    /// Applies a batch of row mutations: each row atomically, the rows of
+    /// each region as one region batch (one WAL record, one sync under
+    /// SYNC_WAL, visible only once durable; HBase's batchMutate). A row that
+    /// cannot be applied does not stop the others: they are applied and the
+    /// first such error is returned, as HBase's batch does. `durability`
+    /// overrides the table's default.
+    pub fn mutate_rows(&self, table: &str, rows: &[RowMutations<'_>], durability: Option<Durability>) -> Result<()> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let durability = durability.unwrap_or(t.desc.durability);
+        // Sorted by row (stable: a repeated row keeps its order), so the
+        // rows of one region are contiguous.
+        let mut rows: SmallVec<[(usize, RowMutations<'_>); 8]> = rows.iter().copied().enumerate().collect();
+        rows.sort_unstable_by(|a, b| a.1.row.cmp(b.1.row).then(a.0.cmp(&b.0)));
+        let mut group: SmallVec<[RowMutations<'_>; 8]> = SmallVec::new();
+        let mut first_error: Option<(usize, StoreError)> = None;
+        let mut note = |i: usize, e: StoreError| {
+            if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
+                first_error = Some((i, e));
+            }
+        };
+        let mut at = 0;
+        let mut attempts = 0;
+        while at < rows.len() {
+            let region = t.region_for(rows[at].1.row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+            let n = rows[at..].iter().take_while(|(_, r)| region.info().contains(r.row)).count().max(1);
+            group.clear();
+            group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
+            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            match region.mutate_rows(&group, durability) {
+                Err(e) if e.is_region_moving() && attempts < 1000 => {
+                    attempts += 1;
+                    if t.is_current(&region) {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    continue; // a split or merge replaced it: look the rows up again
+                }
+                Err(e) => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    note(rows[at].0, e);
+                }
+                Ok(outcome) => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    for (i, e) in outcome.refused {
+                        note(rows[at + i].0, e);
+                    }
+                    at += outcome.done;
+                    continue;
+                }
+            }
+            at += n;
+        }
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Puts `(family, qualifier, value)` cells into one row at `timestamp`
+    /// (default now).
+    pub fn put(&self, table: &str, row: &[u8], cells: &[(&[u8], &[u8], &[u8])], timestamp: Option<u64>) -> Result<()> {
+        let mutations: Vec<Mutation> = cells
+            .iter()
+            .map(|(f, q, v)| Mutation::Put { family: f.to_vec(), qualifier: q.to_vec(), timestamp, value: v.to_vec() })
+            .collect();
+        self.mutate_row(table, row, &mutations, None)
+    }
+
+    pub fn get(&self, table: &str, get: &Get) -> Result<Vec<Cell>> {
+        self.with_region(table, &get.row, |_, region| region.get(get))
+    }
+
+    /// Adds `amount` to a counter column; returns the new value.
+    pub fn increment(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], amount: i64) -> Result<i64> {
+        self.with_region(table, row, |t, region| region.increment(row, family, qualifier, amount, t.desc.durability))
+    }
+
+    /// Applies `mutations` if the column's value equals `expected` (`None`:
+    /// absent). Returns whether they were applied.
+    pub fn check_and_mutate(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        expected: Option<&[u8]>,
+        mutations: &[Mutation],
+    ) -> Result<bool> {
+        self.with_region(table, row, |t, region| {
+            region.check_and_mutate(row, family, qualifier, expected, mutations, t.desc.durability)
+        })
+    }
+
+    /// A scanner over a table.
+    pub fn scan(&self, table: &str, scan: Scan) -> Result<Scanner> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        Scanner::new(t, scan)
+    }
+
+    /// Runs `op` on the region holding `row`, retrying while a split or merge
+    /// replaces it (milliseconds), after waiting for memory if the store is
+    /// over its limits. A region closed for any other reason answers
+    /// `NotServingRegion` at once.
+    fn with_region<T>(
+        &self,
+        table: &str,
+        row: &[u8],
+        op: impl Fn(&TableState, &Arc<Region>) -> Result<T>,
+    ) -> Result<T> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        for _ in 0..1000 {
+            let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            match op(&t, &region) {
+                Err(e) if e.is_region_moving() && !t.is_current(&region) => {
+                    continue; // split or merged: the new regions are in place now
+                }
+                Err(e) if e.is_region_moving() => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                result => {
+                    crate::flusher::after_write(&self.inner, &region);
+                    return result;
+                }
+            }
+        }
+        Err(StoreError::WritesStopped(format!("region of row {:?} stayed closed", String::from_utf8_lossy(row))))
+    }
+
+    /// Flushes every region of a table.
+    pub fn flush_table(&self, table: &str) -> Result<()> {
+        self.check_open()?;
+        for r in self.enabled_table(table)?.regions() {
+            r.flush()?;
+        }
+        self.inner.archive_wal()?;
+        Ok(())
+    }
+
+    /// Compacts every store of a table now (major: all files, purging deletes).
+    pub fn compact_table(&self, table: &str, major: bool) -> Result<()> {
+        self.check_open()?;
+        for r in self.enabled_table(table)?.regions() {
+            for s in r.stores() {
+                crate::compactor::compact_store(&self.inner, &r, s, major)?;
+            }
+            crate::split::maybe_split(&self.inner, &*self.enabled_table(table)?, &r)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the region holding `row`.
+    pub fn flush_region(&self, table: &str, row: &[u8]) -> Result<()> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        region.flush()?;
+        self.inner.archive_wal()?;
+        Ok(())
+    }
+
+    /// Compacts the stores of the region holding `row` (major: all files).
+    pub fn compact_region(&self, table: &str, row: &[u8], major: bool) -> Result<()> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        for s in region.stores() {
+            crate::compactor::compact_store(&self.inner, &region, s, major)?;
+        }
+        Ok(())
+    }
+
+    /// Splits the region holding `row` at `at` (or its midpoint).
+    pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> Result<bool> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
+    }
+
+    /// Flushes every region and stops. Writes after `close` fail.
+    pub fn close(&self) -> Result<()> {
+        if self.inner.mark_closed() {
+            return Ok(());
+        }
+        self.inner.flush_queue.stop();
+        self.inner.compaction_queue.stop();
+        let mut first_error = None;
+        for r in self.inner.catalog.all_regions() {
+            if let Err(e) = r.flush() {
+                first_error.get_or_insert(e);
+            }
+            r.close();
+        }
+        self.inner.wal.close()?;
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        &self.inner.options
+    }
+
+    pub fn wal(&self) -> &Arc<Wal> {
+        &self.inner.wal
+    }
+
+    pub fn block_cache(&self) -> Option<&Arc<BlockCache>> {
+        self.inner.ctx.block_cache.as_ref()
+    }
+
+    /// The most recent disk flushes and compactions, newest first.
+    pub fn recent_events(&self) -> Vec<crate::events::StoreEvent> {
+        self.inner.ctx.events.recent()
+    }
+
+    /// Regions of every table.
+    pub fn all_regions(&self) -> Vec<Arc<Region>> {
+        self.inner.catalog.all_regions()
+    }
+
+    /// A snapshot of every counter.
+    pub fn metrics(&self) -> crate::metrics::StoreMetrics {
+        crate::metrics::collect(&self.inner)
+    }
+
+    /// A convenience point read of whole columns.
+    pub fn get_columns(&self, table: &str, row: &[u8], columns: &[Column], versions: u32) -> Result<Vec<Cell>> {
+        let get =
+            Get { row: row.to_vec(), columns: columns.to_vec(), time_range: TimeRange::ALL, max_versions: versions };
+        self.get(table, &get)
+    }
+}

@@ -1,0 +1,197 @@
+//! Opening a store: the tables and regions on disk (finishing what a crash
+//! left of a split, merge or table creation), then the WAL's edits replayed
+//! into them under the memory limit.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use memstore::Cell;
+
+use crate::catalog::{CatalogEdit, TableState};
+use crate::error::Result;
+use crate::family_store::StoreContext;
+use crate::options::StoreOptions;
+use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
+use crate::services::{Services, data_dir};
+use crate::storefile::BlockCache;
+use crate::wal::Wal;
+
+/// Opens the store in `dir` (creating it if needed) and recovers it: the
+/// tables and regions on disk are opened and the WAL is replayed.
+pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>> {
+    let fs = options.fs.clone();
+    crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    let cache_bytes = options.block_cache_bytes();
+    let ctx = StoreContext {
+        fs: fs.clone(),
+        block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
+        next_file_id: Arc::new(AtomicU64::new(1)),
+        events: Arc::new(crate::events::EventLog::default()),
+    };
+    // Recovery reads the WAL twice, holding no entry in memory: this
+    // first pass checks every file and learns what each holds (which
+    // regions, up to which seq) so the WAL can start its new file; the
+    // second, once the regions are open, streams the entries into them.
+    let (wal, summary) = Wal::open_with(fs.clone(), &dir.join("wal"), options.wal.clone(), |_| Ok(()))?;
+    let services = Arc::new(Services::new(dir, options, wal, ctx));
+    let reference_holders = load_tables(&services)?;
+    replay(&services, &summary)?;
+    if services.options.background {
+        crate::flusher::start(&services);
+        crate::compactor::start(&services);
+        for r in &reference_holders {
+            services.compaction_queue.request_all(r);
+        }
+    }
+    Ok(services)
+}
+
+/// Opens the tables and regions on disk; returns the regions that still
+/// read through references (their compaction is asked for once the
+/// background threads run).
+fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
+    let mut reference_holders = Vec::new();
+    let fs = inner.ctx.fs.as_ref();
+    let data = inner.data_dir();
+    for table_name in fs.list(&data)? {
+        let table_dir = data.join(&table_name);
+        if table_name.starts_with(crate::retired_parents::TRASH_PREFIX) {
+            // A table or region whose removal a crash interrupted.
+            fs.remove_dir_all(&table_dir)?;
+            continue;
+        }
+        let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
+        if !fs.exists(&desc_path)? {
+            // A table whose creation did not commit.
+            tracing::warn!(dir = %table_dir.display(), "removing a table directory without a descriptor");
+            fs.remove_dir_all(&table_dir)?;
+            continue;
+        }
+        let file = super::ddl::read_table_file(fs, &desc_path)?;
+        let desc = Arc::new(file.descriptor);
+        let mut infos = Vec::new();
+        for name in fs.list(&table_dir)? {
+            let region_dir = table_dir.join(&name);
+            if name.starts_with(crate::retired_parents::TRASH_PREFIX) {
+                fs.remove_dir_all(&region_dir)?;
+                continue;
+            }
+            let info_path = region_dir.join(REGION_INFO_NAME);
+            if name.starts_with('.') {
+                continue;
+            }
+            if !fs.exists(&info_path)? {
+                if crate::retired_parents::is_region_dir_name(&name) {
+                    // A daughter or merged region whose writing a crash
+                    // interrupted before its commit.
+                    tracing::info!(dir = %region_dir.display(), "removing a region directory without .regioninfo");
+                    crate::retired_parents::remove_region_dir(fs, &region_dir)?;
+                }
+                continue;
+            }
+            let info: RegionInfo = super::ddl::parse_json(&info_path, &fs.read_all(&info_path)?)?;
+            inner.catalog.observe_region_id(info.id);
+            infos.push((region_dir, info));
+        }
+        let on_disk = crate::retired_parents::resolve_leftovers(fs, infos)?;
+        let mut opened = Vec::with_capacity(on_disk.regions.len());
+        for (region_dir, info) in on_disk.regions {
+            let closed = fs.exists(&region_dir.join(crate::region_open_close::CLOSED_MARKER))?;
+            let region = inner.open_region(region_dir, info, desc.clone())?;
+            if closed {
+                // Closed by an operator: it stays closed until opened.
+                region.close();
+                region.stores().for_each(|s| s.set_retired(true));
+            }
+            opened.push(region);
+        }
+        opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+        for parent_dir in on_disk.retired {
+            crate::retired_parents::remove_if_unreferenced(fs, &parent_dir, &opened)?;
+        }
+        for r in &opened {
+            if r.has_references() && !r.is_closed() {
+                reference_holders.push(r.clone());
+            }
+        }
+        inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, file.enabled, opened))))?;
+    }
+    Ok(reference_holders)
+}
+
+/// Replays the WAL entries of the files the first pass found into their
+/// regions, one entry at a time, flushing the largest regions whenever
+/// the memstores pass the global limit (so recovery of a log of any
+/// length holds about that much), then flushes what was replayed so
+/// that the old WAL files are no longer needed.
+fn replay(inner: &Services, summary: &crate::wal::ReplaySummary) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut by_id: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
+    for r in inner.catalog.all_regions() {
+        by_id.insert(r.info().id, r);
+    }
+    let files: Vec<(u64, PathBuf)> =
+        summary.files.iter().filter(|f| !f.abandoned).map(|f| (f.number, f.path.clone())).collect();
+    let fs = inner.ctx.fs.as_ref();
+    let limit = inner.options.global_memstore_limit();
+    let low_mark = inner.options.global_memstore_low_mark();
+    let mut touched: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
+    let (mut entries, mut flushes) = (0u64, 0u64);
+    let mut since_check = 0u64;
+    let mut reader = crate::wal::WalReader::open_files(fs, files)?;
+    for entry in reader.by_ref() {
+        let entry = entry?;
+        entries += 1;
+        let Some(region) = by_id.get(&entry.region_id) else { continue };
+        let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
+        if !cells.is_empty() && region.replay(entry.seq, &cells)? {
+            touched.insert(entry.region_id, region.clone());
+        }
+        // Look at the memstores' total after every sixteenth of the
+        // limit replayed (by WAL bytes, close to what the cells take).
+        since_check += entry.cells.len() as u64;
+        if since_check >= limit / 16 {
+            since_check = 0;
+            flushes += flush_down_to(touched.values(), limit, low_mark)?;
+        }
+    }
+    let torn_tail = reader.into_summary().torn_tail;
+    if let Some((path, offset)) = &torn_tail {
+        tracing::warn!(file = %path.display(), offset, "WAL ended in a torn record; replayed everything before it");
+    }
+    for region in touched.values() {
+        region.flush()?;
+    }
+    if entries > 0 {
+        tracing::info!(
+            entries,
+            regions = touched.len(),
+            flushes_under_memory_limit = flushes,
+            seconds = started.elapsed().as_secs_f64(),
+            "WAL replayed"
+        );
+    }
+    inner.archive_wal()?;
+    Ok(())
+}
+
+/// When the memstores of `regions` hold more than `limit` bytes, flushes the
+/// largest of them until they hold at most `low_mark`; returns the flushes.
+fn flush_down_to<'a>(regions: impl Iterator<Item = &'a Arc<Region>> + Clone, limit: u64, low_mark: u64) -> Result<u64> {
+    let total = |rs: &mut dyn Iterator<Item = &'a Arc<Region>>| rs.map(|r| r.memstore_heap_size()).sum::<u64>();
+    if total(&mut regions.clone()) <= limit {
+        return Ok(0);
+    }
+    let mut flushes = 0;
+    while total(&mut regions.clone()) > low_mark {
+        let Some(largest) = regions.clone().max_by_key(|r| r.memstore_heap_size()) else { break };
+        if largest.memstore_heap_size() == 0 {
+            break;
+        }
+        largest.flush_replayed()?;
+        flushes += 1;
+    }
+    Ok(flushes)
+}
