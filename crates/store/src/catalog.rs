@@ -27,6 +27,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::{Mutex, MutexGuard, RwLock};
 
@@ -78,6 +79,19 @@ impl TableState {
     /// copy of the list: writers call it under global pressure).
     pub fn memstore_heap_size(&self) -> u64 {
         self.regions.read().iter().map(|r| r.memstore_heap_size()).sum()
+    }
+
+    /// Whether (and after how long) a request that got `e` from `region`
+    /// looks its row up again: at once when `region` is no longer current
+    /// (split, merged, or reopened by `open_region` since the lookup), after
+    /// a moment while a split or merge is replacing it; never for any other
+    /// error (a region closed by an operator answers `NotServingRegion`).
+    pub(crate) fn retry_after(&self, region: &Arc<Region>, e: &StoreError) -> Option<Duration> {
+        match e {
+            StoreError::NotServingRegion { .. } if !self.is_current(region) => Some(Duration::ZERO),
+            e if e.is_region_moving() => Some(Duration::from_millis(1)),
+            _ => None,
+        }
     }
 
     /// Held while a job changes this table's regions (see the module doc).

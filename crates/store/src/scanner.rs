@@ -117,10 +117,11 @@ impl Scanner {
         for _ in 0..10_000 {
             let Some(region) = locate(&self.table) else { return Ok(None) };
             match self.open(&region, resume) {
-                Err(e) if e.is_region_moving() && self.table.is_enabled() => {
-                    if self.table.regions().iter().any(|r| Arc::ptr_eq(r, &region)) {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
+                Err(e)
+                    if self.table.is_enabled()
+                        && let Some(wait) = self.table.retry_after(&region, &e) =>
+                {
+                    std::thread::sleep(wait);
                 }
                 other => return other.map(Some),
             }

@@ -94,10 +94,15 @@ impl Services {
         self.wal.archive_obsolete()
     }
 
-    /// Runs the test hook at `point`, if any.
+    /// Runs the test hook at store-wide `point`, if any.
     pub(crate) fn hook(&self, point: HookPoint) -> Result<()> {
+        self.hook_at(point, 0)
+    }
+
+    /// Runs the test hook at `point` for `region`, if any.
+    pub(crate) fn hook_at(&self, point: HookPoint, region: u64) -> Result<()> {
         match &self.options.hooks {
-            Some(h) => h.at(point, 0),
+            Some(h) => h.at(point, region),
             None => Ok(()),
         }
     }

@@ -263,3 +263,61 @@ fn a_batch_whose_second_mini_batch_meets_a_drain_applies_its_first_once() {
         store.get("t", &get).expect("get").iter().map(|c| String::from_utf8_lossy(&c.value).into_owned()).collect();
     assert_eq!(versions, ["v3", "v1"], "the delete of the latest version ran once");
 }
+
+/// Once armed, holds the first request that has looked its region up until
+/// the test has done something to that region.
+struct PauseAfterLookup {
+    armed: AtomicBool,
+    reached: std::sync::Barrier,
+    release: std::sync::Barrier,
+}
+
+impl store::hooks::WriteHooks for PauseAfterLookup {
+    fn at(&self, point: store::hooks::HookPoint, _region: u64) -> store::Result<()> {
+        if point == store::hooks::HookPoint::RegionLookedUp && self.armed.swap(false, Ordering::SeqCst) {
+            self.reached.wait();
+            self.release.wait();
+        }
+        Ok(())
+    }
+}
+
+/// A request that found a closed region just before `open_region` put a
+/// fresh instance in its place looks the row up again and is served, as it
+/// would be after a split: only a region that is still closed answers
+/// `NotServingRegion`.
+#[test]
+fn a_request_that_meets_a_region_reopened_under_it_is_served_by_the_new_one() {
+    use store::{MutationRef, RowMutations};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hooks = Arc::new(PauseAfterLookup {
+        armed: AtomicBool::new(false),
+        reached: std::sync::Barrier::new(2),
+        release: std::sync::Barrier::new(2),
+    });
+    let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks.clone()), ..options() }).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    let name = store.table_regions("t").expect("regions")[0].dir_name();
+    let put = [MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: b"batch" }];
+    type Request<'a> = Box<dyn Fn(&Store) -> store::Result<()> + Sync + 'a>;
+    let requests: [(&str, Request<'_>); 3] = [
+        ("put", Box::new(|s: &Store| s.put("t", b"p", &[(b"f", b"q", b"put")], None))),
+        ("batch", Box::new(|s: &Store| s.mutate_rows("t", &[RowMutations { row: b"b", mutations: &put }], None))),
+        ("get", Box::new(|s: &Store| s.get("t", &Get::new(&b"p"[..])).map(|_| ()))),
+    ];
+    for (what, request) in &requests {
+        store.close_region(&name).expect("close");
+        assert!(matches!(request(&store), Err(StoreError::NotServingRegion { .. })), "{what}: closed");
+        hooks.armed.store(true, Ordering::SeqCst);
+        std::thread::scope(|scope| {
+            let caller = scope.spawn(|| request(&store));
+            hooks.reached.wait(); // it holds the closed instance
+            store.open_region(&name).expect("open");
+            hooks.release.wait();
+            caller.join().expect("caller").unwrap_or_else(|e| panic!("{what} failed after the reopen: {e}"));
+        });
+    }
+    let value = |row: &[u8]| store.get("t", &Get::new(row)).expect("get")[0].value.clone();
+    assert_eq!(value(b"p"), b"put");
+    assert_eq!(value(b"b"), b"batch");
+}

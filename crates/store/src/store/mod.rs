@@ -32,6 +32,7 @@ use smallvec::SmallVec;
 
 use crate::catalog::TableState;
 use crate::error::{Result, StoreError};
+use crate::hooks::HookPoint;
 use crate::options::StoreOptions;
 use crate::region::{Column, Get, Mutation, Region, RowMutations};
 use crate::scanner::{Scan, Scanner};
@@ -117,13 +118,16 @@ impl Store {
             group.clear();
             group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
             crate::flusher::reclaim_memory(&self.inner, &region)?;
-            match region.mutate_rows(&group, durability) {
-                Err(e) if e.is_region_moving() && attempts < 1000 => {
+            self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
+            let result = region.mutate_rows(&group, durability);
+            match result {
+                Err(e)
+                    if attempts < 1000
+                        && let Some(wait) = t.retry_after(&region, &e) =>
+                {
                     attempts += 1;
-                    if t.is_current(&region) {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                    continue; // a split or merge replaced it: look the rows up again
+                    std::thread::sleep(wait);
+                    continue; // replaced, or being replaced: look the rows up again
                 }
                 Err(e) => {
                     crate::flusher::after_write(&self.inner, &region);
@@ -203,12 +207,10 @@ impl Store {
         for _ in 0..1000 {
             let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
             crate::flusher::reclaim_memory(&self.inner, &region)?;
+            self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
             match op(&t, &region) {
-                Err(e) if e.is_region_moving() && !t.is_current(&region) => {
-                    continue; // split or merged: the new regions are in place now
-                }
-                Err(e) if e.is_region_moving() => {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+                Err(e) if let Some(wait) = t.retry_after(&region, &e) => {
+                    std::thread::sleep(wait); // replaced, or being replaced: look the row up again
                 }
                 result => {
                     crate::flusher::after_write(&self.inner, &region);
