@@ -18,10 +18,13 @@
 //!   MANIFEST naming a missing file, makes open fail with a typed error
 //!   naming that file.
 
+mod common;
+
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::copy_dir;
 use store::fs::{FileSystem, LocalFs};
 use store::storefile::StoreFileReader;
 use store::wal::{Durability, WalOptions};
@@ -72,19 +75,6 @@ fn row_present(store: &Store, table: &str, row: &str, v: u64) -> store::Result<b
         row_cells(row, v).into_iter().map(|(f, q, val)| (f.to_vec(), q.to_vec(), val)).collect();
     assert_eq!(got, want, "row {row} is not whole version {v}");
     Ok(true)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {

@@ -22,11 +22,14 @@
 //!   AsyncWal, data flushed before the power loss, and AsyncWal writes made
 //!   durable by a later SyncWal write, survive.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::copy_dir;
 use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs};
 use store::manifest::StoreManifest;
 use store::region::Mutation;
@@ -159,19 +162,6 @@ impl Expect {
             let got = version(store, row);
             let ok = got == *acked || got.is_some_and(|g| maybe.contains(&g));
             assert!(ok, "{when}: row {row} holds {got:?}; acknowledged {acked:?}, maybe one of {maybe:?}");
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read dir") {
-        let entry = entry.expect("dir entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
         }
     }
 }

@@ -11,6 +11,14 @@
 //! sync is blocked — so a test can freeze a writer exactly between "written"
 //! and "durable" and look at the store from other threads.
 //!
+//! It can also *stop* like a crashed process (`stop_after(n)`): the next
+//! `n` operations that change the disk (create, write, fsync, rename,
+//! remove, directory creation, removal and sync, truncate) go through, every
+//! later one fails, so nothing reaches the disk after that point; with
+//! `drop_unsynced` afterwards, that is a crash (or power cut) at exactly the
+//! `n`-th change. `mutations` counts the changes so far, so a test can run
+//! an operation once to count its changes and then crash it at each one.
+//!
 //! Directory entries are modelled too (`fault_dirs.rs`): a creation,
 //! rename or removal is durable only once its directory is synced, and a
 //! power loss undoes the others before it cuts files to their synced bytes.
@@ -70,6 +78,10 @@ struct FaultState {
     held: usize,
     /// Directory operations not yet durable.
     dirs: DirLog,
+    /// Operations that changed (or tried to change) the disk.
+    mutations: u64,
+    /// After this many mutations, every mutation fails (a stopped process).
+    stop_after: Option<u64>,
 }
 
 #[derive(Clone)]
@@ -89,6 +101,16 @@ fn disk_full(path: &Path) -> StoreError {
 }
 
 impl FaultState {
+    /// Counts a mutation; whether the file system has stopped before it.
+    fn stopped(&mut self) -> bool {
+        self.mutations += 1;
+        if self.stop_after.is_some_and(|n| self.mutations > n) {
+            self.injected += 1;
+            return true;
+        }
+        false
+    }
+
     /// Whether a rule fires for this operation (consuming one of its shots).
     fn fires(&mut self, kind: FaultKind, path: &Path) -> bool {
         let p = path.to_string_lossy();
@@ -159,8 +181,21 @@ impl FaultInjectingFs {
 
     /// Removes every fault rule and the space limit (a hold on syncs stays:
     /// see [`release_syncs`](Self::release_syncs)).
+    /// Lets the next `n` mutations through and fails every later one (see
+    /// the module doc); `heal` lifts it.
+    pub fn stop_after(&self, n: u64) {
+        let mut s = self.state.lock();
+        s.stop_after = Some(s.mutations + n);
+    }
+
+    /// Mutations so far (see the module doc).
+    pub fn mutations(&self) -> u64 {
+        self.state.lock().mutations
+    }
+
     pub fn heal(&self) {
         let mut s = self.state.lock();
+        s.stop_after = None;
         s.rules.clear();
         s.space_limit = None;
     }
@@ -220,6 +255,9 @@ impl FileSystem for FaultInjectingFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         {
             let mut s = self.state.lock();
+            if s.stopped() {
+                return Err(injected("create", path, io::ErrorKind::Other, "the process has stopped"));
+            }
             if s.fires(FaultKind::Create, path) {
                 return Err(injected("create", path, io::ErrorKind::PermissionDenied, "create refused"));
             }
@@ -240,6 +278,9 @@ impl FileSystem for FaultInjectingFs {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         {
             let mut s = self.state.lock();
+            if s.stopped() {
+                return Err(injected("rename", from, io::ErrorKind::Other, "the process has stopped"));
+            }
             if s.fires(FaultKind::Rename, from) {
                 return Err(injected("rename", from, io::ErrorKind::Other, "rename refused"));
             }
@@ -251,6 +292,9 @@ impl FileSystem for FaultInjectingFs {
 
     fn remove(&self, path: &Path) -> Result<()> {
         let mut s = self.state.lock();
+        if s.stopped() {
+            return Err(injected("remove", path, io::ErrorKind::Other, "the process has stopped"));
+        }
         let FaultState { dirs, synced, .. } = &mut *s;
         dirs.remove(self.inner.as_ref(), synced, path, false)
     }
@@ -266,16 +310,26 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.state.lock().dirs.create_dir_all(self.inner.as_ref(), dir)
+        let mut s = self.state.lock();
+        if s.stopped() {
+            return Err(injected("create_dir_all", dir, io::ErrorKind::Other, "the process has stopped"));
+        }
+        s.dirs.create_dir_all(self.inner.as_ref(), dir)
     }
 
     fn remove_dir_all(&self, dir: &Path) -> Result<()> {
         let mut s = self.state.lock();
+        if s.stopped() {
+            return Err(injected("remove_dir_all", dir, io::ErrorKind::Other, "the process has stopped"));
+        }
         let FaultState { dirs, synced, .. } = &mut *s;
         dirs.remove(self.inner.as_ref(), synced, dir, true)
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
+        if self.state.lock().stopped() {
+            return Err(injected("sync_dir", dir, io::ErrorKind::Other, "the process has stopped"));
+        }
         self.inner.sync_dir(dir)?;
         let mut s = self.state.lock();
         let FaultState { dirs, synced, .. } = &mut *s;
@@ -287,6 +341,9 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        if self.state.lock().stopped() {
+            return Err(injected("truncate", path, io::ErrorKind::Other, "the process has stopped"));
+        }
         self.inner.truncate(path, len)
     }
 }
@@ -295,6 +352,9 @@ impl WritableFile for FaultWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         {
             let mut s = self.state.lock();
+            if s.stopped() {
+                return Err(injected("write", self.inner.path(), io::ErrorKind::Other, "the process has stopped"));
+            }
             if s.fires(FaultKind::Write, self.inner.path()) {
                 return Err(injected("write", self.inner.path(), io::ErrorKind::Other, "write failed"));
             }
@@ -323,6 +383,9 @@ impl WritableFile for FaultWritable {
                 }
                 s.held -= 1;
                 self.hold_cv.notify_all();
+            }
+            if s.stopped() {
+                return Err(injected("fsync", self.inner.path(), io::ErrorKind::Other, "the process has stopped"));
             }
             if s.fires(FaultKind::Sync, self.inner.path()) {
                 return Err(injected("fsync", self.inner.path(), io::ErrorKind::Other, "fsync failed"));
@@ -380,6 +443,29 @@ mod tests {
 
         fs.corrupt_byte(&path, 0).expect("corrupt");
         assert_eq!(fs.read_all(&path).expect("read")[0], b'd' ^ 0xFF);
+    }
+
+    #[test]
+    fn a_stopped_fs_refuses_every_change_after_the_nth_until_healed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fs = FaultInjectingFs::new(Arc::new(LocalFs));
+        let path = dir.path().join("f");
+        let start = fs.mutations();
+        fs.stop_after(3);
+        let mut f = fs.create(&path).expect("1: create");
+        f.append(b"abc").expect("2: write");
+        f.sync().expect("3: fsync");
+        assert!(f.append(b"def").is_err(), "4: write refused");
+        assert!(f.sync().is_err(), "5: fsync refused");
+        assert!(fs.sync_dir(dir.path()).is_err(), "6: directory sync refused");
+        assert!(fs.rename(&path, &dir.path().join("g")).is_err(), "7: rename refused");
+        assert!(fs.remove(&path).is_err(), "8: remove refused");
+        assert!(fs.create_dir_all(&dir.path().join("d")).is_err(), "9: mkdir refused");
+        assert!(fs.exists(&path).expect("reads go on") && fs.read_all(&path).expect("read") == b"abc");
+        assert_eq!(fs.mutations() - start, 9, "every change is counted, refused or not");
+        fs.heal();
+        fs.sync_dir(dir.path()).expect("healed");
+        fs.remove(&path).expect("healed");
     }
 
     #[test]
