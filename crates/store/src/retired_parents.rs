@@ -114,6 +114,22 @@ pub(crate) fn remove_if_unreferenced(fs: &dyn FileSystem, parent_dir: &Path, reg
     remove_region_dir(fs, parent_dir)
 }
 
+/// Whether any region directory under `table_dir` holds a store file (a
+/// `.sf` file in a family directory).
+pub(crate) fn holds_store_files(fs: &dyn FileSystem, table_dir: &Path) -> Result<bool> {
+    for region in fs.list(table_dir)?.into_iter().filter(|n| is_region_dir_name(n)) {
+        let region_dir = table_dir.join(region);
+        for family in fs.list(&region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+            // Not a directory (or gone): nothing under it.
+            let Ok(names) = fs.list(&region_dir.join(family)) else { continue };
+            if names.iter().any(|n| n.ends_with(".sf")) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
 /// Removes a region's (or a table's) directory crash-safely: one atomic
 /// rename takes it out of use, then the renamed directory is deleted.
 pub(crate) fn remove_region_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {

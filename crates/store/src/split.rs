@@ -201,9 +201,14 @@ fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result
         let dir = parent.dir().with_file_name(info.dir_name());
         let families = references_into(parent, &Half { split_row: mid.to_vec(), top });
         if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(())) {
-            let _ = fs.remove_dir_all(&dir);
-            for (d, _) in &out {
-                let _ = fs.remove_dir_all(d);
+            // Uncommitted daughters (references only); open removes what
+            // is left if this fails too.
+            for d in out.iter().map(|(d, _)| d).chain([&dir]) {
+                if fs.exists(d).unwrap_or(false)
+                    && let Err(e) = remove_region_dir(fs, d)
+                {
+                    tracing::warn!(error = %e, dir = %d.display(), "could not remove an uncommitted daughter");
+                }
             }
             return Err(e);
         }

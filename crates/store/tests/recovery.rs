@@ -174,3 +174,41 @@ fn an_entry_below_a_flush_made_during_replay_is_still_replayed() {
         assert_eq!(cells.len(), 1, "{} after a reopen", String::from_utf8_lossy(row));
     }
 }
+
+/// A table directory without its descriptor is an uncommitted creation
+/// (removed at open) only while it holds no store file; one with data is
+/// refused, naming the missing descriptor, and nothing of it is deleted.
+#[test]
+fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = || StoreOptions { background: false, ..StoreOptions::default() };
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    let mut empty = table();
+    empty.name = "empty".into();
+    store.create_table(empty, &[b"m".to_vec()]).expect("create");
+    store.put("t", b"r", &[(b"f", b"q", b"v")], None).expect("put");
+    store.flush_table("t").expect("flush");
+    store.close().expect("close");
+
+    // An interrupted creation: regions, no descriptor, no data.
+    let empty_dir = dir.path().join("data/empty");
+    std::fs::remove_file(empty_dir.join(".tabledesc")).expect("remove descriptor");
+    // A lost descriptor of a table with data.
+    let t_desc = dir.path().join("data/t/.tabledesc");
+    let saved = std::fs::read(&t_desc).expect("read descriptor");
+    std::fs::remove_file(&t_desc).expect("remove descriptor");
+
+    let err = Store::open(dir.path(), options()).expect_err("a table with data and no descriptor");
+    assert!(
+        matches!(&err, store::StoreError::Corruption { path, .. } if path == &t_desc),
+        "the error names the missing descriptor: {err}"
+    );
+    assert!(dir.path().join("data/t").exists(), "nothing of the table was deleted");
+
+    std::fs::write(&t_desc, saved).expect("restore the descriptor");
+    let store = Store::open(dir.path(), options()).expect("open with the descriptor back");
+    assert_eq!(store.list_tables(), ["t"], "the uncommitted creation is gone");
+    assert!(!empty_dir.exists());
+    assert_eq!(store.get("t", &Get::new(&b"r"[..])).expect("get")[0].value, b"v");
+}

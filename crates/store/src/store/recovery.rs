@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU64;
 use memstore::Cell;
 
 use crate::catalog::{CatalogEdit, TableState};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
 use crate::options::StoreOptions;
 use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
@@ -64,9 +64,19 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
         }
         let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
         if !fs.exists(&desc_path)? {
-            // A table whose creation did not commit.
-            tracing::warn!(dir = %table_dir.display(), "removing a table directory without a descriptor");
-            fs.remove_dir_all(&table_dir)?;
+            // A table whose creation did not commit holds empty regions
+            // only: data arrives after the descriptor. One with store files
+            // lost its descriptor some other way; its data is not deleted.
+            if crate::retired_parents::holds_store_files(fs, &table_dir)? {
+                return Err(StoreError::corruption(
+                    &desc_path,
+                    0,
+                    "the table's descriptor is missing but its directory holds store files; restore the descriptor \
+                     (or move the directory away) to open the store",
+                ));
+            }
+            tracing::warn!(dir = %table_dir.display(), "removing a table directory whose creation did not commit");
+            crate::retired_parents::remove_region_dir(fs, &table_dir)?;
             continue;
         }
         let file = super::ddl::read_table_file(fs, &desc_path)?;
