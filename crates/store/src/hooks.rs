@@ -33,6 +33,10 @@ pub enum HookPoint {
     /// A merge has committed; the parents' markers and the switch in memory
     /// are next. An error here is only logged (the merge stands).
     MergeCommitted,
+    /// A split or merge has committed and is about to open the region(s)
+    /// that replace its parent(s). An error fails that attempt to open them
+    /// (it is retried).
+    OpenCommittedRegion,
     /// A request (`Store`'s get, put, batch, increment, check-and-mutate)
     /// has found the region of its row and not yet called it. An error
     /// fails the request.

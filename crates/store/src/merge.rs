@@ -145,7 +145,7 @@ fn merge_closed(
             tracing::warn!(error = %e, region = r.info().id, "could not mark a merged parent; open does it");
         }
     }
-    let merged = inner.open_region(dir, info, table.desc.clone())?;
+    let merged = inner.open_committed(&[(dir, info)], &table.desc)?.remove(0);
     inner.catalog.apply(CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![low.clone(), high.clone()],

@@ -87,6 +87,41 @@ impl Services {
         Ok(Arc::new(Region::open(dir, info, desc, self.wal.clone(), &self.region_config)?))
     }
 
+    /// Opens the regions a committed split or merge wrote, retrying a failed
+    /// attempt twice (a transient I/O error must not leave the rows
+    /// unserved). Past that the commit still stands: the parent(s) stay
+    /// SPLIT or MERGED, requests to their rows fail, and the next open of
+    /// the store finishes the switch from the directories (HBase aborts the
+    /// region server here for the same reason).
+    pub(crate) fn open_committed(
+        &self,
+        regions: &[(PathBuf, RegionInfo)],
+        desc: &Arc<TableDescriptor>,
+    ) -> Result<Vec<Arc<Region>>> {
+        let mut attempt = 0;
+        loop {
+            let opened = self.hook(HookPoint::OpenCommittedRegion).and_then(|()| {
+                regions.iter().map(|(dir, info)| self.open_region(dir.clone(), info.clone(), desc.clone())).collect()
+            });
+            match opened {
+                Ok(opened) => return Ok(opened),
+                Err(e) if attempt < 2 => {
+                    attempt += 1;
+                    tracing::warn!(error = %e, attempt, "opening the regions of a committed split or merge failed; retrying");
+                    std::thread::sleep(std::time::Duration::from_millis(50 << attempt));
+                }
+                Err(e) => {
+                    tracing::error!(
+                        error = %e,
+                        "the regions of a committed split or merge could not be opened: their rows are not served until \
+                         the store is reopened, which finishes the switch"
+                    );
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     /// Archives WAL files that no region needs any more (the WAL's own
     /// sequence-id accounting decides; see `wal/accounting.rs`).
     pub(crate) fn archive_wal(&self) -> Result<usize> {

@@ -153,10 +153,7 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     }
     drop(held);
     region.set_state(RegionState::Split);
-    let mut opened = Vec::with_capacity(2);
-    for (dir, info) in daughters {
-        opened.push(inner.open_region(dir, info, table.desc.clone())?);
-    }
+    let opened = inner.open_committed(&daughters, &table.desc)?;
     inner.catalog.apply(CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![region.clone()],

@@ -280,3 +280,47 @@ fn a_compaction_of_a_split_parent_leaves_its_files_to_the_daughters() {
     let store = Store::open(tmp.path(), options()).expect("reopen");
     check_all(&store, false, "after a reopen");
 }
+
+/// Fails the opening of a committed split's daughters `n` times.
+struct FailOpeningDaughters(std::sync::atomic::AtomicU32);
+
+impl store::hooks::WriteHooks for FailOpeningDaughters {
+    fn at(&self, point: store::hooks::HookPoint, _region: u64) -> store::Result<()> {
+        let failing = point == store::hooks::HookPoint::OpenCommittedRegion
+            && self.0.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+        if failing {
+            return Err(store::StoreError::io("open", "daughter", std::io::Error::other("injected open failure")));
+        }
+        Ok(())
+    }
+}
+
+/// Once the split's marker is written the split stands: a failure to open
+/// the daughters is retried, and if it persists the rows are not served
+/// (never by the retired parent) until a reopen finishes the switch.
+#[test]
+fn daughters_that_fail_to_open_after_the_commit_are_retried_then_opened_by_a_reopen() {
+    for failures in [2, u32::MAX] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = populated(dir.path());
+        let want = scan_all(&store, false);
+        drop(store);
+        let hooks = Arc::new(FailOpeningDaughters(std::sync::atomic::AtomicU32::new(failures)));
+        let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), ..options() }).expect("reopen");
+        let split = store.split_region("t", b"", None);
+        if failures == 2 {
+            assert!(split.expect("split after two failed opens"), "split");
+            assert_eq!(store.table_regions("t").expect("regions").len(), 2);
+            assert_eq!(scan_all(&store, false), want);
+            continue;
+        }
+        assert!(split.is_err(), "the daughters never opened");
+        assert_eq!(store.table_regions("t").expect("regions").len(), 1, "the parent is still listed");
+        assert!(store.get("t", &Get::new(want[0].0.as_bytes())).is_err(), "its rows are not served");
+        assert!(store.put("t", b"r0001", &[(b"f", b"q", b"lost?")], None).is_err(), "nor written");
+        drop(store);
+        let store = Store::open(dir.path(), options()).expect("reopen finishes the split");
+        assert_eq!(store.table_regions("t").expect("regions").len(), 2, "the daughters serve");
+        assert_eq!(scan_all(&store, false), want, "every row, none lost or changed");
+    }
+}
