@@ -7,7 +7,7 @@
 //!
 //! Answers: 200 with a line saying what was done; 400 for a missing or bad
 //! parameter or a refused request (not adjacent, not closed, ...); 404 for
-//! an unknown table or call; 409 for a region that is not serving; 500 for
+//! an unknown table, region or call; 409 for a region that is not serving; 500 for
 //! a store failure.
 
 use store::{Store, StoreError};
@@ -39,7 +39,7 @@ fn ok(message: String) -> Response {
 
 fn failed(e: StoreError) -> Response {
     let code = match &e {
-        StoreError::TableNotFound(_) => 404,
+        StoreError::TableNotFound(_) | StoreError::UnknownRegion(_) => 404,
         StoreError::NotServingRegion { .. } => 409,
         StoreError::InvalidArgument(_) | StoreError::TableDisabled(_) => 400,
         _ => 500,

@@ -49,6 +49,7 @@ pub fn from_store(e: StoreError) -> thrift::Error {
         StoreError::NotServingRegion { .. } => {
             io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {e}"))
         }
+        StoreError::UnknownRegion(_) => io_error(format!("org.apache.hadoop.hbase.UnknownRegionException: {e}")),
         StoreError::WritesStopped(_) => io_error(format!("org.apache.hadoop.hbase.RegionTooBusyException: {e}")),
         _ => io_error(e.to_string()),
     }

@@ -26,6 +26,10 @@ pub enum StoreError {
     NoSuchFamily { table: String, family: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// No region has this encoded name here (HBase's
+    /// `UnknownRegionException`).
+    #[error("no region named {0:?} (regions are named by their encoded id)")]
+    UnknownRegion(String),
     /// The region holding the row is not OPEN here (HBase's
     /// `NotServingRegionException`).
     #[error("region {region} is not serving requests (state {state})")]

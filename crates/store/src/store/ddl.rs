@@ -109,9 +109,7 @@ impl Store {
     /// The region whose encoded name (its directory's name, unique in the
     /// store) is `name`, with its table.
     fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
-        self.inner.catalog.region_named(name).ok_or_else(|| {
-            StoreError::InvalidArgument(format!("no region named {name:?} (regions are named by their encoded id)"))
-        })
+        self.inner.catalog.region_named(name).ok_or_else(|| StoreError::UnknownRegion(name.to_string()))
     }
 
     /// Closes one region (HBase's `unassign`): flushed, its files left to
