@@ -16,9 +16,13 @@ pub struct ServerArgs {
     /// table of HBase property names.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Data directory (default ./data).
+    /// Data directory on local disk (default ./data).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Where the store lives, as a URI: hdfs://HOST:PORT/PATH (files and
+    /// WAL on HDFS) or file:///PATH; wins over --data-dir.
+    #[arg(long)]
+    pub root: Option<String>,
     /// Thrift address (default 127.0.0.1:9090).
     #[arg(long)]
     pub thrift_addr: Option<String>,
@@ -36,6 +40,9 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
     let mut sets = args.sets.clone();
     if let Some(d) = &args.data_dir {
         sets.push(format!("data_dir={}", d.display()));
+    }
+    if let Some(r) = &args.root {
+        sets.push(format!("root={r}"));
     }
     if let Some(a) = &args.thrift_addr {
         sets.push(format!("thrift_addr={a}"));

@@ -4,7 +4,7 @@
 //! `--set NAME=VALUE` flags, which win.
 //!
 //! ```toml
-//! data_dir = "./data"
+//! data_dir = "./data"            # or: root = "hdfs://127.0.0.1:9000/accordion"
 //! thrift_addr = "127.0.0.1:9090"
 //! http_addr = "127.0.0.1:16030"
 //!
@@ -38,6 +38,10 @@ pub enum ConfigError {
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub data_dir: PathBuf,
+    /// Where the store lives as a URI (`hdfs://host:port/path`,
+    /// `file:///path`); when set it wins over `data_dir`, the local
+    /// shorthand.
+    pub root: Option<String>,
     pub thrift_addr: SocketAddr,
     pub http_addr: SocketAddr,
     pub store: StoreOptions,
@@ -64,6 +68,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             data_dir: PathBuf::from("./data"),
+            root: None,
             thrift_addr: "127.0.0.1:9090".parse().expect("valid address"),
             http_addr: "127.0.0.1:16030".parse().expect("valid address"),
             store: StoreOptions::default(),
@@ -90,6 +95,7 @@ impl Default for ServerConfig {
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     data_dir: Option<PathBuf>,
+    root: Option<String>,
     thrift_addr: Option<String>,
     http_addr: Option<String>,
     #[serde(default)]
@@ -132,6 +138,9 @@ impl ServerConfig {
             if let Some(d) = f.data_dir {
                 c.data_dir = d;
             }
+            if let Some(r) = f.root {
+                c.root = Some(r);
+            }
             if let Some(a) = f.thrift_addr {
                 c.set("thrift_addr", &a)?;
             }
@@ -165,6 +174,7 @@ impl ServerConfig {
         };
         match name {
             "data_dir" => self.data_dir = PathBuf::from(value),
+            "root" => self.root = Some(value.to_string()),
             "shutdown_grace_ms" => self.shutdown_grace = Duration::from_millis(int()?),
             "table_durability" => {
                 self.table_durability = match value.to_ascii_uppercase().as_str() {
@@ -231,7 +241,7 @@ impl ServerConfig {
                 return Err(ConfigError::Setting {
                     name: other.to_string(),
                     reason: format!(
-                        "unknown setting; known: data_dir, thrift_addr, http_addr, {}",
+                        "unknown setting; known: data_dir, root, thrift_addr, http_addr, {}",
                         PROPERTIES.join(", ")
                     ),
                 });

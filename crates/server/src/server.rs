@@ -41,8 +41,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(config: ServerConfig) -> Result<Server, ServerError> {
-        let store = Store::open(&config.data_dir, config.store.clone())
-            .map_err(|source| ServerError::Store { dir: config.data_dir.display().to_string(), source })?;
+        let where_ = config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string());
+        let store = match &config.root {
+            Some(root) => store::fs::resolve_root(root)
+                .and_then(|(fs, dir)| Store::open(dir, store::StoreOptions { fs, ..config.store.clone() })),
+            None => Store::open(&config.data_dir, config.store.clone()),
+        }
+        .map_err(|source| ServerError::Store { dir: where_, source })?;
         let store = Arc::new(store);
         let scanners = Arc::new(ScannerRegistry::new(config.scanner_lease, config.max_open_scanners));
         let handler = ThriftHandler::new(
@@ -88,7 +93,7 @@ impl Server {
             })
         };
         tracing::info!(
-            data_dir = %config.data_dir.display(),
+            root = %config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string()),
             thrift = %thrift.local_addr(),
             http = %http.local_addr(),
             "accordion server started"

@@ -340,6 +340,10 @@ impl FileSystem for FaultInjectingFs {
         self.inner.file_size(path)
     }
 
+    fn recover_lease(&self, path: &Path) -> Result<()> {
+        self.inner.recover_lease(path)
+    }
+
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
         if self.state.lock().stopped() {
             return Err(injected("truncate", path, io::ErrorKind::Other, "the process has stopped"));

@@ -1,6 +1,6 @@
 //! The file-system abstraction (LevelDB's Env, Pebble's vfs): everything the
 //! store reads or writes goes through [`FileSystem`], so that the WAL and
-//! store files can live on local disk, on HDFS later, or on the
+//! store files can live on local disk, on HDFS (`hdfs.rs`), or on the
 //! fault-injecting file system of the tests, without the rest knowing.
 //!
 //! Contract:
@@ -16,6 +16,7 @@
 
 pub mod fault;
 mod fault_dirs;
+pub mod hdfs;
 pub mod local;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use crate::error::Result;
 
 pub use fault::{FaultInjectingFs, FaultKind};
+pub use hdfs::HdfsFs;
 pub use local::LocalFs;
 
 pub trait FileSystem: Send + Sync + 'static {
@@ -44,6 +46,15 @@ pub trait FileSystem: Send + Sync + 'static {
     fn file_size(&self, path: &Path) -> Result<u64>;
     /// Cuts a file to `len` bytes.
     fn truncate(&self, path: &Path, len: u64) -> Result<()>;
+
+    /// Takes over a file another process may still hold open for writing:
+    /// returns once that writer can append nothing more and the file's
+    /// length is final (HDFS's lease recovery). A file system without
+    /// leases has nothing to recover.
+    fn recover_lease(&self, path: &Path) -> Result<()> {
+        let _ = path;
+        Ok(())
+    }
 
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
@@ -127,4 +138,53 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".tmp");
     path.with_file_name(name)
+}
+
+/// Where a store lives, from a root URI: `hdfs://host:port/path` (the HDFS
+/// name node and the store's directory on it), `file:///path`, or a plain
+/// local path. Returns the file system and the store's directory on it.
+pub fn resolve_root(root: &str) -> Result<(Arc<dyn FileSystem>, PathBuf)> {
+    if let Some(rest) = root.strip_prefix("hdfs://") {
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() {
+            return Err(crate::error::StoreError::InvalidArgument(format!(
+                "{root:?}: an HDFS root names its name node (hdfs://host:port/path)"
+            )));
+        }
+        let fs = HdfsFs::connect(&format!("hdfs://{authority}"))?;
+        return Ok((Arc::new(fs), PathBuf::from(path)));
+    }
+    if let Some(path) = root.strip_prefix("file://") {
+        if !path.starts_with('/') {
+            return Err(crate::error::StoreError::InvalidArgument(format!(
+                "{root:?}: a file root is absolute (file:///path)"
+            )));
+        }
+        return Ok((Arc::new(LocalFs), PathBuf::from(path)));
+    }
+    if let Some((scheme, _)) = root.split_once("://") {
+        return Err(crate::error::StoreError::InvalidArgument(format!(
+            "{root:?}: unknown scheme {scheme:?} (hdfs:// or file://, or a local path)"
+        )));
+    }
+    Ok((Arc::new(LocalFs), PathBuf::from(root)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_name_a_file_system_and_a_directory() {
+        let (_, dir) = resolve_root("file:///var/accordion").expect("file root");
+        assert_eq!(dir, Path::new("/var/accordion"));
+        let (_, dir) = resolve_root("./data").expect("a plain path");
+        assert_eq!(dir, Path::new("./data"));
+        assert!(resolve_root("file://relative").is_err());
+        assert!(resolve_root("s3://bucket/x").is_err());
+        assert!(resolve_root("hdfs:///no-namenode").is_err());
+    }
 }

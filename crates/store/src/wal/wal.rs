@@ -232,6 +232,13 @@ impl Wal {
         if options.keep_archived {
             crate::fs::create_dir_all_durably(&*fs, &archive_dir)?;
         }
+        // Fencing: a writer of the previous run (or another process) may
+        // still hold a file open. Once its lease is recovered it can append
+        // nothing more, and the file's length is final (HBase recovers the
+        // lease of every WAL it splits). On local disk this does nothing.
+        for (_, path) in list_log_files(&*fs, dir)? {
+            fs.recover_lease(&path)?;
+        }
         let mut reader = WalReader::open(&*fs, dir)?;
         for entry in reader.by_ref() {
             apply(entry?)?;

@@ -1,0 +1,270 @@
+//! The store on a real HDFS: a MiniDFSCluster with 3 DataNodes
+//! (`hdfs/minicluster`, Hadoop 3.4.2, started by each test on loopback
+//! ports chosen at run time). The file-system contract through
+//! `hdfs-native`; a store whose WAL and files are on HDFS recovering after
+//! a crash (which recovers the WAL's lease first); fencing of a writer whose
+//! lease was recovered; a DataNode killed during sustained SYNC_WAL writes.
+//!
+//! The cluster takes ~20 s to start (more on a first run, which downloads
+//! Hadoop through Maven), so these tests are ignored by default; `.ci/run`
+//! runs them (`cargo test -p store --test hdfs -- --ignored`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use store::fs::{FileSystem, HdfsFs};
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, Scan, Store, StoreOptions, TableDescriptor};
+
+/// A running MiniDFSCluster; shut down when dropped.
+struct MiniHdfs {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    uri: String,
+    _dir: tempfile::TempDir,
+}
+
+impl MiniHdfs {
+    fn start() -> MiniHdfs {
+        // RUST_LOG=hdfs_native=debug shows the client's pipeline recovery.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hdfs/minicluster/run.sh");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut child = Command::new("bash")
+            .arg(&script)
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["--datanodes", "3"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", script.display()));
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let started = Instant::now();
+        let mut line = String::new();
+        let uri = loop {
+            line.clear();
+            let n = stdout.read_line(&mut line).expect("read the launcher's output");
+            assert!(n > 0, "the mini cluster exited before it was ready ({:?})", started.elapsed());
+            if let Some(uri) = line.trim().strip_prefix("READY ") {
+                break uri.to_string();
+            }
+        };
+        eprintln!("MiniDFSCluster at {uri}, ready in {:.1} s", started.elapsed().as_secs_f64());
+        MiniHdfs { child, stdin, stdout, uri, _dir: dir }
+    }
+
+    /// Sends one command; its one-line answer.
+    fn command(&mut self, cmd: &str) -> String {
+        writeln!(self.stdin, "{cmd}").expect("send a command");
+        self.stdin.flush().expect("flush");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read the answer");
+        assert!(line.starts_with("OK"), "{cmd}: {line}");
+        line.trim().to_string()
+    }
+
+    fn fs(&self) -> HdfsFs {
+        HdfsFs::connect(&self.uri).expect("connect to the name node")
+    }
+}
+
+impl Drop for MiniHdfs {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "shutdown");
+        let _ = self.stdin.flush();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn options(fs: &HdfsFs) -> StoreOptions {
+    StoreOptions { fs: Arc::new(fs.clone()), background: false, ..StoreOptions::default() }
+}
+
+fn table() -> TableDescriptor {
+    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
+    desc.durability = Durability::SyncWal;
+    desc
+}
+
+fn value(store: &Store, row: &str) -> Option<Vec<u8>> {
+    store.get("t", &Get::new(row.as_bytes())).expect("get").first().map(|c| c.value.clone())
+}
+
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p store --test hdfs -- --ignored"]
+fn the_store_runs_on_hdfs_and_recovers_its_wal_after_a_crash() {
+    let cluster = MiniHdfs::start();
+    let fs = cluster.fs();
+
+    // The file-system contract.
+    let dir = Path::new("/contract");
+    fs.create_dir_all(&dir.join("sub")).expect("mkdir");
+    let mut f = fs.create(&dir.join("a.tmp")).expect("create");
+    f.append(b"hello, ").expect("append");
+    f.append(b"hdfs").expect("append");
+    f.sync().expect("hsync");
+    f.close().expect("close");
+    fs.rename(&dir.join("a.tmp"), &dir.join("a")).expect("rename");
+    fs.write_atomic(&dir.join("b"), b"second").expect("write_atomic replaces nothing");
+    fs.write_atomic(&dir.join("b"), b"replaced").expect("write_atomic replaces b");
+    assert_eq!(fs.list(dir).expect("list"), ["a", "b", "sub"]);
+    let r = fs.open(&dir.join("a")).expect("open");
+    let mut buf = [0u8; 4];
+    r.read_at(7, &mut buf).expect("positional read");
+    assert_eq!(&buf, b"hdfs");
+    assert!(r.read_at(9, &mut buf).is_err(), "a read past the end fails");
+    assert_eq!(fs.read_all(&dir.join("b")).expect("read"), b"replaced");
+    assert_eq!(fs.file_size(&dir.join("a")).expect("size"), 11);
+    fs.remove(&dir.join("a")).expect("remove");
+    assert!(!fs.exists(&dir.join("a")).expect("exists"));
+    fs.remove_dir_all(dir).expect("rmdir");
+    assert!(!fs.exists(dir).expect("exists"));
+
+    // A store on HDFS: writes, a flush, a split by reference, more writes
+    // only in the WAL, then a crash (dropped without close).
+    let root = PathBuf::from("/accordion");
+    let store = Store::open(&root, options(&fs)).expect("open on HDFS");
+    store.create_table(table(), &[]).expect("create");
+    for i in 0..300 {
+        store.put("t", format!("r{i:03}").as_bytes(), &[(b"f", b"q", format!("v{i}").as_bytes())], None).expect("put");
+        if i == 150 {
+            store.flush_table("t").expect("flush");
+            assert!(store.split_region("t", b"r000", Some(b"r100")).expect("split"));
+        }
+    }
+    drop(store);
+    // Recovery recovers the WAL's lease (the crashed writer's file is still
+    // open on the NameNode), replays it, and every row is there.
+    let (fs2, dir2) = store::fs::resolve_root(&format!("{}{}", cluster.uri, root.display())).expect("root URI");
+    let store = Store::open(&dir2, StoreOptions { fs: fs2, background: false, ..StoreOptions::default() })
+        .expect("recover on HDFS");
+    assert_eq!(store.table_regions("t").expect("regions").len(), 2);
+    for i in 0..300 {
+        assert_eq!(value(&store, &format!("r{i:03}")), Some(format!("v{i}").into_bytes()), "row {i}");
+    }
+    store.compact_table("t", true).expect("compact the references away");
+    assert_eq!(store.scan("t", Scan::default()).expect("scan").count(), 300);
+    store.close().expect("close");
+}
+
+/// Once a file's lease is recovered, the writer that held it acknowledges
+/// nothing more: its next hsync (or write) fails.
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p store --test hdfs -- --ignored"]
+fn a_writer_whose_lease_was_recovered_acknowledges_nothing_more() {
+    let cluster = MiniHdfs::start();
+    let old = cluster.fs();
+    let path = Path::new("/fence/wal-1");
+    old.create_dir_all(Path::new("/fence")).expect("mkdir");
+    let mut w = old.create(path).expect("create");
+    w.append(b"acknowledged").expect("append");
+    w.sync().expect("hsync");
+
+    // Another process takes over: a separate client recovers the lease.
+    let new = cluster.fs();
+    new.recover_lease(path).expect("recover the lease");
+    assert_eq!(new.read_all(path).expect("read"), b"acknowledged", "every synced byte is there");
+
+    let late = w.append(b"-late").and_then(|()| w.sync());
+    assert!(late.is_err(), "the fenced writer's hsync must fail, not acknowledge");
+    assert_eq!(new.read_all(path).expect("read"), b"acknowledged", "nothing of the fenced writer got in");
+}
+
+/// A DataNode dies during sustained SYNC_WAL writes: the pipeline recovers,
+/// writes go on, and no acknowledged write is lost.
+///
+/// Fails today: the first `hsync` after `stop-datanode 1` never returns
+/// (hdfs-native 0.14.8 waits for the pipeline's ack with no timeout and no
+/// error), so the writers stall with nothing failed and nothing lost. Not
+/// run by `.ci/run` until the HDFS writer times out and rolls.
+#[test]
+#[ignore = "fails: an hsync after a DataNode dies never returns; run by hand with --ignored datanode"]
+fn a_datanode_killed_during_writes_loses_no_acknowledged_write() {
+    let mut cluster = MiniHdfs::start();
+    let fs = cluster.fs();
+    let root = PathBuf::from("/dn-kill");
+    let store = Arc::new(
+        Store::open(&root, StoreOptions { background: true, region_flush_size: 1 << 20, ..options(&fs) })
+            .expect("open"),
+    );
+    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    let acked = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let (store, acked, failed, stop) = (store.clone(), acked.clone(), failed.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                let mut i = 0u64;
+                while !stop.load(Ordering::Acquire) {
+                    let row = format!("{}{w}-{i:06}", if i.is_multiple_of(2) { "a" } else { "z" });
+                    match store.put("t", row.as_bytes(), &[(b"f", b"q", &[b'x'; 200])], None) {
+                        Ok(()) => {
+                            acked.fetch_add(1, Ordering::Relaxed);
+                            mine.push(row);
+                        }
+                        Err(e) => {
+                            if failed.fetch_add(1, Ordering::Relaxed) < 5 {
+                                eprintln!("write {row} failed: {e}");
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+                mine
+            })
+        })
+        .collect();
+    let wait_for = |n: u64| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let start = acked.load(Ordering::Relaxed);
+        while acked.load(Ordering::Relaxed) < start + n {
+            assert!(
+                Instant::now() < deadline,
+                "writes stalled: {} acknowledged, {} failed",
+                acked.load(Ordering::Relaxed),
+                failed.load(Ordering::Relaxed)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(500);
+    cluster.command("stop-datanode 1");
+    let after_kill = acked.load(Ordering::Relaxed);
+    wait_for(1000);
+    stop.store(true, Ordering::Release);
+    let rows: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
+    eprintln!(
+        "{} acknowledged ({} after the kill), {} failed",
+        rows.len(),
+        acked.load(Ordering::Relaxed) - after_kill,
+        failed.load(Ordering::Relaxed)
+    );
+    let store = Arc::into_inner(store).expect("writers are done");
+    drop(store); // a crash: recovery must find every acknowledged row
+    let store = Store::open(&root, options(&fs)).expect("recover with a DataNode down");
+    for row in &rows {
+        assert!(value(&store, row).is_some(), "acknowledged row {row} lost");
+    }
+    store.close().expect("close");
+}
