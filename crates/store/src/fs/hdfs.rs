@@ -1,6 +1,10 @@
 //! `HdfsFs`: store files and WALs on HDFS, through the `hdfs-native` client
-//! (its blocking wrapper, which owns a Tokio runtime: the store itself stays
-//! synchronous threads).
+//! run on a Tokio runtime of its own: the store itself stays synchronous
+//! threads, and every call blocks on its future with a time limit
+//! (`io_timeout`). A call that does not finish in time fails with
+//! `TimedOut`: a write pipeline that hangs (a DataNode that stopped without
+//! closing its connection) then fails the WAL's round, which marks the
+//! file broken and rolls to a new one, instead of stalling every writer.
 //!
 //! How the [`FileSystem`] contract maps onto HDFS:
 //! - `sync` is `hsync`: the bytes written so far are on every DataNode of the
@@ -35,20 +39,27 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hdfs_native::HdfsError;
 use hdfs_native::client::WriteOptions;
-use hdfs_native::sync::{Client, ClientBuilder, FileReader, FileWriter};
+use hdfs_native::file::{FileReader, FileWriter};
+use hdfs_native::{Client, ClientBuilder, HdfsError};
+use tokio::runtime::Runtime;
 
 use super::{FileSystem, ReadableFile, WritableFile};
 use crate::error::{Result, StoreError};
 
 /// How long `recover_lease` waits for the NameNode to close a file.
 const LEASE_RECOVERY_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default limit of one HDFS call (HBase waits up to 5 minutes for a WAL
+/// sync; a stalled pipeline blocks every writer meanwhile, so ours is
+/// shorter).
+pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An HDFS cluster, addressed by its name node URI.
 #[derive(Clone)]
 pub struct HdfsFs {
     client: Client,
+    runtime: Arc<Runtime>,
+    io_timeout: Duration,
     uri: String,
 }
 
@@ -61,13 +72,36 @@ impl std::fmt::Debug for HdfsFs {
 struct HdfsWritable {
     path: PathBuf,
     writer: FileWriter,
+    runtime: Arc<Runtime>,
+    io_timeout: Duration,
     len: u64,
 }
 
 struct HdfsReadable {
     path: PathBuf,
     reader: FileReader,
+    runtime: Arc<Runtime>,
+    io_timeout: Duration,
     len: u64,
+}
+
+/// Runs `call` on `runtime`, failing with `TimedOut` past `limit`.
+fn block_on<T>(
+    runtime: &Runtime,
+    limit: Duration,
+    op: &'static str,
+    path: &Path,
+    call: impl std::future::Future<Output = hdfs_native::Result<T>>,
+) -> Result<T> {
+    match runtime.block_on(async { tokio::time::timeout(limit, call).await }) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(hdfs_error(op, path, e)),
+        Err(_) => Err(StoreError::io(
+            op,
+            path,
+            io::Error::new(io::ErrorKind::TimedOut, format!("HDFS {op} did not finish within {limit:?}")),
+        )),
+    }
 }
 
 /// The store's error for a failed HDFS call: file-not-found and
@@ -95,9 +129,39 @@ impl HdfsFs {
     /// Connects to the name node of `uri` (`hdfs://host:port`, or a name
     /// service resolved from the Hadoop configuration).
     pub fn connect(uri: &str) -> Result<HdfsFs> {
-        let client =
-            ClientBuilder::new().with_url(uri).build().map_err(|e| hdfs_error("connect", Path::new(uri), e))?;
-        Ok(HdfsFs { client, uri: uri.to_string() })
+        Self::connect_with(uri, DEFAULT_IO_TIMEOUT)
+    }
+
+    /// Like [`connect`](Self::connect), with every call limited to
+    /// `io_timeout`.
+    pub fn connect_with(uri: &str, io_timeout: Duration) -> Result<HdfsFs> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("hdfs-io")
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::io("start the HDFS client runtime", Path::new(uri), e))?;
+        let runtime = Arc::new(runtime);
+        let client = ClientBuilder::new()
+            .with_url(uri)
+            // A DataNode lost from a write pipeline is replaced when the
+            // cluster has a spare and dropped when it has none (HBase's
+            // advice for small clusters): the write goes on with the
+            // DataNodes left instead of failing.
+            .with_config([("dfs.client.block.write.replace-datanode-on-failure.best-effort", "true")])
+            .with_io_runtime(runtime.handle().clone())
+            .build()
+            .map_err(|e| hdfs_error("connect", Path::new(uri), e))?;
+        Ok(HdfsFs { client, runtime, io_timeout, uri: uri.to_string() })
+    }
+
+    fn call<T>(
+        &self,
+        op: &'static str,
+        path: &Path,
+        call: impl std::future::Future<Output = hdfs_native::Result<T>>,
+    ) -> Result<T> {
+        block_on(&self.runtime, self.io_timeout, op, path, call)
     }
 
     /// The name node URI this file system was opened with.
@@ -106,11 +170,15 @@ impl HdfsFs {
     }
 
     fn info(&self, path: &Path) -> Result<Option<hdfs_native::client::FileStatus>> {
-        match self.client.get_file_info(hdfs_path(path)?) {
-            Ok(status) => Ok(Some(status)),
-            Err(HdfsError::FileNotFound(_)) => Ok(None),
-            Err(e) => Err(hdfs_error("stat", path, e)),
-        }
+        let p = hdfs_path(path)?;
+        let found = self.call("stat", path, async {
+            match self.client.get_file_info(p).await {
+                Ok(status) => Ok(Some(status)),
+                Err(HdfsError::FileNotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(found)
     }
 }
 
@@ -121,25 +189,37 @@ impl FileSystem for HdfsFs {
         // plain create of one that does.
         let overwrite = self.info(path)?.is_some();
         let options = WriteOptions { overwrite, create_parent: false, ..WriteOptions::default() };
-        let writer = self.client.create(p, options).map_err(|e| hdfs_error("create", path, e))?;
-        Ok(Box::new(HdfsWritable { path: path.to_path_buf(), writer, len: 0 }))
+        let writer = self.call("create", path, self.client.create(p, options))?;
+        Ok(Box::new(HdfsWritable {
+            path: path.to_path_buf(),
+            writer,
+            runtime: self.runtime.clone(),
+            io_timeout: self.io_timeout,
+            len: 0,
+        }))
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
-        let reader = self.client.read(hdfs_path(path)?).map_err(|e| hdfs_error("open", path, e))?;
+        let reader = self.call("open", path, self.client.read(hdfs_path(path)?))?;
         let len = reader.file_length() as u64;
-        Ok(Arc::new(HdfsReadable { path: path.to_path_buf(), reader, len }))
+        Ok(Arc::new(HdfsReadable {
+            path: path.to_path_buf(),
+            reader,
+            runtime: self.runtime.clone(),
+            io_timeout: self.io_timeout,
+            len,
+        }))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
-        self.client.rename(hdfs_path(from)?, hdfs_path(to)?, true).map_err(|e| hdfs_error("rename", from, e))
+        self.call("rename", from, self.client.rename(hdfs_path(from)?, hdfs_path(to)?, true))
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
-        match self.client.delete(hdfs_path(path)?, false) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(StoreError::io("remove", path, io::Error::from(io::ErrorKind::NotFound))),
-            Err(e) => Err(hdfs_error("remove", path, e)),
+        if self.call("remove", path, self.client.delete(hdfs_path(path)?, false))? {
+            Ok(())
+        } else {
+            Err(StoreError::io("remove", path, io::Error::from(io::ErrorKind::NotFound)))
         }
     }
 
@@ -148,7 +228,7 @@ impl FileSystem for HdfsFs {
     }
 
     fn list(&self, dir: &Path) -> Result<Vec<String>> {
-        let statuses = self.client.list_status(hdfs_path(dir)?, false).map_err(|e| hdfs_error("list", dir, e))?;
+        let statuses = self.call("list", dir, self.client.list_status(hdfs_path(dir)?, false))?;
         let mut names: Vec<String> = statuses
             .into_iter()
             .filter_map(|s| s.path.rsplit('/').next().map(str::to_string))
@@ -159,14 +239,11 @@ impl FileSystem for HdfsFs {
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
-        self.client.mkdirs(hdfs_path(dir)?, 0o755, true).map_err(|e| hdfs_error("mkdir", dir, e))
+        self.call("mkdir", dir, self.client.mkdirs(hdfs_path(dir)?, 0o755, true))
     }
 
     fn remove_dir_all(&self, dir: &Path) -> Result<()> {
-        match self.client.delete(hdfs_path(dir)?, true) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(hdfs_error("remove", dir, e)),
-        }
+        self.call("remove", dir, self.client.delete(hdfs_path(dir)?, true)).map(|_| ())
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
@@ -195,7 +272,7 @@ impl FileSystem for HdfsFs {
         let started = Instant::now();
         let mut wait = Duration::from_millis(50);
         loop {
-            match self.client.recover_lease(p) {
+            match self.call("recover lease", path, self.client.recover_lease(p)) {
                 Ok(true) => return Ok(()),
                 Ok(false) if started.elapsed() < LEASE_RECOVERY_TIMEOUT => {
                     // The NameNode is recovering the last block (it asks the
@@ -213,7 +290,7 @@ impl FileSystem for HdfsFs {
                         ),
                     ));
                 }
-                Err(e) => return Err(hdfs_error("recover lease", path, e)),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -223,10 +300,8 @@ impl WritableFile for HdfsWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         let mut written = 0;
         while written < data.len() {
-            let n = self
-                .writer
-                .write_bytes(bytes::Bytes::copy_from_slice(&data[written..]))
-                .map_err(|e| hdfs_error("write", &self.path, e))?;
+            let chunk = bytes::Bytes::copy_from_slice(&data[written..]);
+            let n = block_on(&self.runtime, self.io_timeout, "write", &self.path, self.writer.write_bytes(chunk))?;
             written += n;
         }
         self.len += data.len() as u64;
@@ -239,7 +314,7 @@ impl WritableFile for HdfsWritable {
     }
 
     fn sync(&mut self) -> Result<()> {
-        self.writer.hsync().map_err(|e| hdfs_error("hsync", &self.path, e))
+        block_on(&self.runtime, self.io_timeout, "hsync", &self.path, self.writer.hsync())
     }
 
     fn len(&self) -> u64 {
@@ -250,8 +325,9 @@ impl WritableFile for HdfsWritable {
         &self.path
     }
 
-    fn close(mut self: Box<Self>) -> Result<()> {
-        self.writer.close().map_err(|e| hdfs_error("close", &self.path, e))
+    fn close(self: Box<Self>) -> Result<()> {
+        let Self { path, mut writer, runtime, io_timeout, .. } = *self;
+        block_on(&runtime, io_timeout, "close", &path, writer.close())
     }
 }
 
@@ -267,7 +343,7 @@ impl ReadableFile for HdfsReadable {
                 ),
             ));
         }
-        self.reader.read_range_buf(buf, offset as usize).map_err(|e| hdfs_error("read", &self.path, e))
+        block_on(&self.runtime, self.io_timeout, "read", &self.path, self.reader.read_range_buf(buf, offset as usize))
     }
 
     fn len(&self) -> u64 {
