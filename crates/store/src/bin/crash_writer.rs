@@ -5,7 +5,8 @@
 //! WAL archiving and region splits all happen while it runs; then it writes
 //! until it is killed.
 //!
-//! Usage: `crash-writer <dir> <first-op> <threads> [single|batch]`
+//! Usage: `crash-writer <root> <first-op> <threads> [single|batch]`, the
+//! root a local directory or a URI (`hdfs://host:port/path`).
 //!
 //! Besides the writers, a thread splits a random region every few hundred
 //! milliseconds (up to 16 regions) and, once there are eight or more, at
@@ -275,7 +276,7 @@ fn main() {
         Some(_) => None,
     };
     let Some(mode) = mode else {
-        eprintln!("usage: crash-writer <dir> <first-op> <threads> [single|batch]");
+        eprintln!("usage: crash-writer <root> <first-op> <threads> [single|batch]");
         std::process::exit(2);
     };
     let dir = &args[1];
@@ -304,7 +305,12 @@ fn main() {
         background: true,
         ..StoreOptions::default()
     };
-    let store = Store::open(dir, options).unwrap_or_else(|e| {
+    let (fs, path) = store::fs::resolve_root(dir).unwrap_or_else(|e| {
+        eprintln!("crash-writer: {dir}: {e}");
+        std::process::exit(3);
+    });
+    let options = StoreOptions { fs, ..options };
+    let store = Store::open(&path, options).unwrap_or_else(|e| {
         eprintln!("crash-writer: open {dir}: {e}");
         std::process::exit(3);
     });
