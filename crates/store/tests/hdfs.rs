@@ -215,3 +215,66 @@ fn a_datanode_killed_during_writes_loses_no_acknowledged_write() {
     }
     store.close().expect("close");
 }
+
+/// The NameNode goes away: writes fail with an error naming what failed
+/// (within the call limit, never a hang), nothing they were not
+/// acknowledged for counts as written, and once the NameNode is back the
+/// WAL rolls to a new file and writes go on. Every acknowledged row
+/// survives a crash and recovery afterwards.
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p store --test hdfs -- --ignored"]
+fn writes_fail_clearly_while_the_namenode_is_down_and_resume_when_it_is_back() {
+    let mut cluster = MiniHdfs::start();
+    let fs = HdfsFs::connect_with(&cluster.uri, Duration::from_secs(5)).expect("connect");
+    let root = PathBuf::from("/nn-down");
+    let store = Store::open(&root, options(&fs)).expect("open");
+    store.create_table(table(), &[]).expect("create");
+    let put = |store: &Store, i: usize| store.put("t", format!("r{i:04}").as_bytes(), &[(b"f", b"q", b"v")], None);
+    let mut acked = Vec::new();
+    for i in 0..100 {
+        put(&store, i).expect("put");
+        acked.push(i);
+    }
+
+    cluster.command("stop-namenode");
+    let mut errors = Vec::new();
+    for i in 100..103 {
+        let started = Instant::now();
+        match put(&store, i) {
+            Ok(()) => acked.push(i), // written before the NameNode was missed
+            Err(e) => errors.push((e.to_string(), started.elapsed())),
+        }
+    }
+    assert!(!errors.is_empty(), "writes without a NameNode must fail");
+    for (e, took) in &errors {
+        assert!(e.contains("HDFS") || e.contains("WAL"), "the error says what failed: {e}");
+        assert!(*took < Duration::from_secs(30), "a failed write returns, it does not hang ({took:?})");
+    }
+    eprintln!("while the NameNode was down: {:?}", errors);
+
+    cluster.command("restart-namenode");
+    let started = Instant::now();
+    let mut i = 103;
+    loop {
+        match put(&store, i) {
+            Ok(()) => {
+                acked.push(i);
+                break;
+            }
+            Err(e) => assert!(started.elapsed() < Duration::from_secs(90), "writes did not resume: {e}"),
+        }
+        i += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("writes resumed {:.1} s after the NameNode restarted", started.elapsed().as_secs_f64());
+    for i in i + 1..i + 101 {
+        put(&store, i).expect("put after the NameNode is back");
+        acked.push(i);
+    }
+    drop(store); // a crash
+    let store = Store::open(&root, options(&fs)).expect("recover");
+    for i in &acked {
+        assert_eq!(value(&store, &format!("r{i:04}")), Some(b"v".to_vec()), "acknowledged row {i}");
+    }
+    store.close().expect("close");
+}

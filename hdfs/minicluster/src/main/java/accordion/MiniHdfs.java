@@ -226,9 +226,21 @@ public final class MiniHdfs {
           case "status": reply = "OK " + status(); break;
           case "stop-datanode": reply = stopDataNode(w); break;
           case "restart-datanode": reply = restartDataNode(w); break;
+          case "stop-namenode":
+            // Clients see connection refused until restart-namenode.
+            cluster.shutdownNameNode(0);
+            reply = "OK stopped namenode";
+            break;
+          case "restart-namenode":
+            // Same port and metadata; waits until it is active and the
+            // DataNodes have re-registered.
+            cluster.restartNameNode(0, true);
+            cluster.waitActive();
+            reply = "OK restarted namenode 127.0.0.1:" + cluster.getNameNodePort();
+            break;
           case "help":
             reply = "OK commands: datanodes | status | stop-datanode I [wait]"
-                + " | restart-datanode I | shutdown";
+                + " | restart-datanode I | stop-namenode | restart-namenode | shutdown";
             break;
           default: reply = "ERR unknown command: " + w[0];
         }
