@@ -164,7 +164,13 @@ impl Catalog {
                 if !adjacent {
                     return Err(refuse("the replaced regions are not current and adjacent"));
                 }
-                let chained = new.windows(2).all(|w| w[0].info().end_key == w[1].info().start_key);
+                // Each new region a non-empty range (an empty end key only
+                // for the last), chained one to the next.
+                let ranges_ok = new.iter().enumerate().all(|(i, r)| {
+                    let info = r.info();
+                    if info.end_key.is_empty() { i == new.len() - 1 } else { info.start_key < info.end_key }
+                });
+                let chained = ranges_ok && new.windows(2).all(|w| w[0].info().end_key == w[1].info().start_key);
                 let spans = new[0].info().start_key == first.info().start_key
                     && new[new.len() - 1].info().end_key == last.info().end_key;
                 if !chained || !spans {
@@ -279,6 +285,8 @@ mod tests {
         assert!(edit(vec![three[1].clone()], short).is_err(), "a gap between the new regions");
         let wide = regions(tmp.path(), &wal, &[("g", "z")], 30);
         assert!(edit(vec![three[1].clone()], wide).is_err(), "wider than the replaced region");
+        let unbounded_first = regions(tmp.path(), &wal, &[("g", ""), ("", "p")], 35);
+        assert!(edit(vec![three[1].clone()], unbounded_first).is_err(), "an unbounded region before another");
         assert!(edit(vec![three[1].clone()], Vec::new()).is_err(), "no new region");
         assert_eq!(starts(&t), ["", "g", "p"]);
 

@@ -18,7 +18,7 @@
 //! replays none; edits written elsewhere (another server's WAL, cluster
 //! mode) are the WAL splitter's to deliver.
 //!
-//! Both run under the table's `change_lock`, so they never interleave with
+//! Both run under the table's change lock (`TableState::lock_changes`), so they never interleave with
 //! a split, a merge or each other on one table.
 
 use std::sync::Arc;
@@ -125,11 +125,15 @@ pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Reg
         }
     };
     // Under the change lock the region is still current: the edit applies.
-    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+    let edit = CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![region.clone()],
         new: vec![fresh.clone()],
-    })?;
+    };
+    if let Err(e) = inner.catalog.apply(edit) {
+        region.set_state(RegionState::Closed);
+        return Err(e);
+    }
     region.set_state(RegionState::Closed);
     if fresh.has_references() {
         inner.compaction_queue.request_all(&fresh);

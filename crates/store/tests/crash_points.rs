@@ -97,7 +97,7 @@ fn recover_and_check(dir: &Path, when: &str) {
 /// its `k`-th change to the disk for every `k` up to the changes it makes
 /// uninterrupted, then a power cut, then `recover_and_check`. Returns how
 /// many changes the operation made.
-fn crash_at_every_change(base_dir: &Path, work: &Path, what: &str, op: impl Fn(&Store)) -> u64 {
+fn crash_at_every_change(base_dir: &Path, work: &Path, what: &str, regions_after: usize, op: impl Fn(&Store)) -> u64 {
     let run = |k: Option<u64>| -> (PathBuf, u64) {
         let dir = work.join(format!("{what}-{}", k.map_or("all".to_string(), |k| k.to_string())));
         copy_dir(base_dir, &dir);
@@ -109,6 +109,10 @@ fn crash_at_every_change(base_dir: &Path, work: &Path, what: &str, op: impl Fn(&
         }
         op(&store);
         let changes = fs.mutations() - before;
+        if k.is_none() {
+            let regions = store.table_regions("t").expect("regions").len();
+            assert_eq!(regions, regions_after, "{what}, uninterrupted, leaves {regions_after} regions");
+        }
         drop(store);
         fs.drop_unsynced().expect("power cut");
         (dir, changes)
@@ -130,7 +134,7 @@ fn a_split_and_its_compactions_stopped_at_every_change_lose_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let base_dir = tmp.path().join("base");
     base(&base_dir, &[]);
-    let changes = crash_at_every_change(&base_dir, tmp.path(), "split", |store| {
+    let changes = crash_at_every_change(&base_dir, tmp.path(), "split", 2, |store| {
         // Errors are expected once the file system has stopped.
         let _ = store.split_region("t", b"r000", Some(b"r060"));
         let _ = store.compact_table("t", true);
@@ -143,7 +147,7 @@ fn a_merge_and_its_compaction_stopped_at_every_change_lose_nothing() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let base_dir = tmp.path().join("base");
     base(&base_dir, &[b"r060".to_vec()]);
-    let changes = crash_at_every_change(&base_dir, tmp.path(), "merge", |store| {
+    let changes = crash_at_every_change(&base_dir, tmp.path(), "merge", 1, |store| {
         let names: Vec<String> = store.table_regions("t").expect("regions").iter().map(|r| r.dir_name()).collect();
         let _ = store.merge_regions(&names[0], &names[1]);
         let _ = store.compact_table("t", true);

@@ -185,10 +185,9 @@ impl HdfsFs {
 impl FileSystem for HdfsFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let p = hdfs_path(path)?;
-        // HDFS refuses `overwrite` of a file that does not exist, and a
-        // plain create of one that does.
-        let overwrite = self.info(path)?.is_some();
-        let options = WriteOptions { overwrite, create_parent: false, ..WriteOptions::default() };
+        // CREATE|OVERWRITE: a new file, or one replacing a file of that name
+        // (the contract's create), in one call without a race.
+        let options = WriteOptions { overwrite: true, create_parent: false, ..WriteOptions::default() };
         let writer = self.call("create", path, self.client.create(p, options))?;
         Ok(Box::new(HdfsWritable {
             path: path.to_path_buf(),
@@ -274,12 +273,18 @@ impl FileSystem for HdfsFs {
         loop {
             match self.call("recover lease", path, self.client.recover_lease(p)) {
                 Ok(true) => return Ok(()),
-                Ok(false) if started.elapsed() < LEASE_RECOVERY_TIMEOUT => {
-                    // The NameNode is recovering the last block (it asks the
-                    // DataNodes to agree on its length); ask again.
+                // Gone since it was listed: nothing to take over.
+                Err(StoreError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => return Ok(()),
+                // Not closed yet (the NameNode is recovering the last block:
+                // the DataNodes must agree on its length), or a call that
+                // failed (e.g. "committed blocks are waiting to be minimally
+                // replicated" while a DataNode is down): ask again, as
+                // HBase's lease recovery does.
+                Ok(false) | Err(_) if started.elapsed() < LEASE_RECOVERY_TIMEOUT => {
                     std::thread::sleep(wait);
                     wait = (wait * 2).min(Duration::from_secs(2));
                 }
+                Err(e) => return Err(e),
                 Ok(false) => {
                     return Err(StoreError::io(
                         "recover lease",
@@ -290,7 +295,6 @@ impl FileSystem for HdfsFs {
                         ),
                     ));
                 }
-                Err(e) => return Err(e),
             }
         }
     }

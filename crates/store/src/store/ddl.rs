@@ -180,6 +180,8 @@ impl Store {
         if t.is_enabled() {
             return Err(StoreError::TableEnabled(name.to_string()));
         }
+        // No split, merge, close or open of its regions runs meanwhile.
+        let _changes = t.lock_changes();
         for r in t.regions() {
             r.close_and_drain();
             self.inner.wal.forget_region(r.info().id);

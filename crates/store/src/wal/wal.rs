@@ -717,7 +717,13 @@ impl Shared {
             io.prev = Seal { number: w.number(), valid_len: w.synced_len(), synced: true };
             self.counters.current_file_size.store(0, std::sync::atomic::Ordering::Relaxed);
             let path = w.path();
-            if let Err(e) = w.close() {
+            if w.is_broken() {
+                // Closing would wait on what broke it (on HDFS, a pipeline
+                // that stopped answering, for another full call limit); its
+                // seal is in the next header, and the next open recovers its
+                // lease.
+                drop(w);
+            } else if let Err(e) = w.close() {
                 tracing::warn!(path = %path.display(), error = %e, "closing a WAL file failed");
             }
         }

@@ -4,8 +4,9 @@
 //! `#[path]`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use store::fs::HdfsFs;
@@ -14,7 +15,11 @@ use store::fs::HdfsFs;
 pub struct MiniHdfs {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The launcher's stdout, line by line (read by a thread, so that a
+    /// hung launcher fails the test instead of hanging it).
+    lines: Receiver<String>,
+    /// Where the launcher's stderr (Maven, Hadoop) goes.
+    log: PathBuf,
     pub uri: String,
     _dir: tempfile::TempDir,
 }
@@ -28,38 +33,66 @@ impl MiniHdfs {
             .try_init();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hdfs/minicluster/run.sh");
         let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("launcher.log");
+        let log_file = std::fs::File::create(&log).expect("launcher log");
+        let cluster_dir = dir.path().join("cluster");
         let mut child = Command::new("bash")
             .arg(&script)
             .arg("--dir")
-            .arg(dir.path())
+            .arg(&cluster_dir)
             .args(["--datanodes", "3"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log_file)
             .spawn()
             .unwrap_or_else(|e| panic!("start {}: {e}", script.display()));
         let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
         let started = Instant::now();
-        let mut line = String::new();
         let uri = loop {
-            line.clear();
-            let n = stdout.read_line(&mut line).expect("read the launcher's output");
-            assert!(n > 0, "the mini cluster exited before it was ready ({:?})", started.elapsed());
-            if let Some(uri) = line.trim().strip_prefix("READY ") {
-                break uri.to_string();
+            // A first run builds the launcher (Maven downloads Hadoop).
+            match lines.recv_timeout(Duration::from_secs(600)) {
+                Ok(line) => {
+                    if let Some(uri) = line.trim().strip_prefix("READY ") {
+                        break uri.to_string();
+                    }
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    let tail = std::fs::read_to_string(&log).unwrap_or_default();
+                    let tail: String = tail
+                        .lines()
+                        .rev()
+                        .take(40)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    panic!("the mini cluster did not get ready ({:?}); its log ends:\n{tail}", started.elapsed());
+                }
             }
         };
         eprintln!("MiniDFSCluster at {uri}, ready in {:.1} s", started.elapsed().as_secs_f64());
-        MiniHdfs { child, stdin, stdout, uri, _dir: dir }
+        MiniHdfs { child, stdin, lines, log, uri, _dir: dir }
     }
 
     /// Sends one command; its one-line answer.
     pub fn command(&mut self, cmd: &str) -> String {
         writeln!(self.stdin, "{cmd}").expect("send a command");
         self.stdin.flush().expect("flush");
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("read the answer");
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(180))
+            .unwrap_or_else(|_| panic!("{cmd}: no answer from the mini cluster (its log: {})", self.log.display()));
         assert!(line.starts_with("OK"), "{cmd}: {line}");
         line.trim().to_string()
     }
