@@ -37,7 +37,9 @@ pub(crate) enum FlushTask {
 pub(crate) struct FlushQueue {
     sender: Sender<FlushTask>,
     receiver: Receiver<FlushTask>,
-    pending: Mutex<HashSet<u64>>,
+    /// Queued requests, per region instance (a region reopened under the
+    /// same id is a new instance, whose request must not be swallowed).
+    pending: Mutex<HashSet<usize>>,
     /// Regions being flushed → whether they were requested meanwhile.
     in_flight: Mutex<HashMap<u64, bool>>,
     pressure_workers: AtomicUsize,
@@ -121,14 +123,14 @@ impl FlushQueue {
 
     /// Queues a flush of `region` unless one is queued.
     pub(crate) fn request(&self, region: &Arc<Region>) {
-        if self.pending.lock().insert(region.info().id) {
+        if self.pending.lock().insert(Arc::as_ptr(region) as usize) {
             let _ = self.sender.send(FlushTask::Region(region.clone()));
         }
     }
 
-    /// A queued request of region `id` is being served: a new one may queue.
-    pub(crate) fn take_pending(&self, id: u64) {
-        self.pending.lock().remove(&id);
+    /// A queued request of `region` is being served: a new one may queue.
+    pub(crate) fn take_pending(&self, region: &Arc<Region>) {
+        self.pending.lock().remove(&(Arc::as_ptr(region) as usize));
     }
 
     /// Puts one more flusher thread on global pressure, unless every thread
@@ -243,5 +245,34 @@ impl Drop for InFlight<'_> {
         if requested {
             self.queue.request(&self.region);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::LocalFs;
+    use crate::test_support::regions;
+    use crate::wal::{Wal, WalOptions};
+
+    #[test]
+    fn a_reopened_region_is_queued_beside_its_old_instance() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (wal, _) = Wal::open(Arc::new(LocalFs), &tmp.path().join("wal"), WalOptions::default()).expect("wal");
+        let old = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
+        let reopened = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
+        let q = FlushQueue::new(1);
+        q.request(&old);
+        q.request(&old);
+        q.request(&reopened);
+        let queued: Vec<usize> = std::iter::from_fn(|| match q.receiver.try_recv() {
+            Ok(FlushTask::Region(r)) => Some(Arc::as_ptr(&r) as usize),
+            _ => None,
+        })
+        .collect();
+        assert_eq!(queued, [Arc::as_ptr(&old) as usize, Arc::as_ptr(&reopened) as usize], "one each, none swallowed");
+        q.take_pending(&old);
+        q.request(&old);
+        assert!(q.receiver.try_recv().is_ok(), "served, so queued again");
     }
 }

@@ -117,7 +117,7 @@ fn run(weak: &Weak<Services>, task: FlushTask) -> bool {
     match task {
         FlushTask::Stop => return false,
         FlushTask::Region(region) => {
-            inner.flush_queue.take_pending(region.info().id);
+            inner.flush_queue.take_pending(&region);
             if !region.is_closed() && region.memstore_heap_size() > 0 {
                 // If another thread is flushing this region, the request
                 // is queued again when that flush ends (`InFlight`).
@@ -173,7 +173,7 @@ pub(crate) fn flush_region(inner: &Services, region: &Arc<Region>) -> bool {
             tracing::error!(region = region.info().id, error = %e, "flush failed; the snapshot stays in memory and is retried");
             if !inner.is_closed() {
                 std::thread::sleep(Duration::from_millis(100));
-                inner.flush_queue.take_pending(region.info().id);
+                inner.flush_queue.take_pending(region);
                 inner.flush_queue.request(region);
             }
             false

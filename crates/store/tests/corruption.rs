@@ -27,6 +27,7 @@ use std::sync::Arc;
 use common::copy_dir;
 use store::fs::{FileSystem, LocalFs};
 use store::storefile::StoreFileReader;
+use store::wal::record::SYNC_MARK_LEN;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Scan, Store, StoreError, StoreOptions, TableDescriptor};
 
@@ -150,10 +151,14 @@ fn a_torn_wal_tail_loses_exactly_the_writes_after_the_cut() {
         put_row(&store, "t", &row, i);
         writes.push((row, file_len(&wal)));
     }
-    // A crash: nothing was flushed, the rows are only in the WAL.
+    // Dropped without a flush: the rows are only in the WAL. Closing the
+    // WAL ended it with a sync mark; a crash leaves none, so it goes.
     drop(store);
     assert_eq!(wal_files(&base).pop().as_ref(), Some(&wal), "the writes went to one WAL file");
     assert!(files_under(&base, ".sf").is_empty(), "nothing was flushed");
+    let last_end = writes.last().map(|w| w.1).expect("writes");
+    assert_eq!(file_len(&wal), last_end + SYNC_MARK_LEN as u64, "the closing sync mark follows the last record");
+    std::fs::OpenOptions::new().write(true).open(&wal).and_then(|f| f.set_len(last_end)).expect("as a crash left it");
     let full = file_len(&wal);
     assert_eq!(writes.last().map(|w| w.1), Some(full));
 
@@ -273,13 +278,28 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
-    // The one place a flipped byte cannot be told from a torn write: the
-    // last record of the newest file. It is dropped like a torn tail (the
-    // documented limit of a log without a footer); all else is there.
-    let dir = tmp.path().join("flip-last");
+    // The last record of the newest file: a closed WAL ends with a sync
+    // mark, which proves it durable, so a flipped byte there is corruption
+    // too.
+    let dir = tmp.path().join("flip-last-closed");
     copy_dir(&base, &dir);
     let last = writes.last().expect("writes");
-    flip(&dir.join("wal").join(newest.file_name().expect("name")), (last.2 + last.3) / 2);
+    let newest_copy = dir.join("wal").join(newest.file_name().expect("name"));
+    flip(&newest_copy, (last.2 + last.3) / 2);
+    expect_corruption(open(&dir, options(), "the last record"), &newest_copy, "the last record of a closed WAL");
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+
+    // After a crash (no closing mark) that is the one place a flipped byte
+    // cannot be told from a torn write: it is dropped like a torn tail.
+    let dir = tmp.path().join("flip-last");
+    copy_dir(&base, &dir);
+    let newest_copy = dir.join("wal").join(newest.file_name().expect("name"));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&newest_copy)
+        .and_then(|f| f.set_len(last.3))
+        .expect("as a crash left it");
+    flip(&newest_copy, (last.2 + last.3) / 2);
     let store = open(&dir, options(), "the last record").expect("a damaged last record reads as a torn tail");
     for (i, (row, ..)) in writes.iter().enumerate() {
         assert_eq!(row_present(&store, "t", row, i as u64).expect("get"), i + 1 < writes.len(), "write {i}");

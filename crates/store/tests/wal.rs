@@ -354,9 +354,11 @@ fn torn_tail_at_every_offset_of_the_last_record_ends_replay_cleanly() {
     let (last_path, last_start, last_entry) = offsets.last().cloned().expect("entries");
     assert_eq!(&last_path, live_logs(&e).last().expect("files"), "the last entry is in the last file");
     assert_eq!(live_logs(&e).len(), 3, "earlier, sealed files exist too");
-    let original = e.fs.read_all(&last_path).expect("read");
-    let end = original.len() as u64;
-    assert_eq!(last_start + last_entry.record_len() as u64, end);
+    let mut original = e.fs.read_all(&last_path).expect("read");
+    // A clean close ended the file with a sync mark; a crash leaves none.
+    let end = last_start + last_entry.record_len() as u64;
+    assert_eq!(end + SYNC_MARK_LEN as u64, original.len() as u64, "the closing sync mark follows the last record");
+    original.truncate(end as usize);
 
     let write = |bytes: &[u8]| {
         let mut f = e.fs.create(&last_path).expect("rewrite");
@@ -804,7 +806,9 @@ fn a_hole_in_the_unsynced_tail_ends_replay_but_a_hole_before_a_sync_mark_is_corr
             wal.append(&en, Durability::SyncWal).expect("append");
             appended.push(en);
         }
-        drop(wal);
+        // A crash: a closed WAL ends with a sync mark, which would prove
+        // the whole file durable (checked below).
+        std::mem::forget(wal);
         (e, appended)
     };
     let punch = |e: &Env, path: &Path, at: u64, len: usize| {
@@ -833,6 +837,21 @@ fn a_hole_in_the_unsynced_tail_ends_replay_but_a_hole_before_a_sync_mark_is_corr
     let mut want = appended[..13].to_vec();
     want.push(extra);
     assert_eq!(replay(&e).entries, want);
+
+    // After a clean close the same hole is corruption: the closing mark
+    // says the whole file was fsynced.
+    let e = env();
+    let wal = open(&e, options());
+    for s in 1..=20 {
+        let durability = if s <= 10 { Durability::SyncWal } else { Durability::AsyncWal };
+        wal.append(&entry(1 + s % 3, s, 1 + (s % 2) as usize), durability).expect("append");
+    }
+    drop(wal);
+    let offsets = record_offsets(&e);
+    let (path, at, en) = offsets.iter().find(|(_, _, en)| en.seq == 14).cloned().expect("entry 14");
+    punch(&e, &path, at, en.record_len());
+    let msg = expect_corruption(Wal::replay(&*e.fs, &e.dir), &path);
+    assert!(msg.contains("sync mark"), "{msg}");
 
     // A hole in an earlier, synced batch: marks after it prove it durable.
     let (e, _) = build(false);

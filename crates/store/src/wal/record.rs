@@ -35,7 +35,8 @@
 //!   first after the header, begins with a record whose `region_id` is
 //!   [`SYNC_MARK_REGION`], whose `seq` is its own offset in the file and
 //!   which has no cells. It says "every byte before me was fsynced before I
-//!   was written", which is what lets replay tell a hole that a power cut
+//!   was written" (a closed file ends with one), which is what lets replay
+//!   tell a hole that a power cut
 //!   left in the unsynced tail of the last file from damage to data that
 //!   was durable (`reader.rs`). It costs one 24-byte record per fsync, not
 //!   per entry. Region ids are allocated upwards from 1, so no region has

@@ -575,7 +575,17 @@ impl Wal {
         s.round_locked(&mut io);
         let last = s.pending.lock().last_txid;
         let result = if last == 0 { Ok(()) } else { s.outcomes.lock().outcome(last) };
-        if let Some(w) = io.writer.take() {
+        if let Some(mut w) = io.writer.take() {
+            if w.is_broken() {
+                drop(w); // see roll_locked
+                return result;
+            }
+            // A last sync mark: everything before it was fsynced, so replay
+            // judges damage anywhere in this file as corruption, not as a
+            // hole in an unsynced tail (`reader.rs`).
+            if let Err(e) = w.write_and_sync(&[]) {
+                tracing::warn!(dir = %s.dir.display(), error = %e, "writing the WAL's closing sync mark failed");
+            }
             io.prev = Seal { number: w.number(), valid_len: w.synced_len(), synced: true };
             s.counters.current_file_size.store(0, std::sync::atomic::Ordering::Relaxed);
             w.close()?;
