@@ -134,17 +134,12 @@ impl CompactionQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::LocalFs;
-    use crate::test_support::regions;
-    use crate::wal::{Wal, WalOptions};
+    use crate::test_support::one_region_twice;
 
     #[test]
     fn a_reopened_region_is_queued_beside_its_old_instance() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let (wal, _) = Wal::open(Arc::new(LocalFs), &tmp.path().join("wal"), WalOptions::default()).expect("wal");
-        let old = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
-        // The same region opened again from its directory: same id, new instance.
-        let reopened = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
+        let (old, reopened) = one_region_twice(tmp.path());
         let q = CompactionQueue::new(1);
         let store = |r: &Arc<Region>| r.stores().next().expect("a family").clone();
         q.request(&old, &store(&old));

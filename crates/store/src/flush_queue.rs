@@ -251,16 +251,12 @@ impl Drop for InFlight<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fs::LocalFs;
-    use crate::test_support::regions;
-    use crate::wal::{Wal, WalOptions};
+    use crate::test_support::one_region_twice;
 
     #[test]
     fn a_reopened_region_is_queued_beside_its_old_instance() {
         let tmp = tempfile::tempdir().expect("tempdir");
-        let (wal, _) = Wal::open(Arc::new(LocalFs), &tmp.path().join("wal"), WalOptions::default()).expect("wal");
-        let old = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
-        let reopened = regions(tmp.path(), &wal, &[("", "")], 7).remove(0);
+        let (old, reopened) = one_region_twice(tmp.path());
         let q = FlushQueue::new(1);
         q.request(&old);
         q.request(&old);

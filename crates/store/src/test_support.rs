@@ -37,3 +37,13 @@ pub(crate) fn regions(dir: &Path, wal: &Arc<Wal>, bounds: &[(&str, &str)], first
         })
         .collect()
 }
+
+/// One region (id 7) opened twice from its directory in `dir`: two
+/// instances of the same region, as a close and reopen leaves them.
+pub(crate) fn one_region_twice(dir: &Path) -> (Arc<Region>, Arc<Region>) {
+    let (wal, _) =
+        Wal::open(Arc::new(LocalFs), &dir.join("wal"), crate::wal::WalOptions::default()).expect("open a WAL");
+    let old = regions(dir, &wal, &[("", "")], 7).remove(0);
+    let reopened = regions(dir, &wal, &[("", "")], 7).remove(0);
+    (old, reopened)
+}
