@@ -354,7 +354,11 @@ fn main() {
                         // References not compacted yet, or a region split
                         // or merged automatically meanwhile.
                         Ok(_) => say("merged".to_string()),
-                        Err(StoreError::InvalidArgument(_) | StoreError::NotServingRegion { .. }) => {}
+                        Err(
+                            StoreError::InvalidArgument(_)
+                            | StoreError::UnknownRegion(_)
+                            | StoreError::NotServingRegion { .. },
+                        ) => {}
                         Err(e) => {
                             say(format!("error merge {e}"));
                             std::process::exit(3);
