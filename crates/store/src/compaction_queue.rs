@@ -10,20 +10,16 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crossbeam_channel::{Receiver, Sender, unbounded};
 use parking_lot::Mutex;
 
 use crate::family_store::FamilyStore;
 use crate::region::Region;
+use crate::worker_pool::WorkerPool;
 
-/// What a compaction thread is asked to do.
-pub(crate) enum CompactionTask {
-    Store(Arc<Region>, Arc<FamilyStore>),
-    Stop,
-}
+/// What a compaction thread is asked to do: check a store of a region.
+type CompactionTask = (Arc<Region>, Arc<FamilyStore>);
 
 /// A queued request's identity: the region instance and the family.
 type PendingKey = (usize, String);
@@ -33,71 +29,34 @@ fn key(region: &Arc<Region>, store: &FamilyStore) -> PendingKey {
 }
 
 pub(crate) struct CompactionQueue {
-    sender: Sender<CompactionTask>,
-    receiver: Receiver<CompactionTask>,
+    workers: WorkerPool<CompactionTask>,
     pending: Mutex<HashSet<PendingKey>>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
-    stopped: AtomicBool,
-    thread_count: usize,
     failures: AtomicU64,
 }
 
 impl CompactionQueue {
     pub(crate) fn new(thread_count: usize) -> CompactionQueue {
-        let (sender, receiver) = unbounded();
         CompactionQueue {
-            sender,
-            receiver,
+            workers: WorkerPool::new("compactor", thread_count),
             pending: Mutex::new(HashSet::new()),
-            threads: Mutex::new(Vec::new()),
-            stopped: AtomicBool::new(false),
-            thread_count: thread_count.max(1),
             failures: AtomicU64::new(0),
         }
     }
 
-    /// Starts the threads; each runs `work` on every request until a
-    /// `Stop`, or until `work` returns false. `work` clears the request's
-    /// pending mark first (`take_pending`), so that it may queue the store
-    /// again.
+    /// Starts the threads; each runs `work` on every request until the
+    /// queue is stopped, or until `work` returns false. `work` clears the
+    /// request's pending mark first (`take_pending`), so that it may queue
+    /// the store again.
     pub(crate) fn start(&self, work: impl Fn(Arc<Region>, Arc<FamilyStore>) -> bool + Clone + Send + 'static) {
-        let mut threads = self.threads.lock();
-        for i in 0..self.thread_count {
-            let receiver: Receiver<CompactionTask> = self.receiver.clone();
-            let work = work.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("compactor-{i}"))
-                    .spawn(move || {
-                        while let Ok(CompactionTask::Store(region, store)) = receiver.recv() {
-                            if !work(region, store) {
-                                return;
-                            }
-                        }
-                    })
-                    .expect("spawn compaction thread"),
-            );
-        }
+        self.workers.start(move |(region, store)| work(region, store));
     }
 
     pub(crate) fn stop(&self) {
-        if self.stopped.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let threads: Vec<_> = self.threads.lock().drain(..).collect();
-        for _ in &threads {
-            let _ = self.sender.send(CompactionTask::Stop);
-        }
-        let me = std::thread::current().id();
-        for t in threads {
-            if t.thread().id() != me {
-                let _ = t.join();
-            }
-        }
+        self.workers.stop();
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
+        self.workers.is_stopped()
     }
 
     /// Queues a minor compaction check of `store` of `region`.
@@ -106,7 +65,7 @@ impl CompactionQueue {
             return;
         }
         if self.pending.lock().insert(key(region, store)) {
-            let _ = self.sender.send(CompactionTask::Store(region.clone(), store.clone()));
+            self.workers.send((region.clone(), store.clone()));
         }
     }
 
@@ -145,14 +104,11 @@ mod tests {
         q.request(&old, &store(&old));
         q.request(&old, &store(&old));
         q.request(&reopened, &store(&reopened));
-        let queued: Vec<usize> = std::iter::from_fn(|| match q.receiver.try_recv() {
-            Ok(CompactionTask::Store(r, _)) => Some(Arc::as_ptr(&r) as usize),
-            _ => None,
-        })
-        .collect();
+        let queued: Vec<usize> =
+            std::iter::from_fn(|| q.workers.try_take().map(|(r, _)| Arc::as_ptr(&r) as usize)).collect();
         assert_eq!(queued, [Arc::as_ptr(&old) as usize, Arc::as_ptr(&reopened) as usize], "one each, none swallowed");
         q.take_pending(&old, &store(&old));
         q.request(&old, &store(&old));
-        assert!(q.receiver.try_recv().is_ok(), "served, so queued again");
+        assert!(q.workers.try_take().is_some(), "served, so queued again");
     }
 }

@@ -17,40 +17,34 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, unbounded};
 use parking_lot::{Condvar, Mutex};
 
 use crate::catalog::Catalog;
 use crate::region::Region;
+use crate::worker_pool::WorkerPool;
 
 /// What a flusher thread is asked to do.
 pub(crate) enum FlushTask {
     Region(Arc<Region>),
     Pressure,
-    Stop,
 }
 
 pub(crate) struct FlushQueue {
-    sender: Sender<FlushTask>,
-    receiver: Receiver<FlushTask>,
+    workers: WorkerPool<FlushTask>,
     /// Queued requests, per region instance (a region reopened under the
     /// same id is a new instance, whose request must not be swallowed).
     pending: Mutex<HashSet<usize>>,
     /// Regions being flushed → whether they were requested meanwhile.
     in_flight: Mutex<HashMap<u64, bool>>,
     pressure_workers: AtomicUsize,
-    threads: Mutex<Vec<JoinHandle<()>>>,
-    stopped: AtomicBool,
     memory_lock: Mutex<()>,
     memory_cv: Condvar,
     /// Global memstore heap, recomputed every few writes and after flushes.
     global_heap: AtomicU64,
     writes: AtomicU64,
-    thread_count: usize,
     flush_failures: AtomicU64,
     blocked_writes: AtomicU64,
     /// Nanoseconds writers spent blocked on memory, summed over writers.
@@ -59,72 +53,40 @@ pub(crate) struct FlushQueue {
 
 impl FlushQueue {
     pub(crate) fn new(thread_count: usize) -> FlushQueue {
-        let (sender, receiver) = unbounded();
         FlushQueue {
-            sender,
-            receiver,
+            workers: WorkerPool::new("flusher", thread_count),
             pending: Mutex::new(HashSet::new()),
             in_flight: Mutex::new(HashMap::new()),
             pressure_workers: AtomicUsize::new(0),
-            threads: Mutex::new(Vec::new()),
-            stopped: AtomicBool::new(false),
             memory_lock: Mutex::new(()),
             memory_cv: Condvar::new(),
             global_heap: AtomicU64::new(0),
             writes: AtomicU64::new(0),
-            thread_count: thread_count.max(1),
             flush_failures: AtomicU64::new(0),
             blocked_writes: AtomicU64::new(0),
             blocked_nanos: AtomicU64::new(0),
         }
     }
 
-    /// Starts the threads; each runs `work` on every task until a `Stop`,
-    /// or until `work` returns false.
+    /// Starts the threads; each runs `work` on every task until the queue
+    /// is stopped, or until `work` returns false.
     pub(crate) fn start(&self, work: impl Fn(FlushTask) -> bool + Clone + Send + 'static) {
-        let mut threads = self.threads.lock();
-        for i in 0..self.thread_count {
-            let receiver = self.receiver.clone();
-            let work = work.clone();
-            let handle = std::thread::Builder::new()
-                .name(format!("flusher-{i}"))
-                .spawn(move || {
-                    while let Ok(task) = receiver.recv() {
-                        if matches!(task, FlushTask::Stop) || !work(task) {
-                            return;
-                        }
-                    }
-                })
-                .expect("spawn flusher thread");
-            threads.push(handle);
-        }
+        self.workers.start(work);
     }
 
     pub(crate) fn stop(&self) {
-        if self.stopped.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let threads: Vec<_> = self.threads.lock().drain(..).collect();
-        for _ in &threads {
-            let _ = self.sender.send(FlushTask::Stop);
-        }
-        let me = std::thread::current().id();
-        for t in threads {
-            if t.thread().id() != me {
-                let _ = t.join();
-            }
-        }
+        self.workers.stop();
         self.memory_cv.notify_all();
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
+        self.workers.is_stopped()
     }
 
     /// Queues a flush of `region` unless one is queued.
     pub(crate) fn request(&self, region: &Arc<Region>) {
         if self.pending.lock().insert(Arc::as_ptr(region) as usize) {
-            let _ = self.sender.send(FlushTask::Region(region.clone()));
+            self.workers.send(FlushTask::Region(region.clone()));
         }
     }
 
@@ -138,10 +100,10 @@ impl FlushQueue {
     pub(crate) fn request_pressure(&self) {
         let more = self
             .pressure_workers
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.thread_count).then_some(n + 1))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.workers.size()).then_some(n + 1))
             .is_ok();
         if more {
-            let _ = self.sender.send(FlushTask::Pressure);
+            self.workers.send(FlushTask::Pressure);
         }
     }
 
@@ -261,14 +223,14 @@ mod tests {
         q.request(&old);
         q.request(&old);
         q.request(&reopened);
-        let queued: Vec<usize> = std::iter::from_fn(|| match q.receiver.try_recv() {
-            Ok(FlushTask::Region(r)) => Some(Arc::as_ptr(&r) as usize),
+        let queued: Vec<usize> = std::iter::from_fn(|| match q.workers.try_take() {
+            Some(FlushTask::Region(r)) => Some(Arc::as_ptr(&r) as usize),
             _ => None,
         })
         .collect();
         assert_eq!(queued, [Arc::as_ptr(&old) as usize, Arc::as_ptr(&reopened) as usize], "one each, none swallowed");
         q.take_pending(&old);
         q.request(&old);
-        assert!(q.receiver.try_recv().is_ok(), "served, so queued again");
+        assert!(q.workers.try_take().is_some(), "served, so queued again");
     }
 }

@@ -115,7 +115,6 @@ fn largest_region(services: &Services) -> Option<Arc<Region>> {
 fn run(weak: &Weak<Services>, task: FlushTask) -> bool {
     let Some(inner) = weak.upgrade() else { return false };
     match task {
-        FlushTask::Stop => return false,
         FlushTask::Region(region) => {
             inner.flush_queue.take_pending(&region);
             if !region.is_closed() && region.memstore_heap_size() > 0 {

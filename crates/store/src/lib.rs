@@ -37,6 +37,7 @@ pub mod table;
 #[cfg(test)]
 mod test_support;
 pub mod wal;
+pub(crate) mod worker_pool;
 
 pub use error::{Result, StoreError};
 pub use options::StoreOptions;
