@@ -1,6 +1,11 @@
 //! `RegionInfo`: a region's identity and key range (HBase's `RegionInfo`),
 //! persisted as `.regioninfo` in its directory, and the names HBase gives
 //! regions and keys.
+//!
+//! Invariant: a region holds rows in `[start_key, end_key)`, an empty end
+//! key meaning unbounded; `id` is unique in the store and never reused.
+//!
+//! Thread safety: plain values.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,8 @@
 //! What a region is asked to do: row mutations (owned and borrowed), a
 //! batch's outcome, and point reads.
+//!
+//! Thread safety: plain values; the borrowed forms borrow the caller's
+//! bytes for the length of one call.
 
 use memstore::TimeRange;
 

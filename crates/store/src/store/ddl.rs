@@ -2,6 +2,10 @@
 //! and delete tables (their descriptor file is the commit point of a
 //! creation), and close, open and merge single regions. Each change to the
 //! table or region lists is an edit to the catalog.
+//!
+//! Thread safety: table DDL runs under the catalog's DDL lock, region
+//! close/open/merge under the table's change lock (lock order in
+//! `catalog.rs`).
 
 use std::path::Path;
 use std::sync::Arc;

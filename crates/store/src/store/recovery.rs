@@ -1,6 +1,13 @@
 //! Opening a store: the tables and regions on disk (finishing what a crash
 //! left of a split, merge or table creation), then the WAL's edits replayed
 //! into them under the memory limit.
+//!
+//! Invariant: an entry is replayed only above its family's flushed sequence
+//! id at open; replay-time flushes leave that mark where it was, so a crash
+//! during recovery replays the same entries again (identical cells).
+//!
+//! Thread safety: runs once, in the thread opening the store, before any
+//! background thread starts.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
