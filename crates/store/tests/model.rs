@@ -98,6 +98,11 @@
 //! reopen and a full scan. The store lives on `/dev/shm` when there is one
 //! (`SyncWal` fsyncs are then cheap). `PROPTEST_CASES` overrides the number
 //! of cases, for a longer soak.
+//!
+//! `the_model_holds_with_the_store_on_hdfs` (ignored by default; `.ci/run`
+//! runs it) runs the same sequences with the store on a real mini HDFS,
+//! where a crash is a process death: the client is severed without closing
+//! its WAL, and the reopen, through a new client, recovers the lease.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -109,7 +114,11 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
 use store::compaction_policy::CompactionConfig;
-use store::fs::{FaultInjectingFs, FileSystem, LocalFs};
+#[path = "common/mini_hdfs.rs"]
+#[expect(dead_code, reason = "this test starts the cluster and reads its URI only")]
+mod mini_hdfs;
+
+use store::fs::{FaultInjectingFs, FileSystem, HdfsFs, LocalFs};
 use store::region::Region;
 use store::scanner::Scanner;
 use store::storefile::{BloomType, Compression};
@@ -162,6 +171,8 @@ const MAX_SCANNERS: usize = 2;
 /// `SyncWal` write waits for an fsync); each runs up to `MAX_OPS` operations.
 const CASES: u32 = 256;
 const DISK_CASES: u32 = 48;
+/// Sequences of the model test on the mini HDFS (every call a round trip).
+const HDFS_CASES: u32 = 64;
 /// Where stores live when the machine has a tmpfs.
 const TMPFS: &str = "/dev/shm";
 const MAX_OPS: usize = 60;
@@ -931,11 +942,50 @@ impl Model {
 // The harness: one store and its model
 // ---------------------------------------------------------------------------
 
+/// Where a harness's store lives.
+enum Root {
+    /// A local directory (on `/dev/shm` when there is one) through the
+    /// fault-injecting file system: a crash cuts every file to its synced
+    /// bytes and undoes unsynced directory entries (a power loss).
+    Local { _dir: tempfile::TempDir, fs: Arc<FaultInjectingFs> },
+    /// A directory on the mini HDFS: a crash severs the client without
+    /// closing anything (a process death: unsynced bytes may be lost, the
+    /// WAL's lease stays with the dead client), and the store reopens
+    /// through a new client, which recovers the lease first.
+    Hdfs { uri: String, fs: HdfsFs },
+}
+
+impl Root {
+    fn local() -> (Root, PathBuf) {
+        let dir = temp_dir();
+        let path = dir.path().to_path_buf();
+        (Root::Local { _dir: dir, fs: Arc::new(FaultInjectingFs::new(Arc::new(LocalFs))) }, path)
+    }
+
+    fn fs(&self) -> Arc<dyn FileSystem> {
+        match self {
+            Root::Local { fs, .. } => fs.clone(),
+            Root::Hdfs { fs, .. } => Arc::new(fs.clone()),
+        }
+    }
+
+    /// After the store was dropped without `close`: loses what a crash
+    /// loses.
+    fn crash(&mut self) -> store::Result<()> {
+        match self {
+            Root::Local { fs, .. } => fs.drop_unsynced().map(|_| ()),
+            Root::Hdfs { uri, fs } => {
+                *fs = HdfsFs::connect(uri)?;
+                Ok(())
+            }
+        }
+    }
+}
+
 struct Harness {
     setup: Setup,
-    _dir: tempfile::TempDir,
+    root: Root,
     path: PathBuf,
-    fs: Arc<FaultInjectingFs>,
     store: Option<Store>,
     model: Model,
     scanners: Vec<HeldScanner>,
@@ -1099,15 +1149,16 @@ fn temp_dir() -> tempfile::TempDir {
 
 impl Harness {
     fn new(setup: Setup) -> Result<Harness, TestCaseError> {
-        let dir = temp_dir();
-        let path = dir.path().to_path_buf();
-        let fs = Arc::new(FaultInjectingFs::new(Arc::new(LocalFs)));
+        let (root, path) = Root::local();
+        Harness::new_at(setup, root, path)
+    }
+
+    fn new_at(setup: Setup, root: Root, path: PathBuf) -> Result<Harness, TestCaseError> {
         let model = Model::new(&setup);
         let mut h = Harness {
             setup,
-            _dir: dir,
+            root,
             path,
-            fs,
             store: None,
             model,
             scanners: Vec::new(),
@@ -1129,7 +1180,7 @@ impl Harness {
     }
 
     fn open(&mut self) -> Result<(), TestCaseError> {
-        let opened = Store::open(&self.path, self.setup.options(self.fs.clone()));
+        let opened = Store::open(&self.path, self.setup.options(self.root.fs()));
         self.store = Some(self.ok(opened, "open")?);
         Ok(())
     }
@@ -1954,9 +2005,12 @@ impl Harness {
         let regions = self.check_regions()?;
         let store = self.store.take().expect("the store is open");
         if crash {
+            if let Root::Hdfs { fs, .. } = &self.root {
+                fs.sever();
+            }
             drop(store);
-            let lost = self.fs.drop_unsynced();
-            self.ok(lost, "drop_unsynced")?;
+            let lost = self.root.crash();
+            self.ok(lost, "crash")?;
         } else {
             let closed = store.close();
             self.ok(closed, "close")?;
@@ -1996,9 +2050,21 @@ fn run(setup: &Setup, ops: &[Op]) -> Result<(), TestCaseError> {
 fn run_checked(
     setup: &Setup,
     ops: &[Op],
+    check: impl FnMut(usize, &Harness) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    let (root, path) = Root::local();
+    run_at(setup, ops, root, path, check)
+}
+
+/// `run_checked` with the store at `path` of `root`.
+fn run_at(
+    setup: &Setup,
+    ops: &[Op],
+    root: Root,
+    path: PathBuf,
     mut check: impl FnMut(usize, &Harness) -> Result<(), TestCaseError>,
 ) -> Result<(), TestCaseError> {
-    let mut h = Harness::new(setup.clone())?;
+    let mut h = Harness::new_at(setup.clone(), root, path)?;
     for (i, op) in ops.iter().enumerate() {
         h.op_index = i;
         h.step = format!("op {i} {op:?}");
@@ -2050,6 +2116,47 @@ proptest! {
     fn adaptive_matches_model((setup, ops) in case("adaptive:0.5")) {
         run(&setup, &ops)?;
     }
+}
+
+/// The model test with the store on a real HDFS: a MiniDFSCluster with 3
+/// DataNodes (`hdfs/minicluster`), `HDFS_CASES` sequences of every policy
+/// (or `PROPTEST_CASES`), each in a directory of its own. A crash there is a
+/// process death (see [`Root::Hdfs`]), not a power loss: HDFS has no
+/// counterpart of the fault file system's cut to the synced bytes, but a
+/// severed client loses whatever it had not `hsync`ed, and the reopen must
+/// recover the WAL's lease from the dead client before it replays.
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p store --test model -- --ignored"]
+fn the_model_holds_with_the_store_on_hdfs() {
+    use proptest::test_runner::TestRunner;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let cluster = mini_hdfs::MiniHdfs::start();
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(HDFS_CASES);
+    // Shrinking a failure costs HDFS round trips too: bounded.
+    let config =
+        ProptestConfig { cases, failure_persistence: None, max_shrink_iters: 256, ..ProptestConfig::default() };
+    let strategy = select(&["none", "basic", "eager", "adaptive:0.5"][..]).prop_flat_map(case);
+    let next = AtomicUsize::new(0);
+    let crashes = AtomicUsize::new(0);
+    let started = std::time::Instant::now();
+    let result = TestRunner::new(config).run(&strategy, |(setup, ops)| {
+        let path = PathBuf::from(format!("/model/case-{}", next.fetch_add(1, Ordering::Relaxed)));
+        crashes.fetch_add(ops.iter().filter(|op| matches!(op, Op::Crash)).count(), Ordering::Relaxed);
+        let fs = HdfsFs::connect(&cluster.uri).map_err(|e| TestCaseError::fail(format!("connect: {e}")))?;
+        let outcome = run_at(&setup, &ops, Root::Hdfs { uri: cluster.uri.clone(), fs }, path.clone(), |_, _| Ok(()));
+        // Through a new client: a crash severed the first.
+        if let Ok(fs) = HdfsFs::connect(&cluster.uri) {
+            let _ = fs.remove_dir_all(&path);
+        }
+        outcome
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (sequences, crashes) = (next.load(Ordering::Relaxed), crashes.load(Ordering::Relaxed));
+    eprintln!("{sequences} sequences on HDFS with {crashes} crashes in {:?}", started.elapsed());
+    assert!(crashes > 0, "some sequences crashed the store");
 }
 
 // ---------------------------------------------------------------------------

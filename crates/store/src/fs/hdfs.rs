@@ -37,6 +37,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdfs_native::client::WriteOptions;
@@ -58,9 +59,16 @@ pub const DEFAULT_IO_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct HdfsFs {
     client: Client,
-    runtime: Arc<Runtime>,
-    io_timeout: Duration,
+    io: Arc<Io>,
     uri: String,
+}
+
+/// What every handle of one client shares: the runtime its calls run on,
+/// their time limit, and whether the client was severed.
+struct Io {
+    runtime: Runtime,
+    limit: Duration,
+    severed: AtomicBool,
 }
 
 impl std::fmt::Debug for HdfsFs {
@@ -72,35 +80,43 @@ impl std::fmt::Debug for HdfsFs {
 struct HdfsWritable {
     path: PathBuf,
     writer: FileWriter,
-    runtime: Arc<Runtime>,
-    io_timeout: Duration,
+    io: Arc<Io>,
     len: u64,
 }
 
 struct HdfsReadable {
     path: PathBuf,
     reader: FileReader,
-    runtime: Arc<Runtime>,
-    io_timeout: Duration,
+    io: Arc<Io>,
     len: u64,
 }
 
-/// Runs `call` on `runtime`, failing with `TimedOut` past `limit`.
-fn block_on<T>(
-    runtime: &Runtime,
-    limit: Duration,
-    op: &'static str,
-    path: &Path,
-    call: impl std::future::Future<Output = hdfs_native::Result<T>>,
-) -> Result<T> {
-    match runtime.block_on(async { tokio::time::timeout(limit, call).await }) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(hdfs_error(op, path, e)),
-        Err(_) => Err(StoreError::io(
-            op,
-            path,
-            io::Error::new(io::ErrorKind::TimedOut, format!("HDFS {op} did not finish within {limit:?}")),
-        )),
+impl Io {
+    /// Runs `call` on the runtime, failing with `TimedOut` past the limit;
+    /// a severed client fails at once without reaching HDFS.
+    fn block_on<T>(
+        &self,
+        op: &'static str,
+        path: &Path,
+        call: impl std::future::Future<Output = hdfs_native::Result<T>>,
+    ) -> Result<T> {
+        if self.severed.load(Ordering::Acquire) {
+            return Err(StoreError::io(
+                op,
+                path,
+                io::Error::new(io::ErrorKind::ConnectionAborted, "this HDFS client was severed (HdfsFs::sever)"),
+            ));
+        }
+        let limit = self.limit;
+        match self.runtime.block_on(async { tokio::time::timeout(limit, call).await }) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(hdfs_error(op, path, e)),
+            Err(_) => Err(StoreError::io(
+                op,
+                path,
+                io::Error::new(io::ErrorKind::TimedOut, format!("HDFS {op} did not finish within {limit:?}")),
+            )),
+        }
     }
 }
 
@@ -141,7 +157,6 @@ impl HdfsFs {
             .enable_all()
             .build()
             .map_err(|e| StoreError::io("start the HDFS client runtime", Path::new(uri), e))?;
-        let runtime = Arc::new(runtime);
         let client = ClientBuilder::new()
             .with_url(uri)
             // A DataNode lost from a write pipeline is replaced when the
@@ -152,7 +167,8 @@ impl HdfsFs {
             .with_io_runtime(runtime.handle().clone())
             .build()
             .map_err(|e| hdfs_error("connect", Path::new(uri), e))?;
-        Ok(HdfsFs { client, runtime, io_timeout, uri: uri.to_string() })
+        let io = Arc::new(Io { runtime, limit: io_timeout, severed: AtomicBool::new(false) });
+        Ok(HdfsFs { client, io, uri: uri.to_string() })
     }
 
     fn call<T>(
@@ -161,7 +177,17 @@ impl HdfsFs {
         path: &Path,
         call: impl std::future::Future<Output = hdfs_native::Result<T>>,
     ) -> Result<T> {
-        block_on(&self.runtime, self.io_timeout, op, path, call)
+        self.io.block_on(op, path, call)
+    }
+
+    /// Cuts this client off as if its process had died: every later call
+    /// through it (and through its clones and the files they opened) fails
+    /// at once without reaching HDFS, so a file being written is abandoned,
+    /// not closed. Bytes not yet `hsync`ed may be lost, and the NameNode
+    /// keeps the file's lease until another client recovers it (or it
+    /// expires). Tests crash a store on HDFS with it.
+    pub fn sever(&self) {
+        self.io.severed.store(true, Ordering::Release);
     }
 
     /// The name node URI this file system was opened with.
@@ -189,25 +215,13 @@ impl FileSystem for HdfsFs {
         // (the contract's create), in one call without a race.
         let options = WriteOptions { overwrite: true, create_parent: false, ..WriteOptions::default() };
         let writer = self.call("create", path, self.client.create(p, options))?;
-        Ok(Box::new(HdfsWritable {
-            path: path.to_path_buf(),
-            writer,
-            runtime: self.runtime.clone(),
-            io_timeout: self.io_timeout,
-            len: 0,
-        }))
+        Ok(Box::new(HdfsWritable { path: path.to_path_buf(), writer, io: self.io.clone(), len: 0 }))
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
         let reader = self.call("open", path, self.client.read(hdfs_path(path)?))?;
         let len = reader.file_length() as u64;
-        Ok(Arc::new(HdfsReadable {
-            path: path.to_path_buf(),
-            reader,
-            runtime: self.runtime.clone(),
-            io_timeout: self.io_timeout,
-            len,
-        }))
+        Ok(Arc::new(HdfsReadable { path: path.to_path_buf(), reader, io: self.io.clone(), len }))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
@@ -305,7 +319,7 @@ impl WritableFile for HdfsWritable {
         let mut written = 0;
         while written < data.len() {
             let chunk = bytes::Bytes::copy_from_slice(&data[written..]);
-            let n = block_on(&self.runtime, self.io_timeout, "write", &self.path, self.writer.write_bytes(chunk))?;
+            let n = self.io.block_on("write", &self.path, self.writer.write_bytes(chunk))?;
             written += n;
         }
         self.len += data.len() as u64;
@@ -318,7 +332,7 @@ impl WritableFile for HdfsWritable {
     }
 
     fn sync(&mut self) -> Result<()> {
-        block_on(&self.runtime, self.io_timeout, "hsync", &self.path, self.writer.hsync())
+        self.io.block_on("hsync", &self.path, self.writer.hsync())
     }
 
     fn len(&self) -> u64 {
@@ -330,8 +344,8 @@ impl WritableFile for HdfsWritable {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
-        let Self { path, mut writer, runtime, io_timeout, .. } = *self;
-        block_on(&runtime, io_timeout, "close", &path, writer.close())
+        let Self { path, mut writer, io, .. } = *self;
+        io.block_on("close", &path, writer.close())
     }
 }
 
@@ -347,7 +361,7 @@ impl ReadableFile for HdfsReadable {
                 ),
             ));
         }
-        block_on(&self.runtime, self.io_timeout, "read", &self.path, self.reader.read_range_buf(buf, offset as usize))
+        self.io.block_on("read", &self.path, self.reader.read_range_buf(buf, offset as usize))
     }
 
     fn len(&self) -> u64 {
