@@ -1,12 +1,17 @@
 //! The real `happybase` client (Python) against a real `accordion server`
 //! process: every check of `happybase/client_suite.py` over all four wires
 //! (buffered/framed × binary/compact) on one port, and restarts — after a
-//! SIGTERM and after a SIGKILL every acknowledged row is there.
+//! SIGTERM and after a SIGKILL every acknowledged row is there. The same
+//! with the server's root on a real mini HDFS (ignored by default, run by
+//! `.ci/run`).
 //!
 //! Python comes from `$ACCORDION_PYTHON` or the workspace's `.venv` (which
 //! `.ci/run` creates with happybase installed).
 
 mod common;
+#[path = "../../store/tests/common/mini_hdfs.rs"]
+#[expect(dead_code, reason = "this test starts the cluster and reads its URI only")]
+mod mini_hdfs;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -80,4 +85,31 @@ fn restart_after_sigterm_and_sigkill_keeps_acknowledged_rows() {
     let server = ServerProcess::start_in(dir.path(), &[]);
     let (ok, out) = client(&py, server.thrift.port(), wire, &["verify", "6000", "restart"]);
     assert!(ok, "after SIGKILL: {out}");
+}
+
+/// `accordion server --root hdfs://…`: the happybase suite, then a SIGKILL
+/// after acknowledged writes; the restarted server (a new HDFS client, which
+/// recovers the dead one's WAL lease) has every acknowledged row.
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p accordion --test server_happybase -- --ignored"]
+fn happybase_suite_and_a_sigkill_with_the_root_on_hdfs() {
+    let py = python();
+    let cluster = mini_hdfs::MiniHdfs::start();
+    let root = format!("{}/accordion", cluster.uri);
+    let mut server = ServerProcess::start_at_root(&root, &[]);
+    for wire in [("framed", "compact"), ("buffered", "binary")] {
+        let (ok, out) = client(&py, server.thrift.port(), wire, &["suite"]);
+        println!("{out}");
+        assert!(ok, "happybase suite on HDFS failed over {wire:?}:\n{out}");
+        assert!(out.contains("6 passed, 0 failed"), "{out}");
+    }
+    let wire = ("framed", "compact");
+    let (ok, out) = client(&py, server.thrift.port(), wire, &["write", "3000", "restart"]);
+    assert!(ok, "{out}");
+    server.kill();
+    drop(server);
+
+    let server = ServerProcess::start_at_root(&root, &[]);
+    let (ok, out) = client(&py, server.thrift.port(), wire, &["verify", "3000", "restart"]);
+    assert!(ok, "after SIGKILL on HDFS: {out}\nserver log:\n{}", server.log_text());
 }

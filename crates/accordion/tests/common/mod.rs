@@ -58,14 +58,19 @@ impl ServerProcess {
         Self::launch(dir, sets, None)
     }
 
+    /// A server whose store lives at a root URI (`--root hdfs://…`).
+    pub fn start_at_root(root: &str, sets: &[&str]) -> ServerProcess {
+        Self::launch_with(&["--root", root], sets, None)
+    }
+
     fn launch(dir: &Path, sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
+        let dir = dir.to_str().expect("a UTF-8 data directory");
+        Self::launch_with(&["--data-dir", dir], sets, own_dir)
+    }
+
+    fn launch_with(place: &[&str], sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
-        cmd.args(["server", "--data-dir"]).arg(dir).args([
-            "--thrift-addr",
-            "127.0.0.1:0",
-            "--http-addr",
-            "127.0.0.1:0",
-        ]);
+        cmd.arg("server").args(place).args(["--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"]);
         for s in sets {
             cmd.arg("--set").arg(s);
         }
