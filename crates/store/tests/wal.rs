@@ -13,7 +13,7 @@ use memstore::{CellInput, CellType};
 use store::StoreError;
 use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs, ReadableFile, WritableFile};
 use store::wal::record::{HEADER_LEN, SYNC_MARK_LEN, SYNC_MARK_REGION};
-use store::wal::{ARCHIVE_DIR, Durability, Wal, WalEntry, WalOptions, log_file_name};
+use store::wal::{Durability, LEGACY_ARCHIVE_DIR, Wal, WalEntry, WalOptions, archive_dir, log_file_name};
 use tempfile::TempDir;
 
 // ---------------------------------------------------------------- helpers
@@ -910,7 +910,8 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     wal.complete_flush(2);
     let n = wal.archive_obsolete().expect("archive");
     assert_eq!(n, 1, "A goes, B stays");
-    let archive = e.dir.join(ARCHIVE_DIR);
+    let archive = archive_dir(&e.dir);
+    assert_eq!(archive, e.dir.parent().expect("a parent").join("oldWALs"), "beside the WAL directory, as HBase's");
     assert!(e.fs.exists(&archive.join(files[0].file_name().expect("name"))).expect("exists"));
     assert!(!e.fs.exists(&files[0]).expect("exists"));
     assert_eq!(wal.regions_to_flush(1), vec![1]);
@@ -956,6 +957,30 @@ fn obsolete_files_are_archived_oldest_first_and_maxlogs_names_the_regions_to_flu
     assert_eq!(wal.live_files().len(), 1);
     assert!(old[..old.len() - 1].iter().all(|p| !e.fs.exists(p).expect("exists")), "deleted");
     assert_eq!(e.fs.list(&archive).expect("list").len(), before, "not archived");
+}
+
+/// A store written before kept archived files in `<wal dir>/archive`: the
+/// open moves them to `oldWALs` (and numbers new files after them), and the
+/// old directory is gone; with archives not kept, they are deleted.
+#[test]
+fn archived_files_in_the_old_place_move_to_old_wals() {
+    for keep in [true, false] {
+        let e = env();
+        let legacy = e.dir.join(LEGACY_ARCHIVE_DIR);
+        e.fs.create_dir_all(&legacy).expect("mkdir");
+        for number in [3, 7] {
+            e.fs.write_atomic(&legacy.join(log_file_name(number)), b"an archived file").expect("write");
+        }
+        let wal = open(&e, WalOptions { keep_archived: keep, ..options() });
+        assert!(!e.fs.exists(&legacy).expect("exists"), "keep {keep}: the old directory is gone");
+        let moved = e.fs.exists(&archive_dir(&e.dir)).expect("exists")
+            && e.fs.list(&archive_dir(&e.dir)).expect("list") == [log_file_name(3), log_file_name(7)];
+        assert_eq!(moved, keep, "keep {keep}: the files are in oldWALs exactly when archives are kept");
+        if keep {
+            let current = wal.live_files();
+            assert_eq!(current, [e.dir.join(log_file_name(8))], "new files are numbered after the archived ones");
+        }
+    }
 }
 
 #[test]

@@ -2,8 +2,14 @@
 //!
 //! ```text
 //! <wal dir>/wal-00000000000000000001.log   live files, numbered from 1
-//! <wal dir>/archive/wal-<number>.log         archived files (keep_archived)
+//! <wal dir>/../oldWALs/wal-<number>.log      archived files (keep_archived)
 //! ```
+//!
+//! Archived files live beside the WAL directory, not in it (HBase's
+//! `<root>/WALs/…` and `<root>/oldWALs`), so that what is done to a WAL
+//! directory — fencing it by a rename, splitting it, removing it once
+//! replayed — never touches the archive. Stores written before kept them in
+//! `<wal dir>/archive`; opening one moves them (`LEGACY_ARCHIVE_DIR`).
 //!
 //! Numbers are zero-padded to 20 digits (all of `u64`) so that the
 //! file system's name order is the log order. Names that do not match the
@@ -16,8 +22,16 @@ use std::path::{Path, PathBuf};
 use crate::error::Result;
 use crate::fs::FileSystem;
 
-/// Subdirectory of the WAL directory that archived files are moved to.
-pub const ARCHIVE_DIR: &str = "archive";
+/// The directory, beside the WAL directory, that archived files move to.
+pub const ARCHIVE_DIR: &str = "oldWALs";
+/// Where archived files went before: a subdirectory of the WAL directory.
+pub const LEGACY_ARCHIVE_DIR: &str = "archive";
+
+/// The archive directory of the WAL directory `wal_dir`: `oldWALs` beside
+/// it.
+pub fn archive_dir(wal_dir: &Path) -> PathBuf {
+    wal_dir.parent().unwrap_or(wal_dir).join(ARCHIVE_DIR)
+}
 
 const PREFIX: &str = "wal-";
 const SUFFIX: &str = ".log";

@@ -35,11 +35,11 @@ pub mod options;
 pub mod reader;
 pub mod record;
 pub mod stats;
-#[allow(clippy::module_inception)] // the concept is "the WAL", in the wal module
+#[expect(clippy::module_inception, reason = "the concept is the WAL, in the wal module")]
 pub mod wal;
 mod writer;
 
-pub use layout::{ARCHIVE_DIR, log_file_name, parse_log_file_name};
+pub use layout::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_file_name, parse_log_file_name};
 pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};

@@ -87,7 +87,7 @@ use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::wal::accounting::SequenceIdAccounting;
 use crate::wal::codec;
-use crate::wal::layout::{ARCHIVE_DIR, list_log_files, log_file_name};
+use crate::wal::layout::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files, log_file_name};
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
 use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};
@@ -227,11 +227,12 @@ impl Wal {
         mut apply: impl FnMut(WalEntry) -> Result<()>,
     ) -> Result<(Arc<Wal>, ReplaySummary)> {
         options.validate()?;
-        let archive_dir = dir.join(ARCHIVE_DIR);
+        let archive_dir = archive_dir(dir);
         crate::fs::create_dir_all_durably(&*fs, dir)?;
         if options.keep_archived {
             crate::fs::create_dir_all_durably(&*fs, &archive_dir)?;
         }
+        move_legacy_archive(&*fs, dir, &archive_dir, options.keep_archived)?;
         // Fencing: a writer of the previous run (or another process) may
         // still hold a file open. Once its lease is recovered it can append
         // nothing more, and the file's length is final (HBase recovers the
@@ -475,7 +476,7 @@ impl Wal {
         s.roll_locked(&mut io)
     }
 
-    /// Archives (moves to `archive/`, or deletes when `keep_archived` is
+    /// Archives (moves to `oldWALs/` beside the WAL directory, or deletes when `keep_archived` is
     /// off) the oldest non-current files whose entries are all flushed:
     /// for each region with entries in the file, the accounting's lowest
     /// unflushed seq (`None`: nothing unflushed) must be above the file's
@@ -592,6 +593,32 @@ impl Wal {
         }
         result
     }
+}
+
+/// Moves the files a store written before archived in `<dir>/archive` to
+/// `archive_dir` (or deletes them when archives are not kept), then removes
+/// that directory. A crash part-way leaves some files in each, which the
+/// next open finishes moving.
+fn move_legacy_archive(fs: &dyn FileSystem, dir: &Path, archive_dir: &Path, keep: bool) -> Result<()> {
+    let legacy = dir.join(LEGACY_ARCHIVE_DIR);
+    if !fs.exists(&legacy)? {
+        return Ok(());
+    }
+    let files = list_log_files(fs, &legacy)?;
+    for (number, path) in &files {
+        if keep {
+            fs.rename(path, &archive_dir.join(log_file_name(*number)))?;
+        } else {
+            fs.remove(path)?;
+        }
+    }
+    if keep && !files.is_empty() {
+        fs.sync_dir(archive_dir)?;
+    }
+    fs.remove_dir_all(&legacy)?;
+    fs.sync_dir(dir)?;
+    tracing::info!(dir = %dir.display(), files = files.len(), to = %archive_dir.display(), "moved archived WAL files");
+    Ok(())
 }
 
 impl Drop for Wal {
