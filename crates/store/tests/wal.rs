@@ -983,6 +983,24 @@ fn archived_files_in_the_old_place_move_to_old_wals() {
     }
 }
 
+/// Every successful sync round is timed; a failed one is not.
+#[test]
+fn sync_rounds_are_timed() {
+    let e = env();
+    let wal = open(&e, options());
+    assert_eq!(wal.sync_latency().rounds, 0);
+    for seq in 1..=20 {
+        wal.append(&entry(1, seq, 2), Durability::SyncWal).expect("append");
+    }
+    e.fault.fail(FaultKind::Sync, "wal-", 0, 1);
+    assert!(wal.append(&entry(1, 21, 2), Durability::SyncWal).is_err(), "the failed sync fails its append");
+    wal.append(&entry(1, 22, 2), Durability::SyncWal).expect("append after a roll");
+    let l = wal.sync_latency();
+    assert_eq!(l.rounds, wal.stats().syncs, "one timing per successful round: {l:?}");
+    assert_eq!(l.rounds, 21);
+    assert!(0 < l.p50_us && l.p50_us <= l.p99_us && l.p99_us <= l.max_us, "{l:?}");
+}
+
 #[test]
 fn malformed_cells_are_refused_before_anything_is_logged() {
     let e = env();

@@ -43,5 +43,5 @@ pub use layout::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_file_name, pa
 pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};
-pub use stats::WalStats;
+pub use stats::{SyncLatency, WalStats};
 pub use wal::{AppendTicket, Wal};

@@ -1,10 +1,57 @@
 //! The WAL's counters (DESIGN.md §6: WAL files created / archived, bytes
-//! written to the WAL).
+//! written to the WAL) and the latency of its sync rounds.
 //!
 //! Thread safety: relaxed atomics; each counter is exact, a snapshot of all
-//! of them is not taken atomically (it is for reporting).
+//! of them is not taken atomically (it is for reporting). The latency
+//! histogram is behind a mutex taken once per sync round (rounds run one at
+//! a time anyway, under the WAL's I/O lock).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+
+/// How long the WAL's sync rounds took: each round writes the group's
+/// records and syncs them (`fsync` on local disk, `hsync` on HDFS) once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SyncLatency {
+    /// Rounds that succeeded.
+    pub rounds: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+}
+
+/// The histogram of sync rounds, in microseconds (1 µs .. 10 min, 2
+/// significant digits).
+pub(crate) struct SyncTimes(Mutex<Histogram<u64>>);
+
+impl Default for SyncTimes {
+    fn default() -> SyncTimes {
+        SyncTimes(Mutex::new(Histogram::new_with_bounds(1, 600_000_000, 2).expect("valid histogram bounds")))
+    }
+}
+
+impl SyncTimes {
+    pub fn record(&self, took: Duration) {
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).clamp(1, 600_000_000);
+        self.0.lock().saturating_record(us);
+    }
+
+    pub fn snapshot(&self) -> SyncLatency {
+        let h = self.0.lock();
+        if h.is_empty() {
+            return SyncLatency::default();
+        }
+        SyncLatency {
+            rounds: h.len(),
+            p50_us: h.value_at_quantile(0.50),
+            p99_us: h.value_at_quantile(0.99),
+            max_us: h.max(),
+        }
+    }
+}
 
 /// A snapshot of a WAL's counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

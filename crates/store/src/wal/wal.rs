@@ -91,7 +91,7 @@ use crate::wal::layout::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files, log_fi
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
 use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};
-use crate::wal::stats::{Counters, WalStats};
+use crate::wal::stats::{Counters, SyncLatency, SyncTimes, WalStats};
 use crate::wal::writer::LogWriter;
 
 /// Failed txid ranges remembered for late waiters; older ones are forgotten
@@ -139,6 +139,7 @@ struct Shared {
     catalog: Mutex<Catalog>,
     archiving: Mutex<()>,
     counters: Counters,
+    sync_times: SyncTimes,
 }
 
 struct Pending {
@@ -311,6 +312,7 @@ impl Wal {
             catalog: Mutex::new(catalog),
             archiving: Mutex::new(()),
             counters: Counters::default(),
+            sync_times: SyncTimes::default(),
         });
         shared.roll_locked(&mut shared.io.lock())?;
         let syncer_shared = shared.clone();
@@ -560,6 +562,11 @@ impl Wal {
         self.shared.counters.snapshot(last, done)
     }
 
+    /// How long the sync rounds of this WAL (since it was opened) took.
+    pub fn sync_latency(&self) -> SyncLatency {
+        self.shared.sync_times.snapshot()
+    }
+
     /// Writes and syncs what is buffered, stops the syncer and closes the
     /// file. Later appends fail with `StoreError::Closed`. Returns the error
     /// of the final batch, if it failed. Idempotent; `Drop` calls it.
@@ -737,8 +744,10 @@ impl Shared {
         // still hold some of these entries, so it must stay until they are
         // flushed (or are known to be garbage).
         self.catalog.lock().note_regions(w.number(), regions);
+        let started = std::time::Instant::now();
         let result = w.write_and_sync(batch);
         if let Ok(written) = result {
+            self.sync_times.record(started.elapsed());
             Counters::add(&self.counters.syncs, 1);
             Counters::add(&self.counters.bytes_written, written);
         }
