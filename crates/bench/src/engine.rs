@@ -3,8 +3,10 @@
 //! bench/hbase/; RocksDB arrives behind a cargo feature.)
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
+use store::fs::FileSystem;
 use store::region::{MutationRef, RowMutations};
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
@@ -24,6 +26,11 @@ pub struct EngineCounters {
     pub bytes_flushed: u64,
     pub bytes_compacted: u64,
     pub user_bytes: u64,
+    /// The WAL's sync rounds (write + fsync, or hsync on HDFS) and their
+    /// latency, when the engine reports them.
+    pub wal_syncs: u64,
+    pub wal_sync_p50_us: Option<u64>,
+    pub wal_sync_p99_us: Option<u64>,
 }
 
 /// A store under test. Shared by the client threads.
@@ -41,7 +48,11 @@ pub trait Engine: Send + Sync {
 /// How the accordion engine is set up.
 #[derive(Debug, Clone)]
 pub struct AccordionSetup {
-    pub dir: PathBuf,
+    /// Where the store lives: a local path, `file:///path` or
+    /// `hdfs://host:port/path` (removed before and after the run).
+    pub root: String,
+    /// The engine's name in reports ("accordion", or "acc-hdfs" on HDFS).
+    pub name: &'static str,
     pub policy: String,
     pub split_keys: Vec<Vec<u8>>,
     pub durability: Durability,
@@ -55,6 +66,8 @@ pub struct AccordionSetup {
 /// The embedded store.
 pub struct AccordionEngine {
     store: Store,
+    name: &'static str,
+    fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     qualifiers: Vec<Vec<u8>>,
 }
@@ -63,14 +76,18 @@ const TABLE: &str = "usertable";
 
 impl AccordionEngine {
     pub fn open(setup: &AccordionSetup, fields: usize) -> Result<AccordionEngine, BenchError> {
-        let _ = std::fs::remove_dir_all(&setup.dir);
+        let (fs, dir) = store::fs::resolve_root(&setup.root)?;
+        if fs.exists(&dir)? {
+            fs.remove_dir_all(&dir)?;
+        }
         let options = StoreOptions {
+            fs: fs.clone(),
             region_flush_size: setup.region_flush_size,
             memory_budget: (setup.memstore_bytes as f64 / 0.4) as u64,
             wal: WalOptions { roll_size: setup.wal_roll_size, ..WalOptions::default() },
             ..StoreOptions::default()
         };
-        let store = Store::open(&setup.dir, options)?;
+        let store = Store::open(&dir, options)?;
         let mut family = FamilyDescriptor::new("f");
         family.memstore_policy = setup.policy.clone();
         family.inmemory_flush_share = Some(setup.inmemory_flush_share);
@@ -80,7 +97,9 @@ impl AccordionEngine {
         store.create_table(desc, &setup.split_keys)?;
         Ok(AccordionEngine {
             store,
-            dir: setup.dir.clone(),
+            name: setup.name,
+            fs,
+            dir,
             qualifiers: (0..fields).map(|i| format!("field{i}").into_bytes()).collect(),
         })
     }
@@ -88,7 +107,7 @@ impl AccordionEngine {
 
 impl Engine for AccordionEngine {
     fn name(&self) -> &str {
-        "accordion"
+        self.name
     }
 
     fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError> {
@@ -109,7 +128,12 @@ impl Engine for AccordionEngine {
 
     fn counters(&self) -> EngineCounters {
         let t = self.store.metrics().totals;
+        let sync = self.store.wal().sync_latency();
+        let has_syncs = sync.rounds > 0;
         EngineCounters {
+            wal_syncs: sync.rounds,
+            wal_sync_p50_us: has_syncs.then_some(sync.p50_us),
+            wal_sync_p99_us: has_syncs.then_some(sync.p99_us),
             flushes: t.disk_flushes,
             inmemory_flushes: t.inmemory_flushes,
             merges: t.merges,
@@ -125,7 +149,7 @@ impl Engine for AccordionEngine {
 
     fn finish(&self) -> Result<(), BenchError> {
         self.store.close()?;
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = self.fs.remove_dir_all(&self.dir);
         Ok(())
     }
 }

@@ -227,12 +227,21 @@ pub fn experiments(name: &str, scale: f64, policies: &[String]) -> Result<Vec<Ex
     })
 }
 
-/// Runs one experiment on the embedded store.
+/// Runs one experiment on the embedded store, in a directory under `base`.
 pub fn run_experiment(exp: &Experiment, base: &Path) -> Result<RunReport, BenchError> {
+    let base = base.to_str().ok_or_else(|| BenchError::Invalid(format!("{} is not UTF-8", base.display())))?;
+    run_experiment_at(exp, base, "accordion")
+}
+
+/// Runs one experiment on the embedded store, in a directory under `base`
+/// (a local path, `file:///path` or `hdfs://host:port/path`), reported as
+/// engine `name`.
+pub fn run_experiment_at(exp: &Experiment, base: &str, name: &'static str) -> Result<RunReport, BenchError> {
     let preset = &exp.preset;
     memstore::CompactionPolicy::parse(&exp.policy).map_err(|e| BenchError::Invalid(e.to_string()))?;
     let setup = AccordionSetup {
-        dir: base.join(format!("accordion-{}-{}", preset.name, std::process::id())),
+        root: format!("{}/accordion-{}-{}", base.trim_end_matches('/'), preset.name, std::process::id()),
+        name,
         policy: exp.policy.clone(),
         split_keys: preset.split_keys(),
         durability: preset.durability,
@@ -369,6 +378,10 @@ fn measure_mode(
         peak_rss_bytes: peak_rss_bytes(),
         cpu_seconds: cpu,
         allocs_per_op: None,
+        wal_syncs: counters.wal_sync_p50_us.map(|_| counters.wal_syncs),
+        wal_sync_p50_us: counters.wal_sync_p50_us,
+        wal_sync_p99_us: counters.wal_sync_p99_us,
+        datanode_bytes: None,
         settings: Some(RunSettings::of(preset, engine.name(), policy, reads.map_or(0, |r| r.ops))),
     })
 }

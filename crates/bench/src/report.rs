@@ -61,6 +61,18 @@ pub struct RunReport {
     /// binary counts allocations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allocs_per_op: Option<f64>,
+    /// The WAL's sync rounds in the run (write + fsync, or hsync on HDFS)
+    /// and their latency percentiles, when the engine reports them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_syncs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_sync_p50_us: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_sync_p99_us: Option<u64>,
+    /// Bytes the HDFS DataNodes wrote during the run, every replica counted
+    /// (their `BytesWritten` metric), when the bench runs the mini HDFS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub datanode_bytes: Option<u64>,
     /// What the run was set up with (`settings.rs`).
     pub settings: Option<RunSettings>,
 }
@@ -68,7 +80,7 @@ pub struct RunReport {
 /// The header of the human table.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7} {:>7}",
+        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}",
         "engine",
         "policy",
         "preset",
@@ -85,7 +97,10 @@ pub fn table_header() -> String {
         "p99put",
         "p99get",
         "allocs",
-        "cpuus"
+        "cpuus",
+        "p50sync",
+        "p99sync",
+        "dnMB"
     )
 }
 
@@ -94,7 +109,7 @@ impl RunReport {
         let p99 = |op: &str| self.latency_us.get(op).map_or("-".to_string(), |p| p.p99.to_string());
         let mb = |b: u64| b as f64 / 1048576.0;
         format!(
-            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7} {:>7.2}",
+            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7} {:>7.2} {:>7} {:>7} {:>8}",
             self.engine,
             self.policy,
             self.preset,
@@ -111,7 +126,10 @@ impl RunReport {
             p99("put"),
             p99("get"),
             self.allocs_per_op.map_or("-".to_string(), |a| format!("{a:.2}")),
-            cpu_us_per_op(self)
+            cpu_us_per_op(self),
+            self.wal_sync_p50_us.map_or("-".to_string(), |v| v.to_string()),
+            self.wal_sync_p99_us.map_or("-".to_string(), |v| v.to_string()),
+            self.datanode_bytes.map_or("-".to_string(), |b| format!("{:.1}", mb(b))),
         )
     }
 }
@@ -259,9 +277,32 @@ pub fn ratio_lines(runs: &[RunReport]) -> Vec<String> {
                 ratio(cpu_us_per_op(best), cpu_us_per_op(r))
             ));
         }
+        for h in of(HDFS_ENGINE) {
+            if let Some(o) = ours.iter().find(|r| r.policy == h.policy) {
+                let dn = h.datanode_bytes.map_or(String::new(), |b| {
+                    format!(", DataNode bytes {:.1} MB = {:.2}× what the store wrote", b as f64 / 1048576.0, {
+                        b as f64 / (h.bytes_wal + h.bytes_flushed + h.bytes_compacted).max(1) as f64
+                    })
+                });
+                lines.push(format!(
+                    "{preset}: {HDFS_ENGINE} / accordion ({}): throughput {}, store bytes {}, WAL sync p50 {} / p99 {} \
+                     µs on HDFS vs {} / {} µs local{dn}",
+                    h.policy,
+                    ratio(h.ops_per_sec, o.ops_per_sec),
+                    ratio(disk_bytes(h), disk_bytes(o)),
+                    h.wal_sync_p50_us.map_or("-".into(), |v| v.to_string()),
+                    h.wal_sync_p99_us.map_or("-".into(), |v| v.to_string()),
+                    o.wal_sync_p50_us.map_or("-".into(), |v| v.to_string()),
+                    o.wal_sync_p99_us.map_or("-".into(), |v| v.to_string()),
+                ));
+            }
+        }
     }
     lines
 }
+
+/// The embedded engine's name in reports when its store is on HDFS.
+pub const HDFS_ENGINE: &str = "acc-hdfs";
 
 #[cfg(test)]
 mod tests {

@@ -154,6 +154,7 @@ impl Engine for RocksDbEngine {
             bytes_flushed: self.ticker("rocksdb.flush.write.bytes"),
             bytes_compacted: self.ticker("rocksdb.compact.write.bytes"),
             user_bytes: self.user_bytes.load(std::sync::atomic::Ordering::Relaxed),
+            ..EngineCounters::default()
         }
     }
 

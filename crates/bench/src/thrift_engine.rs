@@ -91,6 +91,7 @@ impl ThriftEngine {
             bytes_flushed: n("bytes_flushed"),
             bytes_compacted: n("bytes_compacted"),
             user_bytes: n("user_bytes"),
+            ..EngineCounters::default()
         }
     }
 }
@@ -139,6 +140,7 @@ impl Engine for ThriftEngine {
             bytes_flushed: now.bytes_flushed.saturating_sub(b.bytes_flushed),
             bytes_compacted: now.bytes_compacted.saturating_sub(b.bytes_compacted),
             user_bytes: now.user_bytes.saturating_sub(b.user_bytes),
+            ..EngineCounters::default()
         }
     }
 

@@ -7,8 +7,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use bench::presets::{Experiment, PRESETS, experiments, run_experiment};
-use bench::report::{RunReport, median_runs, ratio_lines, table_header, to_json_document, warnings};
+use bench::presets::{Experiment, PRESETS, experiments, run_experiment, run_experiment_at};
+use bench::report::{HDFS_ENGINE, RunReport, median_runs, ratio_lines, table_header, to_json_document, warnings};
+use mini_hdfs::{MiniHdfs, MiniHdfsOptions};
+use store::wal::Durability;
 
 use super::progress_bar::ProgressBarThread;
 
@@ -17,8 +19,9 @@ pub struct RunArgs {
     /// Presets to run (comma separated).
     #[arg(long, value_delimiter = ',', default_value = "paper-write-zipf")]
     pub presets: Vec<String>,
-    /// Engines: accordion (embedded), hbase (real HBase 2.6.4 through
-    /// bench/hbase/run.sh; Java 17 and Maven), rocksdb (`--features rocksdb`).
+    /// Engines: accordion (embedded), acc-hdfs (embedded, its store on HDFS:
+    /// needs --hdfs), hbase (real HBase 2.6.4 through bench/hbase/run.sh;
+    /// Java 17 and Maven), rocksdb (`--features rocksdb`).
     #[arg(long, value_delimiter = ',', default_value = "accordion")]
     pub engines: Vec<String>,
     /// Memstore policies for the accordion engine.
@@ -58,17 +61,77 @@ pub struct RunArgs {
     /// For --engines thrift: the server's HTTP address, to read its counters.
     #[arg(long)]
     pub server_http: Option<String>,
+    /// For --engines acc-hdfs: `mini` starts the repository's mini HDFS
+    /// (3 DataNodes that fsync on hsync) for this invocation and reports the
+    /// bytes its DataNodes wrote per run; or an `hdfs://host:port/path` of a
+    /// running cluster.
+    #[arg(long, value_name = "mini|URI")]
+    pub hdfs: Option<String>,
+    /// The mini HDFS launcher.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hdfs/minicluster/run.sh"))]
+    pub hdfs_script: PathBuf,
+    /// Overrides every experiment's WAL durability (SYNC_WAL, ASYNC_WAL or
+    /// SKIP_WAL), for every engine.
+    #[arg(long, value_parser = parse_durability)]
+    pub durability: Option<Durability>,
     /// The HBase engine's launcher.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
     pub hbase_script: PathBuf,
 }
 
+fn parse_durability(s: &str) -> Result<Durability, String> {
+    match s.to_ascii_uppercase().as_str() {
+        "SYNC_WAL" => Ok(Durability::SyncWal),
+        "ASYNC_WAL" => Ok(Durability::AsyncWal),
+        "SKIP_WAL" => Ok(Durability::SkipWal),
+        _ => Err(format!("{s:?}: SYNC_WAL, ASYNC_WAL or SKIP_WAL")),
+    }
+}
+
+/// Where the acc-hdfs engine's stores go, and the mini cluster if the bench
+/// started one.
+struct HdfsTarget {
+    base: String,
+    mini: Option<MiniHdfs>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl HdfsTarget {
+    fn start(args: &RunArgs, base: &std::path::Path) -> anyhow::Result<HdfsTarget> {
+        match args.hdfs.as_deref() {
+            Some("mini") => {
+                let dir = tempfile::Builder::new().prefix("mini-hdfs-").tempdir_in(base)?;
+                eprintln!("starting the mini HDFS ({}) ...", args.hdfs_script.display());
+                // DataNodes that fsync on hsync, as a real cluster's do.
+                let options = MiniHdfsOptions { script: args.hdfs_script.clone(), fsync: true, ..Default::default() };
+                let mini = MiniHdfs::start(&dir.path().join("cluster"), &options)?;
+                eprintln!("mini HDFS at {} (started in {:.1} s)", mini.uri, mini.started_in.as_secs_f64());
+                Ok(HdfsTarget { base: format!("{}/bench", mini.uri), mini: Some(mini), _dir: Some(dir) })
+            }
+            Some(uri) if uri.starts_with("hdfs://") => Ok(HdfsTarget { base: uri.to_string(), mini: None, _dir: None }),
+            Some(other) => bail!("--hdfs wants `mini` or an hdfs://host:port/path URI, got {other:?}"),
+            None => bail!("--engines {HDFS_ENGINE} needs --hdfs mini (or --hdfs hdfs://host:port/path)"),
+        }
+    }
+
+    /// Runs `exp` with its store on HDFS; with the mini cluster, the bytes
+    /// its DataNodes wrote during the run.
+    fn run(&mut self, exp: &Experiment) -> anyhow::Result<RunReport> {
+        let before = self.mini.as_mut().map(MiniHdfs::bytes_written).transpose()?;
+        let mut r = run_experiment_at(exp, &self.base, HDFS_ENGINE)?;
+        if let (Some(before), Some(mini)) = (before, self.mini.as_mut()) {
+            r.datanode_bytes = Some(mini.bytes_written()?.saturating_sub(before));
+        }
+        Ok(r)
+    }
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let available: &[&str] = if cfg!(feature = "rocksdb") {
-        &["accordion", "hbase", "thrift", "rocksdb"]
+        &["accordion", HDFS_ENGINE, "hbase", "thrift", "rocksdb"]
     } else {
-        &["accordion", "hbase", "thrift"]
+        &["accordion", HDFS_ENGINE, "hbase", "thrift"]
     };
     for e in &args.engines {
         if !available.contains(&e.as_str()) {
@@ -101,9 +164,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
                 exp.preset.pipeline_segments_limit = s.max(1);
             }
             exp.preset.write_rate = args.write_rate;
+            if let Some(d) = args.durability {
+                exp.preset.durability = d;
+            }
         }
         planned.push((name.clone(), exps));
     }
+    let mut hdfs =
+        if args.engines.iter().any(|e| e == HDFS_ENGINE) { Some(HdfsTarget::start(args, &base)?) } else { None };
     println!("{}", table_header());
     let mut runs = Vec::new();
     let repeat = args.repeat.max(1);
@@ -122,6 +190,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
                     let allocs = crate::counting_alloc::allocations() - allocs_before;
                     r.allocs_per_op = Some(allocs as f64 / r.ops.max(1) as f64);
                     r
+                }
+                Job::AccordionHdfs(exp) => {
+                    bar.set_label(&format!("{name} {HDFS_ENGINE} {}", exp.label));
+                    let target = hdfs.as_mut().expect("started above for this engine");
+                    target.run(exp).with_context(|| format!("{name} / {HDFS_ENGINE} {}", exp.label))?
                 }
                 Job::Hbase(exp) => {
                     bar.set_label(&format!("{name} hbase {}", exp.label));
@@ -195,6 +268,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
 #[derive(Debug, Clone, Copy)]
 enum Job<'a> {
     Accordion(&'a Experiment),
+    /// The embedded engine with its store on HDFS.
+    AccordionHdfs(&'a Experiment),
     Hbase(&'a Experiment),
     /// The preset's first experiment against a running server.
     Thrift(&'a Experiment, &'a str),
@@ -211,6 +286,9 @@ fn schedule<'a>(args: &'a RunArgs, planned: &'a [(String, Vec<Experiment>)]) -> 
     for (name, exps) in planned {
         if wants("accordion") {
             jobs.extend(exps.iter().map(|e| (name.as_str(), Job::Accordion(e))));
+        }
+        if wants(HDFS_ENGINE) {
+            jobs.extend(exps.iter().map(|e| (name.as_str(), Job::AccordionHdfs(e))));
         }
         if wants("hbase") {
             jobs.extend(exps.iter().map(|e| (name.as_str(), Job::Hbase(e))));
@@ -263,6 +341,9 @@ mod tests {
             server: None,
             server_http: None,
             hbase_script: PathBuf::from("/nonexistent"),
+            hdfs: None,
+            hdfs_script: PathBuf::from("/nonexistent"),
+            durability: None,
         }
     }
 

@@ -224,6 +224,7 @@ public final class MiniHdfs {
             return;
           case "datanodes": reply = "OK " + liveCount(); break;
           case "status": reply = "OK " + status(); break;
+          case "bytes-written": reply = "OK " + bytesWritten(); break;
           case "stop-datanode": reply = stopDataNode(w); break;
           case "restart-datanode": reply = restartDataNode(w); break;
           case "stop-namenode":
@@ -239,7 +240,7 @@ public final class MiniHdfs {
             reply = "OK restarted namenode 127.0.0.1:" + cluster.getNameNodePort();
             break;
           case "help":
-            reply = "OK commands: datanodes | status | stop-datanode I [wait]"
+            reply = "OK commands: datanodes | status | bytes-written | stop-datanode I [wait]"
                 + " | restart-datanode I | stop-namenode | restart-namenode | shutdown";
             break;
           default: reply = "ERR unknown command: " + w[0];
@@ -354,6 +355,25 @@ public final class MiniHdfs {
       if (d.getDatanodeUuid().equals(uuid)) return true;
     }
     return false;
+  }
+
+  /**
+   * Bytes the running DataNodes have written to their block files since they started (their
+   * DataNodeMetrics "BytesWritten", every replica counted), summed: what the cluster really wrote
+   * for its clients. The counter is a package-private field, read by reflection.
+   */
+  private synchronized long bytesWritten() throws ReflectiveOperationException {
+    java.lang.reflect.Field f =
+        org.apache.hadoop.hdfs.server.datanode.metrics.DataNodeMetrics.class.getDeclaredField(
+            "bytesWritten");
+    f.setAccessible(true);
+    long sum = 0;
+    for (Slot s : slots) {
+      if (s.running == null) continue;
+      Object counter = f.get(s.running.getMetrics());
+      sum += ((org.apache.hadoop.metrics2.lib.MutableCounterLong) counter).value();
+    }
+    return sum;
   }
 
   /** "live=3 0=running:127.0.0.1:41234 1=stopped:127.0.0.1:40011 ..." */
