@@ -41,6 +41,10 @@ pub enum HookPoint {
     /// has found the region of its row and not yet called it. An error
     /// fails the request.
     RegionLookedUp,
+    /// Opening a store has fenced the WAL directories of earlier instances
+    /// (renamed, leases recovered) and not yet read them. An error fails
+    /// the open.
+    WalDirsFenced,
 }
 
 /// Test hooks; see the module documentation.

@@ -92,16 +92,32 @@ fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The live WAL files of a store directory, oldest first.
+/// The live WAL files of a store directory (in its instances' directories
+/// under `WALs`), oldest first (file numbers are unique across instances).
 fn wal_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("wal"))
-        .expect("wal dir")
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("WALs"))
+        .expect("WALs dir")
         .flatten()
+        .flat_map(|instance| std::fs::read_dir(instance.path()).expect("an instance's WAL dir").flatten())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
         .collect();
-    v.sort();
+    v.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     v
+}
+
+/// `file` of the store `from` in its copy `to`.
+fn in_copy(file: &Path, from: &Path, to: &Path) -> PathBuf {
+    to.join(file.strip_prefix(from).expect("inside the store"))
+}
+
+/// Where a WAL file is once an open fenced its instance's directory
+/// (`<name>-splitting`): an open that fails on it leaves it there, as
+/// HBase leaves a dead server's `-splitting` directory until it is split.
+fn fenced(file: &Path) -> PathBuf {
+    let dir = file.parent().expect("a WAL dir");
+    let name = dir.file_name().expect("a name").to_string_lossy();
+    dir.with_file_name(format!("{name}-splitting")).join(file.file_name().expect("a file name"))
 }
 
 fn file_len(path: &Path) -> u64 {
@@ -176,7 +192,7 @@ fn a_torn_wal_tail_loses_exactly_the_writes_after_the_cut() {
     for (case, &cut) in cuts.iter().enumerate() {
         let dir = tmp.path().join(format!("cut-{case}"));
         copy_dir(&base, &dir);
-        let wal_copy = dir.join("wal").join(wal.file_name().expect("name"));
+        let wal_copy = in_copy(&wal, &base, &dir);
         std::fs::OpenOptions::new().write(true).open(&wal_copy).and_then(|f| f.set_len(cut)).expect("truncate");
         let store = open(&dir, options(), &format!("a WAL cut at {cut}"))
             .unwrap_or_else(|e| panic!("a torn tail at {cut} is not corruption: {e}"));
@@ -268,11 +284,12 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
     for (case, (what, file, offset)) in cases.iter().enumerate() {
         let dir = tmp.path().join(format!("flip-{case}"));
         copy_dir(&base, &dir);
-        let target = dir.join("wal").join(file.file_name().expect("name"));
+        let target = in_copy(file, &base, &dir);
         flip(&target, *offset);
         let damaged = std::fs::read(&target).expect("read");
         let what = format!("a flipped byte in {what} ({} at {offset})", file.display());
         let result = open(&dir, options_with_wal_roll(2048), &what);
+        let target = fenced(&target);
         expect_corruption(result, &target, &what);
         assert_eq!(std::fs::read(&target).expect("read"), damaged, "{what}: a failed open leaves the file as it was");
         std::fs::remove_dir_all(&dir).expect("cleanup");
@@ -284,16 +301,20 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
     let dir = tmp.path().join("flip-last-closed");
     copy_dir(&base, &dir);
     let last = writes.last().expect("writes");
-    let newest_copy = dir.join("wal").join(newest.file_name().expect("name"));
+    let newest_copy = in_copy(&newest, &base, &dir);
     flip(&newest_copy, (last.2 + last.3) / 2);
-    expect_corruption(open(&dir, options(), "the last record"), &newest_copy, "the last record of a closed WAL");
+    expect_corruption(
+        open(&dir, options(), "the last record"),
+        &fenced(&newest_copy),
+        "the last record of a closed WAL",
+    );
     std::fs::remove_dir_all(&dir).expect("cleanup");
 
     // After a crash (no closing mark) that is the one place a flipped byte
     // cannot be told from a torn write: it is dropped like a torn tail.
     let dir = tmp.path().join("flip-last");
     copy_dir(&base, &dir);
-    let newest_copy = dir.join("wal").join(newest.file_name().expect("name"));
+    let newest_copy = in_copy(&newest, &base, &dir);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&newest_copy)

@@ -652,7 +652,7 @@ fn kill_and_recover_at(place: Place<'_>, mode: Mode, rounds: usize, max_acks: u6
 
     // Counted on local disk (on HDFS the test does not list files).
     let mut archived = Vec::new();
-    files_named(&store::wal::archive_dir(&dir.join("wal")), &|n| n.ends_with(".log"), &mut archived);
+    files_named(&dir.join(store::wal::ARCHIVE_DIR), &|n| n.ends_with(".log"), &mut archived);
     let mut store_files = Vec::new();
     files_named(&dir.join("data"), &|n| n.ends_with(".sf"), &mut store_files);
     eprintln!(

@@ -418,7 +418,7 @@ fn a_region_whose_flush_failed_keeps_the_wal_it_needs_while_others_flush() {
         store.flush_region("t", b"n").expect("the second region's flush");
     }
     assert!(
-        std::fs::read_dir(store::wal::archive_dir(&e.dir.join("wal"))).expect("archive dir").count() > 0,
+        std::fs::read_dir(store.wal().archive_dir()).expect("archive dir").count() > 0,
         "the second region's flushes archived WAL files"
     );
     expect.check(&store, "in memory");
@@ -645,5 +645,5 @@ fn the_fault_injecting_fs_reaches_every_file_the_store_writes() {
     assert!(put(&store, "b", 1).is_ok(), "the WAL file is already open");
     e.fault.heal();
     let fs: &dyn FileSystem = &e.fault;
-    assert!(fs.exists(&e.dir.join("wal")).expect("exists"));
+    assert!(fs.exists(store.wal().dir()).expect("exists"));
 }

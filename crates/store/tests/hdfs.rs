@@ -281,3 +281,82 @@ fn writes_fail_clearly_while_the_namenode_is_down_and_resume_when_it_is_back() {
     }
     store.close().expect("close");
 }
+
+/// Pauses the store being opened once it has fenced the earlier instances'
+/// WAL directories: it says so on `fenced` and waits for `go`.
+struct PauseWhenFenced {
+    fenced: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl store::hooks::WriteHooks for PauseWhenFenced {
+    fn at(&self, point: store::hooks::HookPoint, _region: u64) -> store::Result<()> {
+        if point == store::hooks::HookPoint::WalDirsFenced {
+            let _ = self.fenced.lock().expect("lock").send(());
+            let _ = self.go.lock().expect("lock").recv();
+        }
+        Ok(())
+    }
+}
+
+/// A zombie: the store that wrote the WAL is still running when another
+/// process opens the same root (a paused or partitioned server whose
+/// regions are taken over). The new owner fences the zombie's WAL
+/// directory (renamed to `-splitting`) and recovers its files' leases
+/// before it reads them; the zombie writes while the owner is paused right
+/// there. Its next write fails, and so does every later one: its WAL cannot
+/// roll into a directory that no longer exists (with per-file fencing alone
+/// it rolled to a new file in its directory and acknowledged writes the new
+/// owner never read). The new owner has every row the zombie acknowledged.
+#[test]
+#[ignore = "starts a MiniDFSCluster (Java, Maven): cargo test -p store --test hdfs -- --ignored"]
+fn a_zombie_whose_wal_directory_was_taken_over_acknowledges_nothing_more() {
+    let cluster = MiniHdfs::start();
+    let root = PathBuf::from("/zombie");
+    let old_fs = HdfsFs::connect_with(&cluster.uri, Duration::from_secs(10)).expect("connect");
+    let zombie = Store::open(&root, options(&old_fs)).expect("open");
+    zombie.create_table(table(), &[]).expect("create");
+    let put = |store: &Store, i: usize| store.put("t", format!("r{i:04}").as_bytes(), &[(b"f", b"q", b"v")], None);
+    let mut acked: Vec<usize> = Vec::new();
+    for i in 0..100 {
+        put(&zombie, i).expect("put");
+        acked.push(i);
+    }
+    let zombie_dir = zombie.wal().dir().to_path_buf();
+
+    // Another process opens the root while the zombie still runs, and
+    // stops once it has fenced the zombie's directory.
+    let (fenced_tx, fenced) = std::sync::mpsc::channel();
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let hooks =
+        Arc::new(PauseWhenFenced { fenced: std::sync::Mutex::new(fenced_tx), go: std::sync::Mutex::new(go_rx) });
+    let new_fs = cluster.fs();
+    let opening = std::thread::spawn({
+        let (root, new_fs) = (root.clone(), new_fs.clone());
+        move || Store::open(&root, StoreOptions { hooks: Some(hooks), ..options(&new_fs) })
+    });
+    fenced.recv_timeout(Duration::from_secs(120)).expect("the new owner fenced the zombie's WAL directory");
+    assert!(!new_fs.exists(&zombie_dir).expect("exists"), "the zombie's WAL directory was renamed away");
+    let mut late_acks = Vec::new();
+    for i in 100..120 {
+        if put(&zombie, i).is_ok() {
+            late_acks.push(i);
+        }
+    }
+    go.send(()).expect("resume the open");
+    let owner = opening.join().expect("the open did not panic").expect("take over");
+
+    assert!(late_acks.is_empty(), "the fenced zombie acknowledged writes {late_acks:?}");
+    for i in &acked {
+        assert_eq!(value(&owner, &format!("r{i:04}")), Some(b"v".to_vec()), "acknowledged row {i}");
+    }
+    for i in 100..120 {
+        assert_eq!(value(&owner, &format!("r{i:04}")), None, "row {i} was never acknowledged");
+    }
+    // The new owner writes on; its WAL is its own.
+    put(&owner, 200).expect("the owner writes");
+    assert_ne!(owner.wal().dir(), zombie_dir.as_path());
+    old_fs.sever();
+    drop(zombie);
+    owner.close().expect("close");
+}

@@ -45,11 +45,13 @@ fn write_wal_only(dir: &std::path::Path, rows: usize, value_size: usize) {
     drop(store);
 }
 
-/// Bytes of the live WAL files of the store in `dir`.
+/// Bytes of the live WAL files of the store in `dir` (in its instances'
+/// directories under `WALs`).
 fn wal_bytes(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir.join("wal"))
-        .expect("wal dir")
+    std::fs::read_dir(dir.join("WALs"))
+        .expect("WALs dir")
         .filter_map(|e| e.ok())
+        .flat_map(|instance| std::fs::read_dir(instance.path()).expect("an instance's WAL dir").filter_map(|e| e.ok()))
         .filter(|e| e.path().is_file())
         .map(|e| e.metadata().map_or(0, |m| m.len()))
         .sum()
@@ -211,4 +213,51 @@ fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
     assert_eq!(store.list_tables(), ["t"], "the uncommitted creation is gone");
     assert!(!empty_dir.exists());
     assert_eq!(store.get("t", &Get::new(&b"r"[..])).expect("get")[0].value, b"v");
+}
+
+/// A store written before WAL directories were per instance kept its WAL
+/// in `<root>/wal` and archived files in `<root>/wal/archive`. Opening it
+/// fences that directory like any earlier instance's, replays it, archives
+/// its files (and the old archive) in `oldWALs`, and removes it; the new
+/// instance writes in `WALs/<its name>`, numbering its files after all of
+/// them.
+#[test]
+fn a_store_with_the_old_wal_layout_is_replayed_and_moved() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write_wal_only(dir, 500, 100);
+    let wals = dir.join(store::wal::takeover::WALS_DIR);
+    let instances: Vec<_> = std::fs::read_dir(&wals).expect("WALs").flatten().map(|e| e.path()).collect();
+    assert_eq!(instances.len(), 1, "one instance wrote: {instances:?}");
+    let legacy = dir.join("wal");
+    std::fs::rename(&instances[0], &legacy).expect("lay the WAL out as before");
+    let mut replayed: Vec<String> = std::fs::read_dir(&legacy)
+        .expect("wal")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    std::fs::create_dir(legacy.join("archive")).expect("the old archive");
+    let old_archived = store::wal::log_file_name(0);
+    std::fs::write(legacy.join("archive").join(&old_archived), b"an archived file").expect("write");
+
+    let store = Store::open(dir, StoreOptions { background: false, ..StoreOptions::default() }).expect("reopen");
+    for i in 0..500 {
+        assert!(!store.get("t", &Get::new(row(i).as_bytes())).expect("get").is_empty(), "row {i}");
+    }
+    assert!(!legacy.exists(), "the old WAL directory is gone");
+    let mut archived: Vec<String> = std::fs::read_dir(dir.join(store::wal::ARCHIVE_DIR))
+        .expect("oldWALs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    archived.sort();
+    replayed.push(old_archived);
+    replayed.sort();
+    assert_eq!(archived, replayed, "the replayed files and the old archive are in oldWALs");
+    let own: Vec<_> = std::fs::read_dir(&wals).expect("WALs").flatten().map(|e| e.path()).collect();
+    assert_eq!(own, [store.wal().dir().to_path_buf()], "only the new instance's directory is left");
+    let newest = store.wal().live_files().pop().expect("a live file");
+    let newest = newest.file_name().expect("name").to_string_lossy().into_owned();
+    assert!(archived.iter().all(|a| *a < newest), "{newest} is numbered after every archived file");
+    store.close().expect("close");
 }

@@ -108,7 +108,7 @@ fn a_closed_region_stays_closed_across_a_restart_and_needs_no_wal() {
 
     // The region's directory alone is the region: with the WAL gone (as on
     // another server), opening it serves everything.
-    std::fs::remove_dir_all(dir.path().join("wal")).expect("remove wal");
+    std::fs::remove_dir_all(dir.path().join("WALs")).expect("remove the WAL directories");
     let store = Store::open(dir.path(), options()).expect("reopen without wal");
     store.open_region(&first).expect("open");
     for i in 0..50 {

@@ -492,7 +492,7 @@ fn readers_never_see_a_syncwal_batch_before_its_sync_returned() {
     let rows: Vec<String> = (0..21).map(|i| format!("{}{i:02}", prefixes[i % 3])).collect();
     put_row(&store, "t", "a-before", 1).expect("a row before the batch");
 
-    e.fault.hold_syncs("/wal/");
+    e.fault.hold_syncs("/WALs/");
     let _release = ReleaseOnDrop(&e.fault);
     let writer = spawn_timed("the batch writer", {
         let (s, rows) = (store.clone(), rows.clone());
@@ -548,7 +548,7 @@ fn a_failed_wal_write_or_sync_fails_the_batch_with_nothing_visible() {
     for (round, kind) in [FaultKind::Write, FaultKind::Sync].into_iter().enumerate() {
         let rows: Vec<String> = (0..8).map(|i| format!("{kind:?}-{i}")).collect();
         let injected = e.fault.injected();
-        e.fault.fail(kind, "/wal/", 0, 1);
+        e.fault.fail(kind, "/WALs/", 0, 1);
         let err = put_batch(&store, "t", &rows, 1).expect_err("the batch fails with its WAL");
         assert_eq!(e.fault.injected(), injected + 1, "{kind:?}: the fault hit the batch ({err})");
         assert_rows(&store, "t", &rows, None, &format!("{kind:?}: after the failed batch"));

@@ -1,10 +1,14 @@
 //! Opening a store: the tables and regions on disk (finishing what a crash
-//! left of a split, merge or table creation), then the WAL's edits replayed
-//! into them under the memory limit.
+//! left of a split, merge or table creation), then the WAL directories of
+//! earlier instances fenced (`wal/takeover.rs`) and their edits replayed
+//! into the regions under the memory limit, flushed, and the directories
+//! retired. The new instance writes its WAL in a directory of its own.
 //!
 //! Invariant: an entry is replayed only above its family's flushed sequence
 //! id at open; replay-time flushes leave that mark where it was, so a crash
-//! during recovery replays the same entries again (identical cells).
+//! during recovery replays the same entries again (identical cells). A
+//! fenced directory is retired only after every region its entries touched
+//! has flushed.
 //!
 //! Thread safety: runs once, in the thread opening the store, before any
 //! background thread starts.
@@ -23,7 +27,8 @@ use crate::options::StoreOptions;
 use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
 use crate::services::{Services, data_dir};
 use crate::storefile::BlockCache;
-use crate::wal::Wal;
+use crate::wal::takeover::{self, FencedDir, WALS_DIR};
+use crate::wal::{ARCHIVE_DIR, ReplaySummary, Wal, WalPlace};
 
 /// Opens the store in `dir` (creating it if needed) and recovers it: the
 /// tables and regions on disk are opened and the WAL is replayed.
@@ -37,14 +42,37 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
         next_file_id: Arc::new(AtomicU64::new(1)),
         events: Arc::new(crate::events::EventLog::default()),
     };
-    // Recovery reads the WAL twice, holding no entry in memory: this
-    // first pass checks every file and learns what each holds (which
-    // regions, up to which seq) so the WAL can start its new file; the
+    // Earlier instances' WAL directories are fenced first: a writer of one
+    // that still runs can then acknowledge nothing more.
+    let wals = dir.join(WALS_DIR);
+    let archive_dir = dir.join(ARCHIVE_DIR);
+    crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
+    let mut own = takeover::instance_name();
+    while fs.exists(&wals.join(&own))? {
+        own.push('+');
+    }
+    let earlier = takeover::fence_earlier(fs.as_ref(), &dir, &own, &archive_dir, options.wal.keep_archived)?;
+    if let Some(hooks) = &options.hooks {
+        hooks.at(crate::hooks::HookPoint::WalDirsFenced, 0)?;
+    }
+    // Recovery reads the fenced files twice, holding no entry in memory:
+    // this first pass checks every file and learns what each holds; the
     // second, once the regions are open, streams the entries into them.
-    let (wal, summary) = Wal::open_with(fs.clone(), &dir.join("wal"), options.wal.clone(), |_| Ok(()))?;
+    let mut checked = Vec::with_capacity(earlier.len());
+    for fenced in earlier {
+        let summary = takeover::check(fs.as_ref(), &fenced)?;
+        checked.push((fenced, summary));
+    }
+    let fenced: Vec<FencedDir> = checked.iter().map(|(f, _)| f.clone()).collect();
+    let place = WalPlace {
+        dir: wals.join(&own),
+        numbered_after: takeover::highest_number(fs.as_ref(), &fenced, &archive_dir)?,
+        archive_dir,
+    };
+    let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
     let services = Arc::new(Services::new(dir, options, wal, ctx));
     let reference_holders = load_tables(&services)?;
-    replay(&services, &summary)?;
+    replay(&services, &checked)?;
     if services.options.background {
         crate::flusher::start(&services);
         crate::compactor::start(&services);
@@ -138,48 +166,58 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
     Ok(reference_holders)
 }
 
-/// Replays the WAL entries of the files the first pass found into their
-/// regions, one entry at a time, flushing the largest regions whenever
-/// the memstores pass the global limit (so recovery of a log of any
-/// length holds about that much), then flushes what was replayed so
-/// that the old WAL files are no longer needed.
-fn replay(inner: &Services, summary: &crate::wal::ReplaySummary) -> Result<()> {
+/// Replays the WAL entries of the fenced directories (in log order) that
+/// the first pass checked into their regions, one entry at a time, flushing
+/// the largest regions whenever the memstores pass the global limit (so
+/// recovery of a log of any length holds about that much), then flushes
+/// what was replayed, so that the fenced files are no longer needed, and
+/// retires their directories.
+fn replay(inner: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()> {
     let started = std::time::Instant::now();
     let mut by_id: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
     for r in inner.catalog.all_regions() {
         by_id.insert(r.info().id, r);
     }
-    let files: Vec<(u64, PathBuf)> =
-        summary.files.iter().filter(|f| !f.abandoned).map(|f| (f.number, f.path.clone())).collect();
     let fs = inner.ctx.fs.as_ref();
     let limit = inner.options.global_memstore_limit();
     let low_mark = inner.options.global_memstore_low_mark();
     let mut touched: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
     let (mut entries, mut flushes) = (0u64, 0u64);
     let mut since_check = 0u64;
-    let mut reader = crate::wal::WalReader::open_files(fs, files)?;
-    for entry in reader.by_ref() {
-        let entry = entry?;
-        entries += 1;
-        let Some(region) = by_id.get(&entry.region_id) else { continue };
-        let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
-        if !cells.is_empty() && region.replay(entry.seq, &cells)? {
-            touched.insert(entry.region_id, region.clone());
+    for (fenced, summary) in checked {
+        let files: Vec<(u64, PathBuf)> = summary.files.iter().map(|f| (f.number, f.path.clone())).collect();
+        let mut reader = crate::wal::WalReader::open_files(fs, files)?;
+        for entry in reader.by_ref() {
+            let entry = entry?;
+            entries += 1;
+            let Some(region) = by_id.get(&entry.region_id) else { continue };
+            let cells: Vec<Cell> = entry.cells()?.map(|c| c.to_cell()).collect();
+            if !cells.is_empty() && region.replay(entry.seq, &cells)? {
+                touched.insert(entry.region_id, region.clone());
+            }
+            // Look at the memstores' total after every sixteenth of the
+            // limit replayed (by WAL bytes, close to what the cells take).
+            since_check += entry.cells.len() as u64;
+            if since_check >= limit / 16 {
+                since_check = 0;
+                flushes += flush_down_to(touched.values(), limit, low_mark)?;
+            }
         }
-        // Look at the memstores' total after every sixteenth of the
-        // limit replayed (by WAL bytes, close to what the cells take).
-        since_check += entry.cells.len() as u64;
-        if since_check >= limit / 16 {
-            since_check = 0;
-            flushes += flush_down_to(touched.values(), limit, low_mark)?;
+        if let Some((path, offset)) = &reader.into_summary().torn_tail {
+            tracing::warn!(
+                dir = %fenced.dir.display(),
+                file = %path.display(),
+                offset,
+                "WAL ended in a torn record; replayed everything before it"
+            );
         }
-    }
-    let torn_tail = reader.into_summary().torn_tail;
-    if let Some((path, offset)) = &torn_tail {
-        tracing::warn!(file = %path.display(), offset, "WAL ended in a torn record; replayed everything before it");
     }
     for region in touched.values() {
         region.flush()?;
+    }
+    let archive_dir = inner.wal.archive_dir();
+    for (fenced, _) in checked {
+        takeover::retire(fs, &fenced.dir, archive_dir, inner.options.wal.keep_archived)?;
     }
     if entries > 0 {
         tracing::info!(

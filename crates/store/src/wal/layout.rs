@@ -2,14 +2,16 @@
 //!
 //! ```text
 //! <wal dir>/wal-00000000000000000001.log   live files, numbered from 1
-//! <wal dir>/../oldWALs/wal-<number>.log      archived files (keep_archived)
+//! <archive dir>/wal-<number>.log            archived files (keep_archived)
 //! ```
 //!
-//! Archived files live beside the WAL directory, not in it (HBase's
-//! `<root>/WALs/…` and `<root>/oldWALs`), so that what is done to a WAL
-//! directory — fencing it by a rename, splitting it, removing it once
-//! replayed — never touches the archive. Stores written before kept them in
-//! `<wal dir>/archive`; opening one moves them (`LEGACY_ARCHIVE_DIR`).
+//! A store's WAL directory is `<root>/WALs/<instance>` and its archive
+//! `<root>/oldWALs` (HBase's layout; see `takeover.rs`); a WAL opened on a
+//! directory alone archives to `oldWALs` beside it. The archive is never
+//! inside a WAL directory, so that what is done to one — fencing it by a
+//! rename, replaying it, removing it once replayed — never touches the
+//! archive. WALs written before kept it in `<wal dir>/archive`; opening one
+//! moves those files (`LEGACY_ARCHIVE_DIR`).
 //!
 //! Numbers are zero-padded to 20 digits (all of `u64`) so that the
 //! file system's name order is the log order. Names that do not match the

@@ -9,6 +9,9 @@
 //! - [`accounting`]: per region, the lowest sequence id not yet flushed,
 //!   updated at append time; it decides which files may be archived.
 //! - [`layout`]: file names and directories.
+//! - [`takeover`]: a store's instances each write their own WAL directory;
+//!   opening fences the earlier ones (rename, lease recovery) before it
+//!   replays them, so a writer still running acknowledges nothing more.
 //! - `writer` (private): one file being written.
 //! - [`reader`]: replay, and how a torn tail is told from corruption.
 //! - [`wal`]: the shared log — group commit, background sync, roll,
@@ -25,6 +28,8 @@
 //!   `StoreError::Corruption` (file and offset), never skipping it.
 //! - After a write or fsync failure the WAL continues in a new file; the
 //!   damaged one is sealed at its last synced length.
+//! - Once another instance has fenced a WAL's directory, the WAL
+//!   acknowledges nothing more (on HDFS; local disk has no leases).
 //!
 //! Thread safety: see each module; [`Wal`] is `Send + Sync`.
 
@@ -35,6 +40,7 @@ pub mod options;
 pub mod reader;
 pub mod record;
 pub mod stats;
+pub mod takeover;
 #[expect(clippy::module_inception, reason = "the concept is the WAL, in the wal module")]
 pub mod wal;
 mod writer;
@@ -44,4 +50,4 @@ pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};
 pub use stats::{SyncLatency, WalStats};
-pub use wal::{AppendTicket, Wal};
+pub use wal::{AppendTicket, Wal, WalPlace};

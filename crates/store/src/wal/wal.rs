@@ -199,6 +199,15 @@ struct Catalog {
     current: Option<u64>,
 }
 
+/// Where a WAL lives: its directory, its archive, and the number its files
+/// start after (see [`Wal::open_at`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalPlace {
+    pub dir: PathBuf,
+    pub archive_dir: PathBuf,
+    pub numbered_after: u64,
+}
+
 impl Wal {
     /// Recovers and opens the WAL in `dir` (its own directory, e.g.
     /// `<store>/wal`; created if missing): reads every entry of the live
@@ -225,15 +234,30 @@ impl Wal {
         fs: Arc<dyn FileSystem>,
         dir: &Path,
         options: WalOptions,
+        apply: impl FnMut(WalEntry) -> Result<()>,
+    ) -> Result<(Arc<Wal>, ReplaySummary)> {
+        let place = WalPlace { dir: dir.to_path_buf(), archive_dir: archive_dir(dir), numbered_after: 0 };
+        Wal::open_at(fs, &place, options, apply)
+    }
+
+    /// Like [`open_with`](Self::open_with), at `place`: its own archive
+    /// directory, and file numbers after `place.numbered_after` (a store
+    /// numbers its new instance's files after those of the instances it
+    /// took over; see `takeover.rs`).
+    pub fn open_at(
+        fs: Arc<dyn FileSystem>,
+        place: &WalPlace,
+        options: WalOptions,
         mut apply: impl FnMut(WalEntry) -> Result<()>,
     ) -> Result<(Arc<Wal>, ReplaySummary)> {
         options.validate()?;
-        let archive_dir = archive_dir(dir);
+        let dir = place.dir.as_path();
+        let archive_dir = place.archive_dir.clone();
         crate::fs::create_dir_all_durably(&*fs, dir)?;
         if options.keep_archived {
             crate::fs::create_dir_all_durably(&*fs, &archive_dir)?;
         }
-        move_legacy_archive(&*fs, dir, &archive_dir, options.keep_archived)?;
+        crate::wal::takeover::move_archived(&*fs, &dir.join(LEGACY_ARCHIVE_DIR), &archive_dir, options.keep_archived)?;
         // Fencing: a writer of the previous run (or another process) may
         // still hold a file open. Once its lease is recovered it can append
         // nothing more, and the file's length is final (HBase recovers the
@@ -255,7 +279,7 @@ impl Wal {
         if removed {
             fs.sync_dir(dir)?;
         }
-        let mut highest = summary.files.iter().map(|f| f.number).max().unwrap_or(0);
+        let mut highest = summary.files.iter().map(|f| f.number).max().unwrap_or(0).max(place.numbered_after);
         if fs.exists(&archive_dir)? {
             highest = highest.max(list_log_files(&*fs, &archive_dir)?.last().map_or(0, |(n, _)| *n));
         }
@@ -556,6 +580,11 @@ impl Wal {
         &self.shared.dir
     }
 
+    /// Where archived files go.
+    pub fn archive_dir(&self) -> &Path {
+        &self.shared.archive_dir
+    }
+
     pub fn stats(&self) -> WalStats {
         let last = self.shared.pending.lock().last_txid;
         let done = self.shared.outcomes.lock().done_txid;
@@ -600,32 +629,6 @@ impl Wal {
         }
         result
     }
-}
-
-/// Moves the files a store written before archived in `<dir>/archive` to
-/// `archive_dir` (or deletes them when archives are not kept), then removes
-/// that directory. A crash part-way leaves some files in each, which the
-/// next open finishes moving.
-fn move_legacy_archive(fs: &dyn FileSystem, dir: &Path, archive_dir: &Path, keep: bool) -> Result<()> {
-    let legacy = dir.join(LEGACY_ARCHIVE_DIR);
-    if !fs.exists(&legacy)? {
-        return Ok(());
-    }
-    let files = list_log_files(fs, &legacy)?;
-    for (number, path) in &files {
-        if keep {
-            fs.rename(path, &archive_dir.join(log_file_name(*number)))?;
-        } else {
-            fs.remove(path)?;
-        }
-    }
-    if keep && !files.is_empty() {
-        fs.sync_dir(archive_dir)?;
-    }
-    fs.remove_dir_all(&legacy)?;
-    fs.sync_dir(dir)?;
-    tracing::info!(dir = %dir.display(), files = files.len(), to = %archive_dir.display(), "moved archived WAL files");
-    Ok(())
 }
 
 impl Drop for Wal {
