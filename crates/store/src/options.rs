@@ -34,6 +34,12 @@ pub struct StoreOptions {
     pub compaction: CompactionConfig,
     /// `hbase.server.keyvalue.maxsize` (10 MiB).
     pub max_cell_size: usize,
+    /// How long a request waits for a region that a split or merge is
+    /// replacing before it fails with `WritesStopped` (HBase's client
+    /// retries such a region for `hbase.client.operation.timeout`). Writes
+    /// stop for milliseconds in a split or merge; this bounds the wait when
+    /// one takes far longer (a slow file system) or cannot finish.
+    pub region_move_wait: std::time::Duration,
     /// Run flushes and compactions in background threads (tests may turn
     /// this off and drive them through the admin calls).
     pub background: bool,
@@ -71,6 +77,7 @@ impl Default for StoreOptions {
             compaction_threads: 1,
             compaction: CompactionConfig::default(),
             max_cell_size: 10 << 20,
+            region_move_wait: std::time::Duration::from_secs(60),
             background: true,
             hooks: None,
         }

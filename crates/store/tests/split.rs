@@ -306,7 +306,9 @@ fn daughters_that_fail_to_open_after_the_commit_are_retried_then_opened_by_a_reo
         let want = scan_all(&store, false);
         drop(store);
         let hooks = Arc::new(FailOpeningDaughters(std::sync::atomic::AtomicU32::new(failures)));
-        let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), ..options() }).expect("reopen");
+        let wait = std::time::Duration::from_millis(300);
+        let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), region_move_wait: wait, ..options() })
+            .expect("reopen");
         let split = store.split_region("t", b"", None);
         if failures == 2 {
             assert!(split.expect("split after two failed opens"), "split");
@@ -316,7 +318,15 @@ fn daughters_that_fail_to_open_after_the_commit_are_retried_then_opened_by_a_reo
         }
         assert!(split.is_err(), "the daughters never opened");
         assert_eq!(store.table_regions("t").expect("regions").len(), 1, "the parent is still listed");
-        assert!(store.get("t", &Get::new(want[0].0.as_bytes())).is_err(), "its rows are not served");
+        // Requests wait for the switch for `region_move_wait`, then fail.
+        let started = std::time::Instant::now();
+        let got = store.get("t", &Get::new(want[0].0.as_bytes()));
+        assert!(
+            matches!(&got, Err(store::StoreError::WritesStopped(m)) if m.contains("split or merged")),
+            "its rows are not served: {got:?}"
+        );
+        assert!(started.elapsed() >= wait, "the get waited for the split to finish ({:?})", started.elapsed());
+        assert!(started.elapsed() < wait * 10, "and no longer ({:?})", started.elapsed());
         assert!(store.put("t", b"r0001", &[(b"f", b"q", b"lost?")], None).is_err(), "nor written");
         drop(store);
         let store = Store::open(dir.path(), options()).expect("reopen finishes the split");

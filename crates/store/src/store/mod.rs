@@ -52,6 +52,33 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// How a request waits for a region that a split or merge is replacing:
+/// until a deadline, sleeping the catalog's suggested wait, growing to at
+/// most 50 ms between lookups.
+struct MoveRetry {
+    deadline: std::time::Instant,
+    backoff: std::time::Duration,
+}
+
+impl MoveRetry {
+    fn new(limit: std::time::Duration) -> MoveRetry {
+        MoveRetry { deadline: std::time::Instant::now() + limit, backoff: std::time::Duration::ZERO }
+    }
+
+    /// Sleeps before the next lookup (`suggested`, or longer once the
+    /// region has been moving for a while); false once the deadline passed.
+    fn wait(&mut self, suggested: std::time::Duration) -> bool {
+        if std::time::Instant::now() >= self.deadline {
+            return false;
+        }
+        if !suggested.is_zero() {
+            self.backoff = (self.backoff * 2).clamp(suggested, std::time::Duration::from_millis(50));
+            std::thread::sleep(self.backoff);
+        }
+        true
+    }
+}
+
 impl Store {
     /// Opens the store in `dir` (creating it if needed) and recovers it: the
     /// tables and regions on disk are opened and the WAL is replayed.
@@ -111,7 +138,7 @@ impl Store {
             }
         };
         let mut at = 0;
-        let mut attempts = 0;
+        let mut retry = MoveRetry::new(self.inner.options.region_move_wait);
         while at < rows.len() {
             let region = t.region_for(rows[at].1.row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
             let n = rows[at..].iter().take_while(|(_, r)| region.info().contains(r.row)).count().max(1);
@@ -122,11 +149,9 @@ impl Store {
             let result = region.mutate_rows(&group, durability);
             match result {
                 Err(e)
-                    if attempts < 1000
-                        && let Some(wait) = t.retry_after(&region, &e) =>
+                    if let Some(wait) = t.retry_after(&region, &e)
+                        && retry.wait(wait) =>
                 {
-                    attempts += 1;
-                    std::thread::sleep(wait);
                     continue; // replaced, or being replaced: look the rows up again
                 }
                 Err(e) => {
@@ -204,13 +229,21 @@ impl Store {
     ) -> Result<T> {
         self.check_open()?;
         let t = self.enabled_table(table)?;
-        for _ in 0..1000 {
+        let mut retry = MoveRetry::new(self.inner.options.region_move_wait);
+        loop {
             let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
             crate::flusher::reclaim_memory(&self.inner, &region)?;
             self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
             match op(&t, &region) {
                 Err(e) if let Some(wait) = t.retry_after(&region, &e) => {
-                    std::thread::sleep(wait); // replaced, or being replaced: look the row up again
+                    if !retry.wait(wait) {
+                        return Err(StoreError::WritesStopped(format!(
+                            "the region of row {:?} was being split or merged for {:?}: {e}",
+                            String::from_utf8_lossy(row),
+                            self.inner.options.region_move_wait
+                        )));
+                    }
+                    // Replaced, or being replaced: look the row up again.
                 }
                 result => {
                     crate::flusher::after_write(&self.inner, &region);
@@ -218,7 +251,6 @@ impl Store {
                 }
             }
         }
-        Err(StoreError::WritesStopped(format!("region of row {:?} stayed closed", String::from_utf8_lossy(row))))
     }
 
     /// Flushes every region of a table.
