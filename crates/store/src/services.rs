@@ -36,10 +36,18 @@ pub(crate) struct Services {
     pub(crate) flush_queue: FlushQueue,
     pub(crate) compaction_queue: CompactionQueue,
     closed: AtomicBool,
+    /// The root's lock, held until the store is closed or dropped.
+    root_lock: parking_lot::Mutex<Option<crate::fs::RootLock>>,
 }
 
 impl Services {
-    pub(crate) fn new(dir: PathBuf, options: StoreOptions, wal: Arc<Wal>, ctx: StoreContext) -> Services {
+    pub(crate) fn new(
+        dir: PathBuf,
+        options: StoreOptions,
+        wal: Arc<Wal>,
+        ctx: StoreContext,
+        root_lock: Option<crate::fs::RootLock>,
+    ) -> Services {
         let region_config = RegionConfig {
             ctx: ctx.clone(),
             flush_size: options.region_flush_size,
@@ -56,12 +64,19 @@ impl Services {
             region_config,
             catalog: Catalog::new(),
             closed: AtomicBool::new(false),
+            root_lock: parking_lot::Mutex::new(root_lock),
         }
     }
 
     /// `<dir>/data`, where the tables are.
     pub(crate) fn data_dir(&self) -> PathBuf {
         data_dir(&self.dir)
+    }
+
+    /// Lets another store open the root (after a close: nothing of this
+    /// one writes any more).
+    pub(crate) fn release_root_lock(&self) {
+        self.root_lock.lock().take();
     }
 
     pub(crate) fn is_closed(&self) -> bool {

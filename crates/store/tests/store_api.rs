@@ -142,3 +142,43 @@ fn unflushed_writes_survive_a_reopen_through_the_wal() {
     let store = Store::open(dir.path(), options()).expect("reopen");
     assert_eq!(rows(&store, Scan::default()).len(), 50);
 }
+
+/// One process at a time: while a store is open in another process, an
+/// open of its root fails with an error naming that process (its pid) and
+/// changes nothing; our open store likewise keeps another process out; the
+/// lock is the kernel's `flock`, so a killed holder leaves none behind.
+#[test]
+fn a_root_open_in_another_process_is_refused() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let writer = |dir: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_crash-writer"))
+            .arg(dir)
+            .args(["0", "1", "single"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start crash-writer")
+    };
+
+    // Ours is open: the other process cannot open it.
+    let store = Store::open(dir.path(), options()).expect("open");
+    let out = writer(dir.path()).wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the other process fails to open: {stderr}");
+    assert!(stderr.contains(&format!("open in process {}", std::process::id())), "{stderr}");
+    assert!(store.list_tables().is_empty(), "it changed nothing");
+    store.close().expect("close");
+
+    // Theirs is open: ours cannot open it; once it is killed, ours can.
+    let mut child = writer(dir.path());
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    assert_eq!(lines.next().and_then(|l| l.ok()).as_deref(), Some("ready"), "the writer opened the store");
+    let err = Store::open(dir.path(), options()).expect_err("refused while the writer runs").to_string();
+    assert!(err.contains(&format!("open in process {}", child.id())) && err.contains("LOCK"), "{err}");
+    child.kill().expect("kill");
+    child.wait().expect("reap");
+    let store = Store::open(dir.path(), options()).expect("open once the writer is dead");
+    assert!(store.list_tables().iter().any(|t| t == "crash"), "the writer's table is there");
+    store.close().expect("close");
+}

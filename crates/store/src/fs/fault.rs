@@ -344,6 +344,10 @@ impl FileSystem for FaultInjectingFs {
         self.inner.recover_lease(path)
     }
 
+    fn lock_root(&self, dir: &Path) -> Result<Option<super::RootLock>> {
+        self.inner.lock_root(dir)
+    }
+
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
         if self.state.lock().stopped() {
             return Err(injected("truncate", path, io::ErrorKind::Other, "the process has stopped"));

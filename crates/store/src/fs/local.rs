@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{FileSystem, ReadableFile, WritableFile};
+use super::{FileSystem, LOCK_FILE, ReadableFile, RootLock, WritableFile};
 use crate::error::{Result, StoreError};
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -27,6 +27,57 @@ struct LocalReadable {
 }
 
 impl FileSystem for LocalFs {
+    /// `flock` on `<dir>/LOCK` (released by the kernel when the process
+    /// dies, so a crash leaves no stale lock); the holder's pid is written
+    /// into the file for the error a second opener gets. It keeps other
+    /// processes out. Within this process the lock is shared: a root may be
+    /// opened again while an earlier store on it is still being dropped
+    /// (its last background job or scanner finishing; tests crash a store
+    /// by dropping it), and it is released when the last holder goes.
+    fn lock_root(&self, dir: &Path) -> Result<Option<RootLock>> {
+        static HELD: std::sync::LazyLock<
+            parking_lot::Mutex<std::collections::HashMap<PathBuf, std::sync::Weak<File>>>,
+        > = std::sync::LazyLock::new(Default::default);
+        let key = std::fs::canonicalize(dir).map_err(|e| StoreError::io("resolve", dir, e))?;
+        let mut held = HELD.lock();
+        if let Some(file) = held.get(&key).and_then(std::sync::Weak::upgrade) {
+            return Ok(Some(RootLock::new(Box::new(file))));
+        }
+        let path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StoreError::io("open the lock file", &path, e))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let pid = format!("{}\n", std::process::id());
+                file.set_len(0)
+                    .and_then(|()| file.write_all(pid.as_bytes()))
+                    .map_err(|e| StoreError::io("write the lock file", &path, e))?;
+                let file = Arc::new(file);
+                held.insert(key, Arc::downgrade(&file));
+                Ok(Some(RootLock::new(Box::new(file))))
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                let holder = holder.trim();
+                let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
+                Err(StoreError::io(
+                    "lock",
+                    &path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        format!("the store in {} is open in {who}; one process at a time", dir.display()),
+                    ),
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io("lock", &path, e)),
+        }
+    }
+
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let file = OpenOptions::new()
             .write(true)

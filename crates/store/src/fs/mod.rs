@@ -56,6 +56,17 @@ pub trait FileSystem: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Takes the exclusive lock of the store rooted at `dir` (a `LOCK` file
+    /// in it), held until the returned guard is dropped or the process
+    /// exits, so that a second process opening the same root fails with a
+    /// clear error instead of writing beside the first. `None` where the
+    /// file system offers no such lock (HDFS: there the WAL directories are
+    /// fenced instead, see `wal/takeover.rs`).
+    fn lock_root(&self, dir: &Path) -> Result<Option<RootLock>> {
+        let _ = dir;
+        Ok(None)
+    }
+
     /// Reads a whole file.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         let f = self.open(path)?;
@@ -111,6 +122,24 @@ pub trait ReadableFile: Send + Sync {
 /// Creates `dir` and whichever of its ancestors are missing, and makes each
 /// new directory's entry durable in its parent (a file committed later in
 /// `dir` is durable only if the path to it is).
+/// A held root lock (see [`FileSystem::lock_root`]); released when dropped.
+pub struct RootLock(#[expect(dead_code, reason = "held for its drop, which releases the lock")] Box<dyn Send + Sync>);
+
+impl RootLock {
+    pub fn new(held: Box<dyn Send + Sync>) -> RootLock {
+        RootLock(held)
+    }
+}
+
+impl std::fmt::Debug for RootLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RootLock")
+    }
+}
+
+/// The name of a store root's lock file (RocksDB's is `LOCK` too).
+pub const LOCK_FILE: &str = "LOCK";
+
 pub fn create_dir_all_durably(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
     let mut missing = Vec::new();
     let mut at = Some(dir);

@@ -318,7 +318,9 @@ impl Store {
             }
             r.close();
         }
-        self.inner.wal.close()?;
+        let closed = self.inner.wal.close();
+        self.inner.release_root_lock();
+        closed?;
         match first_error {
             Some(e) => Err(e),
             None => Ok(()),

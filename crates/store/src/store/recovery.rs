@@ -35,6 +35,8 @@ use crate::wal::{ARCHIVE_DIR, ReplaySummary, Wal, WalPlace};
 pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>> {
     let fs = options.fs.clone();
     crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    // Before anything is read or changed: one process at a time.
+    let root_lock = fs.lock_root(&dir)?;
     let cache_bytes = options.block_cache_bytes();
     let ctx = StoreContext {
         fs: fs.clone(),
@@ -70,7 +72,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
         archive_dir,
     };
     let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
-    let services = Arc::new(Services::new(dir, options, wal, ctx));
+    let services = Arc::new(Services::new(dir, options, wal, ctx, root_lock));
     let reference_holders = load_tables(&services)?;
     replay(&services, &checked)?;
     if services.options.background {
