@@ -51,7 +51,22 @@ impl FileSystem for LocalFs {
             .truncate(false)
             .open(&path)
             .map_err(|e| StoreError::io("open the lock file", &path, e))?;
-        match file.try_lock() {
+        // The lock file may name this very process although no store of it
+        // holds the lock: a child it forks (to run a program) shares the
+        // lock's file description until it execs, which closes it. Such a
+        // holder lets go within moments; another process's does not.
+        let ours = std::process::id().to_string();
+        let mut waited = std::time::Duration::ZERO;
+        let mut outcome = file.try_lock();
+        while matches!(outcome, Err(std::fs::TryLockError::WouldBlock))
+            && waited < std::time::Duration::from_secs(5)
+            && std::fs::read_to_string(&path).is_ok_and(|h| h.trim() == ours)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            waited += std::time::Duration::from_millis(10);
+            outcome = file.try_lock();
+        }
+        match outcome {
             Ok(()) => {
                 let pid = format!("{}\n", std::process::id());
                 file.set_len(0)
