@@ -19,9 +19,42 @@ pub fn parse_column(column: &[u8]) -> Column {
     }
 }
 
-/// Columns of a read; an empty list reads every column.
+/// Columns of a read; an empty list reads every column. As HBase's
+/// `Get`/`Scan` build their family map: a family named alone reads the
+/// whole family, replacing its columns named before; a column named after
+/// its whole family replaces the family with that column (the later,
+/// narrower mention wins). Families keep the order of their first mention.
 pub fn parse_columns(columns: &[Vec<u8>]) -> Vec<Column> {
-    columns.iter().map(|c| parse_column(c)).collect()
+    /// What a read asks of one family: `None` all of it, or these qualifiers.
+    type Wanted = Option<Vec<Vec<u8>>>;
+    let mut families: Vec<(Vec<u8>, Wanted)> = Vec::new();
+    for c in columns.iter().map(|c| parse_column(c)) {
+        let slot = match families.iter().position(|(f, _)| *f == c.family) {
+            Some(i) => &mut families[i].1,
+            None => {
+                families.push((c.family.clone(), Some(Vec::new())));
+                &mut families.last_mut().expect("just pushed").1
+            }
+        };
+        match c.qualifier {
+            None => *slot = None,
+            Some(q) => match slot {
+                Some(qualifiers) => {
+                    if !qualifiers.contains(&q) {
+                        qualifiers.push(q);
+                    }
+                }
+                None => *slot = Some(vec![q]),
+            },
+        }
+    }
+    families
+        .into_iter()
+        .flat_map(|(family, qualifiers)| match qualifiers {
+            None => vec![Column { family, qualifier: None }],
+            Some(qs) => qs.into_iter().map(|q| Column { family: family.clone(), qualifier: Some(q) }).collect(),
+        })
+        .collect()
 }
 
 /// A Thrift timestamp as the store's; HBase refuses negative ones.
@@ -165,6 +198,19 @@ mod tests {
         assert_eq!(parse_column(b"cf:q"), Column { family: b"cf".to_vec(), qualifier: Some(b"q".to_vec()) });
         assert_eq!(parse_column(b"cf:"), Column { family: b"cf".to_vec(), qualifier: Some(Vec::new()) });
         assert_eq!(parse_column(b"cf:a:b").qualifier, Some(b"a:b".to_vec()));
+    }
+
+    /// HBase's answers (issue 15 item 4): `row(r, columns=[b'fh', b'fh:a'])`
+    /// reads only fh:a; the family named after its column reads it whole.
+    #[test]
+    fn a_later_narrower_column_replaces_its_whole_family() {
+        let cols = |names: &[&str]| parse_columns(&names.iter().map(|n| n.as_bytes().to_vec()).collect::<Vec<_>>());
+        let col = |f: &str, q: Option<&str>| Column { family: f.into(), qualifier: q.map(|q| q.into()) };
+        assert_eq!(cols(&["fh", "fh:a"]), [col("fh", Some("a"))]);
+        assert_eq!(cols(&["fh:a", "fh"]), [col("fh", None)]);
+        assert_eq!(cols(&["fh:a", "g", "fh:b", "fh:a"]), [col("fh", Some("a")), col("fh", Some("b")), col("g", None)]);
+        assert_eq!(cols(&["fh", "fh:a", "fh"]), [col("fh", None)]);
+        assert!(cols(&[]).is_empty());
     }
 
     #[test]

@@ -286,9 +286,18 @@ impl ThriftHandler {
         };
         // A PrefixFilter every row must pass bounds the scan itself.
         let prefix = prefix.or_else(|| filter.as_ref().and_then(|f| f.required_prefix().map(<[u8]>::to_vec)));
+        let start = start.filter(|s| !s.is_empty());
+        let mut stop = stop.filter(|s| !s.is_empty());
+        // HBase's Scan(start, stop) with start == stop is a get of that row
+        // (`getScan`): the stop row is included.
+        if let (Some(a), Some(b)) = (&start, &stop)
+            && a == b
+        {
+            stop = Some([a.as_slice(), &[0]].concat());
+        }
         let scan = Scan {
-            start: start.filter(|s| !s.is_empty()),
-            stop: stop.filter(|s| !s.is_empty()),
+            start,
+            stop,
             prefix,
             reverse,
             columns: parse_columns(columns),
@@ -660,37 +669,10 @@ impl HbaseSyncHandler for ThriftHandler {
             let mut out = Vec::new();
             for (column, suffix) in columns.iter().zip(values) {
                 let c = parse_column(column);
+                // "f" alone means the empty qualifier here.
                 let q = c.qualifier.clone().unwrap_or_default();
-                // Read-modify-write made atomic by check-and-mutate: retried
-                // if another writer changed the cell in between, a bounded
-                // number of times so that a hot cell cannot hold the call.
-                let mut tries = 0;
-                loop {
-                    tries += 1;
-                    if tries > 1000 {
-                        return Err(io_error("append: the cell kept changing under 1000 attempts; retry"));
-                    }
-                    // The exact column: "f" alone means the empty qualifier here.
-                    let exact = [&c.family[..], b":", &q[..]].concat();
-                    let current = self.read_row(&table, &row, std::slice::from_ref(&exact), None, 1)?;
-                    let old = current.first().map(|c| c.value.clone());
-                    let mut value = old.clone().unwrap_or_default();
-                    value.extend_from_slice(&suffix);
-                    let put = StoreMutation::Put {
-                        family: c.family.clone(),
-                        qualifier: q.clone(),
-                        timestamp: None,
-                        value: value.clone(),
-                    };
-                    if self
-                        .store
-                        .check_and_mutate(&name, &row, &c.family, &q, old.as_deref(), &[put])
-                        .map_err(from_store)?
-                    {
-                        out.push(TCell::new(value, None));
-                        break;
-                    }
-                }
+                let value = self.store.append(&name, &row, &c.family, &q, &suffix).map_err(from_store)?;
+                out.push(TCell::new(value, None));
             }
             Ok(out)
         })())

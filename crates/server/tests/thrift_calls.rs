@@ -254,3 +254,103 @@ fn a_taken_port_is_a_clear_error() {
     let msg = e.to_string();
     assert!(msg.contains(&server.thrift_addr().to_string()) && msg.contains("thrift"), "{msg}");
 }
+
+/// Issue 15's reproductions, each asserting the answer real HBase 2.6.4's
+/// Thrift gateway gives (recorded through happybase in the issue).
+mod hbase_answers {
+    use super::*;
+
+    fn create_family(c: &mut ThriftClient, table: &str, versions: i32) {
+        let cd = ColumnDescriptor { name: Some(b"fh:".to_vec()), max_versions: Some(versions), ..Default::default() };
+        c.create_table(table.as_bytes().to_vec(), vec![cd]).expect("create");
+    }
+
+    fn put_ts(c: &mut ThriftClient, table: &str, row: &str, col: &str, value: Vec<u8>, ts: i64) {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(col.as_bytes().to_vec()),
+            value: Some(value),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row_ts(table.as_bytes().to_vec(), row.as_bytes().to_vec(), vec![m], ts, BTreeMap::new()).expect("put");
+    }
+
+    fn inc(c: &mut ThriftClient, table: &str, row: &str, col: &str, by: i64) -> i64 {
+        c.atomic_increment(table.as_bytes().to_vec(), row.as_bytes().to_vec(), col.as_bytes().to_vec(), by)
+            .expect("increment")
+    }
+
+    /// Item 1: after `put(r, {fh:n: pack(10)}, timestamp=2**62)` two
+    /// increments return 11 and 12 and the counter reads 12 (ours gave 11,
+    /// 11, 10: the increment wrote at now, below the future version); 20
+    /// quick increments leave 20 versions (same-millisecond ones collapsed).
+    #[test]
+    fn increments_supersede_the_version_they_read() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "inc", 100);
+        put_ts(&mut c, "inc", "r", "fh:n", 10i64.to_be_bytes().to_vec(), 1 << 62);
+        assert_eq!(inc(&mut c, "inc", "r", "fh:n", 1), 11);
+        assert_eq!(inc(&mut c, "inc", "r", "fh:n", 1), 12);
+        assert_eq!(inc(&mut c, "inc", "r", "fh:n", 0), 12, "counter_get");
+
+        for _ in 0..20 {
+            inc(&mut c, "inc", "q", "fh:n", 1);
+        }
+        let versions =
+            c.get_ver(b"inc".to_vec(), b"q".to_vec(), b"fh:n".to_vec(), 100, BTreeMap::new()).expect("versions");
+        assert_eq!(versions.len(), 20, "one version per increment");
+        assert_eq!(versions[0].value.as_deref(), Some(&20i64.to_be_bytes()[..]));
+
+        // Append likewise reads the newest version and supersedes it.
+        put_ts(&mut c, "inc", "a", "fh:s", b"x".to_vec(), 1 << 62);
+        let a = TAppend::new(b"inc".to_vec(), b"a".to_vec(), vec![b"fh:s".to_vec()], vec![b"y".to_vec()]);
+        assert_eq!(c.append(a).expect("append")[0].value.as_deref(), Some(&b"xy"[..]));
+        let cells = c.get(b"inc".to_vec(), b"a".to_vec(), b"fh:s".to_vec(), BTreeMap::new()).expect("get");
+        assert_eq!(cells[0].value.as_deref(), Some(&b"xy"[..]));
+    }
+
+    /// Item 2: a put at `LATEST_TIMESTAMP` (2**63-1) is stamped with the
+    /// server's time, so `row(timestamp=2**63-1)` sees it (ours stored it at
+    /// 2**63-1, above every read's time range).
+    #[test]
+    fn latest_timestamp_means_now() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "ts", 3);
+        let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_millis();
+        put_ts(&mut c, "ts", "r", "fh:a", b"v".to_vec(), i64::MAX);
+        let rows = c
+            .get_row_with_columns_ts(b"ts".to_vec(), b"r".to_vec(), vec![], i64::MAX, BTreeMap::new())
+            .expect("row at LATEST_TIMESTAMP");
+        let cell = &rows[0].columns.as_ref().expect("columns")[&b"fh:a".to_vec()];
+        assert_eq!(cell.value.as_deref(), Some(&b"v"[..]));
+        let ts = cell.timestamp.expect("a timestamp") as u128;
+        assert!(ts >= before && ts < before + 60_000, "stamped with the server's time: {ts}");
+    }
+
+    /// Item 4: `scan(row_start=b'q', row_stop=b'q')` returns row q (HBase's
+    /// Scan(start, stop) with start == stop is a get); `row(r,
+    /// columns=[b'fh', b'fh:a'])` returns only fh:a (the later, narrower
+    /// mention wins) and `[b'fh:a', b'fh']` the whole family.
+    #[test]
+    fn a_scan_from_a_row_to_itself_and_narrowed_columns() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "sc", 3);
+        for r in ["p", "q", "qa", "r"] {
+            put_ts(&mut c, "sc", r, "fh:a", b"1".to_vec(), 5);
+            put_ts(&mut c, "sc", r, "fh:b", b"2".to_vec(), 5);
+        }
+        let id = c
+            .scanner_open_with_stop(b"sc".to_vec(), b"q".to_vec(), b"q".to_vec(), vec![], BTreeMap::new())
+            .expect("open");
+        let rows: Vec<Vec<u8>> = c.scanner_get_list(id, 10).expect("list").into_iter().filter_map(|r| r.row).collect();
+        assert_eq!(rows, [b"q".to_vec()]);
+
+        let columns_of = |c: &mut ThriftClient, cols: &[&str]| -> Vec<Vec<u8>> {
+            let cols = cols.iter().map(|s| s.as_bytes().to_vec()).collect();
+            let rows = c.get_row_with_columns(b"sc".to_vec(), b"q".to_vec(), cols, BTreeMap::new()).expect("row");
+            rows[0].columns.as_ref().expect("columns").keys().cloned().collect()
+        };
+        assert_eq!(columns_of(&mut c, &["fh", "fh:a"]), [b"fh:a".to_vec()]);
+        assert_eq!(columns_of(&mut c, &["fh:a", "fh"]), [b"fh:a".to_vec(), b"fh:b".to_vec()]);
+    }
+}

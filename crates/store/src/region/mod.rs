@@ -52,6 +52,7 @@ mod write;
 pub use crate::clock::now_ms;
 pub use crate::region_info::{REGION_INFO_NAME, RegionInfo, to_string_binary};
 pub use request::{BatchOutcome, Column, Get, Mutation, MutationRef, RowMutations};
+pub use write::LATEST_TIMESTAMP;
 
 /// Row lock stripes; a batch's set of stripes is one `u128` bitmap.
 const ROW_LOCK_STRIPES: usize = 128;

@@ -13,6 +13,44 @@ use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
 use crate::wal::{Durability, codec};
 
+/// HBase's `HConstants.LATEST_TIMESTAMP` (`Long.MAX_VALUE`): a mutation
+/// carrying it is stamped by the region as if it carried no timestamp.
+pub const LATEST_TIMESTAMP: u64 = i64::MAX as u64;
+
+/// The timestamp of a read-modify-write's new version (increment, append):
+/// now, or just above the version it read when that one is not older, so
+/// that the new version supersedes it — also one written with a future
+/// timestamp, and one written in the same millisecond (two increments stay
+/// two versions). HBase's increment and append do the same.
+fn superseding(now: u64, read: Option<&Cell>) -> u64 {
+    match read {
+        Some(c) if c.timestamp >= now => c.timestamp.saturating_add(1).min(LATEST_TIMESTAMP - 1),
+        _ => now,
+    }
+}
+
+/// `m` with a timestamp of [`LATEST_TIMESTAMP`] taken as none.
+fn latest_as_now(m: MutationRef<'_>) -> MutationRef<'_> {
+    let given = |t: Option<u64>| t.filter(|&t| t != LATEST_TIMESTAMP);
+    match m {
+        MutationRef::Put { family, qualifier, timestamp, value } => {
+            MutationRef::Put { family, qualifier, timestamp: given(timestamp), value }
+        }
+        MutationRef::DeleteVersion { family, qualifier, timestamp } => {
+            MutationRef::DeleteVersion { family, qualifier, timestamp: given(timestamp) }
+        }
+        MutationRef::DeleteColumn { family, qualifier, timestamp } => {
+            MutationRef::DeleteColumn { family, qualifier, timestamp: given(timestamp) }
+        }
+        MutationRef::DeleteFamily { family, timestamp } => {
+            MutationRef::DeleteFamily { family, timestamp: given(timestamp) }
+        }
+        MutationRef::DeleteRow { timestamp } => MutationRef::DeleteRow { timestamp: given(timestamp) },
+        // Names one exact version: there is no "latest" to stand for.
+        other @ MutationRef::DeleteFamilyVersion { .. } => other,
+    }
+}
+
 impl Region {
     /// Applies the mutations of one row atomically; returns its sequence id.
     pub fn mutate_row(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
@@ -67,7 +105,9 @@ impl Region {
     }
 
     /// Resolves one row's mutations into cells (appended to `cells`, sorted
-    /// by family so each family's cells are one run).
+    /// by family so each family's cells are one run). A timestamp of
+    /// [`LATEST_TIMESTAMP`] means none given (the server's time, or the
+    /// latest version for a version delete), as in HBase.
     fn resolve_row<'a>(
         &'a self,
         row: &'a [u8],
@@ -91,7 +131,7 @@ impl Region {
             CellInput { row, family, qualifier, timestamp, cell_type, value }
         };
         for m in mutations {
-            match *m {
+            match latest_as_now(*m) {
                 MutationRef::Put { family, qualifier, timestamp, value } => {
                     self.store(family)?;
                     cells.push(mk(family, qualifier, timestamp.unwrap_or(now), CellType::Put, value));
@@ -263,7 +303,8 @@ impl Region {
     ) -> Result<i64> {
         self.check_open()?;
         let _row = self.row_lock(row).lock();
-        let current = match self.latest_cell(row, family, qualifier)?.as_ref() {
+        let latest = self.latest_cell(row, family, qualifier)?;
+        let current = match latest.as_ref() {
             None => 0,
             Some(c) => {
                 let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| {
@@ -281,11 +322,37 @@ impl Region {
         let put = Mutation::Put {
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
-            timestamp: None,
+            timestamp: Some(superseding(now_ms(), latest.as_ref())),
             value: next.to_be_bytes().to_vec(),
         };
         self.mutate_row_locked(row, &[put], durability)?;
         Ok(next)
+    }
+
+    /// Appends `suffix` to a column's newest value (an absent column counts
+    /// as empty) atomically; returns the new value. Like an increment, the
+    /// new version supersedes the one it read.
+    pub fn append(
+        &self,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        suffix: &[u8],
+        durability: Durability,
+    ) -> Result<Vec<u8>> {
+        self.check_open()?;
+        let _row = self.row_lock(row).lock();
+        let latest = self.latest_cell(row, family, qualifier)?;
+        let mut value = latest.as_ref().map(|c| c.value.clone()).unwrap_or_default();
+        value.extend_from_slice(suffix);
+        let put = Mutation::Put {
+            family: family.to_vec(),
+            qualifier: qualifier.to_vec(),
+            timestamp: Some(superseding(now_ms(), latest.as_ref())),
+            value: value.clone(),
+        };
+        self.mutate_row_locked(row, &[put], durability)?;
+        Ok(value)
     }
 
     /// Applies `mutations` if the column's latest value equals `expected`

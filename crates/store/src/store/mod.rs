@@ -194,6 +194,12 @@ impl Store {
         self.with_region(table, row, |t, region| region.increment(row, family, qualifier, amount, t.desc.durability))
     }
 
+    /// Appends `suffix` to a column's newest value atomically (HBase's
+    /// append); returns the new value.
+    pub fn append(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], suffix: &[u8]) -> Result<Vec<u8>> {
+        self.with_region(table, row, |t, region| region.append(row, family, qualifier, suffix, t.desc.durability))
+    }
+
     /// Applies `mutations` if the column's value equals `expected` (`None`:
     /// absent). Returns whether they were applied.
     pub fn check_and_mutate(
