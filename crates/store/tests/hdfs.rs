@@ -51,6 +51,7 @@ fn the_store_runs_on_hdfs_and_recovers_its_wal_after_a_crash() {
     f.sync().expect("hsync");
     f.close().expect("close");
     fs.rename(&dir.join("a.tmp"), &dir.join("a")).expect("rename");
+    assert!(fs.create(&dir.join("missing").join("x")).is_err(), "create never makes a missing parent");
     fs.write_atomic(&dir.join("b"), b"second").expect("write_atomic replaces nothing");
     fs.write_atomic(&dir.join("b"), b"replaced").expect("write_atomic replaces b");
     assert_eq!(fs.list(dir).expect("list"), ["a", "b", "sub"]);

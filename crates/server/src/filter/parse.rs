@@ -227,6 +227,19 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
         Arg::Str(s, at) => Comparator::parse(s, *at),
         Arg::Word(..) => Err(err(format!("{name}: expected a quoted comparator"))),
     };
+    // HBase's ParseFilter.createCompareFilter: substring and regex
+    // comparators answer only equal or not.
+    let compare = |o: &Arg, c: &Arg| -> Result<(CompareOp, Comparator), FilterError> {
+        let (o, c) = (op(o)?, comparator(c)?);
+        if matches!(c, Comparator::Substring(_) | Comparator::Regex(_))
+            && !matches!(o, CompareOp::Equal | CompareOp::NotEqual)
+        {
+            return Err(err(format!(
+                "{name}: a regexstring comparator and substring comparator can only be used with EQUAL and NOT_EQUAL"
+            )));
+        }
+        Ok((o, c))
+    };
     let boolean = |a: &Arg| match a {
         Arg::Word(w) if w.eq_ignore_ascii_case("true") => Ok(true),
         Arg::Word(w) if w.eq_ignore_ascii_case("false") => Ok(false),
@@ -251,7 +264,7 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
         }
         "QualifierFilter" | "ValueFilter" | "RowFilter" | "FamilyFilter" => {
             want(2)?;
-            let (o, c) = (op(&args[0])?, comparator(&args[1])?);
+            let (o, c) = compare(&args[0], &args[1])?;
             match name {
                 "QualifierFilter" => Filter::Qualifier(o, c),
                 "ValueFilter" => Filter::Value(o, c),
@@ -263,12 +276,21 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
             if args.len() != 4 && args.len() != 6 {
                 return Err(err(format!("{name} takes 4 or 6 arguments, got {}", args.len())));
             }
+            let (op, cmp) = compare(&args[2], &args[3])?;
+            let (filter_if_missing, latest_version_only) =
+                if args.len() == 6 { (boolean(&args[4])?, boolean(&args[5])?) } else { (false, true) };
+            if !latest_version_only {
+                // Every version of the column would have to reach the
+                // filter; scans hand it the newest only (filters inside the
+                // store's scan are issue 14's work). Refused, not ignored.
+                return Err(FilterError::Unsupported(format!("{name} with latestVersionOnly false")));
+            }
             Filter::SingleColumnValue {
                 family: string(&args[0])?,
                 qualifier: string(&args[1])?,
-                op: op(&args[2])?,
-                cmp: comparator(&args[3])?,
-                filter_if_missing: if args.len() == 6 { boolean(&args[4])? } else { false },
+                op,
+                cmp,
+                filter_if_missing,
             }
         }
         "PageFilter" => {
@@ -299,6 +321,30 @@ mod tests {
         assert_eq!(kept(f, &row), Outcome::Keep { cells: vec![1], key_only: false });
         assert_eq!(kept("SKIP ValueFilter(!=, 'binary:2')", &row), Outcome::DropRow);
         assert_eq!(kept("WHILE ValueFilter(!=, 'binary:2')", &row), Outcome::EndScan);
+    }
+
+    /// HBase refuses substring and regex comparators with an ordering
+    /// operator, and a sixth SingleColumnValueFilter argument that is not a
+    /// boolean (issue 15 item 5); ours evaluated and ignored them.
+    #[test]
+    fn comparators_and_arguments_hbase_refuses_are_refused() {
+        for f in [
+            "ValueFilter(<, 'substring:a')",
+            "RowFilter(>=, 'regexstring:a.*')",
+            "QualifierFilter(>, 'substring:a')",
+            "SingleColumnValueFilter('f', 'q', <=, 'regexstring:x')",
+        ] {
+            let e = parse(f.as_bytes()).expect_err(f).to_string();
+            assert!(e.contains("EQUAL and NOT_EQUAL"), "{f}: {e}");
+        }
+        for f in ["ValueFilter(=, 'substring:a')", "RowFilter(!=, 'regexstring:a.*')", "ValueFilter(<, 'binary:a')"] {
+            assert!(parse(f.as_bytes()).is_ok(), "{f}");
+        }
+        let e = parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, 7)").expect_err("not a boolean");
+        assert!(e.to_string().contains("true or false"), "{e}");
+        assert!(parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, true)").is_ok());
+        let e = parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, false)").expect_err("every version");
+        assert!(matches!(e, FilterError::Unsupported(_)), "refused, not ignored: {e}");
     }
 
     #[test]

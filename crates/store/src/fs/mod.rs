@@ -29,7 +29,9 @@ pub use hdfs::HdfsFs;
 pub use local::LocalFs;
 
 pub trait FileSystem: Send + Sync + 'static {
-    /// Creates (or truncates) a file for appending.
+    /// Creates (or truncates) a file for appending. Its directory must
+    /// exist: a missing parent is an error, never created on the way
+    /// (fencing a WAL directory by renaming it relies on this).
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens a file for random reads.
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>>;
@@ -215,5 +217,14 @@ mod tests {
         assert!(resolve_root("file://relative").is_err());
         assert!(resolve_root("s3://bucket/x").is_err());
         assert!(resolve_root("hdfs:///no-namenode").is_err());
+    }
+
+    #[test]
+    fn create_never_makes_a_missing_parent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for fs in [&LocalFs as &dyn FileSystem, &FaultInjectingFs::new(Arc::new(LocalFs))] {
+            assert!(fs.create(&dir.path().join("missing").join("x")).is_err());
+            assert!(!dir.path().join("missing").exists());
+        }
     }
 }
