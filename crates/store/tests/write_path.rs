@@ -534,6 +534,34 @@ fn readers_never_see_a_syncwal_batch_before_its_sync_returned() {
     assert_rows(&store, "t", &rows, Some(1), "after the sync");
 }
 
+/// A SYNC_WAL client batch over three regions waits for one WAL sync
+/// (region by region it waited for three, one after the other, each while
+/// holding its rows' locks); a failure of that sync fails every region's
+/// part, none of which becomes visible, and writes go on afterwards.
+#[test]
+fn a_syncwal_batch_over_regions_shares_one_sync_and_fails_whole() {
+    let e = env();
+    // No background sync round between the regions' appends.
+    let wal = store::wal::WalOptions { sync_interval: Duration::from_secs(3600), ..Default::default() };
+    let store = Store::open(&e.dir, StoreOptions { wal, ..e.options() }).expect("open");
+    create(&store, "t", &["h", "p"]);
+    let rows: Vec<String> = (0..21).map(|i| format!("{}{i:02}", ["c", "k", "t"][i % 3])).collect();
+    let before = store.wal().stats().syncs;
+    put_batch(&store, "t", &rows, 1).expect("the batch");
+    assert_eq!(store.wal().stats().syncs - before, 1, "one sync for the three regions' parts");
+    assert_rows(&store, "t", &rows, Some(1), "after the batch");
+
+    e.fault.fail(FaultKind::Sync, "/WALs/", 0, 1);
+    let err = put_batch(&store, "t", &rows, 2).expect_err("the shared sync fails");
+    assert_eq!(e.fault.injected(), 1, "one failed sync ({err})");
+    assert_rows(&store, "t", &rows, Some(1), "after the failed batch, nothing of it in any region");
+    e.fault.heal();
+    put_batch(&store, "t", &rows, 3).expect("writes go on after a roll");
+    assert_rows(&store, "t", &rows, Some(3), "after the next batch");
+    let store = e.crash_and_reopen(store);
+    assert_rows(&store, "t", &rows, Some(3), "after a crash");
+}
+
 // -------------------------------------------------------------- failures
 
 /// Failure: the WAL write (then, the WAL fsync) of a batch fails. The

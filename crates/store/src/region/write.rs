@@ -197,9 +197,44 @@ impl Region {
         durability: Durability,
         refused: &mut Vec<(usize, StoreError)>,
     ) -> Result<u64> {
+        let Some(mut prepared) = self.prepare_locked(rows, base, durability, refused)? else {
+            return Ok(0);
+        };
+        prepared.durable()?;
+        let (seq, _updates) = prepared.publish()?;
+        self.mvcc.wait_for_read_point(seq);
+        Ok(seq)
+    }
+
+    /// Waits until the region's read point covers `seq` (a published
+    /// batch is then visible).
+    pub(crate) fn wait_visible(&self, seq: u64) {
+        self.mvcc.wait_for_read_point(seq);
+    }
+
+    /// Takes the row locks of a region batch of distinct rows (see
+    /// [`prepare_locked`](Self::prepare_locked)).
+    pub(crate) fn lock_batch(&self, rows: &[RowMutations<'_>]) -> RowLockSet<'_> {
+        self.lock_rows(rows)
+    }
+
+    /// The first half of a mini-batch of distinct rows whose locks the
+    /// caller holds: resolved, given its sequence id and appended to the
+    /// WAL — neither durable (for SYNC_WAL) nor in the memstore nor
+    /// visible. `None`: every row was refused. The caller makes it durable
+    /// ([`PreparedBatch::durable`]), then publishes it; dropping it instead
+    /// abandons it (nothing becomes visible). A client batch over several
+    /// regions prepares each region's, then awaits one sync for all.
+    pub(crate) fn prepare_locked<'a>(
+        &'a self,
+        rows: &[RowMutations<'a>],
+        base: usize,
+        durability: Durability,
+        refused: &mut Vec<(usize, StoreError)>,
+    ) -> Result<Option<PreparedBatch<'a>>> {
         let now = now_ms();
         // On the stack for the usual region batch of a few rows.
-        let mut cells: SmallVec<[CellInput<'_>; 32]> = SmallVec::new();
+        let mut cells: SmallVec<[CellInput<'a>; 32]> = SmallVec::new();
         // Per applied row: where its cells end in `cells`.
         let mut ends: SmallVec<[usize; 16]> = SmallVec::new();
         for (i, r) in rows.iter().enumerate() {
@@ -217,9 +252,9 @@ impl Region {
             }
         }
         if cells.is_empty() {
-            return Ok(0);
+            return Ok(None);
         }
-        let _updates = self.updates.read();
+        let updates = self.updates.read();
         self.check_open()?;
         let write = self.mvcc.begin_write();
         let seq = write.seq();
@@ -230,30 +265,8 @@ impl Region {
         let ticket = self
             .wal
             .append_with(self.info.id, seq, codec::encoded_len(&cells), durability, |dst| codec::encode(&cells, dst))?;
-        self.wal.await_durable(ticket)?;
-        self.hook(HookPoint::AfterWalAppend)?;
-        // The point of no return: nothing below fails.
-        let mut start = 0;
-        for &end in &ends {
-            let mut run = start;
-            while run < end {
-                let family = cells[run].family;
-                let run_end = run + cells[run..end].iter().take_while(|c| c.family == family).count();
-                if let Some(store) = self.stores.get(family) {
-                    store.memstore().add_validated_row(&cells[run..run_end], seq);
-                }
-                run = run_end;
-            }
-            start = end;
-        }
-        write.complete_and_wait();
-        let puts = cells.iter().filter(|c| c.cell_type == CellType::Put).count() as u64;
-        self.counters.puts.fetch_add(puts, Ordering::Relaxed);
-        self.counters.deletes.fetch_add(cells.len() as u64 - puts, Ordering::Relaxed);
-        self.counters.user_bytes.fetch_add(user_bytes as u64, Ordering::Relaxed);
-        Ok(seq)
+        Ok(Some(PreparedBatch { region: self, write, updates, ticket: Some(ticket), cells, ends, user_bytes }))
     }
-
     /// One row mutation whose row lock the caller holds.
     fn mutate_row_locked(&self, row: &[u8], mutations: &[Mutation], durability: Durability) -> Result<u64> {
         let refs: SmallVec<[MutationRef<'_>; 8]> = mutations.iter().map(Mutation::as_ref).collect();
@@ -381,10 +394,68 @@ impl Region {
     }
 }
 
+/// A region batch between its WAL append and its publication; see
+/// [`Region::prepare_locked`]. It holds the region's `updates` lock shared
+/// (a flush waits for it) and the batch's MVCC entry, which dropping the
+/// batch unpublished abandons.
+pub(crate) struct PreparedBatch<'a> {
+    region: &'a Region,
+    // Dropped in this order: the entry is abandoned before a flush may go on.
+    write: memstore::PendingWrite<'a>,
+    updates: parking_lot::RwLockReadGuard<'a, ()>,
+    ticket: Option<crate::wal::AppendTicket>,
+    cells: SmallVec<[CellInput<'a>; 32]>,
+    ends: SmallVec<[usize; 16]>,
+    user_bytes: usize,
+}
+
+impl<'a> PreparedBatch<'a> {
+    /// Waits until the batch is durable under its durability (one sync
+    /// serves every batch appended before it).
+    pub(crate) fn durable(&mut self) -> Result<()> {
+        match self.ticket.take() {
+            Some(t) => self.region.wal.await_durable(t),
+            None => Ok(()),
+        }
+    }
+
+    /// Inserts the durable batch into the memstores and completes its MVCC
+    /// entry: it becomes visible once every earlier entry of the region
+    /// has completed (`Mvcc::wait_for_read_point` of the returned sequence
+    /// id waits for that). Returns the `updates` guard too, so the caller
+    /// chooses when a flush may go on. Fails only at the `AfterWalAppend`
+    /// hook, before anything is inserted.
+    pub(crate) fn publish(self) -> Result<(u64, parking_lot::RwLockReadGuard<'a, ()>)> {
+        let PreparedBatch { region, updates, write, cells, ends, user_bytes, .. } = self;
+        region.hook(HookPoint::AfterWalAppend)?;
+        let seq = write.seq();
+        // The point of no return: nothing below fails.
+        let mut start = 0;
+        for &end in &ends {
+            let mut run = start;
+            while run < end {
+                let family = cells[run].family;
+                let run_end = run + cells[run..end].iter().take_while(|c| c.family == family).count();
+                if let Some(store) = region.stores.get(family) {
+                    store.memstore().add_validated_row(&cells[run..run_end], seq);
+                }
+                run = run_end;
+            }
+            start = end;
+        }
+        drop(write); // completes the entry
+        let puts = cells.iter().filter(|c| c.cell_type == CellType::Put).count() as u64;
+        region.counters.puts.fetch_add(puts, Ordering::Relaxed);
+        region.counters.deletes.fetch_add(cells.len() as u64 - puts, Ordering::Relaxed);
+        region.counters.user_bytes.fetch_add(user_bytes as u64, Ordering::Relaxed);
+        Ok((seq, updates))
+    }
+}
+
 /// The row locks a batch holds: the stripes in `stripes`, locked in
 /// ascending order by `Region::lock_rows` (their guards forgotten), unlocked
 /// here.
-struct RowLockSet<'a> {
+pub(crate) struct RowLockSet<'a> {
     locks: &'a [Mutex<()>],
     stripes: u128,
 }

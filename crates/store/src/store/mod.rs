@@ -22,6 +22,7 @@
 //! Thread safety: `Store` is `Send + Sync`; clones share one instance.
 
 mod ddl;
+mod one_sync;
 mod recovery;
 
 use std::path::Path;
@@ -130,17 +131,40 @@ impl Store {
         // rows of one region are contiguous.
         let mut rows: SmallVec<[(usize, RowMutations<'_>); 8]> = rows.iter().copied().enumerate().collect();
         rows.sort_unstable_by(|a, b| a.1.row.cmp(b.1.row).then(a.0.cmp(&b.0)));
-        let mut group: SmallVec<[RowMutations<'_>; 8]> = SmallVec::new();
         let mut first_error: Option<(usize, StoreError)> = None;
         let mut note = |i: usize, e: StoreError| {
             if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
                 first_error = Some((i, e));
             }
         };
-        let mut at = 0;
+        // A SYNC_WAL batch over several regions shares one sync; what it
+        // leaves (regions being split, merged or closed) goes region by
+        // region below.
+        let leftovers = one_sync::apply(&self.inner, &t, &rows, durability, &mut note)?;
         let mut retry = MoveRetry::new(self.inner.options.region_move_wait);
+        for range in leftovers {
+            self.mutate_range(&t, &rows[range], durability, &mut retry, &mut note)?;
+        }
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Applies `rows` (sorted by row) region by region, each region's rows
+    /// as one region batch, following splits and merges.
+    fn mutate_range(
+        &self,
+        t: &TableState,
+        rows: &[(usize, RowMutations<'_>)],
+        durability: Durability,
+        retry: &mut MoveRetry,
+        note: &mut dyn FnMut(usize, StoreError),
+    ) -> Result<()> {
+        let mut group: SmallVec<[RowMutations<'_>; 8]> = SmallVec::new();
+        let mut at = 0;
         while at < rows.len() {
-            let region = t.region_for(rows[at].1.row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+            let region = t.region_for(rows[at].1.row).ok_or_else(|| StoreError::TableNotFound(t.desc.name.clone()))?;
             let n = rows[at..].iter().take_while(|(_, r)| region.info().contains(r.row)).count().max(1);
             group.clear();
             group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
@@ -169,10 +193,7 @@ impl Store {
             }
             at += n;
         }
-        match first_error {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// Puts `(family, qualifier, value)` cells into one row at `timestamp`
