@@ -66,6 +66,11 @@ pub(super) fn apply(
     if durability != Durability::SyncWal || rows.len() < 2 {
         return Ok(everything());
     }
+    // Most batches fall in one region: one lookup tells.
+    match t.region_for(rows[0].1.row) {
+        Some(first) if !first.info().contains(rows[rows.len() - 1].1.row) => {}
+        _ => return Ok(everything()),
+    }
     let mut groups: SmallVec<[(Arc<Region>, Range<usize>); 8]> = SmallVec::new();
     let mut at = 0;
     while at < rows.len() {
