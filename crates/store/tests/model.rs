@@ -1717,7 +1717,10 @@ impl Harness {
                 );
             }
             Op::Reopen => self.reopen(false)?,
-            Op::Crash => self.reopen(true)?,
+            Op::Crash => {
+                drop(store); // the reopened store must be the only one
+                self.reopen(true)?
+            }
         }
         Ok(())
     }
@@ -1762,7 +1765,10 @@ impl Harness {
                 refused(store.merge_regions(&regions[i].dir_name(), &next.dir_name()).map(drop))
             }
             Op::Reopen => return self.reopen(false),
-            Op::Crash => return self.reopen(true),
+            Op::Crash => {
+                drop(store); // the reopened store must be the only one
+                return self.reopen(true);
+            }
             Op::PullScanner { .. }
             | Op::Flush
             | Op::Compact { .. }

@@ -231,6 +231,9 @@ fn a_store_with_the_old_wal_layout_is_replayed_and_moved() {
     assert_eq!(instances.len(), 1, "one instance wrote: {instances:?}");
     let legacy = dir.join("wal");
     std::fs::rename(&instances[0], &legacy).expect("lay the WAL out as before");
+    // A store of the old layout has no oldWALs (nor WALs) yet.
+    let _ = std::fs::remove_dir_all(dir.join(store::wal::ARCHIVE_DIR));
+    std::fs::remove_dir(&wals).expect("WALs is empty now");
     let mut replayed: Vec<String> = std::fs::read_dir(&legacy)
         .expect("wal")
         .flatten()

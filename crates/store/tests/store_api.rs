@@ -182,3 +182,23 @@ fn a_root_open_in_another_process_is_refused() {
     assert!(store.list_tables().iter().any(|t| t == "crash"), "the writer's table is there");
     store.close().expect("close");
 }
+
+/// Two live stores on one root in one process would fence and retire each
+/// other's WAL (local disk has no leases to stop the first): the second
+/// open is refused after a short wait for the first to go; once the first
+/// is closed the root opens.
+#[test]
+fn a_second_store_on_an_open_root_in_this_process_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = Store::open(dir.path(), options()).expect("open");
+    first.create_table(table("t"), &[]).expect("create");
+    first.put("t", b"r", &[(b"f", b"q", b"v")], None).expect("put");
+    let err = Store::open(dir.path(), options()).expect_err("a second live store is refused").to_string();
+    assert!(err.contains("this process"), "{err}");
+    first.put("t", b"s", &[(b"f", b"q", b"w")], None).expect("the first store goes on");
+    first.close().expect("close");
+    let second = Store::open(dir.path(), options()).expect("open once the first is closed");
+    assert_eq!(value(&second, "s", "q"), Some(b"w".to_vec()));
+    drop(first);
+    second.close().expect("close");
+}

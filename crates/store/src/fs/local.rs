@@ -26,23 +26,26 @@ struct LocalReadable {
     len: u64,
 }
 
+/// The roots locked by stores of this process (a live entry: a store holds
+/// the lock).
+static HELD_ROOTS: std::sync::LazyLock<parking_lot::Mutex<std::collections::HashMap<PathBuf, std::sync::Weak<File>>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// How long an open waits for an earlier store of this process on the same
+/// root to go away.
+const IN_PROCESS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl FileSystem for LocalFs {
     /// `flock` on `<dir>/LOCK` (released by the kernel when the process
     /// dies, so a crash leaves no stale lock); the holder's pid is written
     /// into the file for the error a second opener gets. It keeps other
-    /// processes out. Within this process the lock is shared: a root may be
-    /// opened again while an earlier store on it is still being dropped
-    /// (its last background job or scanner finishing; tests crash a store
-    /// by dropping it), and it is released when the last holder goes.
+    /// processes out, and a second store in this process too: two live
+    /// stores on one root would fence and retire each other's WAL. An
+    /// earlier store of this process that is still going away (its last
+    /// handle dropped, a background job finishing) is waited for, a few
+    /// seconds at most.
     fn lock_root(&self, dir: &Path) -> Result<Option<RootLock>> {
-        static HELD: std::sync::LazyLock<
-            parking_lot::Mutex<std::collections::HashMap<PathBuf, std::sync::Weak<File>>>,
-        > = std::sync::LazyLock::new(Default::default);
         let key = std::fs::canonicalize(dir).map_err(|e| StoreError::io("resolve", dir, e))?;
-        let mut held = HELD.lock();
-        if let Some(file) = held.get(&key).and_then(std::sync::Weak::upgrade) {
-            return Ok(Some(RootLock::new(Box::new(file))));
-        }
         let path = dir.join(LOCK_FILE);
         let mut file = OpenOptions::new()
             .read(true)
@@ -51,45 +54,61 @@ impl FileSystem for LocalFs {
             .truncate(false)
             .open(&path)
             .map_err(|e| StoreError::io("open the lock file", &path, e))?;
-        // The lock file may name this very process although no store of it
-        // holds the lock: a child it forks (to run a program) shares the
-        // lock's file description until it execs, which closes it. Such a
-        // holder lets go within moments; another process's does not.
         let ours = std::process::id().to_string();
-        let mut waited = std::time::Duration::ZERO;
-        let mut outcome = file.try_lock();
-        while matches!(outcome, Err(std::fs::TryLockError::WouldBlock))
-            && waited < std::time::Duration::from_secs(5)
-            && std::fs::read_to_string(&path).is_ok_and(|h| h.trim() == ours)
-        {
+        let refused = |who: String| {
+            StoreError::io(
+                "lock",
+                &path,
+                std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    format!("the store in {} is open in {who}; one store at a time", dir.display()),
+                ),
+            )
+        };
+        let deadline = std::time::Instant::now() + IN_PROCESS_LOCK_WAIT;
+        loop {
+            {
+                let mut held = HELD_ROOTS.lock();
+                let live_here = held.get(&key).and_then(std::sync::Weak::upgrade).is_some();
+                if !live_here {
+                    match file.try_lock() {
+                        Ok(()) => {
+                            let pid = format!("{ours}\n");
+                            file.set_len(0)
+                                .and_then(|()| file.write_all(pid.as_bytes()))
+                                .map_err(|e| StoreError::io("write the lock file", &path, e))?;
+                            let file = Arc::new(file);
+                            held.insert(key, Arc::downgrade(&file));
+                            return Ok(Some(RootLock::new(Box::new(file))));
+                        }
+                        Err(std::fs::TryLockError::WouldBlock) => {
+                            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                            let holder = holder.trim();
+                            // The file names this process although no store
+                            // of it holds the lock: a child it forked shares
+                            // the lock until it execs (moments). Any other
+                            // holder is another process.
+                            if holder != ours {
+                                let who = if holder.is_empty() {
+                                    "another process".to_string()
+                                } else {
+                                    format!("process {holder}")
+                                };
+                                return Err(refused(who));
+                            }
+                        }
+                        Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io("lock", &path, e)),
+                    }
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(refused(if live_here {
+                        "this process (another store on it is still open)".to_string()
+                    } else {
+                        format!("process {ours}")
+                    }));
+                }
+            }
             std::thread::sleep(std::time::Duration::from_millis(10));
-            waited += std::time::Duration::from_millis(10);
-            outcome = file.try_lock();
-        }
-        match outcome {
-            Ok(()) => {
-                let pid = format!("{}\n", std::process::id());
-                file.set_len(0)
-                    .and_then(|()| file.write_all(pid.as_bytes()))
-                    .map_err(|e| StoreError::io("write the lock file", &path, e))?;
-                let file = Arc::new(file);
-                held.insert(key, Arc::downgrade(&file));
-                Ok(Some(RootLock::new(Box::new(file))))
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&path).unwrap_or_default();
-                let holder = holder.trim();
-                let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
-                Err(StoreError::io(
-                    "lock",
-                    &path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::WouldBlock,
-                        format!("the store in {} is open in {who}; one process at a time", dir.display()),
-                    ),
-                ))
-            }
-            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io("lock", &path, e)),
         }
     }
 

@@ -49,8 +49,14 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     let wals = dir.join(WALS_DIR);
     let archive_dir = dir.join(ARCHIVE_DIR);
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
+    if options.wal.keep_archived {
+        // The old layout's archive moves there before the WAL opens.
+        crate::fs::create_dir_all_durably(fs.as_ref(), &archive_dir)?;
+    }
+    // Unique also against a fenced directory of the same name (a reopen
+    // within the same millisecond after a crash during recovery).
     let mut own = takeover::instance_name();
-    while fs.exists(&wals.join(&own))? {
+    while fs.exists(&wals.join(&own))? || fs.exists(&wals.join(format!("{own}{}", takeover::SPLITTING_SUFFIX)))? {
         own.push('+');
     }
     let earlier = takeover::fence_earlier(fs.as_ref(), &dir, &own, &archive_dir, options.wal.keep_archived)?;
