@@ -30,6 +30,10 @@
 //! Paths are absolute HDFS paths (`/accordion/data/...`); the name node is
 //! given once, by the URI the file system is opened with.
 //!
+//! `sever` cuts a client off as if its process had died (tests crash a store
+//! with it): one flag shared by the client's clones and the files they
+//! opened, checked before every call.
+//!
 //! Thread safety: the client is shared (`Send + Sync`, clones share one
 //! connection and runtime); readers are shared between threads; a writer has
 //! one owner at a time, as the contract says.

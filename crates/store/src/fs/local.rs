@@ -1,6 +1,12 @@
-//! `LocalFs`: the local disk, through `std::fs` with positional reads.
+//! `LocalFs`: the local disk, through `std::fs` with positional reads, and
+//! the root lock (`flock` on `<root>/LOCK`, see `lock_root`).
 //!
-//! Thread safety: stateless; files are plain OS handles.
+//! Invariant: at most one live store of this process holds a root's lock;
+//! `HELD_ROOTS` maps each locked root to a weak handle of its lock file, so
+//! an entry that still upgrades is a live holder.
+//!
+//! Thread safety: files are plain OS handles; `HELD_ROOTS` is one mutex,
+//! never held while sleeping.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
