@@ -26,6 +26,10 @@ pub enum StoreError {
     NoSuchFamily { table: String, family: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// An increment found a value that is not an 8-byte counter (HBase's
+    /// DoNotRetryIOException "Field is not a long").
+    #[error("field {column} is not a long, it's {len} bytes wide")]
+    NotACounter { column: String, len: usize },
     /// No region has this encoded name here (HBase's
     /// `UnknownRegionException`).
     #[error("no region named {0:?} (regions are named by their encoded id)")]

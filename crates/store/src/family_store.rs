@@ -99,7 +99,7 @@ impl FamilyStore {
         }
         let mut files = Vec::with_capacity(manifest.files.len());
         for name in manifest.files.iter().rev() {
-            files.push(Self::open_file(&ctx, &dir.join(name))?);
+            files.push(Self::open_file(&ctx, &desc, &dir.join(name))?);
         }
         Ok(FamilyStore {
             dir,
@@ -117,9 +117,14 @@ impl FamilyStore {
         })
     }
 
-    fn open_file(ctx: &StoreContext, path: &Path) -> Result<Arc<StoreFileReader>> {
+    /// Opens a store file of this family, through the block cache unless
+    /// the family has it off, with the family's cache priority.
+    fn open_file(ctx: &StoreContext, desc: &FamilyDescriptor, path: &Path) -> Result<Arc<StoreFileReader>> {
         let id = ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
-        StoreFileReader::open_listed(ctx.fs.clone(), path, id, ctx.block_cache.clone())
+        let cache = ctx.block_cache.clone().filter(|_| desc.block_cache);
+        let reader = StoreFileReader::open_listed(ctx.fs.clone(), path, id, cache)?;
+        reader.set_in_memory_priority(desc.in_memory);
+        Ok(reader)
     }
 
     pub fn name(&self) -> &str {
@@ -259,7 +264,7 @@ impl FamilyStore {
         writer.finish(FileMetaExtra { major_compaction: major, ..FileMetaExtra::default() })?;
         self.ctx.fs.rename(&tmp, &path)?;
         self.ctx.fs.sync_dir(&self.dir)?;
-        let reader = Self::open_file(&self.ctx, &path)?;
+        let reader = Self::open_file(&self.ctx, &self.desc, &path)?;
         Ok(Some((path, reader)))
     }
 

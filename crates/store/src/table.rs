@@ -28,6 +28,18 @@ pub struct FamilyDescriptor {
     pub bloom: BloomType,
     pub block_size: usize,
     pub compression: Compression,
+    /// Data blocks read for this family go through the shared block cache
+    /// (HBase's BLOCKCACHE; default true).
+    #[serde(default = "yes")]
+    pub block_cache: bool,
+    /// This family's cached blocks are evicted last while they hold at most
+    /// a quarter of the cache (HBase's IN_MEMORY priority; default false).
+    #[serde(default)]
+    pub in_memory: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl FamilyDescriptor {
@@ -44,6 +56,8 @@ impl FamilyDescriptor {
             bloom: BloomType::Row,
             block_size: 64 * 1024,
             compression: Compression::None,
+            block_cache: true,
+            in_memory: false,
         }
     }
 

@@ -115,6 +115,20 @@ fn int(v: Option<&Value>) -> Option<i64> {
     }
 }
 
+/// A boolean family option (`BLOCKCACHE => false` or `'false'`), or the
+/// shell's default when absent.
+fn flag(v: Option<&Value>, name: &str, default: bool) -> anyhow::Result<bool> {
+    match v {
+        None => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => match v.bytes().map(|b| text(&b).to_ascii_lowercase()).as_deref() {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => bail!("create: {name} must be true or false, got {v:?}"),
+        },
+    }
+}
+
 fn thrift_err(e: thrift::Error) -> anyhow::Error {
     anyhow!(error_message(&e))
 }
@@ -201,12 +215,17 @@ impl<W: Write> Shell<W> {
                         bloom_filter_type: d.get("BLOOMFILTER").and_then(Value::bytes).map(|b| text(&b)),
                         compression: d.get("COMPRESSION").and_then(Value::bytes).map(|b| text(&b)),
                         time_to_live: int(d.get("TTL")).map(|t| t as i32),
+                        // HBase's shell defaults, not the Thrift IDL's.
+                        in_memory: Some(flag(d.get("IN_MEMORY"), "IN_MEMORY", false)?),
+                        block_cache_enabled: Some(flag(d.get("BLOCKCACHE"), "BLOCKCACHE", true)?),
                         ..Default::default()
                     }
                 }
                 v => ColumnDescriptor {
                     name: Some(v.bytes().ok_or_else(|| anyhow!("create: bad family {v:?}"))?),
                     max_versions: Some(1),
+                    in_memory: Some(false),
+                    block_cache_enabled: Some(true),
                     ..Default::default()
                 },
             };

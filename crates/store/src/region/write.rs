@@ -320,13 +320,9 @@ impl Region {
         let current = match latest.as_ref() {
             None => 0,
             Some(c) => {
-                let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| {
-                    StoreError::InvalidArgument(format!(
-                        "column {}:{} holds {} bytes, not an 8-byte counter",
-                        String::from_utf8_lossy(family),
-                        String::from_utf8_lossy(qualifier),
-                        c.value.len()
-                    ))
+                let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| StoreError::NotACounter {
+                    column: format!("{}:{}", String::from_utf8_lossy(family), String::from_utf8_lossy(qualifier)),
+                    len: c.value.len(),
                 })?;
                 i64::from_be_bytes(bytes)
             }

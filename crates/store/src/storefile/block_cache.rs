@@ -12,8 +12,15 @@
 //! verification, and a block evicted while a scanner still reads it stays
 //! alive until that scanner lets go.
 //!
+//! Blocks of an in-memory family (HBase's IN_MEMORY) are evicted last: the
+//! eviction walks from the least recently used end past them while they
+//! charge at most a quarter of the shard (HBase's LruBlockCache gives its
+//! in-memory priority a quarter of the cache), and takes them, oldest first,
+//! only when nothing else is left to evict.
+//!
 //! Invariants (per shard, under its mutex): `bytes` is the sum of the
-//! charges of the entries and never exceeds the shard's capacity, the
+//! charges of the entries and never exceeds the shard's capacity;
+//! `in_memory_bytes` is the part of it charged by in-memory entries; the
 //! shards' capacities add up to at most the cache's, so the cache never
 //! holds more than `capacity` bytes of charged blocks; `map` and the LRU
 //! list hold the same entries, most recently used at `head`.
@@ -67,6 +74,7 @@ struct Node {
     key: BlockKey,
     block: Option<Arc<DataBlock>>,
     charge: usize,
+    in_memory: bool,
     prev: usize,
     next: usize,
 }
@@ -75,6 +83,7 @@ struct Node {
 struct Shard {
     capacity: usize,
     bytes: usize,
+    in_memory_bytes: usize,
     map: HashMap<BlockKey, usize>,
     nodes: Vec<Node>,
     free: Vec<usize>,
@@ -84,7 +93,16 @@ struct Shard {
 
 impl Shard {
     fn new(capacity: usize) -> Shard {
-        Shard { capacity, bytes: 0, map: HashMap::new(), nodes: Vec::new(), free: Vec::new(), head: NIL, tail: NIL }
+        Shard {
+            capacity,
+            bytes: 0,
+            in_memory_bytes: 0,
+            map: HashMap::new(),
+            nodes: Vec::new(),
+            free: Vec::new(),
+            head: NIL,
+            tail: NIL,
+        }
     }
 
     fn unlink(&mut self, i: usize) {
@@ -125,13 +143,16 @@ impl Shard {
         let node = &mut self.nodes[i];
         self.map.remove(&node.key);
         self.bytes -= node.charge;
+        if node.in_memory {
+            self.in_memory_bytes -= node.charge;
+        }
         node.block = None;
         self.free.push(i);
     }
 
     /// Inserts unless present or larger than the shard; returns how many
     /// entries were evicted for it, or `None` if it was not inserted.
-    fn insert(&mut self, key: BlockKey, block: Arc<DataBlock>, charge: usize) -> Option<u64> {
+    fn insert(&mut self, key: BlockKey, block: Arc<DataBlock>, charge: usize, in_memory: bool) -> Option<u64> {
         if charge > self.capacity {
             return None;
         }
@@ -143,11 +164,23 @@ impl Shard {
             return None;
         }
         let mut evicted = 0;
+        // First pass: everything but protected in-memory blocks, oldest first.
+        let mut victim = self.tail;
+        while self.bytes + charge > self.capacity && victim != NIL {
+            let older_than_next = self.nodes[victim].prev;
+            let protected = self.nodes[victim].in_memory && self.in_memory_bytes <= self.capacity / 4;
+            if !protected {
+                self.remove(victim);
+                evicted += 1;
+            }
+            victim = older_than_next;
+        }
+        // Then in-memory blocks too, if nothing else made room.
         while self.bytes + charge > self.capacity && self.tail != NIL {
             self.remove(self.tail);
             evicted += 1;
         }
-        let node = Node { key, block: Some(block), charge, prev: NIL, next: NIL };
+        let node = Node { key, block: Some(block), charge, in_memory, prev: NIL, next: NIL };
         let i = match self.free.pop() {
             Some(i) => {
                 self.nodes[i] = node;
@@ -161,6 +194,9 @@ impl Shard {
         self.push_front(i);
         self.map.insert(key, i);
         self.bytes += charge;
+        if in_memory {
+            self.in_memory_bytes += charge;
+        }
         Some(evicted)
     }
 }
@@ -230,12 +266,18 @@ impl BlockCache {
     /// Caches a block, evicting the least recently used ones to make room.
     /// A block larger than a shard is not cached.
     pub fn insert(&self, file_id: u64, offset: u64, block: Arc<DataBlock>) {
+        self.insert_with_priority(file_id, offset, block, false);
+    }
+
+    /// As [`insert`](Self::insert); an `in_memory` block is evicted last
+    /// (see the module doc).
+    pub fn insert_with_priority(&self, file_id: u64, offset: u64, block: Arc<DataBlock>, in_memory: bool) {
         if !self.is_enabled() {
             return;
         }
         let key = (file_id, offset);
         let charge = block.charge() + ENTRY_OVERHEAD;
-        let inserted = self.shard(&key).lock().insert(key, block, charge);
+        let inserted = self.shard(&key).lock().insert(key, block, charge, in_memory);
         if let Some(evicted) = inserted {
             self.inserts.fetch_add(1, Ordering::Relaxed);
             self.evictions.fetch_add(evicted, Ordering::Relaxed);
@@ -315,6 +357,32 @@ mod tests {
         assert!(s.bytes <= s.capacity);
         assert_eq!(cache.evict_file(1), 3);
         assert_eq!(cache.stats().bytes, 0);
+    }
+
+    /// IN_MEMORY blocks outlive newer ordinary ones while they hold at most
+    /// a quarter of the cache; beyond that share they age out as any block.
+    #[test]
+    fn in_memory_blocks_are_evicted_last_within_their_quarter() {
+        let charge = (block(1000).charge() + ENTRY_OVERHEAD) as u64;
+        let cache = BlockCache::new(charge * 8);
+        cache.insert_with_priority(9, 0, block(1000), true);
+        cache.insert_with_priority(9, 1, block(1000), true);
+        for off in 0..20 {
+            cache.insert(1, off, block(1000));
+        }
+        assert!(cache.get(9, 0).is_some() && cache.get(9, 1).is_some(), "two of eight slots: protected");
+        assert!(cache.get(1, 13).is_none() && cache.get(1, 14).is_some(), "ordinary blocks took the other six");
+
+        let cache = BlockCache::new(charge * 8);
+        for off in 0..4 {
+            cache.insert_with_priority(9, off, block(1000), true);
+        }
+        for off in 0..20 {
+            cache.insert(1, off, block(1000));
+        }
+        let in_memory_left = (0..4).filter(|&off| cache.get(9, off).is_some()).count();
+        assert_eq!(in_memory_left, 2, "beyond a quarter, the oldest in-memory blocks went");
+        assert!(cache.stats().bytes <= cache.stats().capacity);
     }
 
     #[test]

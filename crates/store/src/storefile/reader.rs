@@ -24,6 +24,7 @@ use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use memstore::cell::compare_cells;
 use memstore::{Cell, CellKey};
@@ -53,6 +54,9 @@ pub struct StoreFileReader {
     file_id: u64,
     file: Arc<dyn ReadableFile>,
     cache: Option<Arc<BlockCache>>,
+    /// Blocks go into the cache with in-memory priority (the family's
+    /// IN_MEMORY); a hint read without ordering.
+    in_memory_priority: AtomicBool,
     index: BlockIndex,
     bloom: Option<BloomFilter>,
     info: StoreFileInfo,
@@ -151,6 +155,7 @@ impl StoreFileReader {
             file_id,
             file,
             cache,
+            in_memory_priority: AtomicBool::new(false),
             index,
             bloom,
             info,
@@ -274,6 +279,12 @@ impl StoreFileReader {
         }
     }
 
+    /// Caches this file's blocks with in-memory priority (HBase's IN_MEMORY
+    /// family setting), or not.
+    pub fn set_in_memory_priority(&self, yes: bool) {
+        self.in_memory_priority.store(yes, AtomicOrdering::Relaxed);
+    }
+
     /// Reads data block `i` (through the cache when there is one; `cache_blocks`
     /// says whether a block read from disk is added to it).
     pub fn read_block(&self, i: usize, cache_blocks: bool) -> Result<Arc<DataBlock>> {
@@ -305,7 +316,8 @@ impl StoreFileReader {
         }
         let block = Arc::new(block);
         if cache_blocks && let Some(cache) = &self.cache {
-            cache.insert(self.file_id, offset, block.clone());
+            let in_memory = self.in_memory_priority.load(AtomicOrdering::Relaxed);
+            cache.insert_with_priority(self.file_id, offset, block.clone(), in_memory);
         }
         Ok(block)
     }
