@@ -70,14 +70,14 @@ pub fn column_name(cell: &Cell) -> Vec<u8> {
     name
 }
 
-pub fn tcell(cell: &Cell, key_only: bool) -> TCell {
-    TCell::new(if key_only { Vec::new() } else { cell.value.clone() }, cell.timestamp as i64)
+pub fn tcell(cell: &Cell) -> TCell {
+    TCell::new(cell.value.clone(), cell.timestamp as i64)
 }
 
 /// One row's cells (newest version first per column, as the store returns
 /// them) as a `TRowResult`: a column map of the newest versions, or with
 /// `sorted`, the list of columns in order.
-pub fn row_result(cells: &[Cell], sorted: bool, key_only: bool) -> Option<TRowResult> {
+pub fn row_result(cells: &[Cell], sorted: bool) -> Option<TRowResult> {
     let row = cells.first()?.row.clone();
     if sorted {
         let mut list: Vec<TColumn> = Vec::new();
@@ -87,13 +87,13 @@ pub fn row_result(cells: &[Cell], sorted: bool, key_only: bool) -> Option<TRowRe
                 continue;
             }
             last = Some((&c.family, &c.qualifier));
-            list.push(TColumn::new(column_name(c), tcell(c, key_only)));
+            list.push(TColumn::new(column_name(c), tcell(c)));
         }
         Some(TRowResult::new(row, None, list))
     } else {
         let mut map = BTreeMap::new();
         for c in cells {
-            map.entry(column_name(c)).or_insert_with(|| tcell(c, key_only));
+            map.entry(column_name(c)).or_insert_with(|| tcell(c));
         }
         Some(TRowResult::new(row, map, None))
     }
@@ -116,11 +116,11 @@ pub fn column_descriptor(f: &FamilyDescriptor) -> ColumnDescriptor {
         name: Some(format!("{}:", f.name).into_bytes()),
         max_versions: Some(f.max_versions as i32),
         compression: Some(compression.to_string()),
-        in_memory: Some(false),
+        in_memory: Some(f.in_memory),
         bloom_filter_type: Some(bloom.to_string()),
         bloom_filter_vector_size: Some(0),
         bloom_filter_nb_hashes: Some(0),
-        block_cache_enabled: Some(true),
+        block_cache_enabled: Some(f.block_cache),
         time_to_live: Some(f.ttl_secs.map_or(i32::MAX, |t| t.min(i32::MAX as u64) as i32)),
     }
 }
@@ -149,15 +149,22 @@ pub fn table_descriptor(
         }
         let mut f = template.clone();
         f.name = fam.to_string();
-        // The generated reader fills an absent field with 0; HBase applies
-        // the IDL's default (3) to an absent maxVersions.
+        // An absent field keeps the server's default; HBase's builder
+        // refuses a maxVersions below 1.
         match c.max_versions {
-            Some(v) if v < 0 => {
+            Some(v) if v < 1 => {
                 return Err(illegal_argument(format!("max versions of {fam} must be positive, got {v}")));
             }
-            Some(0) => f.max_versions = 3,
             Some(v) => f.max_versions = v as u32,
             None => {}
+        }
+        // As HBase's ThriftUtilities sets them: happybase sends the IDL's
+        // defaults (both false) when the caller names neither.
+        if let Some(b) = c.in_memory {
+            f.in_memory = b;
+        }
+        if let Some(b) = c.block_cache_enabled {
+            f.block_cache = b;
         }
         if let Some(b) = &c.bloom_filter_type {
             f.bloom = match b.to_ascii_uppercase().as_str() {
@@ -225,13 +232,13 @@ mod tests {
             seq: 1,
         };
         let cells = [cell("a", 2, "new"), cell("a", 1, "old"), cell("b", 1, "b")];
-        let r = row_result(&cells, false, false).expect("row");
+        let r = row_result(&cells, false).expect("row");
         let cols = r.columns.expect("map");
         assert_eq!(cols[&b"f:a".to_vec()].value.as_deref(), Some(&b"new"[..]));
         assert_eq!(cols.len(), 2);
-        let sorted = row_result(&cells, true, true).expect("row").sorted_columns.expect("list");
+        let sorted = row_result(&cells, true).expect("row").sorted_columns.expect("list");
         assert_eq!(sorted.len(), 2);
-        assert_eq!(sorted[0].cell.as_ref().and_then(|c| c.value.clone()), Some(Vec::new()));
+        assert_eq!(sorted[0].cell.as_ref().and_then(|c| c.value.clone()), Some(b"new".to_vec()));
     }
 
     #[test]
@@ -247,8 +254,11 @@ mod tests {
         assert_eq!(d.families[0].max_versions, 3);
         assert!(table_descriptor("t", &[], &t).is_err());
         assert!(table_descriptor("t", &[cd(":")], &t).is_err());
-        let absent = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(0), ..Default::default() };
-        assert_eq!(table_descriptor("t", &[absent], &t).expect("valid").families[0].max_versions, 3);
+        // Issue 15 item 6: HBase refuses maxVersions 0 with IllegalArgument.
+        let zero = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(0), ..Default::default() };
+        assert!(table_descriptor("t", &[zero], &t).is_err());
+        let absent = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: None, ..Default::default() };
+        assert_eq!(table_descriptor("t", &[absent], &t).expect("valid").families[0].max_versions, 1, "the template's");
         let negative = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(-1), ..Default::default() };
         assert!(table_descriptor("t", &[negative], &t).is_err());
     }

@@ -16,7 +16,6 @@ use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMu
 
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
 use crate::errors::{from_store, illegal_argument, io_error, io_only};
-use crate::filter;
 use crate::hbase_thrift::{
     BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TAppend, TCell, TIncrement,
     TRegionInfo, TRowResult, TScan, Text,
@@ -122,7 +121,7 @@ impl ThriftHandler {
         let mut out = Vec::new();
         for row in rows {
             let cells = self.read_row(table, row, columns, ts, 1)?;
-            out.extend(row_result(&cells, false, false));
+            out.extend(row_result(&cells, false));
         }
         Ok(out)
     }
@@ -139,7 +138,7 @@ impl ThriftHandler {
             return Err(illegal_argument(format!("number of versions must be at least 1, got {versions}")));
         }
         let cells = self.read_row(table, row, std::slice::from_ref(&column.to_vec()), ts, versions as u32)?;
-        Ok(cells.iter().map(|c| tcell(c, false)).collect())
+        Ok(cells.iter().map(tcell).collect())
     }
 
     /// Thrift mutations of one row as the store's: puts and deletes, with
@@ -277,15 +276,13 @@ impl ThriftHandler {
         let table = table_name(table)?;
         let filter = match filter_string.filter(|f| !f.is_empty()) {
             None => None,
-            Some(f) => Some(filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
+            Some(f) => Some(store::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
         };
         let batch = match batch {
             Some(b) if b < 0 => return Err(illegal_argument(format!("batch size must not be negative, got {b}"))),
             Some(b) if b > 0 => Some(b as usize),
             _ => None,
         };
-        // A PrefixFilter every row must pass bounds the scan itself.
-        let prefix = prefix.or_else(|| filter.as_ref().and_then(|f| f.required_prefix().map(<[u8]>::to_vec)));
         let start = start.filter(|s| !s.is_empty());
         let mut stop = stop.filter(|s| !s.is_empty());
         // HBase's Scan(start, stop) with start == stop is a get of that row
@@ -303,13 +300,13 @@ impl ThriftHandler {
             columns: parse_columns(columns),
             time_range: before(ts)?,
             max_versions: 1,
-            // Cut into pieces after filtering, by the scanner (see scanners).
-            batch: None,
+            batch,
             limit: None,
+            filter,
         };
         let scanner = self.store.scan(&table, scan).map_err(from_store)?;
         self.scanners
-            .insert(OpenScanner::new(table, scanner, filter, batch, sort_columns))
+            .insert(OpenScanner::new(table, scanner, sort_columns))
             .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"))
     }
 
@@ -323,8 +320,8 @@ impl ThriftHandler {
         let rows = s.next_rows(n).map_err(from_store)?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            self.check_row_size(&r.cells)?;
-            out.extend(row_result(&r.cells, s.sort_columns, r.key_only));
+            self.check_row_size(&r)?;
+            out.extend(row_result(&r, s.sort_columns));
         }
         Ok(out)
     }
@@ -365,7 +362,11 @@ impl HbaseSyncHandler for ThriftHandler {
     fn handle_get_table_regions(&self, table: Text) -> ThriftResult<Vec<TRegionInfo>> {
         io_only((|| -> ThriftResult<Vec<TRegionInfo>> {
             let name = table_name(&table)?;
-            let regions = self.store.table_regions(&name).map_err(from_store)?;
+            // HBase answers a missing table with no regions, not an error.
+            let regions = match self.store.table_regions(&name) {
+                Err(store::StoreError::TableNotFound(_)) => Vec::new(),
+                other => other.map_err(from_store)?,
+            };
             Ok(regions
                 .into_iter()
                 .map(|r| {
@@ -635,7 +636,7 @@ impl HbaseSyncHandler for ThriftHandler {
             };
             let mut scanner = self.store.scan(&name, scan).map_err(from_store)?;
             let cells = scanner.next().transpose().map_err(from_store)?.unwrap_or_default();
-            Ok(cells.iter().map(|c| tcell(c, false)).collect())
+            Ok(cells.iter().map(tcell).collect())
         })())
     }
 

@@ -5,7 +5,8 @@
 //! compact protocols over buffered and framed transports ([`connection`]);
 //! [`handler`] maps each call of `Hbase.thrift` onto the [`store::Store`]
 //! API with HBase's semantics and exceptions; scan filters use HBase's
-//! filter language ([`filter`]); scanners have leases ([`scanners`]). The
+//! filter language (`store::filter`, run inside the store's scan);
+//! scanners have leases ([`scanners`]). The
 //! HTTP side ([`http`]) serves Prometheus metrics, JSON status and a live
 //! page of the memstores. Settings take HBase's property names ([`config`]).
 
@@ -15,7 +16,6 @@ pub mod config;
 pub mod connection;
 pub mod convert;
 pub mod errors;
-pub mod filter;
 pub mod handler;
 #[allow(
     clippy::all,

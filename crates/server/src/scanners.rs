@@ -7,7 +7,7 @@
 //! insert or remove; each scanner has its own mutex, held for the length of
 //! one scannerGet call, so two clients never block on each other's scans.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -15,99 +15,30 @@ use std::time::{Duration, Instant};
 use memstore::Cell;
 use parking_lot::Mutex;
 
-use crate::filter::{Filter, Outcome};
-
-/// One open scan.
+/// One open scan. Its filter and batch size are the store scanner's own
+/// (filters run inside the store's scan).
 pub struct OpenScanner {
     pub table: String,
     scanner: store::scanner::Scanner,
-    filter: Option<Filter>,
-    /// Cells per result: whole rows are filtered first, then cut (so
-    /// row-level filters never see a piece of a row).
-    batch: Option<usize>,
-    pending: VecDeque<ScannedRow>,
     pub sort_columns: bool,
     last_used: Instant,
     done: bool,
 }
 
-/// A row as it leaves a scanner, with whether values are to be stripped.
-pub struct ScannedRow {
-    pub cells: Vec<Cell>,
-    pub key_only: bool,
-}
-
 impl OpenScanner {
-    pub fn new(
-        table: String,
-        scanner: store::scanner::Scanner,
-        filter: Option<Filter>,
-        batch: Option<usize>,
-        sort_columns: bool,
-    ) -> Self {
-        OpenScanner {
-            table,
-            scanner,
-            filter,
-            batch: batch.filter(|&b| b > 0),
-            pending: VecDeque::new(),
-            sort_columns,
-            last_used: Instant::now(),
-            done: false,
-        }
+    pub fn new(table: String, scanner: store::scanner::Scanner, sort_columns: bool) -> Self {
+        OpenScanner { table, scanner, sort_columns, last_used: Instant::now(), done: false }
     }
 
-    /// Up to `n` results (rows that pass the filter, or pieces of them of
-    /// `batch` cells). The lease restarts when the call starts and ends.
-    pub fn next_rows(&mut self, n: usize) -> store::Result<Vec<ScannedRow>> {
+    /// Up to `n` results (rows, or pieces of them of the scan's batch
+    /// size). The lease restarts when the call starts and ends.
+    pub fn next_rows(&mut self, n: usize) -> store::Result<Vec<Vec<Cell>>> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
-        while out.len() < n {
-            if let Some(piece) = self.pending.pop_front() {
-                out.push(piece);
-                continue;
-            }
-            if self.done {
-                break;
-            }
-            let Some(row) = self.scanner.next().transpose()? else {
-                self.done = true;
-                break;
-            };
-            let kept = match &mut self.filter {
-                None => Some(ScannedRow { cells: row, key_only: false }),
-                Some(f) => match f.apply(&row) {
-                    Outcome::Keep { cells, key_only } => {
-                        let mut row = row;
-                        if cells.len() != row.len() {
-                            let mut it = cells.into_iter().peekable();
-                            let mut i = 0;
-                            row.retain(|_| {
-                                let keep = it.peek() == Some(&i);
-                                if keep {
-                                    it.next();
-                                }
-                                i += 1;
-                                keep
-                            });
-                        }
-                        Some(ScannedRow { cells: row, key_only })
-                    }
-                    Outcome::DropRow => None,
-                    Outcome::EndScan => {
-                        self.done = true;
-                        None
-                    }
-                },
-            };
-            match (kept, self.batch) {
-                (Some(r), Some(b)) if r.cells.len() > b => {
-                    for piece in r.cells.chunks(b) {
-                        self.pending.push_back(ScannedRow { cells: piece.to_vec(), key_only: r.key_only });
-                    }
-                }
-                (Some(r), _) => self.pending.push_back(r),
-                (None, _) => {}
+        while out.len() < n && !self.done {
+            match self.scanner.next().transpose()? {
+                Some(row) => out.push(row),
+                None => self.done = true,
             }
         }
         self.last_used = Instant::now();

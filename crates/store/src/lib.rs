@@ -12,6 +12,7 @@ pub mod cursor;
 pub mod error;
 pub mod events;
 pub mod family_store;
+pub mod filter;
 pub(crate) mod flush_queue;
 pub mod flusher;
 pub mod fs;

@@ -6,6 +6,13 @@
 //! boundary when it is needed, so a region split during the scan neither
 //! skips nor repeats rows.
 //!
+//! A filter (`Scan::filter`) runs inside the scan, on whole rows, before
+//! versions are counted: the regions are read with every version the
+//! families keep, the filter chooses cells, and then the newest
+//! `max_versions` of the chosen cells of each column are returned (HBase's
+//! `ScanQueryMatcher` order: filter, then version tracker). Batches are cut
+//! after filtering, so row-level filters never see a piece of a row.
+//!
 //! Thread safety: owned by one reader.
 
 use std::collections::VecDeque;
@@ -15,11 +22,12 @@ use memstore::{Cell, TimeRange};
 
 use crate::catalog::TableState;
 use crate::error::Result;
+use crate::filter::{Filter, Outcome};
 use crate::region::Column;
 use crate::region_scanner::RegionScanner;
 
 /// What a scan reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Scan {
     /// Forward: first row (inclusive). Reverse: the row to start from, going down.
     pub start: Option<Vec<u8>>,
@@ -36,6 +44,9 @@ pub struct Scan {
     pub batch: Option<usize>,
     /// At most this many rows.
     pub limit: Option<u64>,
+    /// HBase's filter, evaluated on every row (see the module doc); its
+    /// state (a PageFilter's count) is this scan's.
+    pub filter: Option<Filter>,
 }
 
 impl Default for Scan {
@@ -50,6 +61,7 @@ impl Default for Scan {
             max_versions: 1,
             batch: None,
             limit: None,
+            filter: None,
         }
     }
 }
@@ -77,6 +89,14 @@ pub struct Scanner {
 
 impl Scanner {
     pub(crate) fn new(table: Arc<TableState>, mut scan: Scan) -> Result<Scanner> {
+        let reverse = scan.reverse;
+        if let Some(f) = scan.filter.as_mut() {
+            f.set_reversed(reverse);
+        }
+        // A PrefixFilter every row must pass bounds the scan itself.
+        if scan.prefix.is_none() {
+            scan.prefix = scan.filter.as_ref().and_then(|f| f.required_prefix().map(<[u8]>::to_vec));
+        }
         if let Some(prefix) = scan.prefix.clone() {
             if !scan.reverse {
                 if scan.start.as_ref().is_none_or(|s| *s < prefix) {
@@ -136,7 +156,9 @@ impl Scanner {
     /// one just read, and must not return its rows again.
     fn open(&self, region: &Arc<crate::region::Region>, resume: Option<&[u8]>) -> Result<RegionScanner> {
         let info = region.info();
-        let scanner = region.scanner(&self.scan.columns, self.scan.time_range, self.scan.max_versions)?;
+        // A filter sees every version; versions are counted after it.
+        let versions = if self.scan.filter.is_some() { u32::MAX } else { self.scan.max_versions };
+        let scanner = region.scanner(&self.scan.columns, self.scan.time_range, versions)?;
         let stop = self.scan.stop.clone().filter(|s| !s.is_empty());
         if let Some(resume) = resume {
             // Forward: rows from the old region's end key on; reverse: rows
@@ -203,6 +225,41 @@ impl Scanner {
     }
 }
 
+impl Scanner {
+    /// The row as the filter leaves it, its versions counted.
+    fn filtered(&mut self, row: Vec<Cell>) -> Filtered {
+        let Some(filter) = self.scan.filter.as_mut() else { return Filtered::Row(row) };
+        let kept = match filter.apply(&row, self.scan.max_versions) {
+            Outcome::Keep(kept) => kept,
+            Outcome::DropRow => return Filtered::Skip,
+            Outcome::EndScan => return Filtered::End,
+        };
+        let mut row: Vec<Option<Cell>> = row.into_iter().map(Some).collect();
+        let mut out: Vec<Cell> = Vec::with_capacity(kept.len());
+        let mut versions = 0u32;
+        for k in kept {
+            let Some(mut cell) = row[k.index].take() else { continue };
+            let same_column =
+                out.last().is_some_and(|p: &Cell| p.family == cell.family && p.qualifier == cell.qualifier);
+            versions = if same_column { versions + 1 } else { 1 };
+            if versions > self.scan.max_versions.max(1) {
+                continue;
+            }
+            k.transform.apply(&mut cell.value);
+            out.push(cell);
+        }
+        filter.filter_row_cells(&mut out);
+        if out.is_empty() { Filtered::Skip } else { Filtered::Row(out) }
+    }
+}
+
+/// What the filter made of a row.
+enum Filtered {
+    Row(Vec<Cell>),
+    Skip,
+    End,
+}
+
 impl Iterator for Scanner {
     type Item = Result<Vec<Cell>>;
 
@@ -213,7 +270,17 @@ impl Iterator for Scanner {
         if self.done || self.scan.limit.is_some_and(|l| self.rows >= l) {
             return None;
         }
-        match self.next_row() {
+        let row = loop {
+            match self.next_row() {
+                Ok(Some(row)) => match self.filtered(row) {
+                    Filtered::Row(row) => break Ok(Some(row)),
+                    Filtered::Skip => continue,
+                    Filtered::End => break Ok(None),
+                },
+                other => break other,
+            }
+        };
+        match row {
             Ok(Some(row)) => {
                 self.rows += 1;
                 match self.scan.batch.filter(|&b| b > 0 && row.len() > b) {

@@ -353,6 +353,7 @@ impl ScanSpec {
             max_versions: self.read.max_versions,
             batch: self.batch,
             limit: self.limit,
+            filter: None,
         }
     }
 

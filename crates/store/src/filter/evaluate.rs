@@ -1,42 +1,16 @@
-//! Evaluating a [`Filter`] over a row: the cells it keeps, or whether the
-//! row is dropped or the scan ends, and how a comparator matches a value.
-
-use std::cmp::Ordering;
+//! Evaluating a [`Filter`] over a row: the cells it keeps (and how their
+//! values are transformed), or whether the row is dropped or the scan ends.
+//!
+//! Each filter is given the cells that earlier filters of an AND kept (the
+//! "candidates", in row order), as HBase's `FilterListWithAND` hands a cell
+//! to the next filter only when the earlier ones included it. Row-level
+//! filters (PrefixFilter, RowFilter, SingleColumnValueFilter, PageFilter)
+//! pass or drop the candidates as a whole; SingleColumnValueFilter looks
+//! for its column among the candidates.
 
 use memstore::Cell;
 
-use super::{Comparator, CompareOp, Filter, Outcome};
-
-impl Comparator {
-    /// Whether `op` holds for `value` against this comparator. As in HBase,
-    /// substring and regex comparators only support EQUAL and NOT_EQUAL.
-    fn matches(&self, op: CompareOp, value: &[u8]) -> bool {
-        let ord = match self {
-            Comparator::Binary(b) => value.cmp(b.as_slice()),
-            Comparator::BinaryPrefix(p) => value[..p.len().min(value.len())].cmp(p.as_slice()),
-            Comparator::Substring(s) => {
-                let found =
-                    value.to_ascii_lowercase().windows(s.len().max(1)).any(|w| w == s.as_slice()) || s.is_empty();
-                if found { Ordering::Equal } else { Ordering::Less }
-            }
-            Comparator::Regex(r) => {
-                if r.is_match(value) {
-                    Ordering::Equal
-                } else {
-                    Ordering::Less
-                }
-            }
-        };
-        match op {
-            CompareOp::Less => ord == Ordering::Less,
-            CompareOp::LessOrEqual => ord != Ordering::Greater,
-            CompareOp::Equal => ord == Ordering::Equal,
-            CompareOp::NotEqual => ord != Ordering::Equal,
-            CompareOp::GreaterOrEqual => ord != Ordering::Less,
-            CompareOp::Greater => ord == Ordering::Greater,
-        }
-    }
-}
+use super::{Filter, KeptCell, Outcome, ValueTransform};
 
 impl Filter {
     /// The row prefix this filter requires, if any (lets the scan start
@@ -49,110 +23,311 @@ impl Filter {
         }
     }
 
-    /// Applies the filter to a row (cells in the store's order).
-    pub fn apply(&mut self, row: &[Cell]) -> Outcome {
-        let all: Vec<usize> = (0..row.len()).collect();
-        self.apply_to(row, all)
+    /// Tells filters that depend on the direction (InclusiveStopFilter)
+    /// that the scan runs backwards.
+    pub fn set_reversed(&mut self, reversed: bool) {
+        match self {
+            Filter::InclusiveStop { reversed: r, .. } => *r = reversed,
+            Filter::And(a, b) | Filter::Or(a, b) => {
+                a.set_reversed(reversed);
+                b.set_reversed(reversed);
+            }
+            Filter::Skip(f) | Filter::While { inner: f, .. } => f.set_reversed(reversed),
+            _ => {}
+        }
     }
 
-    fn apply_to(&mut self, row: &[Cell], cells: Vec<usize>) -> Outcome {
-        let keep = |cells: Vec<usize>| {
-            if cells.is_empty() { Outcome::DropRow } else { Outcome::Keep { cells, key_only: false } }
-        };
+    /// The second look at a row, after its versions were counted (HBase's
+    /// `filterRowCells`): DependentColumnFilter keeps only cells with one of
+    /// its reference column's timestamps.
+    pub fn filter_row_cells(&self, cells: &mut Vec<Cell>) {
+        match self {
+            Filter::DependentColumn { stamps, .. } => cells.retain(|c| stamps.contains(&c.timestamp)),
+            Filter::And(a, b) | Filter::Or(a, b) => {
+                a.filter_row_cells(cells);
+                b.filter_row_cells(cells);
+            }
+            Filter::Skip(f) | Filter::While { inner: f, .. } => f.filter_row_cells(cells),
+            _ => {}
+        }
+    }
+
+    /// Forgets what a filter learned of the previous row (HBase's `reset`).
+    fn reset_row(&mut self) {
+        match self {
+            Filter::DependentColumn { stamps, .. } => stamps.clear(),
+            Filter::And(a, b) | Filter::Or(a, b) => {
+                a.reset_row();
+                b.reset_row();
+            }
+            Filter::Skip(f) | Filter::While { inner: f, .. } => f.reset_row(),
+            _ => {}
+        }
+    }
+
+    /// Applies the filter to a row (cells in the store's order: by column,
+    /// newest version first, every version the family keeps) of a scan
+    /// returning `versions` versions per column.
+    pub fn apply(&mut self, row: &[Cell], versions: u32) -> Outcome {
+        self.reset_row();
+        let all = (0..row.len()).map(|index| KeptCell { index, transform: ValueTransform::Keep }).collect();
+        self.apply_to(row, all, versions.max(1) as usize)
+    }
+
+    fn apply_to(&mut self, row: &[Cell], cells: Vec<KeptCell>, versions: usize) -> Outcome {
         let row_key = row.first().map_or(&[][..], |c| c.row.as_slice());
+        let select = |cells: Vec<KeptCell>, pass: &dyn Fn(&Cell) -> bool| {
+            keep(cells.into_iter().filter(|k| pass(&row[k.index])).collect())
+        };
         match self {
             // No "end the scan" past the prefix here: that holds only for a
-            // forward scan. The handler turns a required prefix into the
+            // forward scan. The scanner turns a required prefix into the
             // scan's own prefix, which bounds the scan in both directions.
-            Filter::Prefix(p) => {
-                if row_key.starts_with(p) {
-                    keep(cells)
-                } else {
-                    Outcome::DropRow
-                }
-            }
-            Filter::KeyOnly => {
-                if cells.is_empty() {
-                    Outcome::DropRow
-                } else {
-                    Outcome::Keep { cells, key_only: true }
-                }
+            Filter::Prefix(p) => whole_row(row_key.starts_with(p), cells),
+            Filter::KeyOnly { len_as_value } => {
+                let t = if *len_as_value { ValueTransform::Length } else { ValueTransform::Strip };
+                keep(cells.into_iter().map(|k| KeptCell { index: k.index, transform: k.transform.then(t) }).collect())
             }
             Filter::FirstKeyOnly => keep(cells.into_iter().take(1).collect()),
-            Filter::ColumnPrefix(p) => keep(cells.into_iter().filter(|&i| row[i].qualifier.starts_with(p)).collect()),
-            Filter::Qualifier(op, c) => {
-                keep(cells.into_iter().filter(|&i| c.matches(*op, &row[i].qualifier)).collect())
+            Filter::ColumnPrefix(p) => select(cells, &|c| c.qualifier.starts_with(p)),
+            Filter::MultipleColumnPrefix(ps) => select(cells, &|c| ps.iter().any(|p| c.qualifier.starts_with(p))),
+            Filter::ColumnRange { min, min_inclusive, max, max_inclusive } => select(cells, &|c| {
+                let q = c.qualifier.as_slice();
+                let above = min.as_deref().is_none_or(|m| q > m || (*min_inclusive && q == m));
+                let below = max.as_deref().is_none_or(|m| q < m || (*max_inclusive && q == m));
+                above && below
+            }),
+            Filter::Timestamps(ts) => select(cells, &|c| ts.binary_search(&c.timestamp).is_ok()),
+            Filter::InclusiveStop { stop, reversed } => {
+                let past = if *reversed { row_key < stop.as_slice() } else { row_key > stop.as_slice() };
+                if past { Outcome::EndScan } else { keep(cells) }
             }
-            Filter::Value(op, c) => keep(cells.into_iter().filter(|&i| c.matches(*op, &row[i].value)).collect()),
-            Filter::Family(op, c) => keep(cells.into_iter().filter(|&i| c.matches(*op, &row[i].family)).collect()),
-            Filter::Row(op, c) => {
-                if c.matches(*op, row_key) {
-                    keep(cells)
+            Filter::ColumnCountGet { limit, dead } => {
+                let live: Vec<KeptCell> = cells.into_iter().filter(|k| !dead.contains(&row[k.index].family)).collect();
+                let mut columns = newest_of_each_column(row, &live);
+                if let Some(over) = columns.get(*limit).copied() {
+                    // Its family looks at another cell next (this row's or
+                    // a later row's) and so does every family with cells
+                    // later in this row: each of them is done.
+                    let families = std::iter::once(over).chain(live.iter().copied().filter(|k| k.index > over.index));
+                    for k in families {
+                        let family = &row[k.index].family;
+                        if !dead.contains(family) {
+                            dead.push(family.clone());
+                        }
+                    }
+                    columns.truncate(*limit);
+                }
+                keep(columns)
+            }
+            Filter::ColumnPagination { limit, offset } => {
+                keep(newest_of_each_column(row, &cells).into_iter().skip(*offset).take(*limit).collect())
+            }
+            Filter::DependentColumn { family, qualifier, drop_column, value, stamps } => {
+                let mut out = Vec::with_capacity(cells.len());
+                // Versions of the reference column it included: once one
+                // more than the scan's versions are, HBase shows it no more.
+                let mut included = 0;
+                for k in cells {
+                    let c = &row[k.index];
+                    if c.family != *family || c.qualifier != *qualifier {
+                        out.push(k);
+                        continue;
+                    }
+                    if included > versions || value.as_ref().is_some_and(|(op, cmp)| !cmp.matches(*op, &c.value)) {
+                        continue;
+                    }
+                    stamps.push(c.timestamp);
+                    if !*drop_column {
+                        included += 1;
+                        out.push(k);
+                    }
+                }
+                // Without a reference timestamp nothing of the row survives
+                // `filter_row_cells`.
+                if stamps.is_empty() { Outcome::DropRow } else { keep(out) }
+            }
+            Filter::Qualifier(op, cmp) => select(cells, &|c| cmp.matches(*op, &c.qualifier)),
+            Filter::Value(op, cmp) => select(cells, &|c| cmp.matches(*op, &c.value)),
+            Filter::Family(op, cmp) => select(cells, &|c| cmp.matches(*op, &c.family)),
+            Filter::Row(op, cmp) => whole_row(cmp.matches(*op, row_key), cells),
+            Filter::SingleColumnValue {
+                family,
+                qualifier,
+                op,
+                cmp,
+                filter_if_missing,
+                latest_version_only,
+                exclude_column,
+            } => {
+                // Versions of the column among the candidates, newest first;
+                // the filter includes each it sees, so it sees one more than
+                // the scan's versions (the version tracker drops that one).
+                let mut seen = cells
+                    .iter()
+                    .map(|k| &row[k.index])
+                    .filter(|c| c.family == *family && c.qualifier == *qualifier)
+                    .take(versions + 1);
+                let pass = if *latest_version_only {
+                    seen.next().map(|c| cmp.matches(*op, &c.value))
                 } else {
-                    Outcome::DropRow
-                }
-            }
-            Filter::SingleColumnValue { family, qualifier, op, cmp, filter_if_missing } => {
-                // The newest version of the column decides (the store returns
-                // newest first).
-                match row.iter().find(|c| c.family == *family && c.qualifier == *qualifier) {
-                    Some(c) if cmp.matches(*op, &c.value) => keep(cells),
-                    Some(_) => Outcome::DropRow,
-                    None if *filter_if_missing => Outcome::DropRow,
-                    None => keep(cells),
-                }
+                    let mut any = None;
+                    for c in seen {
+                        if cmp.matches(*op, &c.value) {
+                            any = Some(true);
+                            break;
+                        }
+                        any = Some(false);
+                    }
+                    any
+                };
+                let cells = if *exclude_column {
+                    cells
+                        .into_iter()
+                        .filter(|k| row[k.index].family != *family || row[k.index].qualifier != *qualifier)
+                        .collect()
+                } else {
+                    cells
+                };
+                whole_row(pass.unwrap_or(!*filter_if_missing), cells)
             }
             Filter::Page { limit, seen } => {
                 if *seen >= *limit {
                     Outcome::EndScan
+                } else if cells.is_empty() {
+                    Outcome::DropRow
                 } else {
                     *seen += 1;
-                    keep(cells)
+                    Outcome::Keep(cells)
                 }
             }
-            Filter::And(a, b) => match a.apply_to(row, cells) {
-                Outcome::Keep { cells, key_only } => match b.apply_to(row, cells) {
-                    Outcome::Keep { cells, key_only: k2 } => Outcome::Keep { cells, key_only: key_only || k2 },
-                    other => other,
-                },
-                other => other,
-            },
-            Filter::Or(a, b) => {
-                let (ra, rb) = (a.apply_to(row, cells.clone()), b.apply_to(row, cells));
-                match (ra, rb) {
-                    (Outcome::Keep { cells: ca, key_only: ka }, Outcome::Keep { cells: cb, key_only: kb }) => {
-                        let mut all = ca;
-                        all.extend(cb);
-                        all.sort_unstable();
-                        all.dedup();
-                        Outcome::Keep { cells: all, key_only: ka && kb }
+            Filter::And(..) => {
+                // A PageFilter counts only rows the rest of the AND keeps
+                // (HBase's PageFilter counts in filterRow, after the others'
+                // row-key and cell checks), so page filters go last.
+                let mut operands = Vec::new();
+                self.and_operands(&mut operands);
+                if operands.iter().any(|f| matches!(f, Filter::Page { limit, seen } if seen >= limit)) {
+                    return Outcome::EndScan;
+                }
+                operands.sort_by_key(|f| matches!(f, Filter::Page { .. }));
+                let mut cells = cells;
+                for f in operands {
+                    match f.apply_to(row, cells, versions) {
+                        Outcome::Keep(kept) => cells = kept,
+                        other => return other,
                     }
-                    (k @ Outcome::Keep { .. }, _) | (_, k @ Outcome::Keep { .. }) => k,
+                }
+                Outcome::Keep(cells)
+            }
+            Filter::Or(a, b) => {
+                let (ra, rb) = (a.apply_to(row, cells.clone(), versions), b.apply_to(row, cells, versions));
+                match (ra, rb) {
+                    (Outcome::Keep(ka), Outcome::Keep(kb)) => Outcome::Keep(union(ka, kb)),
+                    (k @ Outcome::Keep(_), _) | (_, k @ Outcome::Keep(_)) => k,
                     (Outcome::EndScan, Outcome::EndScan) => Outcome::EndScan,
                     _ => Outcome::DropRow,
                 }
             }
-            // SKIP: the row goes only if every cell passes.
+            // SKIP: the row goes only if every candidate passes.
             Filter::Skip(f) => {
                 let n = cells.len();
-                match f.apply_to(row, cells.clone()) {
-                    Outcome::Keep { cells: kept, key_only } if kept.len() == n => {
-                        Outcome::Keep { cells: kept, key_only }
-                    }
+                match f.apply_to(row, cells, versions) {
+                    Outcome::Keep(kept) if kept.len() == n => Outcome::Keep(kept),
                     Outcome::EndScan => Outcome::EndScan,
                     _ => Outcome::DropRow,
                 }
             }
-            // WHILE: the scan ends at the first row that does not pass whole.
-            Filter::While(f) => {
-                let n = cells.len();
-                match f.apply_to(row, cells.clone()) {
-                    Outcome::Keep { cells: kept, key_only } if kept.len() == n => {
-                        Outcome::Keep { cells: kept, key_only }
+            // WHILE: everything up to the first cell (or row) the inner
+            // filter rejects, then nothing more for the rest of the scan
+            // (HBase's WhileMatchFilter sets filterAllRemaining there, and
+            // the matcher ends the scan at the next cell).
+            Filter::While { inner, stopped } => {
+                if *stopped {
+                    return Outcome::EndScan;
+                }
+                let offered: Vec<usize> = cells.iter().map(|k| k.index).collect();
+                match inner.apply_to(row, cells, versions) {
+                    Outcome::Keep(kept) => {
+                        // `kept` is in row order and a subset of `offered`:
+                        // the first offered cell missing from it ends the run.
+                        let run = kept.iter().zip(&offered).take_while(|(k, o)| k.index == **o).count();
+                        if run < offered.len() {
+                            *stopped = true;
+                        }
+                        let mut kept = kept;
+                        kept.truncate(run);
+                        if kept.is_empty() { Outcome::EndScan } else { Outcome::Keep(kept) }
                     }
-                    _ => Outcome::EndScan,
+                    Outcome::DropRow | Outcome::EndScan => {
+                        *stopped = true;
+                        Outcome::EndScan
+                    }
                 }
             }
+        }
+    }
+
+    /// The operands of a chain of ANDs, in order.
+    fn and_operands<'a>(&'a mut self, out: &mut Vec<&'a mut Filter>) {
+        match self {
+            Filter::And(a, b) => {
+                a.and_operands(out);
+                b.and_operands(out);
+            }
+            other => out.push(other),
+        }
+    }
+}
+
+/// The first candidate of each column (its newest version), in order.
+fn newest_of_each_column(row: &[Cell], cells: &[KeptCell]) -> Vec<KeptCell> {
+    let mut out: Vec<KeptCell> = Vec::new();
+    for k in cells {
+        let c = &row[k.index];
+        let same = out.last().is_some_and(|p| row[p.index].family == c.family && row[p.index].qualifier == c.qualifier);
+        if !same {
+            out.push(*k);
+        }
+    }
+    out
+}
+
+fn keep(cells: Vec<KeptCell>) -> Outcome {
+    if cells.is_empty() { Outcome::DropRow } else { Outcome::Keep(cells) }
+}
+
+/// A row-level decision over the candidates.
+fn whole_row(pass: bool, cells: Vec<KeptCell>) -> Outcome {
+    if pass { keep(cells) } else { Outcome::DropRow }
+}
+
+/// Cells kept by either branch of an OR, in row order; a cell both kept
+/// gets both transforms, in filter order (HBase's FilterListWithOR
+/// transforms a cell by every filter that included it).
+fn union(a: Vec<KeptCell>, b: Vec<KeptCell>) -> Vec<KeptCell> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (Some(x), Some(y)) if x.index == y.index => {
+                out.push(KeptCell { index: x.index, transform: x.transform.then(y.transform) });
+                a.next();
+                b.next();
+            }
+            (Some(x), Some(y)) if x.index < y.index => {
+                out.push(x);
+                a.next();
+            }
+            (_, Some(y)) => {
+                out.push(y);
+                b.next();
+            }
+            (Some(x), None) => {
+                out.push(x);
+                a.next();
+            }
+            (None, None) => return out,
         }
     }
 }
@@ -161,21 +336,21 @@ impl Filter {
 mod tests {
     use super::*;
     use crate::filter::parse;
-    use crate::filter::test_support::{cell, kept};
+    use crate::filter::test_support::{VERSIONS, cell, indexes, kept, versioned};
 
     #[test]
     fn cell_filters_choose_cells() {
         let row = [cell("r1", "aa", "x"), cell("r1", "ab", "yy"), cell("r1", "b", "z")];
-        assert_eq!(kept("ColumnPrefixFilter('a')", &row), Outcome::Keep { cells: vec![0, 1], key_only: false });
-        assert_eq!(kept("QualifierFilter(=, 'binary:b')", &row), Outcome::Keep { cells: vec![2], key_only: false });
-        assert_eq!(kept("ValueFilter(=,'substring:Y')", &row), Outcome::Keep { cells: vec![1], key_only: false });
-        assert_eq!(kept("ValueFilter(>, 'binary:x')", &row), Outcome::Keep { cells: vec![1, 2], key_only: false });
-        assert_eq!(kept("ValueFilter(=, 'regexstring:^y+$')", &row), Outcome::Keep { cells: vec![1], key_only: false });
+        assert_eq!(indexes("ColumnPrefixFilter('a')", &row), Ok(Some(vec![0, 1])));
+        assert_eq!(indexes("QualifierFilter(=, 'binary:b')", &row), Ok(Some(vec![2])));
+        assert_eq!(indexes("ValueFilter(=,'substring:Y')", &row), Ok(Some(vec![1])));
+        assert_eq!(indexes("ValueFilter(>, 'binary:x')", &row), Ok(Some(vec![1, 2])));
+        assert_eq!(indexes("ValueFilter(=, 'regexstring:^y+$')", &row), Ok(Some(vec![1])));
         assert_eq!(
             kept("FirstKeyOnlyFilter() AND KeyOnlyFilter()", &row),
-            Outcome::Keep { cells: vec![0], key_only: true }
+            Outcome::Keep(vec![KeptCell { index: 0, transform: ValueTransform::Strip }])
         );
-        assert_eq!(kept("QualifierFilter(=,'binary:zz')", &row), Outcome::DropRow);
+        assert_eq!(indexes("QualifierFilter(=,'binary:zz')", &row), Ok(None));
     }
 
     #[test]
@@ -183,20 +358,149 @@ mod tests {
         let r = |k: &str| vec![cell(k, "q", "v")];
         let mut f = parse(b"PrefixFilter('b') AND PageFilter(2)").expect("parses");
         assert_eq!(f.required_prefix(), Some(&b"b"[..]));
-        assert_eq!(f.apply(&r("a")), Outcome::DropRow);
-        assert!(matches!(f.apply(&r("b1")), Outcome::Keep { .. }));
-        assert!(matches!(f.apply(&r("b2")), Outcome::Keep { .. }));
-        assert_eq!(f.apply(&r("b3")), Outcome::EndScan, "page of 2 rows is full");
+        assert_eq!(f.apply(&r("a"), VERSIONS), Outcome::DropRow);
+        assert!(matches!(f.apply(&r("b1"), VERSIONS), Outcome::Keep(_)));
+        assert!(matches!(f.apply(&r("b2"), VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&r("b3"), VERSIONS), Outcome::EndScan, "page of 2 rows is full");
         let mut f = parse(b"PrefixFilter('b')").expect("parses");
-        assert_eq!(f.apply(&r("c")), Outcome::DropRow, "past the prefix (either direction) the row is dropped");
+        assert_eq!(
+            f.apply(&r("c"), VERSIONS),
+            Outcome::DropRow,
+            "past the prefix (either direction) the row is dropped"
+        );
+    }
+
+    /// Issue 15 item 5: `PageFilter(1) AND RowFilter(>=,'binary:fb')` over
+    /// rows fa, fb returns fb in HBase; the page counted fa before.
+    #[test]
+    fn a_page_counts_only_rows_the_rest_of_the_and_keeps() {
+        let r = |k: &str| vec![cell(k, "q", "v")];
+        let mut f = parse(b"PageFilter(1) AND RowFilter(>=, 'binary:fb')").expect("parses");
+        assert_eq!(f.apply(&r("fa"), VERSIONS), Outcome::DropRow);
+        assert!(matches!(f.apply(&r("fb"), VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&r("fc"), VERSIONS), Outcome::EndScan);
+        let mut f = parse(b"PageFilter(1) AND ValueFilter(=, 'binary:x') AND PrefixFilter('f')").expect("parses");
+        assert_eq!(f.apply(&r("fa"), VERSIONS), Outcome::DropRow, "value v is not x");
+        assert!(matches!(f.apply(&[cell("fb", "q", "x")], VERSIONS), Outcome::Keep(_)));
+    }
+
+    /// Issue 15 item 5: KeyOnlyFilter inside OR strips the values of every
+    /// cell it included, whatever the other branch kept.
+    #[test]
+    fn key_only_inside_or_strips_every_cell_it_included() {
+        let row = [cell("r", "a", "1"), cell("r", "b", "2")];
+        let strip = |index| KeptCell { index, transform: ValueTransform::Strip };
+        assert_eq!(
+            kept("KeyOnlyFilter() OR QualifierFilter(=, 'binary:a')", &row),
+            Outcome::Keep(vec![strip(0), strip(1)])
+        );
+        assert_eq!(
+            kept("QualifierFilter(=, 'binary:a') OR KeyOnlyFilter()", &row),
+            Outcome::Keep(vec![strip(0), strip(1)])
+        );
+        assert_eq!(
+            kept("(KeyOnlyFilter() AND QualifierFilter(=, 'binary:b')) OR QualifierFilter(=, 'binary:a')", &row),
+            Outcome::Keep(vec![KeptCell { index: 0, transform: ValueTransform::Keep }, strip(1)])
+        );
+        assert_eq!(
+            kept("KeyOnlyFilter(true)", &row),
+            Outcome::Keep(vec![
+                KeptCell { index: 0, transform: ValueTransform::Length },
+                KeptCell { index: 1, transform: ValueTransform::Length }
+            ])
+        );
+    }
+
+    /// Issue 15 item 5: WHILE over a cell-level filter returns the row up
+    /// to the first rejected cell, then ends the scan; inside OR, a stopped
+    /// WHILE stays stopped while the other branch goes on.
+    #[test]
+    fn while_returns_the_partial_row_then_stays_stopped() {
+        let row = [versioned("r1", "f1", "a", 1, "x"), versioned("r1", "f2", "a", 1, "y")];
+        let mut f = parse(b"WHILE FamilyFilter(=, 'binary:f1')").expect("parses");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0]);
+        assert_eq!(f.apply(&[versioned("r2", "f1", "a", 1, "x")], VERSIONS), Outcome::EndScan);
+
+        let mut f = parse(b"WHILE ValueFilter(=, 'binary:x') OR RowFilter(=, 'binary:r3')").expect("parses");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0]);
+        let only_x = [versioned("r2", "f1", "a", 1, "x")];
+        assert_eq!(f.apply(&only_x, VERSIONS), Outcome::DropRow, "the WHILE branch has stopped; r2 is not r3");
+        assert_eq!(f.apply(&[versioned("r3", "f1", "a", 1, "y")], VERSIONS).kept_indexes(), vec![0]);
+
+        let mut f = parse(b"WHILE RowFilter(<, 'binary:r2')").expect("parses");
+        assert!(matches!(f.apply(&row, VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&only_x, VERSIONS), Outcome::EndScan);
+    }
+
+    /// The column filters of HBase's filter language beyond the common ones.
+    #[test]
+    fn column_filters() {
+        let row = [
+            versioned("r", "f", "a", 2, "1"),
+            versioned("r", "f", "a", 1, "0"),
+            versioned("r", "f", "b", 1, "2"),
+            versioned("r", "f", "c", 3, "3"),
+            versioned("r", "g", "d", 1, "4"),
+        ];
+        assert_eq!(indexes("MultipleColumnPrefixFilter('b', 'c')", &row), Ok(Some(vec![2, 3])));
+        assert_eq!(indexes("ColumnRangeFilter('a', false, 'c', true)", &row), Ok(Some(vec![2, 3])));
+        assert_eq!(indexes("ColumnRangeFilter('', true, 'b', false)", &row), Ok(Some(vec![0, 1])));
+        assert_eq!(indexes("TimestampsFilter(1, 3)", &row), Ok(Some(vec![1, 2, 3, 4])));
+        assert_eq!(indexes("ColumnPaginationFilter(2, 1)", &row), Ok(Some(vec![2, 3])), "newest version of b and c");
+        assert_eq!(indexes("ColumnCountGetFilter(5)", &row), Ok(Some(vec![0, 2, 3, 4])));
+        let mut f = parse(b"ColumnCountGetFilter(3)").expect("parses");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0, 2, 3], "column 4 is g's: g is done");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0, 2, 3], "f goes on");
+        let mut f = parse(b"ColumnCountGetFilter(2)").expect("parses");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0, 2], "column 3 is f's, and g follows: both done");
+        assert_eq!(f.apply(&row, VERSIONS), Outcome::DropRow);
+        assert_eq!(
+            indexes("SingleColumnValueExcludeFilter('f', 'b', =, 'binary:2')", &row),
+            Ok(Some(vec![0, 1, 3, 4]))
+        );
     }
 
     #[test]
+    fn inclusive_stop_and_dependent_column() {
+        let r = |k: &str| vec![cell(k, "q", "v")];
+        let mut f = parse(b"InclusiveStopFilter('b')").expect("parses");
+        assert!(matches!(f.apply(&r("b"), VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&r("c"), VERSIONS), Outcome::EndScan);
+        f.set_reversed(true);
+        assert!(matches!(f.apply(&r("c"), VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&r("a"), VERSIONS), Outcome::EndScan);
+
+        let row = [
+            versioned("r", "f", "a", 2, "x"),
+            versioned("r", "f", "a", 1, "y"),
+            versioned("r", "f", "dep", 2, "on"),
+            versioned("r", "f", "dep", 1, "off"),
+        ];
+        let mut f = parse(b"DependentColumnFilter('f', 'dep', true, =, 'binary:off')").expect("parses");
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), vec![0, 1], "the reference column is dropped");
+        let mut cells = row.to_vec();
+        f.filter_row_cells(&mut cells);
+        assert_eq!(cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(), [1, 1], "cells at the reference's stamp 1");
+        assert_eq!(kept("DependentColumnFilter('f', 'none')", &row), Outcome::DropRow);
+    }
+
+    /// Versions: a cell filter sees every version; SingleColumnValueFilter
+    /// with latestVersionOnly false passes a row where any version matches.
+    #[test]
     fn single_column_value_filter_tests_the_column() {
         let row = [cell("r", "a", "1"), cell("r", "b", "2")];
-        assert!(matches!(kept("SingleColumnValueFilter('f','a',=,'binary:1')", &row), Outcome::Keep { .. }));
+        assert!(matches!(kept("SingleColumnValueFilter('f','a',=,'binary:1')", &row), Outcome::Keep(_)));
         assert_eq!(kept("SingleColumnValueFilter('f','a',=,'binary:2')", &row), Outcome::DropRow);
-        assert!(matches!(kept("SingleColumnValueFilter('f','z',=,'binary:2')", &row), Outcome::Keep { .. }));
+        assert!(matches!(kept("SingleColumnValueFilter('f','z',=,'binary:2')", &row), Outcome::Keep(_)));
         assert_eq!(kept("SingleColumnValueFilter('f','z',=,'binary:2', true, true)", &row), Outcome::DropRow);
+
+        let versions = [versioned("r", "f", "a", 3, "new"), versioned("r", "f", "a", 2, "old")];
+        assert_eq!(kept("SingleColumnValueFilter('f','a',=,'binary:old')", &versions), Outcome::DropRow);
+        assert_eq!(
+            indexes("SingleColumnValueFilter('f','a',=,'binary:old', false, false)", &versions),
+            Ok(Some(vec![0, 1]))
+        );
+        assert_eq!(kept("SingleColumnValueFilter('f','a',=,'binary:no', true, false)", &versions), Outcome::DropRow);
+        assert_eq!(indexes("ValueFilter(=, 'binary:old')", &versions), Ok(Some(vec![1])));
     }
 }

@@ -1,24 +1,49 @@
-//! Scan filters in HBase's filter language (ParseFilter): the common
-//! filters — PrefixFilter, KeyOnlyFilter, FirstKeyOnlyFilter,
-//! ColumnPrefixFilter, QualifierFilter, ValueFilter, RowFilter,
-//! FamilyFilter, SingleColumnValueFilter, PageFilter — combined with AND,
-//! OR, SKIP, WHILE and parentheses (precedence SKIP/WHILE > AND > OR, as in
-//! HBase). Any other filter name is refused, naming it.
+//! Scan filters in HBase's filter language (ParseFilter), evaluated inside
+//! the store's scan as HBase's `ScanQueryMatcher` evaluates them: every
+//! filter HBase's `ParseFilter` knows (listed in [`SUPPORTED`]), combined
+//! with AND, OR, SKIP, WHILE and parentheses (precedence SKIP/WHILE > AND >
+//! OR, as in HBase). Any other filter name is refused, naming it
+//! (FuzzyRowFilter and RandomRowFilter have no filter-language form in
+//! HBase either).
 //!
-//! Filters run on whole rows after the store read them: a row's cells go in
-//! and the cells to return (or "drop the row", or "end the scan") come out.
-//! PageFilter counts the rows that reach it, so a filter is per scanner.
+//! How a scan uses a filter (see `scanner.rs`): the filter sees a whole row
+//! with *every* version of each column the family keeps, and versions are
+//! counted only among the cells it keeps, so on a family with several
+//! versions a ValueFilter returns the newest version that matches (HBase
+//! runs the filter before its version tracker). What it returns for a row is
+//! an [`Outcome`]: the cells to keep (with the value transformation a
+//! KeyOnlyFilter asks for), "drop the row", or "end the scan". After the
+//! versions are counted, [`Filter::filter_row_cells`] gets the row once more
+//! (HBase's `filterRowCells`: DependentColumnFilter drops cells there).
+//!
+//! Filters that take only a column's newest version (HBase's
+//! INCLUDE_AND_NEXT_COL: ColumnCountGetFilter, ColumnPaginationFilter) and
+//! filters that end the scan in the middle of a row (WHILE,
+//! ColumnCountGetFilter: HBase's matcher answers DONE_SCAN at the cell after
+//! `filterAllRemaining` turned true) return the part of the row before it.
+//!
+//! HBase asks the filter about a cell before its version tracker counts it,
+//! and the tracker ends a column at the first version beyond the scan's
+//! `max_versions` that the filter included: filters that include versions
+//! they do not decide on (SingleColumnValueFilter with latestVersionOnly
+//! false, DependentColumnFilter) therefore see `max_versions + 1` of them,
+//! and [`Filter::apply`] takes the scan's versions for them.
+//!
+//! A filter is per scanner and has state: PageFilter counts the rows it let
+//! through, and a WHILE that rejected something stays stopped.
 //!
 //! The language's parser and the evaluation are apart: `parse.rs` turns a
-//! filter string into a [`Filter`] tree ([`parse()`]), and `evaluate.rs`
-//! runs that tree over rows ([`Filter::apply`]). This module holds the
-//! types they share.
+//! filter string into a [`Filter`] tree ([`parse()`]), `evaluate.rs` runs
+//! that tree over rows ([`Filter::apply`]), and `comparator.rs` matches
+//! values as HBase's comparators do (`java_regex.rs` turns a Java regex into
+//! one over bytes).
 
-use regex::bytes::Regex;
-
+mod comparator;
 mod evaluate;
+mod java_regex;
 mod parse;
 
+pub use comparator::Comparator;
 pub use parse::parse;
 
 /// Why a filter string was refused.
@@ -30,8 +55,11 @@ pub enum FilterError {
     Syntax { at: usize, reason: String },
 }
 
-const SUPPORTED: &str = "PrefixFilter, KeyOnlyFilter, FirstKeyOnlyFilter, ColumnPrefixFilter, QualifierFilter, \
-                         ValueFilter, RowFilter, FamilyFilter, SingleColumnValueFilter, PageFilter";
+pub const SUPPORTED: &str = "PrefixFilter, KeyOnlyFilter, FirstKeyOnlyFilter, ColumnPrefixFilter, \
+                             MultipleColumnPrefixFilter, ColumnRangeFilter, ColumnCountGetFilter, \
+                             ColumnPaginationFilter, InclusiveStopFilter, TimestampsFilter, QualifierFilter, \
+                             ValueFilter, RowFilter, FamilyFilter, SingleColumnValueFilter, \
+                             SingleColumnValueExcludeFilter, DependentColumnFilter, PageFilter";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum CompareOp {
@@ -44,37 +72,142 @@ pub enum CompareOp {
 }
 
 #[derive(Debug, Clone)]
-pub enum Comparator {
-    Binary(Vec<u8>),
-    BinaryPrefix(Vec<u8>),
-    Substring(Vec<u8>),
-    Regex(Regex),
-}
-
-#[derive(Debug, Clone)]
 pub enum Filter {
     Prefix(Vec<u8>),
-    KeyOnly,
+    /// `len_as_value`: the value becomes its length as a 4-byte big-endian
+    /// integer instead of nothing (`KeyOnlyFilter(true)`).
+    KeyOnly {
+        len_as_value: bool,
+    },
     FirstKeyOnly,
     ColumnPrefix(Vec<u8>),
+    MultipleColumnPrefix(Vec<Vec<u8>>),
+    /// Qualifiers between `min` and `max` (`None`: unbounded).
+    ColumnRange {
+        min: Option<Vec<u8>>,
+        min_inclusive: bool,
+        max: Option<Vec<u8>>,
+        max_inclusive: bool,
+    },
+    /// The newest version of the row's first `limit` columns. At column
+    /// `limit + 1` HBase's filterAllRemaining turns true until the row
+    /// ends, and every family's store scanner that looks at another cell
+    /// meanwhile answers DONE_SCAN and is closed for the rest of the scan:
+    /// that column's family and each family with cells later in the row
+    /// (`dead`) give no more cells (recorded against HBase 2.6.4).
+    ColumnCountGet {
+        limit: usize,
+        dead: Vec<Vec<u8>>,
+    },
+    /// The newest version of `limit` columns after the row's first `offset`.
+    ColumnPagination {
+        limit: usize,
+        offset: usize,
+    },
+    /// Rows up to and including `stop` (down to it, reversed), then the end.
+    InclusiveStop {
+        stop: Vec<u8>,
+        reversed: bool,
+    },
+    /// Cells with one of these timestamps (sorted).
+    Timestamps(Vec<u64>),
     Qualifier(CompareOp, Comparator),
     Value(CompareOp, Comparator),
     Row(CompareOp, Comparator),
     Family(CompareOp, Comparator),
-    SingleColumnValue { family: Vec<u8>, qualifier: Vec<u8>, op: CompareOp, cmp: Comparator, filter_if_missing: bool },
-    Page { limit: u64, seen: u64 },
+    SingleColumnValue {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        op: CompareOp,
+        cmp: Comparator,
+        filter_if_missing: bool,
+        /// Only the newest version of the column decides (HBase's default);
+        /// otherwise the row passes if any version matches.
+        latest_version_only: bool,
+        /// The tested column is left out of the results
+        /// (SingleColumnValueExcludeFilter).
+        exclude_column: bool,
+    },
+    /// Cells whose timestamp is one of the reference column's (those of its
+    /// versions that pass `value`, if given); the reference column itself
+    /// is dropped with `drop_column`. `stamps` is the current row's.
+    DependentColumn {
+        family: Vec<u8>,
+        qualifier: Vec<u8>,
+        drop_column: bool,
+        value: Option<(CompareOp, Comparator)>,
+        stamps: Vec<u64>,
+    },
+    Page {
+        limit: u64,
+        seen: u64,
+    },
     And(Box<Filter>, Box<Filter>),
     Or(Box<Filter>, Box<Filter>),
     Skip(Box<Filter>),
-    While(Box<Filter>),
+    /// `stopped`: the inner filter rejected a cell or row; nothing more
+    /// passes, for the rest of the scan.
+    While {
+        inner: Box<Filter>,
+        stopped: bool,
+    },
 }
 
-/// What a filter makes of one row: the indexes of the cells it keeps.
+/// What happens to the value of a kept cell (KeyOnlyFilter's transform).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueTransform {
+    Keep,
+    /// The value is dropped.
+    Strip,
+    /// The value becomes its length, a 4-byte big-endian integer.
+    Length,
+}
+
+impl ValueTransform {
+    /// `self` then `later`, as HBase applies the transforms of the filters
+    /// that kept a cell one after the other (a later KeyOnlyFilter wins).
+    fn then(self, later: ValueTransform) -> ValueTransform {
+        if later == ValueTransform::Keep { self } else { later }
+    }
+
+    /// Applies the transform to a value in place.
+    pub fn apply(self, value: &mut Vec<u8>) {
+        match self {
+            ValueTransform::Keep => {}
+            ValueTransform::Strip => value.clear(),
+            ValueTransform::Length => {
+                let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
+                *value = len.to_be_bytes().to_vec();
+            }
+        }
+    }
+}
+
+/// A cell a filter keeps: its index in the row and its value's transform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptCell {
+    pub index: usize,
+    pub transform: ValueTransform,
+}
+
+/// What a filter makes of one row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Keep { cells: Vec<usize>, key_only: bool },
+    /// The cells kept, in row order (never empty).
+    Keep(Vec<KeptCell>),
     DropRow,
     EndScan,
+}
+
+impl Outcome {
+    /// The indexes of the kept cells (tests and callers that ignore
+    /// transforms).
+    pub fn kept_indexes(&self) -> Vec<usize> {
+        match self {
+            Outcome::Keep(cells) => cells.iter().map(|c| c.index).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -87,18 +220,35 @@ mod test_support {
     use super::{Outcome, parse};
 
     pub(super) fn cell(row: &str, q: &str, v: &str) -> Cell {
+        versioned(row, "f", q, 1, v)
+    }
+
+    pub(super) fn versioned(row: &str, f: &str, q: &str, ts: u64, v: &str) -> Cell {
         Cell {
             row: row.as_bytes().to_vec(),
-            family: b"f".to_vec(),
+            family: f.as_bytes().to_vec(),
             qualifier: q.as_bytes().to_vec(),
-            timestamp: 1,
+            timestamp: ts,
             cell_type: memstore::CellType::Put,
             value: v.as_bytes().to_vec(),
             seq: 1,
         }
     }
 
+    /// Versions per column of the scans in the tests.
+    pub(super) const VERSIONS: u32 = 3;
+
     pub(super) fn kept(f: &str, row: &[Cell]) -> Outcome {
-        parse(f.as_bytes()).expect("parses").apply(row)
+        parse(f.as_bytes()).expect("parses").apply(row, VERSIONS)
+    }
+
+    /// The indexes a filter keeps: `Ok(None)` for a dropped row, `Err(())`
+    /// when the scan ends.
+    pub(super) fn indexes(f: &str, row: &[Cell]) -> Result<Option<Vec<usize>>, ()> {
+        match kept(f, row) {
+            o @ Outcome::Keep(_) => Ok(Some(o.kept_indexes())),
+            Outcome::DropRow => Ok(None),
+            Outcome::EndScan => Err(()),
+        }
     }
 }

@@ -2,26 +2,14 @@
 //! parser (with the bounds on nesting and size), building each named filter
 //! from its arguments, and reading a comparator (`'binary:…'`, …).
 
-use regex::bytes::Regex;
-
 use super::{Comparator, CompareOp, Filter, FilterError};
 
-impl Comparator {
-    fn parse(s: &[u8], at: usize) -> Result<Comparator, FilterError> {
-        let err = |reason: &str| FilterError::Syntax { at, reason: reason.to_string() };
-        let i = s.iter().position(|&b| b == b':').ok_or_else(|| err("comparator needs a type, as 'binary:value'"))?;
-        let (kind, value) = (&s[..i], s[i + 1..].to_vec());
-        Ok(match kind {
-            b"binary" => Comparator::Binary(value),
-            b"binaryprefix" => Comparator::BinaryPrefix(value),
-            b"substring" => Comparator::Substring(value.to_ascii_lowercase()),
-            b"regexstring" => {
-                let pattern = String::from_utf8(value).map_err(|_| err("regex is not UTF-8"))?;
-                Comparator::Regex(Regex::new(&pattern).map_err(|e| err(&format!("bad regex: {e}")))?)
-            }
-            other => return Err(err(&format!("unknown comparator type {:?}", String::from_utf8_lossy(other)))),
-        })
-    }
+/// A comparator written `'type:value'` at byte `at` of the filter string.
+fn comparator(s: &[u8], at: usize) -> Result<Comparator, FilterError> {
+    let err = |reason: String| FilterError::Syntax { at, reason };
+    let i =
+        s.iter().position(|&b| b == b':').ok_or_else(|| err("comparator needs a type, as 'binary:value'".into()))?;
+    Comparator::new(&s[..i], &s[i + 1..]).map_err(err)
 }
 
 /// Parses a filter string.
@@ -107,7 +95,7 @@ impl Parser<'_> {
             return Ok(Filter::Skip(Box::new(self.unary()?)));
         }
         if self.keyword("WHILE") {
-            return Ok(Filter::While(Box::new(self.unary()?)));
+            return Ok(Filter::While { inner: Box::new(self.unary()?), stopped: false });
         }
         self.skip_ws();
         if self.s.get(self.pos) == Some(&b'(') {
@@ -224,22 +212,26 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
         Arg::Str(..) => Err(err(format!("{name}: expected a comparison operator"))),
     };
     let comparator = |a: &Arg| match a {
-        Arg::Str(s, at) => Comparator::parse(s, *at),
+        Arg::Str(s, at) => comparator(s, *at),
         Arg::Word(..) => Err(err(format!("{name}: expected a quoted comparator"))),
     };
     // HBase's ParseFilter.createCompareFilter: substring and regex
     // comparators answer only equal or not.
     let compare = |o: &Arg, c: &Arg| -> Result<(CompareOp, Comparator), FilterError> {
         let (o, c) = (op(o)?, comparator(c)?);
-        if matches!(c, Comparator::Substring(_) | Comparator::Regex(_))
-            && !matches!(o, CompareOp::Equal | CompareOp::NotEqual)
-        {
+        if c.is_equality_only() && !matches!(o, CompareOp::Equal | CompareOp::NotEqual) {
             return Err(err(format!(
                 "{name}: a regexstring comparator and substring comparator can only be used with EQUAL and NOT_EQUAL"
             )));
         }
         Ok((o, c))
     };
+    let number = |a: &Arg| match a {
+        Arg::Word(w) => w.parse::<u64>().map_err(|_| err(format!("{name}: {w} is not a non-negative integer"))),
+        Arg::Str(..) => Err(err(format!("{name}: expected a number"))),
+    };
+    let count =
+        |a: &Arg| number(a).and_then(|n| usize::try_from(n).map_err(|_| err(format!("{name}: {n} is too large"))));
     let boolean = |a: &Arg| match a {
         Arg::Word(w) if w.eq_ignore_ascii_case("true") => Ok(true),
         Arg::Word(w) if w.eq_ignore_ascii_case("false") => Ok(false),
@@ -250,10 +242,11 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
             want(1)?;
             Filter::Prefix(string(&args[0])?)
         }
-        "KeyOnlyFilter" => {
-            want(0)?;
-            Filter::KeyOnly
-        }
+        "KeyOnlyFilter" => match args.as_slice() {
+            [] => Filter::KeyOnly { len_as_value: false },
+            [a] => Filter::KeyOnly { len_as_value: boolean(a)? },
+            _ => return Err(err(format!("{name} takes 0 or 1 argument(s), got {}", args.len()))),
+        },
         "FirstKeyOnlyFilter" => {
             want(0)?;
             Filter::FirstKeyOnly
@@ -261,6 +254,61 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
         "ColumnPrefixFilter" => {
             want(1)?;
             Filter::ColumnPrefix(string(&args[0])?)
+        }
+        "MultipleColumnPrefixFilter" => {
+            if args.is_empty() {
+                return Err(err(format!("{name} takes at least one prefix")));
+            }
+            let prefixes = args.iter().map(string).collect::<Result<Vec<_>, _>>()?;
+            // HBase refuses a repeated prefix (its sorted set would drop it).
+            for (i, p) in prefixes.iter().enumerate() {
+                if prefixes[..i].contains(p) {
+                    return Err(err(format!("{name}: prefix {} is repeated", String::from_utf8_lossy(p))));
+                }
+            }
+            Filter::MultipleColumnPrefix(prefixes)
+        }
+        "ColumnRangeFilter" => {
+            want(4)?;
+            let bound = |a: &Arg| string(a).map(|s| Some(s).filter(|s| !s.is_empty()));
+            Filter::ColumnRange {
+                min: bound(&args[0])?,
+                min_inclusive: boolean(&args[1])?,
+                max: bound(&args[2])?,
+                max_inclusive: boolean(&args[3])?,
+            }
+        }
+        "ColumnCountGetFilter" => {
+            want(1)?;
+            Filter::ColumnCountGet { limit: count(&args[0])?, dead: Vec::new() }
+        }
+        "ColumnPaginationFilter" => {
+            want(2)?;
+            Filter::ColumnPagination { limit: count(&args[0])?, offset: count(&args[1])? }
+        }
+        "InclusiveStopFilter" => {
+            want(1)?;
+            Filter::InclusiveStop { stop: string(&args[0])?, reversed: false }
+        }
+        "TimestampsFilter" => {
+            let mut ts = args.iter().map(number).collect::<Result<Vec<_>, _>>()?;
+            ts.sort_unstable();
+            ts.dedup();
+            Filter::Timestamps(ts)
+        }
+        "DependentColumnFilter" => {
+            let value = match args.len() {
+                2 | 3 => None,
+                5 => Some(compare(&args[3], &args[4])?),
+                n => return Err(err(format!("{name} takes 2, 3 or 5 arguments, got {n}"))),
+            };
+            Filter::DependentColumn {
+                family: string(&args[0])?,
+                qualifier: string(&args[1])?,
+                drop_column: if args.len() > 2 { boolean(&args[2])? } else { false },
+                value,
+                stamps: Vec::new(),
+            }
         }
         "QualifierFilter" | "ValueFilter" | "RowFilter" | "FamilyFilter" => {
             want(2)?;
@@ -272,34 +320,26 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
                 _ => Filter::Family(o, c),
             }
         }
-        "SingleColumnValueFilter" => {
+        "SingleColumnValueFilter" | "SingleColumnValueExcludeFilter" => {
             if args.len() != 4 && args.len() != 6 {
                 return Err(err(format!("{name} takes 4 or 6 arguments, got {}", args.len())));
             }
             let (op, cmp) = compare(&args[2], &args[3])?;
             let (filter_if_missing, latest_version_only) =
                 if args.len() == 6 { (boolean(&args[4])?, boolean(&args[5])?) } else { (false, true) };
-            if !latest_version_only {
-                // Every version of the column would have to reach the
-                // filter; scans hand it the newest only (filters inside the
-                // store's scan are issue 14's work). Refused, not ignored.
-                return Err(FilterError::Unsupported(format!("{name} with latestVersionOnly false")));
-            }
             Filter::SingleColumnValue {
                 family: string(&args[0])?,
                 qualifier: string(&args[1])?,
                 op,
                 cmp,
                 filter_if_missing,
+                latest_version_only,
+                exclude_column: name == "SingleColumnValueExcludeFilter",
             }
         }
         "PageFilter" => {
             want(1)?;
-            let limit = match &args[0] {
-                Arg::Word(w) => w.parse::<u64>().map_err(|_| err(format!("{name}: {w} is not a page size")))?,
-                Arg::Str(..) => return Err(err(format!("{name}: expected a number"))),
-            };
-            Filter::Page { limit, seen: 0 }
+            Filter::Page { limit: number(&args[0])?, seen: 0 }
         }
         other => return Err(FilterError::Unsupported(other.to_string())),
     })
@@ -308,19 +348,19 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::Outcome;
-    use crate::filter::test_support::{cell, kept};
+    use crate::filter::test_support::{cell, indexes};
 
     #[test]
     fn boolean_combinations_follow_hbase_precedence() {
         let row = [cell("r1", "a", "1"), cell("r1", "b", "2"), cell("r1", "c", "3")];
         // AND binds tighter than OR.
         let f = "QualifierFilter(=,'binary:a') OR QualifierFilter(=,'binary:b') AND ValueFilter(=,'binary:9')";
-        assert_eq!(kept(f, &row), Outcome::Keep { cells: vec![0], key_only: false });
+        assert_eq!(indexes(f, &row), Ok(Some(vec![0])));
         let f = "(QualifierFilter(=,'binary:a') OR QualifierFilter(=,'binary:b')) AND ValueFilter(=,'binary:2')";
-        assert_eq!(kept(f, &row), Outcome::Keep { cells: vec![1], key_only: false });
-        assert_eq!(kept("SKIP ValueFilter(!=, 'binary:2')", &row), Outcome::DropRow);
-        assert_eq!(kept("WHILE ValueFilter(!=, 'binary:2')", &row), Outcome::EndScan);
+        assert_eq!(indexes(f, &row), Ok(Some(vec![1])));
+        assert_eq!(indexes("SKIP ValueFilter(!=, 'binary:2')", &row), Ok(None));
+        assert_eq!(indexes("WHILE ValueFilter(!=, 'binary:2')", &row), Ok(Some(vec![0])), "the cells before b");
+        assert_eq!(indexes("WHILE ValueFilter(=, 'binary:2')", &row), Err(()), "a is rejected first");
     }
 
     /// HBase refuses substring and regex comparators with an ordering
@@ -343,8 +383,9 @@ mod tests {
         let e = parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, 7)").expect_err("not a boolean");
         assert!(e.to_string().contains("true or false"), "{e}");
         assert!(parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, true)").is_ok());
-        let e = parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, false)").expect_err("every version");
-        assert!(matches!(e, FilterError::Unsupported(_)), "refused, not ignored: {e}");
+        assert!(parse(b"SingleColumnValueFilter('f', 'q', =, 'binary:x', true, false)").is_ok());
+        assert!(parse(b"KeyOnlyFilter(true)").is_ok());
+        assert!(parse(b"KeyOnlyFilter(7)").is_err());
     }
 
     #[test]
@@ -362,6 +403,16 @@ mod tests {
     #[test]
     fn unknown_and_malformed_filters_are_refused() {
         assert_eq!(parse(b"FuzzyRowFilter('x')").unwrap_err(), FilterError::Unsupported("FuzzyRowFilter".into()));
+        for bad in [
+            "ColumnRangeFilter('a', true, 'b')",
+            "ColumnPaginationFilter(1)",
+            "TimestampsFilter(-1)",
+            "DependentColumnFilter('f', 'q', true, =)",
+            "MultipleColumnPrefixFilter()",
+            "ColumnCountGetFilter('x')",
+        ] {
+            assert!(matches!(parse(bad.as_bytes()), Err(FilterError::Syntax { .. })), "{bad}");
+        }
         for bad in [
             "PrefixFilter('a'",
             "PrefixFilter(a)",
