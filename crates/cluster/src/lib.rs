@@ -1,0 +1,23 @@
+//! # cluster — Accordion KV's cluster mode, on ZooKeeper
+//!
+//! A cluster is ZooKeeper (membership, leadership), a master and region
+//! servers, with files on a shared root (HDFS). This crate holds the
+//! coordination: a ZooKeeper session with a blocking API ([`zk`]), region
+//! server membership ([`membership`]), the master election ([`election`]),
+//! the membership lease a server checks before serving ([`lease`]), the
+//! master process ([`master`]) and a local ZooKeeper server for tests and
+//! `accordion cluster` ([`local_zk`]). It never reaches into the store.
+//!
+//! Znodes under the cluster's root (`zk://…/accordion`): `rs/<server>`
+//! (ephemeral, one per live region server) and `master-election/m-<seq>`
+//! (ephemeral sequential, the lowest is the active master).
+
+pub mod election;
+pub mod error;
+pub mod lease;
+pub mod local_zk;
+pub mod master;
+pub mod membership;
+pub mod zk;
+
+pub use error::{ClusterError, Result};

@@ -1,0 +1,278 @@
+//! `Master`: the cluster's master process. It joins the master election
+//! (`election.rs`), waits as a standby until it is the active master, and
+//! then follows the region servers' membership (`membership.rs`): every
+//! server that joins or leaves is logged and shown on its status page
+//! (`GET /status`, JSON; `GET /`, a page for people).
+//!
+//! Assignment of regions to servers and failover of a dead server's regions
+//! build on this view (issue 13's next steps); today the master watches and
+//! reports.
+//!
+//! A master whose ZooKeeper session ends stops: it can no longer know it is
+//! the only active master (HBase's master aborts likewise). [`Master::wait`]
+//! then returns the reason.
+//!
+//! Thread safety: the master's work runs on one thread ("master"); the view
+//! is behind a mutex read by the HTTP thread and callers.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use crate::election::{self, Candidate, MasterInfo};
+use crate::error::{ClusterError, Result};
+use crate::membership::{self, ServerInfo};
+use crate::zk::{Zk, ZkUrl};
+
+/// How a master is started.
+#[derive(Debug, Clone)]
+pub struct MasterConfig {
+    pub cluster: ZkUrl,
+    /// Where the status page listens (port 0: any free port).
+    pub http_addr: SocketAddr,
+    pub session_timeout: Duration,
+}
+
+/// This master's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Standby,
+    Active,
+    /// Its session ended; it no longer acts.
+    Stopped,
+}
+
+/// One line of the master's event list.
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub at_ms: u64,
+    pub what: String,
+}
+
+/// What the master knows, as its status page shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MasterView {
+    pub name: String,
+    pub role: Role,
+    pub session: String,
+    pub active_master: Option<MasterInfo>,
+    pub servers: Vec<ServerInfo>,
+    /// The latest events, oldest first (at most `MAX_EVENTS`).
+    pub events: Vec<Event>,
+}
+
+const MAX_EVENTS: usize = 200;
+
+pub struct Master {
+    view: Arc<Mutex<MasterView>>,
+    http_addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<()>>>,
+    http: Option<JoinHandle<()>>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+fn record(view: &Mutex<MasterView>, what: String) {
+    tracing::info!("{what}");
+    let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+    v.events.push(Event { at_ms: now_ms(), what });
+    if v.events.len() > MAX_EVENTS {
+        v.events.remove(0);
+    }
+}
+
+impl Master {
+    /// Connects to ZooKeeper, joins the election and starts the status page;
+    /// the rest happens on the master's thread.
+    pub fn start(config: MasterConfig) -> Result<Master> {
+        let http = tiny_http::Server::http(config.http_addr).map_err(|e| {
+            ClusterError::Io(std::io::Error::other(format!("master HTTP on {}: {e}", config.http_addr)))
+        })?;
+        let http_addr = http
+            .server_addr()
+            .to_ip()
+            .ok_or_else(|| ClusterError::Io(std::io::Error::other("the master's HTTP server has no IP address")))?;
+        let zk = Arc::new(Zk::connect(&config.cluster, config.session_timeout)?);
+        let host = http_addr.ip().to_string();
+        let info =
+            MasterInfo { name: format!("{host},{},{}", http_addr.port(), now_ms()), http: http_addr.to_string() };
+        let candidate = Candidate::join(zk.clone(), &info)?;
+        let view = Arc::new(Mutex::new(MasterView {
+            name: info.name.clone(),
+            role: Role::Standby,
+            session: zk.session_id(),
+            active_master: election::active_master(&zk)?,
+            servers: Vec::new(),
+            events: Vec::new(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (view, stop) = (view.clone(), stop.clone());
+            std::thread::Builder::new().name("master".into()).spawn(move || {
+                let result = run(&zk, &candidate, &view, &stop);
+                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                v.role = Role::Stopped;
+                drop(v);
+                if let Err(e) = &result {
+                    record(&view, format!("master stopped: {e}"));
+                }
+                result
+            })?
+        };
+        let http_thread = {
+            let (view, stop) = (view.clone(), stop.clone());
+            std::thread::Builder::new().name("master-http".into()).spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    match http.recv_timeout(Duration::from_millis(100)) {
+                        Ok(Some(request)) => respond(&view, request),
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!(error = %e, "master HTTP receive failed"),
+                    }
+                }
+            })?
+        };
+        Ok(Master { view, http_addr, stop, thread: Some(thread), http: Some(http_thread) })
+    }
+
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    /// A snapshot of what the master knows.
+    pub fn view(&self) -> MasterView {
+        self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits until the master stops (its session ended, or [`shutdown`](Self::shutdown)).
+    pub fn wait(&mut self) -> Result<()> {
+        let result = match self.thread.take() {
+            Some(t) => {
+                t.join().unwrap_or_else(|_| Err(ClusterError::SessionEnded("the master thread panicked".into())))
+            }
+            None => Ok(()),
+        };
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.http.take() {
+            let _ = h.join();
+        }
+        result
+    }
+
+    /// Stops the master; its session closes, so a standby takes over at once.
+    pub fn shutdown(mut self) -> Result<()> {
+        self.stop.store(true, Ordering::Release);
+        self.wait()
+    }
+}
+
+impl Drop for Master {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.wait();
+    }
+}
+
+/// The master's thread: standby until active, then follow membership.
+fn run(zk: &Zk, candidate: &Candidate, view: &Mutex<MasterView>, stop: &AtomicBool) -> Result<()> {
+    let mut standby_noted = false;
+    let promoted = candidate.wait_until_active(stop, || {
+        if let Ok(active) = election::active_master(zk) {
+            let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+            let ours = active.as_ref().is_some_and(|m| m.name == v.name);
+            v.active_master = active;
+            if !ours && !standby_noted {
+                standby_noted = true;
+                let active = v.active_master.as_ref().map_or("none".into(), |m| m.name.clone());
+                drop(v);
+                record(view, format!("standby master (active: {active})"));
+            }
+        }
+    })?;
+    if !promoted {
+        return Ok(());
+    }
+    {
+        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        v.role = Role::Active;
+        v.active_master = election::active_master(zk)?;
+    }
+    record(view, format!("active master (election node {}, session {})", candidate.node(), zk.session_id()));
+    let mut known: Vec<ServerInfo> = Vec::new();
+    while !stop.load(Ordering::Acquire) {
+        if zk.has_ended() {
+            return Err(ClusterError::SessionEnded("while the active master".into()));
+        }
+        zk.ensure(membership::SERVERS)?;
+        let (_, watch) = zk.watch_children(membership::SERVERS)?;
+        let live = membership::live_servers(zk)?;
+        for s in live.iter().filter(|s| !known.contains(s)) {
+            record(view, format!("region server {} joined (thrift {}, http {})", s.name, s.thrift, s.http));
+        }
+        for s in known.iter().filter(|s| !live.contains(s)) {
+            record(view, format!("region server {} left (its ZooKeeper session ended)", s.name));
+        }
+        known = live.clone();
+        view.lock().unwrap_or_else(|p| p.into_inner()).servers = live;
+        // Short waits, so that `stop` and the session's end are seen.
+        watch.wait(Duration::from_millis(250));
+    }
+    Ok(())
+}
+
+fn respond(view: &Mutex<MasterView>, request: tiny_http::Request) {
+    let v = view.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let (body, content_type, code) = match (request.method(), request.url()) {
+        (tiny_http::Method::Get, "/status") => {
+            (serde_json::to_string_pretty(&v).unwrap_or_default(), "application/json", 200)
+        }
+        (tiny_http::Method::Get, "/") => (page(&v), "text/html; charset=utf-8", 200),
+        (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
+        _ => ("method not allowed\n".to_string(), "text/plain", 405),
+    };
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes()).expect("valid header");
+    let response = tiny_http::Response::from_string(body).with_status_code(code).with_header(header);
+    if let Err(e) = request.respond(response) {
+        tracing::debug!(error = %e, "HTTP client went away");
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// The master's page: role, active master, live servers, recent events.
+fn page(v: &MasterView) -> String {
+    let mut rows = String::new();
+    for s in &v.servers {
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td><a href=\"http://{}/\">{}</a></td></tr>",
+            escape(&s.name),
+            escape(&s.thrift),
+            escape(&s.http),
+            escape(&s.http)
+        ));
+    }
+    let mut events = String::new();
+    for e in v.events.iter().rev() {
+        events.push_str(&format!("<li>{} ms: {}</li>", e.at_ms, escape(&e.what)));
+    }
+    let active = v.active_master.as_ref().map_or("none".to_string(), |m| escape(&m.name));
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Accordion master</title></head><body>\
+         <h1>Accordion master {}</h1><p>Role: <b>{:?}</b>. Active master: {active}. Session {}.</p>\
+         <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th></tr>{rows}</table>\
+         <h2>Events</h2><ul>{events}</ul><p><a href=\"/status\">/status</a></p></body></html>",
+        escape(&v.name),
+        v.role,
+        escape(&v.session),
+        v.servers.len()
+    )
+}

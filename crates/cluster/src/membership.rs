@@ -1,0 +1,69 @@
+//! Region server membership: each live region server holds an ephemeral
+//! znode `<root>/rs/<host>,<port>,<start ms>` (HBase's `/hbase/rs`, the same
+//! name HBase gives a server) whose data is its [`ServerInfo`] as JSON. The
+//! node lives exactly as long as the server's ZooKeeper session, so the
+//! children of `rs` are the live servers.
+//!
+//! Thread safety: stateless functions over a shared [`Zk`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ClusterError, Result};
+use crate::zk::Zk;
+
+/// The znode (under the root) whose children are the live region servers.
+pub const SERVERS: &str = "rs";
+
+/// What a region server publishes about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// `host,port,start ms`: unique for each start of a server.
+    pub name: String,
+    /// Where clients reach its Thrift service.
+    pub thrift: String,
+    /// Its HTTP status and metrics.
+    pub http: String,
+    /// When it started (ms since the epoch).
+    pub start_ms: u64,
+}
+
+impl ServerInfo {
+    pub fn new(host: &str, thrift_port: u16, http: String, start_ms: u64) -> ServerInfo {
+        ServerInfo {
+            name: format!("{host},{thrift_port},{start_ms}"),
+            thrift: format!("{host}:{thrift_port}"),
+            http,
+            start_ms,
+        }
+    }
+}
+
+/// Registers a region server: from now until its session ends it is live.
+pub fn register(zk: &Zk, info: &ServerInfo) -> Result<()> {
+    zk.ensure(SERVERS)?;
+    let data = serde_json::to_vec(info).expect("ServerInfo serialises");
+    zk.create_ephemeral(&format!("{SERVERS}/{}", info.name), &data)?;
+    tracing::info!(server = %info.name, session = %zk.session_id(), "registered as a region server");
+    Ok(())
+}
+
+/// The live region servers, by name. A server that goes between listing
+/// and reading is left out.
+pub fn live_servers(zk: &Zk) -> Result<Vec<ServerInfo>> {
+    zk.ensure(SERVERS)?;
+    let mut out = Vec::new();
+    for name in zk.children(SERVERS)? {
+        if let Some(data) = zk.get(&format!("{SERVERS}/{name}"))? {
+            out.push(parse(zk, &name, &data)?);
+        }
+    }
+    Ok(out)
+}
+
+fn parse(zk: &Zk, name: &str, data: &[u8]) -> Result<ServerInfo> {
+    serde_json::from_slice(data).map_err(|e| ClusterError::Malformed {
+        what: "region server entry",
+        path: zk.path(&format!("{SERVERS}/{name}")),
+        reason: e.to_string(),
+    })
+}

@@ -1,0 +1,295 @@
+//! `Zk`: one ZooKeeper session of a cluster process, with a blocking API
+//! over the `zookeeper-client` crate, rooted at the cluster's znode (the
+//! path of a `zk://host:port[,host:port]/root` URL, `/accordion` by default,
+//! as HBase's `zookeeper.znode.parent` is `/hbase`).
+//!
+//! The session is the process's membership: ephemeral nodes it creates
+//! vanish when it ends, cleanly (the last handle dropped closes it) or by
+//! expiry (ZooKeeper heard nothing for the session timeout). Expiry is
+//! final: [`Zk::wait_expired`] returns once the client learns of it, and a
+//! process that relied on the session (a region server's membership, a
+//! master's leadership) must stop acting on it then. The client learns of
+//! expiry only when it reaches ZooKeeper again, so a process that was
+//! paused can run for a moment believing it is still a member; the
+//! [`Lease`](crate::lease::Lease) covers that moment.
+//!
+//! Thread safety: `Zk` is shared (`Arc`) between threads; every call blocks
+//! the calling thread on the session's own small tokio runtime, never on a
+//! caller's. Watches are one-shot, as in ZooKeeper: [`Watch::wait`] returns
+//! once when the watched node or its children change, or the session ends.
+
+use std::str::FromStr;
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, OneshotWatcher};
+
+use crate::error::{ClusterError, Result};
+
+/// Where a cluster's coordination lives: ZooKeeper servers and a root znode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZkUrl {
+    /// `host:port[,host:port…]`, as ZooKeeper clients take it.
+    pub servers: String,
+    /// The cluster's root znode, e.g. `/accordion`.
+    pub root: String,
+}
+
+impl FromStr for ZkUrl {
+    type Err = ClusterError;
+
+    /// Parses `zk://host:port[,host:port…][/root]`.
+    fn from_str(s: &str) -> Result<ZkUrl> {
+        let bad = |why: &str| ClusterError::BadUrl(format!("{s:?}: {why} (expected zk://host:port[,host:port…]/root)"));
+        let rest = s.strip_prefix("zk://").ok_or_else(|| bad("not a zk:// URL"))?;
+        let (servers, root) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/accordion"),
+        };
+        if servers.is_empty() || servers.split(',').any(|h| !h.contains(':')) {
+            return Err(bad("every server needs host:port"));
+        }
+        let root = root.trim_end_matches('/');
+        if root.is_empty() {
+            return Err(bad("the root znode must not be /"));
+        }
+        Ok(ZkUrl { servers: servers.to_string(), root: root.to_string() })
+    }
+}
+
+impl std::fmt::Display for ZkUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "zk://{}{}", self.servers, self.root)
+    }
+}
+
+/// Whether the session ended, shared with the task that watches it.
+#[derive(Default)]
+struct Ended {
+    flag: Mutex<bool>,
+    changed: Condvar,
+}
+
+/// One ZooKeeper session (see the module doc).
+pub struct Zk {
+    runtime: tokio::runtime::Runtime,
+    /// Taken on drop, which closes the session (see `Drop`).
+    client: Option<Client>,
+    url: ZkUrl,
+    ended: Arc<Ended>,
+}
+
+impl std::fmt::Debug for Zk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zk").field("url", &self.url).field("session", &self.session_id()).finish()
+    }
+}
+
+impl Zk {
+    /// Opens a session with `session_timeout` (ZooKeeper bounds it to its
+    /// configured minimum and maximum) and makes sure the root znode exists.
+    pub fn connect(url: &ZkUrl, session_timeout: Duration) -> Result<Zk> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("zookeeper")
+            .enable_all()
+            .build()
+            .map_err(ClusterError::Runtime)?;
+        let client = runtime
+            .block_on(Client::connector().with_session_timeout(session_timeout).connect(&url.servers))
+            .map_err(|source| ClusterError::Zk { op: "connect to", path: url.to_string(), source })?;
+        let ended = Arc::new(Ended::default());
+        let mut states = client.state_watcher();
+        let signal = ended.clone();
+        runtime.spawn(async move {
+            loop {
+                let state = states.changed().await;
+                if state.is_terminated() {
+                    tracing::warn!(?state, "ZooKeeper session ended");
+                    *signal.flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                    signal.changed.notify_all();
+                    return;
+                }
+                tracing::debug!(?state, "ZooKeeper session state");
+            }
+        });
+        let zk = Zk { runtime, client: Some(client), url: url.clone(), ended };
+        zk.ensure("")?;
+        Ok(zk)
+    }
+
+    fn client(&self) -> &Client {
+        self.client.as_ref().expect("the client is taken only on drop")
+    }
+
+    pub fn url(&self) -> &ZkUrl {
+        &self.url
+    }
+
+    /// The session's id, as ZooKeeper's tools print it (hex).
+    pub fn session_id(&self) -> String {
+        format!("{:#x}", self.client().session_id().0)
+    }
+
+    /// The session timeout ZooKeeper granted.
+    pub fn session_timeout(&self) -> Duration {
+        self.client().session_timeout()
+    }
+
+    /// Whether the client has learned that the session ended.
+    pub fn has_ended(&self) -> bool {
+        *self.ended.flag.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until the session ends (true) or `timeout` passes (false).
+    pub fn wait_ended(&self, timeout: Duration) -> bool {
+        let flag = self.ended.flag.lock().unwrap_or_else(|p| p.into_inner());
+        let (flag, _) =
+            self.ended.changed.wait_timeout_while(flag, timeout, |ended| !*ended).unwrap_or_else(|p| p.into_inner());
+        *flag
+    }
+
+    /// Waits until the session ends.
+    pub fn wait_expired(&self) {
+        while !self.wait_ended(Duration::from_secs(3600)) {}
+    }
+
+    /// The absolute path of `rel` under the root ("" is the root).
+    pub fn path(&self, rel: &str) -> String {
+        if rel.is_empty() { self.url.root.clone() } else { format!("{}/{rel}", self.url.root) }
+    }
+
+    fn fail(&self, op: &'static str, rel: &str) -> impl FnOnce(ZkError) -> ClusterError {
+        let path = self.path(rel);
+        move |source| ClusterError::Zk { op, path, source }
+    }
+
+    /// Creates `rel` and its parents as persistent nodes if missing.
+    pub fn ensure(&self, rel: &str) -> Result<()> {
+        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        self.runtime.block_on(self.client().mkdir(&self.path(rel), &options)).map_err(self.fail("create", rel))
+    }
+
+    /// Creates an ephemeral node (it lives as long as this session).
+    pub fn create_ephemeral(&self, rel: &str, data: &[u8]) -> Result<()> {
+        let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+        self.runtime
+            .block_on(self.client().create(&self.path(rel), data, &options))
+            .map_err(self.fail("create", rel))?;
+        Ok(())
+    }
+
+    /// Creates an ephemeral sequential node `rel_prefix` + a sequence number;
+    /// returns its name (the last path component).
+    pub fn create_ephemeral_sequential(&self, rel_prefix: &str, data: &[u8]) -> Result<String> {
+        let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+        let (_, sequence) = self
+            .runtime
+            .block_on(self.client().create(&self.path(rel_prefix), data, &options))
+            .map_err(self.fail("create", rel_prefix))?;
+        let name = rel_prefix.rsplit('/').next().unwrap_or(rel_prefix);
+        Ok(format!("{name}{sequence}"))
+    }
+
+    /// The children of `rel`, sorted by name.
+    pub fn children(&self, rel: &str) -> Result<Vec<String>> {
+        let mut names =
+            self.runtime.block_on(self.client().list_children(&self.path(rel))).map_err(self.fail("list", rel))?;
+        names.sort();
+        Ok(names)
+    }
+
+    /// The children of `rel`, sorted, and a watch that fires when they change.
+    pub fn watch_children(&self, rel: &str) -> Result<(Vec<String>, Watch)> {
+        let (mut names, watcher) = self
+            .runtime
+            .block_on(self.client().list_and_watch_children(&self.path(rel)))
+            .map_err(self.fail("watch", rel))?;
+        names.sort();
+        Ok((names, self.watch(watcher)))
+    }
+
+    /// Whether `rel` exists, and a watch that fires when it is created,
+    /// changed or deleted.
+    pub fn watch_exists(&self, rel: &str) -> Result<(bool, Watch)> {
+        let (stat, watcher) = self
+            .runtime
+            .block_on(self.client().check_and_watch_stat(&self.path(rel)))
+            .map_err(self.fail("watch", rel))?;
+        Ok((stat.is_some(), self.watch(watcher)))
+    }
+
+    /// The data of `rel`, or `None` if it does not exist.
+    pub fn get(&self, rel: &str) -> Result<Option<Vec<u8>>> {
+        match self.runtime.block_on(self.client().get_data(&self.path(rel))) {
+            Ok((data, _)) => Ok(Some(data)),
+            Err(ZkError::NoNode) => Ok(None),
+            Err(e) => Err(self.fail("read", rel)(e)),
+        }
+    }
+
+    /// Deletes `rel` if it exists.
+    pub fn delete(&self, rel: &str) -> Result<()> {
+        match self.runtime.block_on(self.client().delete(&self.path(rel), None)) {
+            Ok(()) | Err(ZkError::NoNode) => Ok(()),
+            Err(e) => Err(self.fail("delete", rel)(e)),
+        }
+    }
+
+    /// A round trip to ZooKeeper that proves the session alive (a `sync` of
+    /// the root).
+    pub fn ping(&self) -> Result<()> {
+        self.runtime.block_on(self.client().sync(&self.url.root)).map_err(self.fail("sync", ""))
+    }
+
+    fn watch(&self, watcher: OneshotWatcher) -> Watch {
+        let (tx, rx) = mpsc::channel();
+        self.runtime.spawn(async move {
+            let event = watcher.changed().await;
+            let _ = tx.send(event.path);
+        });
+        Watch { fired: rx }
+    }
+}
+
+impl Drop for Zk {
+    /// Closes the session, so that its ephemeral nodes go at once rather
+    /// than after the session timeout: dropping the last client handle
+    /// sends ZooKeeper a CloseSession, which the session's task (on this
+    /// runtime) must be given a moment to deliver.
+    fn drop(&mut self) {
+        drop(self.client.take());
+        self.wait_ended(Duration::from_secs(2));
+    }
+}
+
+/// A one-shot ZooKeeper watch.
+pub struct Watch {
+    fired: mpsc::Receiver<String>,
+}
+
+impl Watch {
+    /// Waits up to `timeout` for the watch to fire; true if it did (or the
+    /// session ended, which fires every watch).
+    pub fn wait(&self, timeout: Duration) -> bool {
+        !matches!(self.fired.recv_timeout(timeout), Err(mpsc::RecvTimeoutError::Timeout))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_as_zookeeper_clients_take_them() {
+        let u: ZkUrl = "zk://127.0.0.1:2181,h2:2182/acc/one".parse().expect("valid");
+        assert_eq!(u, ZkUrl { servers: "127.0.0.1:2181,h2:2182".into(), root: "/acc/one".into() });
+        assert_eq!(u.to_string(), "zk://127.0.0.1:2181,h2:2182/acc/one");
+        let d: ZkUrl = "zk://h:1".parse().expect("valid");
+        assert_eq!(d.root, "/accordion");
+        for bad in ["http://h:1/x", "zk:///x", "zk://h/x", "zk://h:1/"] {
+            assert!(bad.parse::<ZkUrl>().is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Membership, master election and the membership lease, against a real
+//! ZooKeeper server (Debian's package, started by `LocalZooKeeper`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cluster::election::{self, Candidate, MasterInfo};
+use cluster::lease::Lease;
+use cluster::local_zk::LocalZooKeeper;
+use cluster::master::{Master, MasterConfig, Role};
+use cluster::membership::{self, ServerInfo};
+use cluster::zk::{Zk, ZkUrl};
+
+const SESSION: Duration = Duration::from_secs(2);
+
+fn zookeeper() -> (tempfile::TempDir, LocalZooKeeper) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    (dir, zk)
+}
+
+fn url(zk: &LocalZooKeeper) -> ZkUrl {
+    zk.url("/accordion").parse().expect("url")
+}
+
+fn master(url: &ZkUrl) -> Master {
+    Master::start(MasterConfig {
+        cluster: url.clone(),
+        http_addr: "127.0.0.1:0".parse().expect("addr"),
+        session_timeout: SESSION,
+    })
+    .expect("master starts")
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    start.elapsed()
+}
+
+#[test]
+fn one_master_is_active_and_a_standby_takes_over_when_it_goes() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let first = master(&url);
+    wait_for("the first master is active", Duration::from_secs(10), || first.view().role == Role::Active);
+    let second = master(&url);
+    let third = master(&url);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(second.view().role, Role::Standby);
+    assert_eq!(third.view().role, Role::Standby);
+    assert_eq!(second.view().active_master.map(|m| m.name), Some(first.view().name.clone()));
+
+    // The active master's page says so.
+    let status = http_get(first.http_addr(), "/status");
+    assert!(status.contains("\"role\": \"active\""), "{status}");
+
+    let first_name = first.view().name;
+    first.shutdown().expect("clean stop");
+    let took = wait_for("the next master takes over", Duration::from_secs(5), || second.view().role == Role::Active);
+    assert_eq!(third.view().role, Role::Standby, "only the next in line takes over");
+    let observer = Zk::connect(&url, SESSION).expect("connect");
+    let active = election::active_master(&observer).expect("read").expect("an active master");
+    assert_eq!(active.name, second.view().name);
+    assert_ne!(active.name, first_name);
+    eprintln!("standby took over {took:?} after the active master closed its session");
+}
+
+#[test]
+fn region_servers_join_and_leave_and_the_active_master_sees_it() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let m = master(&url);
+    wait_for("active", Duration::from_secs(10), || m.view().role == Role::Active);
+
+    let a = Zk::connect(&url, SESSION).expect("connect");
+    let b = Zk::connect(&url, SESSION).expect("connect");
+    let info_a = ServerInfo::new("127.0.0.1", 9090, "127.0.0.1:16030".into(), 1);
+    let info_b = ServerInfo::new("127.0.0.1", 9091, "127.0.0.1:16031".into(), 2);
+    membership::register(&a, &info_a).expect("register a");
+    membership::register(&b, &info_b).expect("register b");
+    assert!(membership::register(&b, &info_b).is_err(), "a server name is registered once");
+    wait_for("the master sees both", Duration::from_secs(5), || m.view().servers.len() == 2);
+    assert_eq!(m.view().servers, vec![info_a.clone(), info_b.clone()]);
+
+    drop(a);
+    wait_for("the master sees a go", Duration::from_secs(5), || m.view().servers == vec![info_b.clone()]);
+    let events: Vec<String> = m.view().events.into_iter().map(|e| e.what).collect();
+    assert!(events.iter().any(|e| e.contains(&info_a.name) && e.contains("left")), "{events:?}");
+}
+
+/// A candidate that joins after the active one waits; the election order
+/// is the order of joining.
+#[test]
+fn election_follows_the_order_of_joining() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let sessions: Vec<Arc<Zk>> = (0..3).map(|_| Arc::new(Zk::connect(&url, SESSION).expect("connect"))).collect();
+    let candidates: Vec<Candidate> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            Candidate::join(s.clone(), &MasterInfo { name: format!("m{i}"), http: String::new() }).expect("join")
+        })
+        .collect();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    assert!(candidates[0].wait_until_active(&stop, || {}).expect("wait"));
+    assert_eq!(election::active_master(&sessions[0]).expect("read").map(|m| m.name), Some("m0".into()));
+    drop(candidates);
+    drop(sessions);
+}
+
+/// The lease runs out within the session timeout once ZooKeeper cannot be
+/// reached, so a server that cannot prove its membership stops serving
+/// before ZooKeeper could expire it and the master move its regions.
+#[test]
+fn the_lease_runs_out_when_zookeeper_cannot_be_reached() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let session = Arc::new(Zk::connect(&url, SESSION).expect("connect"));
+    let timeout = session.session_timeout();
+    let lease = Lease::keep(session.clone());
+    assert!(lease.valid());
+    std::thread::sleep(timeout);
+    assert!(lease.valid(), "renewed while ZooKeeper answers");
+    drop(zk);
+    let lost = wait_for("the lease runs out", timeout, || !lease.valid());
+    assert!(lost <= timeout, "{lost:?}");
+    eprintln!("lease ran out {lost:?} after ZooKeeper went (session timeout {timeout:?})");
+}
+
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    out
+}
