@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod counting_alloc;
 mod inspect;
+mod master_cmd;
 mod server_cmd;
 mod shell;
 
@@ -27,6 +28,9 @@ enum Command {
     },
     /// Print a store file's metadata (and cells).
     Inspect(inspect::InspectArgs),
+    /// The cluster's master: elects an active master through ZooKeeper and
+    /// follows the region servers.
+    Master(master_cmd::MasterArgs),
     /// Serve the HBase Thrift v1 API (and HTTP metrics and status).
     Server(server_cmd::ServerArgs),
     /// HBase shell's everyday commands against a server.
@@ -69,6 +73,7 @@ fn main() -> anyhow::Result<()> {
             bench_cmd::split_bench::run(&args)?;
         }
         Command::Inspect(args) => inspect::run(&args)?,
+        Command::Master(args) => master_cmd::run(&args)?,
         Command::Server(args) => server_cmd::run(&args)?,
         Command::Shell(args) => shell::run(&args)?,
     }

@@ -30,10 +30,44 @@ pub struct ServerArgs {
     /// 127.0.0.1:16030).
     #[arg(long)]
     pub http_addr: Option<String>,
+    /// Join a cluster: zk://HOST:PORT[,HOST:PORT]/ROOT. The server registers
+    /// with ZooKeeper, serves only while its membership lease holds, and
+    /// exits when its session ends (HBase's region server aborts likewise).
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// ZooKeeper session timeout in milliseconds with --cluster (HBase's
+    /// zookeeper.session.timeout, 90000).
+    #[arg(long, default_value_t = 90_000)]
+    pub session_timeout_ms: u64,
     /// A setting by HBase property name, e.g.
     /// --set hbase.hregion.compacting.memstore.type=EAGER (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
+}
+
+/// Registers the server in the cluster and closes its gate whenever its
+/// membership lease has run out.
+fn join_cluster(server: &Server, url: &str, session_timeout: Duration) -> anyhow::Result<Arc<cluster::zk::Zk>> {
+    let url: cluster::zk::ZkUrl = url.parse()?;
+    let zk = Arc::new(cluster::zk::Zk::connect(&url, session_timeout)?);
+    let lease = cluster::lease::Lease::keep(zk.clone());
+    let gate_lease = lease.clone();
+    server.gate().set(move || {
+        (!gate_lease.valid())
+            .then(|| "this region server cannot prove its cluster membership (ZooKeeper lease expired)".to_string())
+    });
+    let start_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let thrift = server.thrift_addr();
+    let info = cluster::membership::ServerInfo::new(
+        &thrift.ip().to_string(),
+        thrift.port(),
+        server.http_addr().to_string(),
+        start_ms,
+    );
+    cluster::membership::register(&zk, &info)?;
+    tracing::info!(cluster = %url, server = %info.name, "joined the cluster");
+    Ok(zk)
 }
 
 pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
@@ -56,9 +90,26 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
     }
     let mut server = Server::start(config)?;
+    let member = match &args.cluster {
+        Some(url) => Some(join_cluster(&server, url, Duration::from_millis(args.session_timeout_ms))?),
+        None => None,
+    };
     // Tests and scripts wait for this line to know the ports are open.
     println!("accordion server listening: thrift {} http {}", server.thrift_addr(), server.http_addr());
     while !stop.load(Ordering::Acquire) {
+        if let Some(zk) = &member
+            && zk.has_ended()
+        {
+            // The master may already have given our regions to others: stop
+            // at once, acknowledging nothing more (no flush: the WAL holds
+            // every acknowledged write for whoever replays it).
+            tracing::error!(
+                session = %zk.session_id(),
+                "ZooKeeper session ended: this region server is no longer a member of the cluster; aborting"
+            );
+            eprintln!("accordion server: ZooKeeper session ended; aborting");
+            std::process::exit(2);
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     tracing::info!("signal received");

@@ -64,5 +64,8 @@ pub fn error_message(e: &thrift::Error) -> String {
             return format!("AlreadyExists: {}", x.message.clone().unwrap_or_default());
         }
     }
+    if let thrift::Error::Application(a) = e {
+        return format!("TApplicationException: {}", a.message);
+    }
     e.to_string()
 }

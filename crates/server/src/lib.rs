@@ -16,6 +16,7 @@ pub mod config;
 pub mod connection;
 pub mod convert;
 pub mod errors;
+pub mod gate;
 pub mod handler;
 #[allow(
     clippy::all,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use store::Store;
 
 use crate::config::ServerConfig;
+use crate::gate::{GatedProcessor, ServingGate};
 use crate::handler::ThriftHandler;
 use crate::hbase_thrift::HbaseSyncProcessor;
 use crate::http::{HttpServer, StatusSource};
@@ -31,6 +32,7 @@ pub enum ServerError {
 
 pub struct Server {
     store: Arc<Store>,
+    gate: Arc<ServingGate>,
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
@@ -57,7 +59,8 @@ impl Server {
             config.table_durability,
             config.requests.clone(),
         );
-        let processor = Arc::new(HbaseSyncProcessor::new(handler));
+        let gate = Arc::new(ServingGate::default());
+        let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         let thrift = ThriftServer::start(
             config.thrift_addr,
             processor,
@@ -98,7 +101,7 @@ impl Server {
             http = %http.local_addr(),
             "accordion server started"
         );
-        Ok(Server { store, thrift, http, scanners, reaper_stop, reaper: Some(reaper), closed: false })
+        Ok(Server { store, gate, thrift, http, scanners, reaper_stop, reaper: Some(reaper), closed: false })
     }
 
     pub fn thrift_addr(&self) -> SocketAddr {
@@ -107,6 +110,11 @@ impl Server {
 
     pub fn http_addr(&self) -> SocketAddr {
         self.http.local_addr()
+    }
+
+    /// Whether calls may be served (cluster membership sets its check).
+    pub fn gate(&self) -> &Arc<ServingGate> {
+        &self.gate
     }
 
     pub fn store(&self) -> &Arc<Store> {

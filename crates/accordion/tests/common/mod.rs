@@ -63,6 +63,16 @@ impl ServerProcess {
         Self::launch_with(&["--root", root], sets, None)
     }
 
+    /// A server on a fresh data directory that joins the cluster at `url`
+    /// with the given ZooKeeper session timeout.
+    pub fn start_in_cluster(url: &str, session_timeout_ms: u64) -> ServerProcess {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_str().expect("a UTF-8 data directory").to_string();
+        let timeout = session_timeout_ms.to_string();
+        let place = ["--data-dir", &path, "--cluster", url, "--session-timeout-ms", &timeout];
+        Self::launch_with(&place, &[], Some(dir))
+    }
+
     fn launch(dir: &Path, sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
         let dir = dir.to_str().expect("a UTF-8 data directory");
         Self::launch_with(&["--data-dir", dir], sets, own_dir)

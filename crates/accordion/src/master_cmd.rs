@@ -1,0 +1,59 @@
+//! `accordion master`: the cluster's master (see `cluster::master`). It runs
+//! until SIGTERM or SIGINT (then closes its ZooKeeper session, so a standby
+//! takes over at once) or until its session ends (then it exits with an
+//! error: it can no longer know that it is the only active master).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use cluster::master::{Master, MasterConfig, Role};
+
+#[derive(clap::Args, Debug)]
+pub struct MasterArgs {
+    /// The cluster: zk://HOST:PORT[,HOST:PORT]/ROOT (ZooKeeper servers and
+    /// the cluster's root znode).
+    #[arg(long)]
+    pub cluster: String,
+    /// Address of the master's status page (HBase's master UI is on 16010).
+    #[arg(long, default_value = "127.0.0.1:16010")]
+    pub http_addr: String,
+    /// ZooKeeper session timeout in milliseconds (HBase's
+    /// zookeeper.session.timeout, 90000): how long a dead master goes
+    /// unnoticed.
+    #[arg(long, default_value_t = 90_000)]
+    pub session_timeout_ms: u64,
+}
+
+pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
+    let config = MasterConfig {
+        cluster: args.cluster.parse()?,
+        http_addr: args.http_addr.parse().with_context(|| format!("--http-addr {}", args.http_addr))?,
+        session_timeout: Duration::from_millis(args.session_timeout_ms),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
+    }
+    let master = Master::start(config)?;
+    // Tests and scripts wait for this line.
+    println!("accordion master listening: http {}", master.http_addr());
+    let mut last_role = None;
+    while !stop.load(Ordering::Acquire) {
+        let role = master.view().role;
+        if last_role != Some(role) {
+            println!("accordion master role: {}", format!("{role:?}").to_lowercase());
+            last_role = Some(role);
+        }
+        if role == Role::Stopped {
+            let mut master = master;
+            master.wait()?;
+            anyhow::bail!("the master stopped");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tracing::info!("signal received");
+    master.shutdown()?;
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Cluster mode with real processes and a real ZooKeeper: `accordion
+//! master` processes elect an active one, `accordion server --cluster`
+//! processes join; a killed master is replaced, a killed server leaves, and
+//! a server paused past its session timeout answers no call after it
+//! resumes and exits.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cluster::local_zk::LocalZooKeeper;
+use common::ServerProcess;
+use server::client::{THbaseSyncClient, connect, error_message};
+use server::hbase_thrift::{ColumnDescriptor, Mutation};
+
+const SESSION_MS: u64 = 2000;
+
+struct MasterProcess {
+    child: Child,
+    http: SocketAddr,
+}
+
+impl MasterProcess {
+    fn start(url: &str) -> MasterProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["master", "--cluster", url, "--http-addr", "127.0.0.1:0"])
+            .args(["--session-timeout-ms", &SESSION_MS.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn accordion master");
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        loop {
+            let line = rx.recv_timeout(Duration::from_secs(60)).expect("the master prints its address");
+            if let Some(addr) = line.strip_prefix("accordion master listening: http ") {
+                return MasterProcess { child, http: addr.parse().expect("address") };
+            }
+        }
+    }
+
+    fn status(&self) -> Option<serde_json::Value> {
+        let body = http_get(self.http, "/status")?;
+        serde_json::from_str(&body).ok()
+    }
+
+    fn role(&self) -> String {
+        self.status().and_then(|s| s["role"].as_str().map(str::to_string)).unwrap_or_default()
+    }
+
+    fn servers(&self) -> Vec<String> {
+        let Some(s) = self.status() else { return Vec::new() };
+        s["servers"]
+            .as_array()
+            .map_or(Vec::new(), |a| a.iter().filter_map(|v| v["thrift"].as_str().map(str::to_string)).collect())
+    }
+}
+
+impl Drop for MasterProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_get(addr: SocketAddr, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "{what}: not within {timeout:?}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    start.elapsed()
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill").args([sig, &child.id().to_string()]).status().expect("run kill").success();
+    assert!(ok, "kill {sig} failed");
+}
+
+#[test]
+fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its_session_expired() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+
+    let mut first = MasterProcess::start(&url);
+    wait_for("a master is active", Duration::from_secs(20), || first.role() == "active");
+    let second = MasterProcess::start(&url);
+    wait_for("the second master is a standby", Duration::from_secs(20), || second.role() == "standby");
+
+    let mut a = ServerProcess::start_in_cluster(&url, SESSION_MS);
+    let mut b = ServerProcess::start_in_cluster(&url, SESSION_MS);
+    let both = {
+        let mut v = vec![a.thrift.to_string(), b.thrift.to_string()];
+        v.sort();
+        v
+    };
+    wait_for("the master lists both servers", Duration::from_secs(10), || {
+        let mut s = first.servers();
+        s.sort();
+        s == both
+    });
+
+    // The active master dies: the standby takes over within the session timeout.
+    first.child.kill().expect("SIGKILL the active master");
+    let _ = first.child.wait();
+    let took = wait_for("the standby takes over", Duration::from_secs(15), || second.role() == "active");
+    eprintln!(
+        "standby master active {:.2} s after SIGKILL of the active one (session {SESSION_MS} ms)",
+        took.as_secs_f64()
+    );
+    wait_for("the new master lists both servers", Duration::from_secs(10), || second.servers().len() == 2);
+
+    // A region server dies: it leaves the membership after its session timeout.
+    a.kill();
+    let gone = wait_for("the killed server leaves", Duration::from_secs(15), || {
+        second.servers() == vec![b.thrift.to_string()]
+    });
+    eprintln!("killed region server gone from the membership {:.2} s after SIGKILL", gone.as_secs_f64());
+
+    // Server b serves while it is a member.
+    let mut c = connect(&b.thrift.to_string(), true, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"t".to_vec(), vec![cd]).expect("create while a member");
+    let put = |c: &mut server::client::ThriftClient, v: &str| {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(v.as_bytes().to_vec()),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(b"t".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new())
+    };
+    put(&mut c, "before").expect("a write while a member");
+
+    // Paused past its session timeout: when it resumes, the call it finds
+    // waiting is refused, and it exits.
+    signal(&b.child, "-STOP");
+    wait_for("the paused server leaves", Duration::from_secs(15), || second.servers().is_empty());
+    std::thread::sleep(Duration::from_millis(SESSION_MS));
+    let (tx, rx) = mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let r = put(&mut c, "after");
+        let _ = tx.send(r.map_err(|e| error_message(&e)));
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&b.child, "-CONT");
+    let answer = rx.recv_timeout(Duration::from_secs(20)).expect("the write gets an answer");
+    writer.join().expect("writer");
+    let refused = answer.expect_err("a server whose session expired acknowledged a write");
+    // Refused by the gate (or, had the abort come first, a closed connection).
+    assert!(refused.contains("membership") || refused.contains("connection") || refused.contains("EOF"), "{refused}");
+    eprintln!("the resumed server answered the waiting write with: {refused}");
+    let exited = wait_for("the resumed server exits", Duration::from_secs(15), || {
+        b.child.try_wait().expect("try_wait").is_some()
+    });
+    let status = b.child.try_wait().expect("try_wait").expect("exited");
+    assert_eq!(status.code(), Some(2), "it aborts; log:\n{}", b.log_text());
+    assert!(b.log_text().contains("no longer a member"), "{}", b.log_text());
+    eprintln!("the resumed server exited {:.2} s after the write was refused", exited.as_secs_f64());
+}
