@@ -67,6 +67,15 @@ impl MasterProcess {
     }
 }
 
+impl MasterProcess {
+    /// The load the master shows for the server with this Thrift address.
+    fn load_of(&self, thrift: &str) -> Option<serde_json::Value> {
+        let s = self.status()?;
+        let name = s["servers"].as_array()?.iter().find(|v| v["thrift"] == thrift)?["name"].as_str()?.to_string();
+        Some(s["loads"][name].clone()).filter(|l| !l.is_null())
+    }
+}
+
 impl Drop for MasterProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -153,6 +162,12 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
         c.mutate_row(b"t".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new())
     };
     put(&mut c, "before").expect("a write while a member");
+    // The active master shows the server's load, read from its status.
+    wait_for("the master shows b's region and memstore", Duration::from_secs(10), || {
+        second
+            .load_of(&b.thrift.to_string())
+            .is_some_and(|l| l["regions"] == 1 && l["memstore_bytes"].as_u64() > Some(0))
+    });
 
     // Paused past its session timeout: when it resumes, the call it finds
     // waiting is refused, and it exits.

@@ -18,6 +18,7 @@ pub mod lease;
 pub mod local_zk;
 pub mod master;
 pub mod membership;
+pub mod server_load;
 pub mod zk;
 
 pub use error::{ClusterError, Result};

@@ -2,7 +2,8 @@
 //! (`election.rs`), waits as a standby until it is the active master, and
 //! then follows the region servers' membership (`membership.rs`): every
 //! server that joins or leaves is logged and shown on its status page
-//! (`GET /status`, JSON; `GET /`, a page for people).
+//! (`GET /status`, JSON; `GET /`, a page for people) with its load, read
+//! from the server's own status every two seconds (`server_load.rs`).
 //!
 //! Assignment of regions to servers and failover of a dead server's regions
 //! build on this view (issue 13's next steps); today the master watches and
@@ -26,6 +27,7 @@ use serde::Serialize;
 use crate::election::{self, Candidate, MasterInfo};
 use crate::error::{ClusterError, Result};
 use crate::membership::{self, ServerInfo};
+use crate::server_load::{LoadTracker, ServerLoad};
 use crate::zk::{Zk, ZkUrl};
 
 /// How a master is started.
@@ -62,6 +64,8 @@ pub struct MasterView {
     pub session: String,
     pub active_master: Option<MasterInfo>,
     pub servers: Vec<ServerInfo>,
+    /// Each live server's load, by server name (active master only).
+    pub loads: std::collections::BTreeMap<String, ServerLoad>,
     /// The latest events, oldest first (at most `MAX_EVENTS`).
     pub events: Vec<Event>,
 }
@@ -111,6 +115,7 @@ impl Master {
             session: zk.session_id(),
             active_master: election::active_master(&zk)?,
             servers: Vec::new(),
+            loads: Default::default(),
             events: Vec::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -127,6 +132,10 @@ impl Master {
                 result
             })?
         };
+        {
+            let (view, stop) = (view.clone(), stop.clone());
+            std::thread::Builder::new().name("master-load".into()).spawn(move || poll_loads(&view, &stop))?;
+        }
         let http_thread = {
             let (view, stop) = (view.clone(), stop.clone());
             std::thread::Builder::new().name("master-http".into()).spawn(move || {
@@ -227,6 +236,31 @@ fn run(zk: &Zk, candidate: &Candidate, view: &Mutex<MasterView>, stop: &AtomicBo
     Ok(())
 }
 
+/// Reads the live servers' loads every two seconds while active.
+fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool) {
+    let mut tracker = LoadTracker::default();
+    while !stop.load(Ordering::Acquire) {
+        let (role, servers) = {
+            let v = view.lock().unwrap_or_else(|p| p.into_inner());
+            (v.role, v.servers.clone())
+        };
+        match role {
+            Role::Active => {
+                let loads = tracker.poll(&servers);
+                view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
+            }
+            Role::Stopped => return,
+            Role::Standby => {}
+        }
+        for _ in 0..20 {
+            if stop.load(Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 fn respond(view: &Mutex<MasterView>, request: tiny_http::Request) {
     let v = view.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let (body, content_type, code) = match (request.method(), request.url()) {
@@ -252,8 +286,18 @@ fn escape(s: &str) -> String {
 fn page(v: &MasterView) -> String {
     let mut rows = String::new();
     for s in &v.servers {
+        let load = match v.loads.get(&s.name) {
+            Some(ServerLoad { error: Some(e), .. }) => format!("<td colspan=3>unreachable: {}</td>", escape(e)),
+            Some(l) => format!(
+                "<td>{}</td><td>{}</td><td>{:.1} MB</td>",
+                l.regions,
+                l.requests_per_sec.map_or("–".to_string(), |r| format!("{r:.0}")),
+                l.memstore_bytes as f64 / 1e6
+            ),
+            None => "<td colspan=3>not read yet</td>".to_string(),
+        };
         rows.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td><a href=\"http://{}/\">{}</a></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td><a href=\"http://{}/\">{}</a></td>{load}</tr>",
             escape(&s.name),
             escape(&s.thrift),
             escape(&s.http),
@@ -268,7 +312,8 @@ fn page(v: &MasterView) -> String {
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>Accordion master</title></head><body>\
          <h1>Accordion master {}</h1><p>Role: <b>{:?}</b>. Active master: {active}. Session {}.</p>\
-         <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th></tr>{rows}</table>\
+         <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th><th>regions</th>\
+         <th>requests/s</th><th>memstore</th></tr>{rows}</table>\
          <h2>Events</h2><ul>{events}</ul><p><a href=\"/status\">/status</a></p></body></html>",
         escape(&v.name),
         v.role,

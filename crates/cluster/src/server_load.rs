@@ -1,0 +1,118 @@
+//! What the master knows of each region server's load: it reads the
+//! server's own `GET /status` (the JSON every `accordion server` serves on
+//! its HTTP port) and keeps regions, memstore bytes and a request rate
+//! computed between two reads.
+//!
+//! Thread safety: `LoadTracker` is owned by the master's poller thread; the
+//! loads it produces are copied into the master's view.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::membership::ServerInfo;
+
+/// A region server's load as the master last read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerLoad {
+    /// Regions the server reports open.
+    pub regions: u64,
+    /// Bytes of data in its memstores.
+    pub memstore_bytes: u64,
+    /// Puts, gets and scans per second between the last two reads (`None`
+    /// after the first read).
+    pub requests_per_sec: Option<f64>,
+    /// Why the last read failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Requests counted by a server at an instant.
+struct Sample {
+    at: Instant,
+    requests: u64,
+}
+
+#[derive(Default)]
+pub struct LoadTracker {
+    last: HashMap<String, Sample>,
+}
+
+impl LoadTracker {
+    /// Reads every server's status; forgets servers no longer listed.
+    pub fn poll(&mut self, servers: &[ServerInfo]) -> HashMap<String, ServerLoad> {
+        self.last.retain(|name, _| servers.iter().any(|s| &s.name == name));
+        let mut out = HashMap::new();
+        for s in servers {
+            let load = match read_status(&s.http) {
+                Ok(status) => {
+                    let (regions, memstore_bytes, requests) = summarise(&status);
+                    let now = Instant::now();
+                    let rate = self.last.get(&s.name).and_then(|prev| {
+                        let secs = now.duration_since(prev.at).as_secs_f64();
+                        (secs > 0.0).then(|| requests.saturating_sub(prev.requests) as f64 / secs)
+                    });
+                    self.last.insert(s.name.clone(), Sample { at: now, requests });
+                    ServerLoad { regions, memstore_bytes, requests_per_sec: rate, error: None }
+                }
+                Err(e) => ServerLoad { regions: 0, memstore_bytes: 0, requests_per_sec: None, error: Some(e) },
+            };
+            out.insert(s.name.clone(), load);
+        }
+        out
+    }
+}
+
+/// Regions, memstore bytes and requests (puts + gets + scans) of a
+/// server's `/status` document.
+fn summarise(status: &serde_json::Value) -> (u64, u64, u64) {
+    let mut regions = 0;
+    let mut memstore = 0;
+    for table in status["tables"].as_array().into_iter().flatten() {
+        for region in table["regions"].as_array().into_iter().flatten() {
+            regions += 1;
+            memstore += region["memstore_data_bytes"].as_u64().unwrap_or(0);
+        }
+    }
+    let totals = &status["totals"];
+    let requests = ["puts", "gets", "scans"].iter().map(|k| totals[*k].as_u64().unwrap_or(0)).sum();
+    (regions, memstore, requests)
+}
+
+/// `GET /status` of a server's HTTP address, parsed.
+fn read_status(http: &str) -> Result<serde_json::Value, String> {
+    let addr = http
+        .to_socket_addrs()
+        .map_err(|e| format!("{http}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{http}: no address"))?;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| format!("{http}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
+    write!(s, "GET /status HTTP/1.0\r\nHost: {http}\r\n\r\n").map_err(|e| format!("{http}: {e}"))?;
+    let mut response = String::new();
+    s.read_to_string(&mut response).map_err(|e| format!("{http}: {e}"))?;
+    let (head, body) = response.split_once("\r\n\r\n").ok_or_else(|| format!("{http}: malformed HTTP response"))?;
+    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+        return Err(format!("{http}: {}", head.lines().next().unwrap_or("no status line")));
+    }
+    serde_json::from_str(body).map_err(|e| format!("{http}: status is not JSON: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_document_is_summarised() {
+        let status = serde_json::json!({
+            "totals": {"puts": 10, "gets": 5, "scans": 1},
+            "tables": [
+                {"name": "a", "regions": [{"memstore_data_bytes": 100}, {"memstore_data_bytes": 50}]},
+                {"name": "b", "regions": [{"memstore_data_bytes": 7}]}
+            ]
+        });
+        assert_eq!(summarise(&status), (3, 157, 16));
+    }
+}
