@@ -131,6 +131,11 @@ impl FamilyStore {
         &self.desc.name
     }
 
+    /// The file system the family's files live on.
+    pub fn fs(&self) -> &Arc<dyn FileSystem> {
+        &self.ctx.fs
+    }
+
     pub fn descriptor(&self) -> &FamilyDescriptor {
         &self.desc
     }

@@ -92,14 +92,17 @@ impl Services {
         if self.is_closed() { Err(StoreError::Closed) } else { Ok(()) }
     }
 
-    /// Opens the region `info` of table `desc` from `dir`.
+    /// Opens the region `info` of table `desc` from `dir`, replaying (and
+    /// flushing) the recovered edits a WAL split left for it.
     pub(crate) fn open_region(
         &self,
         dir: PathBuf,
         info: RegionInfo,
         desc: Arc<TableDescriptor>,
     ) -> Result<Arc<Region>> {
-        Ok(Arc::new(Region::open(dir, info, desc, self.wal.clone(), &self.region_config)?))
+        let region = Arc::new(Region::open(dir, info, desc, self.wal.clone(), &self.region_config)?);
+        region.replay_recovered_edits()?;
+        Ok(region)
     }
 
     /// Opens the regions a committed split or merge wrote, retrying a failed

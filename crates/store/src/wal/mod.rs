@@ -39,6 +39,7 @@ pub mod layout;
 pub mod options;
 pub mod reader;
 pub mod record;
+pub mod split;
 pub mod stats;
 pub mod takeover;
 #[expect(clippy::module_inception, reason = "the concept is the WAL, in the wal module")]

@@ -217,7 +217,6 @@ pub(crate) fn record_len(cells_len: usize) -> usize {
 
 /// Appends one framed record to `buf`. The caller has checked that the
 /// payload fits `MAX_PAYLOAD_LEN`.
-#[cfg(test)]
 pub(crate) fn encode_record(buf: &mut Vec<u8>, region_id: u64, seq: u64, cells: &[u8]) {
     let start = buf.len();
     let payload_len = (ENTRY_FIXED_LEN + cells.len()) as u32;
