@@ -43,6 +43,11 @@ pub struct ServerArgs {
     /// --set hbase.hregion.compacting.memstore.type=EAGER (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub sets: Vec<String>,
+    /// Print the effective configuration (defaults, then --config, then the
+    /// flags) as TOML, every setting with its meaning, HBase property name
+    /// and default, and exit (docs/accordion.toml is this for the defaults).
+    #[arg(long)]
+    pub print_config: bool,
 }
 
 /// Registers the server in the cluster and closes its gate whenever its
@@ -85,6 +90,10 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
         sets.push(format!("http_addr={a}"));
     }
     let config = ServerConfig::load(args.config.as_deref(), &sets)?;
+    if args.print_config {
+        print!("{}", config.to_toml());
+        return Ok(());
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;

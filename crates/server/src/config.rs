@@ -1,23 +1,34 @@
 //! `ServerConfig`: where the server listens and stores, its limits, and the
-//! store's settings. Read from a TOML file whose `[properties]` table takes
-//! HBase's property names (the settings we share with HBase), then from
-//! `--set NAME=VALUE` flags, which win.
+//! store's settings. Every setting is one row of [`SETTINGS`] — its name,
+//! HBase's property name where HBase has the setting, its default, what it
+//! means, and how it is read from and written to a [`ServerConfig`] — and
+//! everything else follows from that table: the defaults
+//! ([`ServerConfig::default`] applies them), `--set NAME=VALUE` and the
+//! TOML file (by either name), error messages, and the printed
+//! configuration (`accordion server --print-config`, [`ServerConfig::to_toml`],
+//! from which `docs/accordion.toml` is generated).
+//!
+//! A TOML file names settings at its top level (our names, or HBase's), and
+//! may hold a `[properties]` table of HBase property names, applied after
+//! the top level; `--set` flags are applied last and win.
 //!
 //! ```toml
 //! data_dir = "./data"            # or: root = "hdfs://127.0.0.1:9000/accordion"
 //! thrift_addr = "127.0.0.1:9090"
-//! http_addr = "127.0.0.1:16030"
+//! memstore_policy = "ADAPTIVE"
 //!
 //! [properties]
 //! "hbase.hregion.memstore.flush.size" = 134217728
-//! "hbase.hregion.compacting.memstore.type" = "ADAPTIVE"
 //! ```
+//!
+//! Invariants: every setting's default, set and read back, reads back the
+//! same text; and printing a configuration then loading the print gives a
+//! configuration that prints the same (tests below).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Deserialize;
 use store::wal::Durability;
 use store::{FamilyDescriptor, StoreOptions};
 
@@ -65,12 +76,14 @@ pub struct ServerConfig {
 }
 
 impl Default for ServerConfig {
+    /// The structure, then every default of [`SETTINGS`]: the fields a
+    /// setting names take the table's default, whatever they start as here.
     fn default() -> Self {
-        ServerConfig {
-            data_dir: PathBuf::from("./data"),
+        let mut c = ServerConfig {
+            data_dir: PathBuf::new(),
             root: None,
-            thrift_addr: "127.0.0.1:9090".parse().expect("valid address"),
-            http_addr: "127.0.0.1:16030".parse().expect("valid address"),
+            thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             store: StoreOptions::default(),
             family_template: FamilyDescriptor::new("template"),
             connection: ConnectionLimits {
@@ -81,50 +94,557 @@ impl Default for ServerConfig {
                 idle_timeout: Duration::from_secs(60),
             },
             requests: RequestLimits::default(),
-            max_connections: 1000,
-            scanner_lease: Duration::from_secs(60),
-            max_open_scanners: 10_000,
+            max_connections: 0,
+            scanner_lease: Duration::ZERO,
+            max_open_scanners: 0,
             adaptive_threshold: None,
             table_durability: Durability::SyncWal,
-            shutdown_grace: Duration::from_secs(10),
+            shutdown_grace: Duration::ZERO,
+        };
+        for s in SETTINGS {
+            if let Some(d) = s.default {
+                (s.set)(&mut c, d).unwrap_or_else(|e| panic!("the default of {} ({d:?}) is refused: {e}", s.name));
+            }
+        }
+        c
+    }
+}
+
+/// How a setting's value is written in TOML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Integer,
+    Float,
+    Text,
+}
+
+impl Kind {
+    /// `text` (as `--set` takes it) as a TOML value.
+    fn toml(self, text: &str) -> toml::Value {
+        match self {
+            Kind::Integer => text.parse::<i64>().map_or_else(|_| text.into(), toml::Value::Integer),
+            Kind::Float => text.parse::<f64>().map_or_else(|_| text.into(), toml::Value::Float),
+            Kind::Text => text.into(),
         }
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    data_dir: Option<PathBuf>,
-    root: Option<String>,
-    thrift_addr: Option<String>,
-    http_addr: Option<String>,
-    #[serde(default)]
-    properties: toml::Table,
+/// One setting; see the module doc.
+pub struct Setting {
+    /// Our name: the key in the TOML file and in `--set`.
+    pub name: &'static str,
+    /// HBase's property name, where HBase has this setting; the file's
+    /// `[properties]` table and `--set` take it too.
+    pub hbase: Option<&'static str>,
+    /// The default, as `--set` takes it; `None`: unset (`help` says what
+    /// that means).
+    pub default: Option<&'static str>,
+    pub kind: Kind,
+    /// What the setting means.
+    pub help: &'static str,
+    /// For a setting that is unset by default: a value to show, commented
+    /// out, in the printed configuration.
+    pub example: &'static str,
+    /// The value in `c`, as `--set` takes it (`None`: unset).
+    pub get: fn(&ServerConfig) -> Option<String>,
+    /// Applies a value; the error says why it is refused.
+    pub set: fn(&mut ServerConfig, &str) -> Result<(), String>,
 }
 
-/// The properties `set` understands, for error messages and docs.
-pub const PROPERTIES: &[&str] = &[
-    "hbase.hregion.memstore.flush.size",
-    "hbase.hregion.compacting.memstore.type",
-    "hbase.memstore.inmemoryflush.threshold.factor",
-    "hbase.hregion.compacting.pipeline.segments.limit",
-    "hbase.hregion.compacting.memstore.adaptive.compaction.threshold",
-    "hbase.hregion.compacting.memstore.index.type",
-    "hbase.regionserver.global.memstore.size",
-    "hbase.regionserver.global.memstore.size.lower.limit",
-    "hbase.regionserver.memory.budget",
-    "hbase.hregion.memstore.block.multiplier",
-    "hfile.block.cache.size",
-    "hbase.regionserver.maxlogs",
-    "hbase.hstore.flusher.count",
-    "hbase.server.keyvalue.maxsize",
-    "hbase.table.max.rowsize",
-    "hbase.regionserver.thrift.framed.max_frame_size_in_mb",
-    "hbase.thrift.maxWorkerThreads",
-    "hbase.thrift.server.socket.read.timeout",
-    "hbase.client.scanner.timeout.period",
-    "hbase.column.max.version",
+fn int(v: &str) -> Result<u64, String> {
+    v.parse::<u64>().map_err(|e| format!("{v:?} is not a whole number: {e}"))
+}
+
+fn float(v: &str) -> Result<f64, String> {
+    v.parse::<f64>().map_err(|e| format!("{v:?} is not a number: {e}"))
+}
+
+/// A share strictly between 0 and 1.
+fn share(v: &str) -> Result<f64, String> {
+    float(v).and_then(|x| if x > 0.0 && x < 1.0 { Ok(x) } else { Err(format!("{x} must be in (0, 1)")) })
+}
+
+fn addr(v: &str) -> Result<SocketAddr, String> {
+    v.parse().map_err(|e| format!("{v:?}: {e}"))
+}
+
+fn millis(d: Duration) -> Option<String> {
+    Some(d.as_millis().to_string())
+}
+
+/// The base of a memstore policy name (`adaptive` of `adaptive:0.35`).
+fn policy_base(policy: &str) -> &str {
+    policy.split(':').next().unwrap_or_default()
+}
+
+/// Every setting, in the order `--print-config` prints them.
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        name: "data_dir",
+        hbase: None,
+        default: Some("./data"),
+        kind: Kind::Text,
+        help: "Directory of the store on local disk (tables, WAL, store files).",
+        example: "",
+        get: |c| Some(c.data_dir.display().to_string()),
+        set: |c, v| {
+            c.data_dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "root",
+        hbase: Some("hbase.rootdir"),
+        default: None,
+        kind: Kind::Text,
+        help: "Where the store lives, as a URI: hdfs://HOST:PORT/PATH (store files and WAL on HDFS) or \
+               file:///PATH. When set it wins over data_dir; unset, data_dir is used.",
+        example: "hdfs://127.0.0.1:9000/accordion",
+        get: |c| c.root.clone(),
+        set: |c, v| {
+            c.root = Some(v.to_string());
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_addr",
+        hbase: None,
+        default: Some("127.0.0.1:9090"),
+        kind: Kind::Text,
+        help: "Address of HBase's Thrift v1 API (HBase's hbase.regionserver.thrift.port is the port alone); \
+               binary and compact protocols, buffered and framed transports, on this one port.",
+        example: "",
+        get: |c| Some(c.thrift_addr.to_string()),
+        set: |c, v| {
+            c.thrift_addr = addr(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "http_addr",
+        hbase: None,
+        default: Some("127.0.0.1:16030"),
+        kind: Kind::Text,
+        help: "Address of the HTTP port: /metrics (Prometheus), /status (JSON), the status page and \
+               POST /admin/ calls (HBase's region server info port is 16030).",
+        example: "",
+        get: |c| Some(c.http_addr.to_string()),
+        set: |c, v| {
+            c.http_addr = addr(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "table_durability",
+        hbase: None,
+        default: Some("SYNC_WAL"),
+        kind: Kind::Text,
+        help: "Durability of tables created over Thrift: SYNC_WAL (a write is acknowledged once its WAL \
+               record is synced; HBase's default), ASYNC_WAL (synced within moments) or SKIP_WAL.",
+        example: "",
+        get: |c| {
+            Some(
+                match c.table_durability {
+                    Durability::SyncWal => "SYNC_WAL",
+                    Durability::AsyncWal => "ASYNC_WAL",
+                    Durability::SkipWal => "SKIP_WAL",
+                }
+                .to_string(),
+            )
+        },
+        set: |c, v| {
+            c.table_durability = match v.to_ascii_uppercase().as_str() {
+                "SYNC_WAL" | "FSYNC_WAL" | "USE_DEFAULT" => Durability::SyncWal,
+                "ASYNC_WAL" => Durability::AsyncWal,
+                "SKIP_WAL" => Durability::SkipWal,
+                other => return Err(format!("{other:?}: expected SYNC_WAL, ASYNC_WAL or SKIP_WAL")),
+            };
+            Ok(())
+        },
+    },
+    Setting {
+        name: "shutdown_grace_ms",
+        hbase: None,
+        default: Some("10000"),
+        kind: Kind::Integer,
+        help: "On SIGTERM or SIGINT, how long (ms) in-flight calls may finish before their connections are cut.",
+        example: "",
+        get: |c| millis(c.shutdown_grace),
+        set: |c, v| {
+            c.shutdown_grace = Duration::from_millis(int(v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "memstore_flush_size",
+        hbase: Some("hbase.hregion.memstore.flush.size"),
+        default: Some("134217728"),
+        kind: Kind::Integer,
+        help: "A region flushes its memstores to disk when they hold this many bytes.",
+        example: "",
+        get: |c| Some(c.store.region_flush_size.to_string()),
+        set: |c, v| {
+            c.store.region_flush_size = int(v)?.max(1);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "memstore_policy",
+        hbase: Some("hbase.hregion.compacting.memstore.type"),
+        default: Some("BASIC"),
+        kind: Kind::Text,
+        help: "In-memory compaction of new families (Accordion): NONE (a plain memstore), BASIC (flatten \
+               and merge pipeline segments), EAGER (compact them, dropping redundant cells) or ADAPTIVE \
+               (compact when the redundancy is above adaptive_compaction_threshold).",
+        example: "",
+        get: |c| Some(policy_base(&c.family_template.memstore_policy).to_ascii_uppercase()),
+        set: |c, v| {
+            let base = c.family_template.memstore_policy.clone();
+            c.family_template.memstore_policy = v.to_ascii_lowercase();
+            if let Err(e) = c.family_template.policy() {
+                c.family_template.memstore_policy = base;
+                return Err(e.to_string());
+            }
+            // ADAPTIVE:R names its threshold too.
+            if let Some((_, r)) = v.split_once(':') {
+                c.adaptive_threshold = Some(share(r)?);
+            }
+            c.apply_adaptive_threshold();
+            Ok(())
+        },
+    },
+    Setting {
+        name: "adaptive_compaction_threshold",
+        hbase: Some("hbase.hregion.compacting.memstore.adaptive.compaction.threshold"),
+        default: Some("0.5"),
+        kind: Kind::Float,
+        help: "ADAPTIVE compacts the pipeline when the share of redundant cells is estimated above this \
+               (0..1); below it merges.",
+        example: "",
+        get: |c| {
+            let from_policy = || c.family_template.memstore_policy.split_once(':').map(|(_, r)| r.to_string());
+            c.adaptive_threshold.map(|r| r.to_string()).or_else(from_policy)
+        },
+        set: |c, v| {
+            c.adaptive_threshold = Some(share(v)?);
+            c.apply_adaptive_threshold();
+            Ok(())
+        },
+    },
+    Setting {
+        name: "inmemory_flush_threshold_factor",
+        hbase: Some("hbase.memstore.inmemoryflush.threshold.factor"),
+        default: None,
+        kind: Kind::Float,
+        help: "The active segment is pushed into the pipeline (an in-memory flush) when it holds this \
+               share of the flush size (0..1). Unset: when it fills one 2 MiB MSLAB chunk.",
+        example: "0.02",
+        get: |c| c.family_template.inmemory_flush_share.map(|a| a.to_string()),
+        set: |c, v| {
+            c.family_template.inmemory_flush_share = Some(share(v)?);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "pipeline_segments_limit",
+        hbase: Some("hbase.hregion.compacting.pipeline.segments.limit"),
+        default: Some("2"),
+        kind: Kind::Integer,
+        help: "Segments the in-memory pipeline holds before they are merged or compacted into one.",
+        example: "",
+        get: |c| Some(c.family_template.pipeline_segments_limit.to_string()),
+        set: |c, v| {
+            c.family_template.pipeline_segments_limit = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "memstore_index_type",
+        hbase: Some("hbase.hregion.compacting.memstore.index.type"),
+        default: Some("CHUNK_MAP"),
+        kind: Kind::Text,
+        help: "Index of flattened segments: CHUNK_MAP (cell references in MSLAB chunks) or ARRAY_MAP (an \
+               array of cell references).",
+        example: "",
+        get: |c| {
+            Some(
+                match c.family_template.flat_layout.as_str() {
+                    "cell-array" | "ARRAY_MAP" => "ARRAY_MAP",
+                    _ => "CHUNK_MAP",
+                }
+                .to_string(),
+            )
+        },
+        set: |c, v| {
+            c.family_template.flat_layout = match v.to_ascii_uppercase().as_str() {
+                "CHUNK_MAP" => "cell-chunk".into(),
+                "ARRAY_MAP" => "cell-array".into(),
+                other => return Err(format!("{other:?}: expected CHUNK_MAP or ARRAY_MAP")),
+            };
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_versions",
+        hbase: Some("hbase.column.max.version"),
+        default: Some("1"),
+        kind: Kind::Integer,
+        help: "Versions kept per column by families created without VERSIONS.",
+        example: "",
+        get: |c| Some(c.family_template.max_versions.to_string()),
+        set: |c, v| {
+            c.family_template.max_versions = u32::try_from(int(v)?.max(1)).map_err(|e| format!("{v}: {e}"))?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "memory_budget",
+        hbase: None,
+        default: Some("4294967296"),
+        kind: Kind::Integer,
+        help: "Bytes of memory the store plans with (a region server's heap); the global memstore and \
+               block cache sizes are shares of it. Also accepted as hbase.regionserver.memory.budget, \
+               which is not an HBase property.",
+        example: "",
+        get: |c| Some(c.store.memory_budget.to_string()),
+        set: |c, v| {
+            c.store.memory_budget = int(v)?.max(1 << 20);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "global_memstore_size",
+        hbase: Some("hbase.regionserver.global.memstore.size"),
+        default: Some("0.4"),
+        kind: Kind::Float,
+        help: "Share of memory_budget all memstores together may hold; writes block above it (0..1).",
+        example: "",
+        get: |c| Some(c.store.global_memstore_share.to_string()),
+        set: |c, v| {
+            c.store.global_memstore_share = share(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "global_memstore_lower_limit",
+        hbase: Some("hbase.regionserver.global.memstore.size.lower.limit"),
+        default: Some("0.95"),
+        kind: Kind::Float,
+        help: "Above this share of the global memstore limit the largest regions are flushed (0..1).",
+        example: "",
+        get: |c| Some(c.store.global_memstore_lower_mark.to_string()),
+        set: |c, v| {
+            c.store.global_memstore_lower_mark = share(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "memstore_block_multiplier",
+        hbase: Some("hbase.hregion.memstore.block.multiplier"),
+        default: Some("4"),
+        kind: Kind::Integer,
+        help: "Writes to a region block while its memstores hold this many flush sizes.",
+        example: "",
+        get: |c| Some(c.store.block_multiplier.to_string()),
+        set: |c, v| {
+            c.store.block_multiplier = int(v)?.max(1);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "block_cache_size",
+        hbase: Some("hfile.block.cache.size"),
+        default: Some("0.4"),
+        kind: Kind::Float,
+        help: "Share of memory_budget the block cache of store-file blocks may hold; 0 turns it off.",
+        example: "",
+        get: |c| Some(c.store.block_cache_share.to_string()),
+        set: |c, v| {
+            let x = float(v)?;
+            if !(0.0..1.0).contains(&x) {
+                return Err(format!("{x} must be in [0, 1)"));
+            }
+            c.store.block_cache_share = x;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_logs",
+        hbase: Some("hbase.regionserver.maxlogs"),
+        default: Some("32"),
+        kind: Kind::Integer,
+        help: "WAL files kept before the regions holding the oldest one back are flushed.",
+        example: "",
+        get: |c| Some(c.store.max_logs.to_string()),
+        set: |c, v| {
+            c.store.max_logs = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "flusher_threads",
+        hbase: Some("hbase.hstore.flusher.count"),
+        default: Some("2"),
+        kind: Kind::Integer,
+        help: "Threads that flush memstores to disk.",
+        example: "",
+        get: |c| Some(c.store.flusher_threads.to_string()),
+        set: |c, v| {
+            c.store.flusher_threads = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "compaction_threads",
+        hbase: None,
+        default: Some("1"),
+        kind: Kind::Integer,
+        help: "Threads that run disk compactions.",
+        example: "",
+        get: |c| Some(c.store.compaction_threads.to_string()),
+        set: |c, v| {
+            c.store.compaction_threads = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_cell_size",
+        hbase: Some("hbase.server.keyvalue.maxsize"),
+        default: Some("10485760"),
+        kind: Kind::Integer,
+        help: "Largest cell (key and value) a write may carry, in bytes.",
+        example: "",
+        get: |c| Some(c.store.max_cell_size.to_string()),
+        set: |c, v| {
+            c.store.max_cell_size = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_row_size",
+        hbase: Some("hbase.table.max.rowsize"),
+        default: Some("1073741824"),
+        kind: Kind::Integer,
+        help: "Largest row a write may carry or a read return, in bytes (RowTooBigException).",
+        example: "",
+        get: |c| Some(c.requests.max_row_bytes.to_string()),
+        set: |c, v| {
+            c.requests.max_row_bytes = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_rows_per_call",
+        hbase: None,
+        default: Some("100000"),
+        kind: Kind::Integer,
+        help: "Most rows one getRows call may ask for (more are refused) or one scannerGetList return.",
+        example: "",
+        get: |c| Some(c.requests.max_rows_per_call.to_string()),
+        set: |c, v| {
+            c.requests.max_rows_per_call = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_max_frame_size_mb",
+        hbase: Some("hbase.regionserver.thrift.framed.max_frame_size_in_mb"),
+        default: Some("2"),
+        kind: Kind::Integer,
+        help: "Largest Thrift frame (framed transport), in MiB; a bigger one closes its connection.",
+        example: "",
+        get: |c| Some((c.connection.max_frame_bytes >> 20).to_string()),
+        set: |c, v| {
+            c.connection.max_frame_bytes = (int(v)?.max(1) as usize) << 20;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_max_connections",
+        hbase: Some("hbase.thrift.maxWorkerThreads"),
+        default: Some("1000"),
+        kind: Kind::Integer,
+        help: "Thrift connections served at once (one thread each); more are refused.",
+        example: "",
+        get: |c| Some(c.max_connections.to_string()),
+        set: |c, v| {
+            c.max_connections = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_idle_timeout_ms",
+        hbase: Some("hbase.thrift.server.socket.read.timeout"),
+        default: Some("60000"),
+        kind: Kind::Integer,
+        help: "A Thrift connection idle this long (ms) is closed, so idle clients cannot hold every slot.",
+        example: "",
+        get: |c| millis(c.connection.idle_timeout),
+        set: |c, v| {
+            c.connection.idle_timeout = Duration::from_millis(int(v)?.max(1));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "scanner_lease_ms",
+        hbase: Some("hbase.client.scanner.timeout.period"),
+        default: Some("60000"),
+        kind: Kind::Integer,
+        help: "A Thrift scanner unused this long (ms) is closed.",
+        example: "",
+        get: |c| millis(c.scanner_lease),
+        set: |c, v| {
+            c.scanner_lease = Duration::from_millis(int(v)?.max(1));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_open_scanners",
+        hbase: None,
+        default: Some("10000"),
+        kind: Kind::Integer,
+        help: "Thrift scanners open at once; opening more fails until some close or expire.",
+        example: "",
+        get: |c| Some(c.max_open_scanners.to_string()),
+        set: |c, v| {
+            c.max_open_scanners = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
 ];
+
+/// Names accepted for compatibility, and the setting each stands for.
+const ALIASES: &[(&str, &str)] = &[("hbase.regionserver.memory.budget", "memory_budget")];
+
+/// The setting `name` names: ours, HBase's property name, or an alias.
+pub fn setting(name: &str) -> Option<&'static Setting> {
+    let name = ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, ours)| ours);
+    SETTINGS.iter().find(|s| s.name == name || s.hbase == Some(name))
+}
+
+/// A TOML value as `--set` would give it.
+fn value_text(v: toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// `text` as comment lines of at most about 100 columns.
+fn comment(out: &mut String, text: &str) {
+    let mut line = String::from("#");
+    for word in text.split_whitespace() {
+        if line.len() > 1 && line.len() + 1 + word.len() > 100 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from("#");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
 
 impl ServerConfig {
     /// The defaults, then `file` (if any), then each `NAME=VALUE` of `sets`.
@@ -133,26 +653,25 @@ impl ServerConfig {
         if let Some(path) = file {
             let text =
                 std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-            let f: ConfigFile =
+            let mut table: toml::Table =
                 toml::from_str(&text).map_err(|source| ConfigError::Toml { path: path.into(), source })?;
-            if let Some(d) = f.data_dir {
-                c.data_dir = d;
+            let properties = table.remove("properties");
+            for (name, value) in table {
+                c.set(&name, &value_text(value))?;
             }
-            if let Some(r) = f.root {
-                c.root = Some(r);
-            }
-            if let Some(a) = f.thrift_addr {
-                c.set("thrift_addr", &a)?;
-            }
-            if let Some(a) = f.http_addr {
-                c.set("http_addr", &a)?;
-            }
-            for (name, value) in f.properties {
-                let value = match value {
-                    toml::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                c.set(&name, &value)?;
+            match properties {
+                None => {}
+                Some(toml::Value::Table(properties)) => {
+                    for (name, value) in properties {
+                        c.set(&name, &value_text(value))?;
+                    }
+                }
+                Some(_) => {
+                    return Err(ConfigError::Setting {
+                        name: "properties".into(),
+                        reason: "must be a table of HBase property names".into(),
+                    });
+                }
             }
         }
         for s in sets {
@@ -167,92 +686,43 @@ impl ServerConfig {
     /// Applies one setting by our name or HBase's property name.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), ConfigError> {
         let bad = |reason: String| ConfigError::Setting { name: name.to_string(), reason };
-        let int = || value.parse::<u64>().map_err(|e| bad(format!("{value:?} is not a whole number: {e}")));
-        let float = || value.parse::<f64>().map_err(|e| bad(format!("{value:?} is not a number: {e}")));
-        let share = || {
-            float().and_then(|v| if v > 0.0 && v < 1.0 { Ok(v) } else { Err(bad(format!("{v} must be in (0, 1)"))) })
+        let Some(s) = setting(name) else {
+            let known: Vec<&str> = SETTINGS.iter().flat_map(|s| std::iter::once(s.name).chain(s.hbase)).collect();
+            return Err(bad(format!("unknown setting; known: {}", known.join(", "))));
         };
-        match name {
-            "data_dir" => self.data_dir = PathBuf::from(value),
-            "root" => self.root = Some(value.to_string()),
-            "shutdown_grace_ms" => self.shutdown_grace = Duration::from_millis(int()?),
-            "table_durability" => {
-                self.table_durability = match value.to_ascii_uppercase().as_str() {
-                    "SYNC_WAL" | "FSYNC_WAL" | "USE_DEFAULT" => Durability::SyncWal,
-                    "ASYNC_WAL" => Durability::AsyncWal,
-                    "SKIP_WAL" => Durability::SkipWal,
-                    other => return Err(bad(format!("{other:?}: expected SYNC_WAL, ASYNC_WAL or SKIP_WAL"))),
-                }
-            }
-            "thrift_addr" => self.thrift_addr = value.parse().map_err(|e| bad(format!("{value:?}: {e}")))?,
-            "http_addr" => self.http_addr = value.parse().map_err(|e| bad(format!("{value:?}: {e}")))?,
-            "hbase.hregion.memstore.flush.size" => self.store.region_flush_size = int()?.max(1),
-            "hbase.hregion.compacting.memstore.type" => {
-                let base = self.family_template.memstore_policy.clone();
-                self.family_template.memstore_policy = value.to_ascii_lowercase();
-                if let Err(e) = self.family_template.policy() {
-                    self.family_template.memstore_policy = base;
-                    return Err(bad(e.to_string()));
-                }
-                self.apply_adaptive_threshold();
-            }
-            "hbase.memstore.inmemoryflush.threshold.factor" => {
-                self.family_template.inmemory_flush_share = Some(share()?)
-            }
-            "hbase.hregion.compacting.pipeline.segments.limit" => {
-                self.family_template.pipeline_segments_limit = int()?.max(1) as usize
-            }
-            "hbase.hregion.compacting.memstore.adaptive.compaction.threshold" => {
-                self.adaptive_threshold = Some(share()?);
-                self.apply_adaptive_threshold();
-            }
-            "hbase.hregion.compacting.memstore.index.type" => {
-                self.family_template.flat_layout = match value.to_ascii_uppercase().as_str() {
-                    "CHUNK_MAP" => "cell-chunk".into(),
-                    "ARRAY_MAP" => "cell-array".into(),
-                    other => return Err(bad(format!("{other:?}: expected CHUNK_MAP or ARRAY_MAP"))),
-                }
-            }
-            "hbase.regionserver.global.memstore.size" => self.store.global_memstore_share = share()?,
-            "hbase.regionserver.global.memstore.size.lower.limit" => self.store.global_memstore_lower_mark = share()?,
-            "hbase.regionserver.memory.budget" => self.store.memory_budget = int()?.max(1 << 20),
-            "hbase.hregion.memstore.block.multiplier" => self.store.block_multiplier = int()?.max(1),
-            "hfile.block.cache.size" => {
-                let v = float()?;
-                if !(0.0..1.0).contains(&v) {
-                    return Err(bad(format!("{v} must be in [0, 1)")));
-                }
-                self.store.block_cache_share = v;
-            }
-            "hbase.regionserver.maxlogs" => self.store.max_logs = int()?.max(1) as usize,
-            "hbase.hstore.flusher.count" => self.store.flusher_threads = int()?.max(1) as usize,
-            "hbase.server.keyvalue.maxsize" => self.store.max_cell_size = int()?.max(1) as usize,
-            "hbase.table.max.rowsize" => self.requests.max_row_bytes = int()?.max(1) as usize,
-            "hbase.regionserver.thrift.framed.max_frame_size_in_mb" => {
-                self.connection.max_frame_bytes = (int()?.max(1) as usize) << 20
-            }
-            "hbase.thrift.maxWorkerThreads" => self.max_connections = int()?.max(1) as usize,
-            "hbase.thrift.server.socket.read.timeout" => {
-                self.connection.idle_timeout = Duration::from_millis(int()?.max(1))
-            }
-            "hbase.client.scanner.timeout.period" => self.scanner_lease = Duration::from_millis(int()?.max(1)),
-            "hbase.column.max.version" => self.family_template.max_versions = int()?.max(1) as u32,
-            other => {
-                return Err(ConfigError::Setting {
-                    name: other.to_string(),
-                    reason: format!(
-                        "unknown setting; known: data_dir, root, thrift_addr, http_addr, {}",
-                        PROPERTIES.join(", ")
-                    ),
-                });
+        (s.set)(self, value).map_err(bad)
+    }
+
+    /// Every setting as TOML, each with a comment saying what it means, its
+    /// HBase property name where there is one, and its default; a setting
+    /// that is unset is shown commented out. `docs/accordion.toml` is this
+    /// for the defaults; loading the text gives this configuration back.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::new();
+        comment(
+            &mut out,
+            "Accordion KV server configuration (accordion server --config FILE), as accordion server \
+             --print-config prints it: the effective settings, after the file and --set. Each setting \
+             says what it means, its HBase property name where HBase has the setting (a [properties] \
+             table of HBase names, and --set NAME=VALUE, take that name too), and its default.",
+        );
+        for s in SETTINGS {
+            out.push('\n');
+            comment(&mut out, s.help);
+            let default = s.default.map_or_else(|| "unset".to_string(), |d| s.kind.toml(d).to_string());
+            let hbase = s.hbase.unwrap_or("none (Accordion's own setting)");
+            comment(&mut out, &format!("HBase: {hbase}. Default: {default}."));
+            match (s.get)(self) {
+                Some(v) => out.push_str(&format!("{} = {}\n", s.name, s.kind.toml(&v))),
+                None => out.push_str(&format!("# {} = {}\n", s.name, s.kind.toml(s.example))),
             }
         }
-        Ok(())
+        out
     }
 
     /// The adaptive policy carries its threshold R in its name.
     fn apply_adaptive_threshold(&mut self) {
-        let base = self.family_template.memstore_policy.split(':').next().unwrap_or_default().to_string();
+        let base = policy_base(&self.family_template.memstore_policy).to_string();
         if let (Some(r), "adaptive") = (self.adaptive_threshold, base.as_str()) {
             self.family_template.memstore_policy = format!("adaptive:{r}");
         }
@@ -296,6 +766,100 @@ mod tests {
         assert_eq!(c.thrift_addr.port(), 9999);
         assert_eq!(c.store.region_flush_size, 8192);
         assert_eq!(c.family_template.memstore_policy, "eager");
+    }
+
+    #[test]
+    fn every_default_reads_back_as_written() {
+        let c = ServerConfig::default();
+        for s in SETTINGS {
+            assert_eq!((s.get)(&c).as_deref(), s.default, "{}", s.name);
+            assert!(!s.help.is_empty(), "{} has no help", s.name);
+            assert_eq!(s.default.is_none(), !s.example.is_empty(), "{}: an example exactly when unset", s.name);
+        }
+        assert_eq!(c.store.region_flush_size, StoreOptions::default().region_flush_size);
+        assert_eq!(c.family_template.memstore_policy, "basic");
+        assert_eq!(c.thrift_addr.port(), 9090);
+    }
+
+    #[test]
+    fn names_are_unique_and_found_by_either_name() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in SETTINGS {
+            for name in std::iter::once(s.name).chain(s.hbase) {
+                assert!(seen.insert(name), "{name} names two settings");
+                assert!(std::ptr::eq(setting(name).expect("found"), s), "{name}");
+            }
+        }
+        assert_eq!(setting("hbase.regionserver.memory.budget").map(|s| s.name), Some("memory_budget"));
+    }
+
+    #[test]
+    fn a_printed_configuration_loads_back_the_same() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sets = [
+            "root=hdfs://127.0.0.1:9000/a\"b",
+            "hbase.hregion.compacting.memstore.type=ADAPTIVE",
+            "adaptive_compaction_threshold=0.35",
+            "hbase.memstore.inmemoryflush.threshold.factor=0.02",
+            "memstore_index_type=ARRAY_MAP",
+            "table_durability=ASYNC_WAL",
+            "thrift_addr=0.0.0.0:19090",
+            "max_row_size=12345",
+        ]
+        .map(String::from);
+        for c in [ServerConfig::default(), ServerConfig::load(None, &sets).expect("valid")] {
+            let printed = c.to_toml();
+            let path = dir.path().join("printed.toml");
+            std::fs::write(&path, &printed).expect("write");
+            let loaded = ServerConfig::load(Some(&path), &[]).expect("the print loads");
+            assert_eq!(loaded.to_toml(), printed);
+            assert_eq!(loaded.root, c.root);
+            assert_eq!(loaded.family_template, c.family_template);
+            assert_eq!(loaded.requests.max_row_bytes, c.requests.max_row_bytes);
+            assert_eq!(loaded.thrift_addr, c.thrift_addr);
+        }
+        let c = ServerConfig::load(None, &sets).expect("valid");
+        assert_eq!(c.family_template.memstore_policy, "adaptive:0.35");
+        let printed = c.to_toml();
+        assert!(printed.contains("\nmemstore_policy = \"ADAPTIVE\"\n"), "{printed}");
+        assert!(
+            printed.contains("# HBase: hbase.hregion.compacting.memstore.type. Default: \"BASIC\".\n"),
+            "{printed}"
+        );
+        assert!(printed.contains("\nroot = 'hdfs://127.0.0.1:9000/a\"b'\n"), "a TOML string: {printed}");
+        let default = ServerConfig::default().to_toml();
+        assert!(
+            default.contains("\n# root = \"hdfs://127.0.0.1:9000/accordion\"\n"),
+            "unset, commented out: {default}"
+        );
+        assert!(default.lines().all(|l| l.len() <= 100), "{default}");
+    }
+
+    #[test]
+    fn a_policy_may_carry_its_threshold() {
+        let c =
+            ServerConfig::load(None, &["hbase.hregion.compacting.memstore.type=adaptive:0.2".into()]).expect("valid");
+        assert_eq!(c.family_template.memstore_policy, "adaptive:0.2");
+        assert_eq!(c.adaptive_threshold, Some(0.2));
+    }
+
+    #[test]
+    fn a_file_names_settings_at_the_top_or_in_properties() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("accordion.toml");
+        std::fs::write(
+            &path,
+            "memstore_policy = \"EAGER\"\nmax_versions = 3\n[properties]\n\"hbase.column.max.version\" = 4\n",
+        )
+        .expect("write");
+        let c = ServerConfig::load(Some(&path), &[]).expect("valid");
+        assert_eq!(c.family_template.memstore_policy, "eager");
+        assert_eq!(c.family_template.max_versions, 4, "[properties] after the top level");
+        std::fs::write(&path, "no_such_setting = 1\n").expect("write");
+        let e = ServerConfig::load(Some(&path), &[]).expect_err("unknown").to_string();
+        assert!(e.contains("no_such_setting") && e.contains("unknown setting"), "{e}");
+        std::fs::write(&path, "properties = 3\n").expect("write");
+        assert!(ServerConfig::load(Some(&path), &[]).is_err());
     }
 
     #[test]

@@ -4,11 +4,17 @@
 //! columns, deletes of all versions at or below a timestamp, errors as
 //! IOError / IllegalArgument / AlreadyExists).
 //!
+//! Every call that reached the store and succeeded is timed into the
+//! handler's [`RequestMetrics`] (put, delete, get, scan per table; see
+//! `request_metrics` for which call is which).
+//!
 //! Thread safety: one handler serves every connection thread; it holds no
-//! lock across calls other than a scanner's own (see `scanners`).
+//! lock across calls other than a scanner's own (see `scanners`); timing a
+//! call takes none.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use memstore::{Cell, TimeRange};
 use store::wal::Durability;
@@ -20,6 +26,7 @@ use crate::hbase_thrift::{
     BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TAppend, TCell, TIncrement,
     TRegionInfo, TRowResult, TScan, Text,
 };
+use crate::request_metrics::{Op, RequestMetrics};
 use crate::scanners::{OpenScanner, ScannerRegistry};
 
 /// Limits the handler enforces on requests.
@@ -44,6 +51,7 @@ pub struct ThriftHandler {
     family_template: FamilyDescriptor,
     table_durability: Durability,
     limits: RequestLimits,
+    requests: Arc<RequestMetrics>,
 }
 
 type Attributes = BTreeMap<Text, Text>;
@@ -73,7 +81,22 @@ impl ThriftHandler {
         table_durability: Durability,
         limits: RequestLimits,
     ) -> ThriftHandler {
-        ThriftHandler { store, scanners, family_template, table_durability, limits }
+        let requests = Arc::new(RequestMetrics::default());
+        ThriftHandler { store, scanners, family_template, table_durability, limits, requests }
+    }
+
+    /// The latencies of the calls this handler served.
+    pub fn request_metrics(&self) -> &Arc<RequestMetrics> {
+        &self.requests
+    }
+
+    /// Records `result` of an `op` call on `table` begun at `started`, if
+    /// it succeeded.
+    fn timed<T>(&self, table: &str, op: Op, started: Instant, result: ThriftResult<T>) -> ThriftResult<T> {
+        if result.is_ok() {
+            self.requests.observe(table, op, started.elapsed());
+        }
+        result
     }
 
     fn check_row_size(&self, cells: &[Cell]) -> ThriftResult<()> {
@@ -111,6 +134,7 @@ impl ThriftHandler {
         columns: &[Vec<u8>],
         ts: Option<i64>,
     ) -> ThriftResult<Vec<TRowResult>> {
+        let started = Instant::now();
         if rows.len() > self.limits.max_rows_per_call {
             return Err(illegal_argument(format!(
                 "{} rows in one call; at most {}",
@@ -118,12 +142,19 @@ impl ThriftHandler {
                 self.limits.max_rows_per_call
             )));
         }
-        let mut out = Vec::new();
-        for row in rows {
-            let cells = self.read_row(table, row, columns, ts, 1)?;
-            out.extend(row_result(&cells, false));
+        let result = (|| {
+            let mut out = Vec::new();
+            for row in rows {
+                let cells = self.read_row(table, row, columns, ts, 1)?;
+                out.extend(row_result(&cells, false));
+            }
+            Ok(out)
+        })();
+        if rows.is_empty() {
+            // Nothing was read: the table may not even exist.
+            return result;
         }
-        Ok(out)
+        self.timed(&String::from_utf8_lossy(table), Op::Get, started, result)
     }
 
     fn cells_of_column(
@@ -134,10 +165,12 @@ impl ThriftHandler {
         ts: Option<i64>,
         versions: i32,
     ) -> ThriftResult<Vec<TCell>> {
+        let started = Instant::now();
         if versions < 1 {
             return Err(illegal_argument(format!("number of versions must be at least 1, got {versions}")));
         }
-        let cells = self.read_row(table, row, std::slice::from_ref(&column.to_vec()), ts, versions as u32)?;
+        let cells = self.read_row(table, row, std::slice::from_ref(&column.to_vec()), ts, versions as u32);
+        let cells = self.timed(&String::from_utf8_lossy(table), Op::Get, started, cells)?;
         Ok(cells.iter().map(tcell).collect())
     }
 
@@ -177,12 +210,14 @@ impl ThriftHandler {
     }
 
     fn mutate(&self, table: &[u8], row: &[u8], mutations: Vec<Mutation>, ts: Option<i64>) -> ThriftResult<()> {
+        let started = Instant::now();
         let name = table_name(table)?;
         let (ms, durability) = self.row_mutations(mutations, ts)?;
         if ms.is_empty() {
             return Ok(());
         }
-        self.store.mutate_row(&name, row, &ms, durability).map_err(from_store)
+        let result = self.store.mutate_row(&name, row, &ms, durability).map_err(from_store);
+        self.timed(&name, Op::Put, started, result)
     }
 
     /// One row's Thrift mutations as the store's, checked against the row
@@ -211,6 +246,7 @@ impl ThriftHandler {
     /// the other rows are applied, as HBase applies them. Rows that asked
     /// for writeToWAL=false form their own SKIP_WAL batch.
     fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
+        let started = Instant::now();
         let name = table_name(table)?;
         let mut rows = Vec::with_capacity(batches.len());
         for b in batches {
@@ -236,10 +272,14 @@ impl ThriftHandler {
             let applied = self.store.mutate_rows(&name, &batch, durability).map_err(from_store);
             result = result.and(applied);
         }
-        result
+        if rows.is_empty() {
+            return result;
+        }
+        self.timed(&name, Op::Put, started, result)
     }
 
     fn delete(&self, table: &[u8], row: &[u8], column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {
+        let started = Instant::now();
         let table = table_name(table)?;
         let ts = ts.map(timestamp).transpose()?;
         let m = match column.map(parse_column) {
@@ -249,7 +289,8 @@ impl ThriftHandler {
                 None => StoreMutation::DeleteFamily { family: c.family, timestamp: ts },
             },
         };
-        self.store.mutate_row(&table, row, &[m], None).map_err(from_store)
+        let result = self.store.mutate_row(&table, row, &[m], None).map_err(from_store);
+        self.timed(&table, Op::Delete, started, result)
     }
 
     fn increment_column(&self, table: &[u8], row: &[u8], column: &[u8], amount: i64) -> ThriftResult<i64> {
@@ -273,6 +314,7 @@ impl ThriftHandler {
         sort_columns: bool,
         reverse: bool,
     ) -> ThriftResult<ScannerID> {
+        let started = Instant::now();
         let table = table_name(table)?;
         let filter = match filter_string.filter(|f| !f.is_empty()) {
             None => None,
@@ -305,25 +347,30 @@ impl ThriftHandler {
             filter,
         };
         let scanner = self.store.scan(&table, scan).map_err(from_store)?;
-        self.scanners
-            .insert(OpenScanner::new(table, scanner, sort_columns))
-            .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"))
+        let id = self
+            .scanners
+            .insert(OpenScanner::new(table.clone(), scanner, sort_columns))
+            .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"));
+        self.timed(&table, Op::Scan, started, id)
     }
 
     fn scanner_rows(&self, id: ScannerID, n: i32) -> ThriftResult<Vec<TRowResult>> {
+        let started = Instant::now();
         if n < 0 {
             return Err(illegal_argument(format!("number of rows must not be negative, got {n}")));
         }
         let n = (n as usize).min(self.limits.max_rows_per_call);
         let scanner = self.scanners.get(id).ok_or_else(|| illegal_argument("scanner ID is invalid"))?;
         let mut s = scanner.lock();
-        let rows = s.next_rows(n).map_err(from_store)?;
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            self.check_row_size(&r)?;
-            out.extend(row_result(&r, s.sort_columns));
-        }
-        Ok(out)
+        let result = s.next_rows(n).map_err(from_store).and_then(|rows| {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                self.check_row_size(&r)?;
+                out.extend(row_result(&r, s.sort_columns));
+            }
+            Ok(out)
+        });
+        self.timed(&s.table, Op::Scan, started, result)
     }
 }
 
@@ -393,7 +440,13 @@ impl HbaseSyncHandler for ThriftHandler {
     }
 
     fn handle_delete_table(&self, table: Text) -> ThriftResult<()> {
-        io_only(self.store.delete_table(&table_name(&table)?).map_err(from_store))
+        let name = table_name(&table)?;
+        let result = self.store.delete_table(&name).map_err(from_store);
+        if result.is_ok() {
+            // Its latencies join the dropped tables', as its store counters do.
+            self.requests.table_dropped(&name);
+        }
+        io_only(result)
     }
 
     fn handle_get(&self, table: Text, row: Text, column: Text, _: Attributes) -> ThriftResult<Vec<TCell>> {
@@ -626,6 +679,7 @@ impl HbaseSyncHandler for ThriftHandler {
 
     fn handle_get_row_or_before(&self, table: Text, row: Text, family: Text) -> ThriftResult<Vec<TCell>> {
         io_only((|| -> ThriftResult<Vec<TCell>> {
+            let started = Instant::now();
             let name = table_name(&table)?;
             let scan = Scan {
                 start: Some(row),
@@ -634,8 +688,13 @@ impl HbaseSyncHandler for ThriftHandler {
                 limit: Some(1),
                 ..Scan::default()
             };
-            let mut scanner = self.store.scan(&name, scan).map_err(from_store)?;
-            let cells = scanner.next().transpose().map_err(from_store)?.unwrap_or_default();
+            let cells = self
+                .store
+                .scan(&name, scan)
+                .and_then(|mut scanner| scanner.next().transpose())
+                .map(Option::unwrap_or_default)
+                .map_err(from_store);
+            let cells = self.timed(&name, Op::Get, started, cells)?;
             Ok(cells.iter().map(tcell).collect())
         })())
     }

@@ -1,5 +1,6 @@
 //! The HTTP side of the server (HBase's region server info port):
-//! `/metrics` in Prometheus text format, `/status` as JSON, and `/`, an HTML
+//! `/metrics` in Prometheus text format ([`crate::prometheus`]), `/status`
+//! as JSON, and `/`, an HTML
 //! page that polls `/status` and shows tables, regions and each store's
 //! memstore live — active segment, pipeline segments with their index
 //! layout, snapshot — with recent flushes and compactions; and the admin
@@ -8,7 +9,6 @@
 //! `tiny_http` serves it: a few requests a second from a dashboard need no
 //! async runtime.
 
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +19,7 @@ use memstore::SegmentStats;
 use serde_json::{Value, json};
 use store::Store;
 
+use crate::request_metrics::RequestMetrics;
 use crate::scanners::ScannerRegistry;
 use crate::thrift_server::ThriftCounters;
 
@@ -27,6 +28,8 @@ pub struct StatusSource {
     pub store: Arc<Store>,
     pub scanners: Arc<ScannerRegistry>,
     pub thrift: Arc<ThriftCounters>,
+    /// The Thrift handler's request latencies.
+    pub requests: Arc<RequestMetrics>,
     pub started: std::time::Instant,
     pub thrift_addr: SocketAddr,
 }
@@ -85,7 +88,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => {
             crate::admin::respond(&source.store, &admin["/admin/".len()..], &query)
         }
-        (tiny_http::Method::Get, "/metrics") => (prometheus(source), "text/plain; version=0.0.4", 200),
+        (tiny_http::Method::Get, "/metrics") => (crate::prometheus::render(source), "text/plain; version=0.0.4", 200),
         (tiny_http::Method::Get, "/status") => {
             (serde_json::to_string_pretty(&status(source)).unwrap_or_default(), "application/json", 200)
         }
@@ -97,77 +100,6 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     let response = tiny_http::Response::from_string(body).with_status_code(code).with_header(header);
     if let Err(e) = request.respond(response) {
         tracing::debug!(error = %e, "HTTP client went away");
-    }
-}
-
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// Every DESIGN §6 counter: store totals, then per region and per family.
-pub fn prometheus(source: &StatusSource) -> String {
-    let m = source.store.metrics();
-    let mut out = String::new();
-    let totals = serde_json::to_value(&m.totals).unwrap_or(Value::Null);
-    if let Value::Object(map) = totals {
-        for (k, v) in map {
-            let _ = writeln!(out, "# TYPE accordion_store_{k} gauge\naccordion_store_{k} {}", number(&v));
-        }
-    }
-    let t = source.thrift.snapshot();
-    for (k, v) in [
-        ("accepted", t.accepted),
-        ("refused", t.refused),
-        ("open", t.open as u64),
-        ("protocol_errors", t.protocol_errors),
-        ("unknown_wire", t.unknown_wire),
-    ] {
-        let _ = writeln!(out, "accordion_thrift_connections_{k} {v}");
-    }
-    let _ = writeln!(out, "accordion_thrift_open_scanners {}", source.scanners.len());
-    let _ = writeln!(out, "accordion_thrift_expired_scanners {}", source.scanners.expired());
-    let _ = writeln!(out, "# TYPE accordion_region_state gauge");
-    for r in &m.regions {
-        let labels = format!("table=\"{}\",region=\"{}\"", label(&r.table), label(&r.region));
-        // One series per state, 1 for the region's current one (the
-        // Prometheus way to export an enum).
-        for s in store::RegionState::all() {
-            let _ = writeln!(
-                out,
-                "accordion_region_state{{{labels},state=\"{}\"}} {}",
-                s.name(),
-                u8::from(s.name() == r.state)
-            );
-        }
-        for (k, v) in [
-            ("puts", r.puts),
-            ("deletes", r.deletes),
-            ("gets", r.gets),
-            ("scans", r.scans),
-            ("flushes", r.flushes),
-            ("user_bytes", r.user_bytes),
-        ] {
-            let _ = writeln!(out, "accordion_region_{k}{{{labels}}} {v}");
-        }
-        for f in &r.families {
-            let labels = format!("{labels},family=\"{}\",policy=\"{}\"", label(&f.family), label(&f.policy));
-            if let Value::Object(map) = serde_json::to_value(f).unwrap_or(Value::Null) {
-                for (k, v) in map {
-                    if v.is_number() {
-                        let _ = writeln!(out, "accordion_family_{k}{{{labels}}} {}", number(&v));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-fn number(v: &Value) -> String {
-    match v {
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => u8::from(*b).to_string(),
-        _ => "0".to_string(),
     }
 }
 

@@ -7,8 +7,11 @@
 //! API with HBase's semantics and exceptions; scan filters use HBase's
 //! filter language (`store::filter`, run inside the store's scan);
 //! scanners have leases ([`scanners`]). The
-//! HTTP side ([`http`]) serves Prometheus metrics, JSON status and a live
-//! page of the memstores. Settings take HBase's property names ([`config`]).
+//! HTTP side ([`http`]) serves Prometheus metrics ([`prometheus`], with
+//! request latencies from [`request_metrics`] and the process's figures from
+//! [`process_metrics`]), JSON status and a live page of the memstores.
+//! Settings have our names and HBase's property names, one table of them
+//! in [`config`].
 
 pub mod admin;
 pub mod client;
@@ -27,6 +30,9 @@ pub mod handler;
 )]
 pub mod hbase_thrift;
 pub mod http;
+pub mod process_metrics;
+pub mod prometheus;
+pub mod request_metrics;
 pub mod scanners;
 pub mod server;
 pub mod thrift_server;

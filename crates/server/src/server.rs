@@ -59,6 +59,7 @@ impl Server {
             config.table_durability,
             config.requests.clone(),
         );
+        let requests = handler.request_metrics().clone();
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         let thrift = ThriftServer::start(
@@ -73,6 +74,7 @@ impl Server {
             store: store.clone(),
             scanners: scanners.clone(),
             thrift: thrift.counters.clone(),
+            requests,
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
         };

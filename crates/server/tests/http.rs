@@ -47,14 +47,14 @@ fn metrics_status_and_page_show_the_store() {
     }
 
     let metrics = get(&server, "/metrics");
-    assert!(metrics.contains("accordion_store_puts 100"), "{metrics}");
+    assert!(metrics.contains("accordion_put_cells_total{table=\"web\"} 100"), "{metrics}");
     let family_line = metrics
         .lines()
         .find(|l| l.starts_with("accordion_family_memstore_cells{") && l.contains("table=\"web\""))
         .unwrap_or_else(|| panic!("no per-family memstore line:\n{metrics}"));
     assert!(family_line.contains("family=\"f\"") && family_line.contains("policy=\"eager\""), "{family_line}");
     assert!(family_line.ends_with(" 100"), "{family_line}");
-    assert!(metrics.contains("accordion_thrift_connections_accepted 1"), "{metrics}");
+    assert!(metrics.contains("accordion_thrift_connections_accepted_total 1"), "{metrics}");
     let states: Vec<&str> = metrics.lines().filter(|l| l.starts_with("accordion_region_state{")).collect();
     assert_eq!(states.len(), 8, "one series per state: {states:?}");
     assert!(states.iter().any(|l| l.contains("state=\"OPEN\"") && l.ends_with(" 1")), "{states:?}");

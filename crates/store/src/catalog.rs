@@ -15,6 +15,11 @@
 //!   order, span exactly their range.
 //! - Region ids only grow: `allocate_region_id` hands out ids above every id
 //!   seen (`observe_region_id` at load).
+//! - A region an edit takes out of the lists (replaced, or its table
+//!   dropped) has its counters folded into the retired counters by the same
+//!   edit, under their lock; [`Catalog::counters`] reads the lists and the
+//!   retired counters under that lock too, so every region is counted once
+//!   and the totals never go backwards (`table_counters.rs`).
 //!
 //! Thread safety: the table map and each region list sit behind `RwLock`s
 //! held only for a lookup or a splice, never across I/O. Region list
@@ -22,7 +27,9 @@
 //! open, parent removal) run under the table's change lock
 //! ([`TableState::lock_changes`]), so two never interleave on one table;
 //! table DDL runs under the catalog's DDL lock ([`Catalog::lock_ddl`]).
-//! Lock order: DDL lock → change lock → table map → region list.
+//! Lock order: DDL lock → change lock → retired counters → table map →
+//! region list. The retired counters' lock is held for a whole edit that
+//! removes regions, and for a read of the counters; never across I/O.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,6 +41,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use crate::error::{Result, StoreError};
 use crate::region::Region;
 use crate::table::TableDescriptor;
+use crate::table_counters::{RetiredCounters, TableCounters};
 
 /// A table and its regions.
 pub struct TableState {
@@ -125,11 +133,46 @@ pub(crate) struct Catalog {
     tables: RwLock<BTreeMap<String, Arc<TableState>>>,
     next_region_id: AtomicU64,
     ddl_lock: Mutex<()>,
+    retired: Mutex<RetiredCounters>,
+}
+
+/// Every table's counters, read at one instant of the catalog.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CatalogCounters {
+    /// Per live table: its live regions plus the ones it replaced.
+    pub(crate) tables: BTreeMap<String, TableCounters>,
+    /// Every dropped table's.
+    pub(crate) dropped: TableCounters,
+    pub(crate) tables_dropped: u64,
 }
 
 impl Catalog {
     pub(crate) fn new() -> Catalog {
-        Catalog { tables: RwLock::new(BTreeMap::new()), next_region_id: AtomicU64::new(1), ddl_lock: Mutex::new(()) }
+        Catalog {
+            tables: RwLock::new(BTreeMap::new()),
+            next_region_id: AtomicU64::new(1),
+            ddl_lock: Mutex::new(()),
+            retired: Mutex::new(RetiredCounters::default()),
+        }
+    }
+
+    /// Every table's counters, live and retired, at one instant of the
+    /// catalog (see the module doc).
+    pub(crate) fn counters(&self) -> CatalogCounters {
+        let retired = self.retired.lock();
+        let tables = self
+            .tables
+            .read()
+            .iter()
+            .map(|(name, t)| {
+                let mut c = retired.table(name);
+                for r in t.regions.read().iter() {
+                    c.add(&TableCounters::of_region(r));
+                }
+                (name.clone(), c)
+            })
+            .collect();
+        CatalogCounters { tables, dropped: retired.dropped(), tables_dropped: retired.tables_dropped() }
     }
 
     /// Applies `edit`; an edit that would break the invariants is refused
@@ -144,12 +187,15 @@ impl Catalog {
                 tables.insert(t.desc.name.clone(), t);
             }
             CatalogEdit::DropTable(name) => {
-                self.tables.write().remove(&name).ok_or(StoreError::TableNotFound(name))?;
+                let mut retired = self.retired.lock();
+                let t = self.tables.write().remove(&name).ok_or(StoreError::TableNotFound(name.clone()))?;
+                retired.retire_table(&name, t.regions.read().iter().map(|r| r.as_ref()));
             }
             CatalogEdit::SetEnabled { table, enabled } => {
                 self.table(&table)?.enabled.store(enabled, Ordering::Release);
             }
             CatalogEdit::ReplaceRegions { table, old, new } => {
+                let mut retired = self.retired.lock();
                 let t = self.table(&table)?;
                 let mut regions = t.regions.write();
                 let refuse = |why: &str| StoreError::InvalidArgument(format!("catalog edit of table {table:?}: {why}"));
@@ -177,6 +223,9 @@ impl Catalog {
                     return Err(refuse("the new regions do not span the replaced ones exactly"));
                 }
                 regions.splice(at..at + old.len(), new);
+                for o in &old {
+                    retired.retire_region(&table, o);
+                }
             }
         }
         Ok(())

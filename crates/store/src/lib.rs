@@ -35,6 +35,7 @@ pub mod split;
 pub mod store;
 pub mod storefile;
 pub mod table;
+pub mod table_counters;
 #[cfg(test)]
 mod test_support;
 pub mod wal;
@@ -47,3 +48,4 @@ pub use region_state::RegionState;
 pub use scanner::Scan;
 pub use store::Store;
 pub use table::{FamilyDescriptor, TableDescriptor};
+pub use table_counters::TableCounters;

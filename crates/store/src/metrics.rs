@@ -1,15 +1,24 @@
-//! `StoreMetrics`: the counters of DESIGN §6 per family store, region and
-//! store instance, as one serialisable snapshot (the server's /metrics and
-//! /status and the bench read it).
+//! `StoreMetrics`: the counters of DESIGN §6 per family store, region,
+//! table and store instance, as one serialisable snapshot (the server's
+//! /metrics and /status and the bench read it).
+//!
+//! Invariants: the per-table counters and the totals' counters (puts, gets,
+//! flushes, bytes, ...) include what replaced regions and dropped tables had
+//! counted (`table_counters.rs`), so they never go backwards while the
+//! process lives; the per-region and per-family figures are those of the
+//! live regions only. Levels (memstore bytes, store files, regions) are the
+//! live regions'.
 //!
 //! Thread safety: built from relaxed atomic loads; each counter is exact,
-//! the set is not one atomic instant.
+//! the set is not one atomic instant (the per-table counters are one
+//! instant of the catalog, the per-region ones are read after).
 
 use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
 use crate::services::Services;
+use crate::table_counters::TableCounters;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FamilyMetrics {
@@ -51,11 +60,23 @@ pub struct RegionMetrics {
     pub families: Vec<FamilyMetrics>,
 }
 
-/// Totals over a store instance.
+/// A live table's counters (its live regions' and those it replaced).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TableMetrics {
+    pub table: String,
+    pub regions: u64,
+    #[serde(flatten)]
+    pub counters: TableCounters,
+}
+
+/// Totals over a store instance: the counters include replaced regions and
+/// dropped tables (they never go backwards), the levels are the live
+/// regions'.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StoreTotals {
     pub regions: u64,
     pub puts: u64,
+    pub deletes: u64,
     pub gets: u64,
     pub scans: u64,
     pub disk_flushes: u64,
@@ -75,6 +96,7 @@ pub struct StoreTotals {
     pub wal_files_archived: u64,
     pub wal_bytes: u64,
     pub wal_syncs: u64,
+    pub wal_sync_failures: u64,
     pub wal_appends: u64,
     pub flush_failures: u64,
     pub compaction_failures: u64,
@@ -84,11 +106,17 @@ pub struct StoreTotals {
     pub block_cache_hits: u64,
     pub block_cache_misses: u64,
     pub block_cache_bytes: u64,
+    pub block_cache_evictions: u64,
+    pub tables_dropped: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StoreMetrics {
     pub totals: StoreTotals,
+    /// Live tables, by name.
+    pub tables: Vec<TableMetrics>,
+    /// What every dropped table had counted.
+    pub dropped_tables: TableCounters,
     pub regions: Vec<RegionMetrics>,
 }
 
@@ -98,6 +126,7 @@ fn printable(key: &[u8]) -> String {
 
 /// A snapshot of every counter of the store `services` serve.
 pub(crate) fn collect(services: &Services) -> StoreMetrics {
+    let counted = services.catalog.counters();
     let mut t = StoreTotals::default();
     let mut regions = Vec::new();
     for region in services.catalog.all_regions() {
@@ -144,25 +173,41 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
                 cells_dropped_in_memory: mc.cells_dropped,
                 pipeline_segments: ms.layout_info().pipeline.len() as u64,
             };
-            t.disk_compactions += fm.compactions;
-            t.inmemory_flushes += fm.inmemory_flushes;
-            t.merges += fm.merges;
-            t.inmemory_compactions += fm.inmemory_compactions;
             t.store_files += fm.store_files;
-            t.bytes_flushed += fm.bytes_flushed;
-            t.bytes_compacted += fm.bytes_compacted;
             t.memstore_data_bytes += fm.memstore_data_bytes;
             t.memstore_heap_bytes += fm.memstore_heap_bytes;
             rm.families.push(fm);
         }
         t.regions += 1;
-        t.puts += rm.puts;
-        t.gets += rm.gets;
-        t.scans += rm.scans;
-        t.disk_flushes += rm.flushes;
-        t.user_bytes += rm.user_bytes;
         regions.push(rm);
     }
+    let mut per_table = std::collections::BTreeMap::<&str, u64>::new();
+    for r in &regions {
+        *per_table.entry(r.table.as_str()).or_default() += 1;
+    }
+    let mut all = counted.dropped;
+    let tables = counted
+        .tables
+        .into_iter()
+        .map(|(table, counters)| {
+            all.add(&counters);
+            let regions = per_table.get(table.as_str()).copied().unwrap_or(0);
+            TableMetrics { table, regions, counters }
+        })
+        .collect();
+    t.puts = all.puts;
+    t.deletes = all.deletes;
+    t.gets = all.gets;
+    t.scans = all.scans;
+    t.disk_flushes = all.flushes;
+    t.user_bytes = all.user_bytes;
+    t.disk_compactions = all.compactions;
+    t.inmemory_flushes = all.inmemory_flushes;
+    t.merges = all.merges;
+    t.inmemory_compactions = all.inmemory_compactions;
+    t.bytes_flushed = all.bytes_flushed;
+    t.bytes_compacted = all.bytes_compacted;
+    t.tables_dropped = counted.tables_dropped;
     t.write_amplification =
         if t.user_bytes == 0 { 0.0 } else { (t.bytes_flushed + t.bytes_compacted) as f64 / t.user_bytes as f64 };
     let w = services.wal.stats();
@@ -170,6 +215,7 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
     t.wal_files_archived = w.files_archived;
     t.wal_bytes = w.bytes_written;
     t.wal_syncs = w.syncs;
+    t.wal_sync_failures = w.sync_failures;
     t.wal_appends = w.appends;
     t.flush_failures = services.flush_queue.flush_failures();
     t.compaction_failures = services.compaction_queue.failures();
@@ -180,6 +226,7 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
         t.block_cache_hits = s.hits;
         t.block_cache_misses = s.misses;
         t.block_cache_bytes = s.bytes;
+        t.block_cache_evictions = s.evictions;
     }
-    StoreMetrics { totals: t, regions }
+    StoreMetrics { totals: t, tables, dropped_tables: counted.dropped, regions }
 }

@@ -999,6 +999,14 @@ fn sync_rounds_are_timed() {
     assert_eq!(l.rounds, wal.stats().syncs, "one timing per successful round: {l:?}");
     assert_eq!(l.rounds, 21);
     assert!(0 < l.p50_us && l.p50_us <= l.p99_us && l.p99_us <= l.max_us, "{l:?}");
+    let bounds = [Duration::from_micros(1), Duration::from_millis(1), Duration::from_secs(600)];
+    let b = wal.sync_latency_buckets(&bounds);
+    assert_eq!(b.count, l.rounds, "the same rounds as buckets: {b:?}");
+    assert!(b.cumulative.windows(2).all(|w| w[0] <= w[1]), "cumulative: {b:?}");
+    assert_eq!(b.cumulative[2], b.count, "every round took under 10 minutes: {b:?}");
+    // The histogram's maximum is within 1 % (2 significant digits).
+    let slowest = l.max_us as f64 / 1e6 / 1.01;
+    assert!(b.sum.as_secs_f64() >= slowest, "the sum covers the slowest round: {b:?} {l:?}");
 }
 
 #[test]

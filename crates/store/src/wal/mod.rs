@@ -50,5 +50,5 @@ pub use layout::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_file_name, pa
 pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};
-pub use stats::{SyncLatency, WalStats};
+pub use stats::{SyncBuckets, SyncLatency, WalStats};
 pub use wal::{AppendTicket, Wal, WalPlace};

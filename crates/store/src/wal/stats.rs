@@ -3,8 +3,9 @@
 //!
 //! Thread safety: relaxed atomics; each counter is exact, a snapshot of all
 //! of them is not taken atomically (it is for reporting). The latency
-//! histogram is behind a mutex taken once per sync round (rounds run one at
-//! a time anyway, under the WAL's I/O lock).
+//! histogram and the exact sum of the rounds' times are behind one mutex
+//! taken once per sync round (rounds run one at a time anyway, under the
+//! WAL's I/O lock) and by readers.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -23,24 +24,68 @@ pub struct SyncLatency {
     pub max_us: u64,
 }
 
+/// The sync rounds as counts at or below fixed bounds (a Prometheus
+/// histogram's buckets), with their count and the exact sum of their times.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SyncBuckets {
+    /// `cumulative[i]`: rounds that took at most `bounds[i]` of the call.
+    /// The histogram keeps 2 significant digits, so a round is counted at a
+    /// bound only if every time its histogram bucket stands for is at or
+    /// below it: a round within 1 % above a bound may count in the next.
+    pub cumulative: Vec<u64>,
+    /// Rounds that succeeded (the `+Inf` bucket).
+    pub count: u64,
+    /// Their times, summed exactly (not from the histogram).
+    pub sum: Duration,
+}
+
+struct Times {
+    histogram: Histogram<u64>,
+    sum_nanos: u64,
+}
+
 /// The histogram of sync rounds, in microseconds (1 µs .. 10 min, 2
-/// significant digits).
-pub(crate) struct SyncTimes(Mutex<Histogram<u64>>);
+/// significant digits), and the exact sum of their times.
+pub(crate) struct SyncTimes(Mutex<Times>);
 
 impl Default for SyncTimes {
     fn default() -> SyncTimes {
-        SyncTimes(Mutex::new(Histogram::new_with_bounds(1, 600_000_000, 2).expect("valid histogram bounds")))
+        SyncTimes(Mutex::new(Times {
+            histogram: Histogram::new_with_bounds(1, 600_000_000, 2).expect("valid histogram bounds"),
+            sum_nanos: 0,
+        }))
     }
 }
 
 impl SyncTimes {
     pub fn record(&self, took: Duration) {
         let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX).clamp(1, 600_000_000);
-        self.0.lock().saturating_record(us);
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        let mut t = self.0.lock();
+        t.histogram.saturating_record(us);
+        t.sum_nanos = t.sum_nanos.saturating_add(nanos);
+    }
+
+    /// The rounds at or below each of `bounds` (ascending).
+    pub fn buckets(&self, bounds: &[Duration]) -> SyncBuckets {
+        let t = self.0.lock();
+        let h = &t.histogram;
+        let bounds_us: Vec<u64> = bounds.iter().map(|b| u64::try_from(b.as_micros()).unwrap_or(u64::MAX)).collect();
+        let mut cumulative = vec![0u64; bounds.len()];
+        for v in h.iter_recorded() {
+            // The highest time this histogram bucket stands for.
+            let top = v.value_iterated_to();
+            let first = bounds_us.partition_point(|&b| b < top);
+            for c in &mut cumulative[first..] {
+                *c += v.count_at_value();
+            }
+        }
+        SyncBuckets { cumulative, count: h.len(), sum: Duration::from_nanos(t.sum_nanos) }
     }
 
     pub fn snapshot(&self) -> SyncLatency {
-        let h = self.0.lock();
+        let t = self.0.lock();
+        let h = &t.histogram;
         if h.is_empty() {
             return SyncLatency::default();
         }
@@ -105,5 +150,24 @@ impl Counters {
             last_txid,
             synced_txid,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_count_each_round_at_every_bound_at_or_above_it() {
+        let t = SyncTimes::default();
+        for us in [50, 100, 150, 900, 5_000, 20_000_000] {
+            t.record(Duration::from_micros(us));
+        }
+        let bounds = [100, 1_000, 10_000].map(Duration::from_micros);
+        let b = t.buckets(&bounds);
+        assert_eq!(b.cumulative, [2, 4, 5]);
+        assert_eq!(b.count, 6);
+        assert_eq!(b.sum, Duration::from_micros(50 + 100 + 150 + 900 + 5_000 + 20_000_000));
+        assert_eq!(SyncTimes::default().buckets(&bounds), SyncBuckets { cumulative: vec![0; 3], ..Default::default() });
     }
 }

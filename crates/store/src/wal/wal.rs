@@ -91,7 +91,7 @@ use crate::wal::layout::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files, log_fi
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
 use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};
-use crate::wal::stats::{Counters, SyncLatency, SyncTimes, WalStats};
+use crate::wal::stats::{Counters, SyncBuckets, SyncLatency, SyncTimes, WalStats};
 use crate::wal::writer::LogWriter;
 
 /// Failed txid ranges remembered for late waiters; older ones are forgotten
@@ -594,6 +594,12 @@ impl Wal {
     /// How long the sync rounds of this WAL (since it was opened) took.
     pub fn sync_latency(&self) -> SyncLatency {
         self.shared.sync_times.snapshot()
+    }
+
+    /// The same sync rounds as counts at or below each of `bounds`
+    /// (ascending), with their exact sum: a Prometheus histogram.
+    pub fn sync_latency_buckets(&self, bounds: &[std::time::Duration]) -> SyncBuckets {
+        self.shared.sync_times.buckets(bounds)
     }
 
     /// Writes and syncs what is buffered, stops the syncer and closes the
