@@ -42,10 +42,13 @@ impl MasterProcess {
                 let _ = tx.send(line);
             }
         });
+        // Owned from here, so that it is killed (Drop) if it never starts.
+        let mut master = MasterProcess { child, http: ([127, 0, 0, 1], 0).into() };
         loop {
             let line = rx.recv_timeout(Duration::from_secs(60)).expect("the master prints its address");
             if let Some(addr) = line.strip_prefix("accordion master listening: http ") {
-                return MasterProcess { child, http: addr.parse().expect("address") };
+                master.http = addr.parse().expect("address");
+                return master;
             }
         }
     }

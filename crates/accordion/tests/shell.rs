@@ -1,22 +1,72 @@
 //! `accordion shell` against a real server: a scripted session (a script
 //! file and `-e`) whose output is checked line by line, with the times that
-//! change from run to run masked.
+//! change from run to run masked; HBase's syntax forms (brace-less options,
+//! create with split keys, truncate, list with a regex, count's progress,
+//! counters, help); errors, each an `ERROR:` line naming what is wrong and a
+//! failed exit status; the interactive shell over a pipe with its history;
+//! and finding the server's HTTP port without `--http`.
 
 mod common;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 use common::ServerProcess;
 
+/// What a shell run left.
+struct Run {
+    ok: bool,
+    out: String,
+    err: String,
+}
+
+/// Runs `accordion shell` with `args` (after `--server` and, if given,
+/// `--http`), with `home` as `$HOME` and `stdin` piped in if given.
+fn run_shell(thrift: &str, http: Option<&str>, args: &[&str], home: Option<&Path>, stdin: Option<&str>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
+    cmd.args(["shell", "--server", thrift]);
+    if let Some(http) = http {
+        cmd.args(["--http", http]);
+    }
+    // A backtrace, if anything printed one, would show in the output.
+    cmd.args(args).env("RUST_BACKTRACE", "1").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(home) = home {
+        cmd.env("HOME", home);
+    }
+    let mut child = cmd.spawn().expect("run shell");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.unwrap_or_default().as_bytes()).expect("write stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("shell output");
+    let run = Run {
+        ok: out.status.success(),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    // No backtrace, panic, or `main`'s `Error: ...` (Debug) report.
+    let noise = |l: &str| l.contains("backtrace") || l.contains("panicked") || l.starts_with("Error");
+    assert!(!run.out.lines().chain(run.err.lines()).any(noise), "noise in\n{}\n{}", run.out, run.err);
+    run
+}
+
 fn shell(server: &ServerProcess, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
-        .args(["shell", "--server", &server.thrift.to_string()])
-        .args(["--http", &server.http.to_string()])
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run shell");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let run = run_shell(&server.thrift.to_string(), Some(&server.http.to_string()), args, None, None);
+    (run.ok, run.out)
+}
+
+/// `-e commands` against `server`; its success and normalised output.
+fn session(server: &ServerProcess, commands: &str) -> (bool, String) {
+    let (ok, out) = shell(server, &["-e", commands]);
+    (ok, normalise(&out))
+}
+
+/// Asserts `got` is `expected`, line by line.
+fn assert_lines(got: &str, expected: &str) {
+    for (i, (g, e)) in got.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(g, e, "line {} differs; whole output:\n{got}", i + 1);
+    }
+    assert_eq!(got.lines().count(), expected.lines().count(), "whole output:\n{got}");
 }
 
 /// Drops "Took" lines and masks server-assigned timestamps.
@@ -118,11 +168,7 @@ fn scripted_session_prints_what_hbase_shell_would() {
     std::fs::write(&script, SCRIPT).expect("write script");
     let (ok, out) = shell(&server, &[script.to_str().expect("utf-8 path")]);
     assert!(ok, "shell failed:\n{out}");
-    let got = normalise(&out);
-    for (i, (g, e)) in got.lines().zip(EXPECTED.lines()).enumerate() {
-        assert_eq!(g, e, "line {} differs; whole output:\n{got}", i + 1);
-    }
-    assert_eq!(got.lines().count(), EXPECTED.lines().count(), "whole output:\n{got}");
+    assert_lines(&normalise(&out), EXPECTED);
 }
 
 #[test]
@@ -141,14 +187,10 @@ fn errors_are_reported_and_the_exit_status_says_so() {
 fn an_unreachable_server_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     // The listener is dropped: nothing listens there now.
-    let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
-        .args(["shell", "--server", &format!("127.0.0.1:{port}"), "-e", "list"])
-        .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run shell");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("cannot connect to 127.0.0.1:{port}")), "{err}");
+    let run = run_shell(&format!("127.0.0.1:{port}"), None, &["-e", "list"], None, None);
+    assert!(!run.ok);
+    assert!(run.err.starts_with(&format!("ERROR: cannot connect to 127.0.0.1:{port}: ")), "{}", run.err);
+    assert!(run.err.contains("refused"), "the I/O error, not just the transport's kind: {}", run.err);
 }
 
 #[test]
@@ -187,4 +229,351 @@ fn regions_split_close_open_and_merge_from_the_shell() {
 
 fn line_of(out: &str, prefix: &str) -> String {
     out.lines().find(|l| l.starts_with(prefix)).unwrap_or_default().to_string()
+}
+
+const GET_AND_SCAN_DATA: &str = "create 'g', {NAME => 'f', VERSIONS => 3}, 'h'; \
+    put 'g', 'r1', 'f:a', 'a1', 10; put 'g', 'r1', 'f:a', 'a2', 20; put 'g', 'r1', 'f:b', 'b1', 10; \
+    put 'g', 'r1', 'h:c', 'c1', 10; put 'g', 'r2', 'f:a', 'x', 10; put 'g', 'r3', 'h:c', 'y', 10";
+
+#[test]
+fn options_without_braces_are_the_trailing_dictionary() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(&server, GET_AND_SCAN_DATA);
+    assert!(ok, "{out}");
+    let brace_less = "get 'g', 'r1', COLUMN => 'f:a'; \
+                      get 'g', 'r1', COLUMN => ['f:a', 'f:b'], VERSIONS => 3; \
+                      scan 'g', LIMIT => 1; \
+                      scan 'g', STARTROW => 'r1', STOPROW => 'r3', COLUMNS => ['f']; \
+                      count 'g', INTERVAL => 2";
+    let (ok, out) = session(&server, brace_less);
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        "COLUMN                          CELL
+ f:a                            timestamp=20, value=a2
+1 row(s)
+COLUMN                          CELL
+ f:a                            timestamp=20, value=a2
+ f:a                            timestamp=10, value=a1
+ f:b                            timestamp=10, value=b1
+3 row(s)
+ROW                             COLUMN+CELL
+ r1                             column=f:a, timestamp=20, value=a2
+ r1                             column=f:b, timestamp=10, value=b1
+ r1                             column=h:c, timestamp=10, value=c1
+1 row(s)
+ROW                             COLUMN+CELL
+ r1                             column=f:a, timestamp=20, value=a2
+ r1                             column=f:b, timestamp=10, value=b1
+ r2                             column=f:a, timestamp=10, value=x
+2 row(s)
+Current count: 2, row: r2
+3 row(s)",
+    );
+    // The same with braces prints the same.
+    let braced = "get 'g', 'r1', {COLUMN => 'f:a'}; \
+                  get 'g', 'r1', {COLUMN => ['f:a', 'f:b'], VERSIONS => 3}; \
+                  scan 'g', {LIMIT => 1}; \
+                  scan 'g', {STARTROW => 'r1', STOPROW => 'r3', COLUMNS => ['f']}; \
+                  count 'g', {INTERVAL => 2}";
+    assert_eq!(session(&server, braced), (true, out));
+}
+
+#[test]
+fn create_takes_families_and_split_keys() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(
+        &server,
+        "create 'plain', 'f1', 'f2'; describe 'plain'; \
+         create 'one', NAME => 'f', VERSIONS => 2; describe 'one'; \
+         create 'split', {NAME => 'f', VERSIONS => 3}, SPLITS => ['m', 'b']; describe 'split'",
+    );
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        "Created table plain
+Table plain is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'f1', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f2', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+2 row(s)
+Created table one
+Table one is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'f', VERSIONS => '2', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+1 row(s)
+Created table split
+Table split is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+1 row(s)",
+    );
+    // Three regions, split at b and m, each serving its rows.
+    let (ok, out) = session(
+        &server,
+        "put 'split', 'a', 'f:q', '1'; put 'split', 'c', 'f:q', '2'; put 'split', 'z', 'f:q', '3'; \
+         list_regions 'split'; count 'split'",
+    );
+    assert!(ok, "{out}");
+    let regions: Vec<Vec<&str>> =
+        out.lines().skip(1).take_while(|l| l.contains("OPEN")).map(|l| l.split_whitespace().collect()).collect();
+    let keys: Vec<&[&str]> = regions.iter().map(|r| &r[2..r.len() - 1]).collect();
+    assert_eq!(keys, [&["b"][..], &["b", "m"], &["m"]], "{out}");
+    assert!(out.ends_with("3 row(s)"), "{out}");
+    let (ok, out) = session(&server, "create 'bad', 'f', SPLITS => ['']");
+    assert!(!ok && out.contains("ERROR: create: a split key must not be empty"), "{out}");
+}
+
+#[test]
+fn alter_says_the_server_cannot() {
+    let server = ServerProcess::start(&[]);
+    assert!(session(&server, "create 't', 'f'").0);
+    for form in [
+        "alter 't', NAME => 'f', VERSIONS => 5",
+        "alter 't', NAME => 'f2'",
+        "alter 't', 'delete' => 'f'",
+        "alter 't', METHOD => 'delete', NAME => 'f'",
+    ] {
+        let (ok, out) = session(&server, form);
+        assert!(!ok, "{form}: {out}");
+        assert!(out.starts_with("ERROR: alter is not supported by this server: "), "{form}: {out}");
+    }
+    let (_, out) = session(&server, "describe 't'");
+    assert!(out.contains("{NAME => 'f', VERSIONS => '1'") && out.contains("1 row(s)"), "unchanged: {out}");
+}
+
+#[test]
+fn truncate_empties_the_table_and_keeps_its_families() {
+    let server = ServerProcess::start(&[]);
+    let (ok, before) = session(
+        &server,
+        "create 'tr', {NAME => 'f', VERSIONS => 3, TTL => 86400}, 'g'; put 'tr', 'r', 'f:q', 'v'; describe 'tr'",
+    );
+    assert!(ok, "{before}");
+    let (ok, out) = session(&server, "truncate 'tr'; count 'tr'; describe 'tr'");
+    assert!(ok, "{out}");
+    let description = before.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_lines(
+        &out,
+        &format!(
+            "Truncating 'tr' table (it may take a while):
+Disabling table...
+Truncating table...
+0 row(s)
+{description}"
+        ),
+    );
+    assert!(
+        description
+            .contains("{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => '86400'}")
+    );
+    // A disabled table is not disabled again, and comes back enabled.
+    let (ok, out) = session(&server, "disable 'tr'; truncate 'tr'; is_enabled 'tr'");
+    assert!(ok, "{out}");
+    assert_lines(&out, "Truncating 'tr' table (it may take a while):\nTruncating table...\ntrue");
+}
+
+#[test]
+fn list_takes_a_regex_of_the_whole_name() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(
+        &server,
+        "create 'abc1', 'f'; create 'abc2', 'f'; create 'xyz', 'f'; list 'abc.*'; list 'ab'; list 'x.z|abc2'",
+    );
+    assert!(ok, "{out}");
+    let lists = out.lines().skip(3).collect::<Vec<_>>().join("\n");
+    assert_lines(&lists, "TABLE\nabc1\nabc2\n2 row(s)\nTABLE\n0 row(s)\nTABLE\nabc2\nxyz\n2 row(s)");
+    let (ok, out) = session(&server, "list '('");
+    assert!(!ok && out == "ERROR: list: bad regex \"(\": unclosed group", "{out}");
+}
+
+#[test]
+fn count_shows_its_progress_every_interval() {
+    let server = ServerProcess::start(&[]);
+    let puts: Vec<String> = (1..=5).map(|i| format!("put 'c', 'r{i}', 'f:q', '{i}'")).collect();
+    assert!(session(&server, &format!("create 'c', 'f'; {}", puts.join("; "))).0);
+    let (ok, out) = session(&server, "count 'c', INTERVAL => 2, CACHE => 1; count 'c'");
+    assert!(ok, "{out}");
+    assert_lines(&out, "Current count: 2, row: r2\nCurrent count: 4, row: r4\n5 row(s)\n5 row(s)");
+    let (ok, out) = session(&server, "count 'c', INTERVAL => 0");
+    assert!(!ok && out.contains("ERROR: count: INTERVAL must be at least 1, got 0"), "{out}");
+}
+
+#[test]
+fn counters_increment_and_read_back() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(
+        &server,
+        "create 'k', 'f'; incr 'k', 'r', 'f:hits', 5; incr 'k', 'r', 'f:hits'; incr 'k', 'r', 'f:hits', -2; \
+         get_counter 'k', 'r', 'f:hits'; get_counter 'k', 'nobody', 'f:hits'",
+    );
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        "Created table k
+COUNTER VALUE = 5
+COUNTER VALUE = 6
+COUNTER VALUE = 4
+COUNTER VALUE = 4
+No counter found at specified coordinates",
+    );
+    let (ok, out) = session(&server, "put 'k', 'r', 'f:name', 'text'; get_counter 'k', 'r', 'f:name'");
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("ERROR: get_counter: the value of f:name in row r is 4 bytes, not an 8-byte counter"),
+        "{out}"
+    );
+}
+
+/// Each mistake alone: its ERROR line names it, and the run fails.
+#[test]
+fn mistakes_are_errors_that_name_them() {
+    let server = ServerProcess::start(&[]);
+    assert!(session(&server, "create 't', 'f'").0);
+    for (command, message) in [
+        ("scan 't', LIMT => 5", "ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, LIMIT, "),
+        ("scan 't', LIMIT => 'x'", "ERROR: scan: LIMIT must be an integer, got 'x'"),
+        ("get 't', 'r', COLUMN => 'f:q', VERSION => 3", "ERROR: get: unknown option VERSION (known: "),
+        ("get 't', 'r', VERSIONS => true", "ERROR: get: VERSIONS must be an integer, got true"),
+        ("count 't', LIMIT => 5", "ERROR: count: unknown option LIMIT (known: INTERVAL, CACHE, "),
+        ("create 'u', {NAME => 'f', VERSION => 3}", "ERROR: create: unknown option VERSION (known: NAME, VERSIONS, "),
+        ("create 'u', 'f', SPLIT => ['a']", "ERROR: create: unknown option SPLIT (known: SPLITS)"),
+        ("incr 't', 'r', 'f:q', 'x'", "ERROR: incr: argument 4 (increment) must be an integer, got 'x'"),
+        ("incr 't', 'r', 'f:q', '5'", "ERROR: incr: argument 4 (increment) must be an integer, got '5'"),
+        ("put 't', 'r', 'f:q', 'v', 'now'", "ERROR: put: argument 5 (timestamp) must be an integer, got 'now'"),
+        ("flush 't', 'extra'", "ERROR: flush: takes at most 1 argument before its options, got 2"),
+        ("frobnicate 't'", "ERROR: unknown command \"frobnicate\" (try help)"),
+        ("scan 't', LIMIT => 1, 'x'", "ERROR: syntax: expected KEY => value at column 23"),
+        ("alter 't', NAME => 'f', VERSIONS => 5", "ERROR: alter is not supported by this server: "),
+    ] {
+        let (ok, out) = session(&server, command);
+        assert!(!ok, "{command} must fail the run: {out}");
+        assert!(out.starts_with(message), "{command}: {out}");
+        assert_eq!(out.lines().count(), 1, "{command}: one ERROR line: {out}");
+    }
+    // Nothing was created by the refused creates.
+    assert_eq!(session(&server, "exists 'u'"), (true, "Table u does not exist".to_string()));
+}
+
+#[test]
+fn help_lists_the_groups_and_explains_a_command() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(&server, "help");
+    assert!(ok, "{out}");
+    assert!(out.contains("  Group name: ddl\n  Commands: alter, create, describe,"), "{out}");
+    assert!(
+        out.contains(
+            "  Group name: dml\n  Commands: count, delete, deleteall, get, get_counter, incr, put, scan, truncate\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("  Group name: tools\n  Commands: assign, close_region, compact, flush,"), "{out}");
+    let (ok, out) = session(&server, "help 'get'");
+    assert!(ok, "{out}");
+    assert!(out.starts_with("Get a row's cells;"), "{out}");
+    for example in ["accordion> get 't1', 'r1'\n", "accordion> get 't1', 'r1', COLUMN => 'c1', VERSIONS => 4\n"] {
+        assert!(out.contains(example), "{example:?} in {out}");
+    }
+    let (ok, out) = session(&server, "help 'dml'");
+    assert!(ok && out.contains("Command: get_counter\n") && out.contains("Command: truncate\n"), "{out}");
+    let (ok, out) = session(&server, "help 'nope'");
+    assert!(!ok && out == "ERROR: help: no command or group named \"nope\"", "{out}");
+}
+
+#[test]
+fn the_interactive_shell_reads_a_pipe_and_keeps_a_history() {
+    let server = ServerProcess::start(&[]);
+    let home = tempfile::tempdir().expect("home");
+    let lines = "create 'i', 'f'\nput 'i', 'r', 'f:q', 'v', 5\nscan 'i', LIMT => 1\nget 'i', 'r'\nexit\nlist\n";
+    let run =
+        run_shell(&server.thrift.to_string(), Some(&server.http.to_string()), &[], Some(home.path()), Some(lines));
+    // Interactive: a failed command does not fail the shell.
+    assert!(run.ok, "{}{}", run.out, run.err);
+    assert_lines(
+        &normalise(&run.out),
+        "Created table i
+ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE)
+COLUMN                          CELL
+ f:q                            timestamp=5, value=v
+1 row(s)",
+    );
+    let history = std::fs::read_to_string(home.path().join(".accordion_shell_history")).expect("history file");
+    let typed: Vec<&str> = lines.lines().take(5).collect();
+    assert!(history.lines().rev().take(5).eq(typed.iter().rev().copied()), "{history}");
+}
+
+#[test]
+fn without_http_the_default_port_must_be_this_servers() {
+    // This server's HTTP port is not 16030: the shell must not guess.
+    let server = ServerProcess::start(&[]);
+    let run = run_shell(&server.thrift.to_string(), None, &["-e", "create 't', 'f'; flush 't'; list"], None, None);
+    assert!(!run.ok, "{}", run.out);
+    let error = run.out.lines().find(|l| l.starts_with("ERROR: ")).unwrap_or_default();
+    assert!(error.starts_with("ERROR: cannot find the server's HTTP port: "), "{}", run.out);
+    assert!(error.ends_with("pass --http HOST:PORT"), "{}", run.out);
+    assert!(
+        run.out.contains("Created table t") && run.out.contains("1 row(s)"),
+        "Thrift commands still run: {}",
+        run.out
+    );
+}
+
+/// A server whose HTTP port is the default one, 16030, killed when dropped.
+struct DefaultPortServer {
+    child: Child,
+    thrift: String,
+    _dir: tempfile::TempDir,
+}
+
+impl DefaultPortServer {
+    /// None if something else has port 16030.
+    fn start() -> Option<DefaultPortServer> {
+        drop(std::net::TcpListener::bind("127.0.0.1:16030").ok()?);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["server", "--data-dir", dir.path().to_str().expect("UTF-8 path")])
+            .args(["--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:16030"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn server");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        // "accordion server listening: thrift ADDR http ADDR", or the end of
+        // output if it could not bind (another test run took the port).
+        let line = stdout.lines().map_while(Result::ok).find(|l| l.starts_with("accordion server listening:"));
+        let mut server = DefaultPortServer { child, thrift: String::new(), _dir: dir };
+        server.thrift = line?.split_whitespace().nth(4)?.to_string();
+        Some(server)
+    }
+}
+
+impl Drop for DefaultPortServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn without_http_the_shell_finds_the_default_port() {
+    let Some(server) = DefaultPortServer::start() else {
+        eprintln!("port 16030 is taken; skipping");
+        return;
+    };
+    let run = run_shell(
+        &server.thrift,
+        None,
+        &["-e", "create 't', 'f'; put 't', 'r', 'f:q', 'v'; flush 't'; status"],
+        None,
+        None,
+    );
+    assert!(run.ok, "{}{}", run.out, run.err);
+    assert!(
+        normalise(&run.out).ends_with(
+            "1 active server, 1 tables, 1 regions, memstore 0.0 MB, 1 disk flushes, 0 in-memory flushes, 0 compactions"
+        ),
+        "{}",
+        run.out
+    );
 }

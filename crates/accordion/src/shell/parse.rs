@@ -1,8 +1,16 @@
-//! The HBase shell's argument syntax (a slice of Ruby): `create 't', 'f1',
+//! The HBase shell's argument syntax (a slice of Ruby): `create 't1', 'f1',
 //! {NAME => 'f2', VERSIONS => 3}`, `scan 't', {STARTROW => 'a', LIMIT => 5,
 //! COLUMNS => ['f:q']}`. Strings in single or double quotes (with `\xNN`
 //! escapes in double quotes, as HBase's shell prints binary keys), numbers,
 //! true/false, bare constants, lists and `=>` dictionaries.
+//!
+//! As in Ruby, `KEY => value` pairs after the positional arguments need no
+//! braces: `scan 't', LIMIT => 5, COLUMNS => ['f']` is `scan 't', {LIMIT =>
+//! 5, COLUMNS => ['f']}` — the trailing pairs form one dictionary, the last
+//! argument. Once a pair has started it, every further argument must be a
+//! pair too (Ruby refuses a positional argument after it). Dictionary keys
+//! are upper-cased: HBase's keys are constants (`NAME`, `VERSIONS`) and
+//! `'delete' => 'f'` reads as `DELETE => 'f'`.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +35,46 @@ impl Value {
     }
 }
 
+/// A value as it would be typed (for error messages): `'text'`, or
+/// `"\x00a"` for bytes that need escapes, `3`, `true`, `[...]`, `{K => v}`.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Str(s) if s.iter().all(|&c| (0x20..0x7f).contains(&c) && c != b'\'' && c != b'\\') => {
+                write!(f, "'{}'", String::from_utf8_lossy(s))
+            }
+            Value::Str(s) => {
+                f.write_str("\"")?;
+                for &c in s {
+                    match c {
+                        b'"' | b'\\' => write!(f, "\\{}", c as char)?,
+                        0x20..0x7f => write!(f, "{}", c as char)?,
+                        _ => write!(f, "\\x{c:02X}")?,
+                    }
+                }
+                f.write_str("\"")
+            }
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Word(w) => f.write_str(w),
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    write!(f, "{}{v}", if i > 0 { ", " } else { "" })?;
+                }
+                f.write_str("]")
+            }
+            Value::Dict(map) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in map.iter().enumerate() {
+                    write!(f, "{}{k} => {v}", if i > 0 { ", " } else { "" })?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
 /// One shell command: its name and arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Command {
@@ -43,15 +91,42 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
     }
     let name = p.word().ok_or_else(|| "expected a command name".to_string())?;
     let mut args = Vec::new();
+    // The brace-less `KEY => value` pairs at the end, once one has started.
+    let mut trailing: Option<BTreeMap<String, Value>> = None;
     p.ws();
     while p.pos < p.s.len() {
-        if !args.is_empty() {
+        if !args.is_empty() || trailing.is_some() {
             p.expect(b',')?;
         }
-        args.push(p.value()?);
+        p.ws();
+        let start = p.pos;
+        let value = p.value()?;
+        p.ws();
+        if p.at_arrow() {
+            let key = dict_key(value)?;
+            p.pos += 2;
+            trailing.get_or_insert_default().insert(key, p.value()?);
+        } else if trailing.is_some() {
+            return Err(format!(
+                "expected KEY => value at column {}: positional arguments come before the options",
+                start + 1
+            ));
+        } else {
+            args.push(value);
+        }
         p.ws();
     }
+    args.extend(trailing.map(Value::Dict));
     Ok(Some(Command { name, args }))
+}
+
+/// A dictionary key: a bare constant or a string, upper-cased.
+fn dict_key(key: Value) -> Result<String, String> {
+    match key {
+        Value::Word(w) => Ok(w.to_ascii_uppercase()),
+        Value::Str(s) => Ok(String::from_utf8_lossy(&s).to_ascii_uppercase()),
+        other => Err(format!("dictionary keys are names, got {other}")),
+    }
 }
 
 struct Parser<'a> {
@@ -74,6 +149,10 @@ impl Parser<'_> {
         } else {
             Err(format!("expected '{}' at column {}", c as char, self.pos + 1))
         }
+    }
+
+    fn at_arrow(&self) -> bool {
+        self.s[self.pos..].starts_with(b"=>")
     }
 
     fn word(&mut self) -> Option<String> {
@@ -117,17 +196,13 @@ impl Parser<'_> {
                         self.expect(b',')?;
                         self.ws();
                     }
-                    let key = match self.value()? {
-                        Value::Word(w) => w,
-                        Value::Str(s) => String::from_utf8_lossy(&s).into_owned(),
-                        other => return Err(format!("dictionary keys are names, got {other:?}")),
-                    };
+                    let key = dict_key(self.value()?)?;
                     self.ws();
-                    if !self.s[self.pos..].starts_with(b"=>") {
+                    if !self.at_arrow() {
                         return Err(format!("expected '=>' after {key} at column {}", self.pos + 1));
                     }
                     self.pos += 2;
-                    map.insert(key.to_ascii_uppercase(), self.value()?);
+                    map.insert(key, self.value()?);
                 }
             }
             Some(b) if b.is_ascii_digit() || *b == b'-' => {
@@ -234,6 +309,72 @@ mod tests {
         assert_eq!(parse_line("  # comment").expect("ok"), None);
         assert!(parse_line("put 't' 'r'").is_err());
         assert!(parse_line("get 't', 'unterminated").is_err());
+    }
+
+    fn parsed(line: &str) -> Command {
+        parse_line(line).expect("parses").expect("a command")
+    }
+
+    #[test]
+    fn trailing_pairs_without_braces_are_one_dictionary() {
+        assert_eq!(parsed("get 't', 'r', COLUMN => 'f:q'"), parsed("get 't', 'r', {COLUMN => 'f:q'}"));
+        let c = parsed("get 't', 'r', COLUMN => ['f:a', 'f:b'], VERSIONS => 3");
+        assert_eq!(c, parsed("get 't', 'r', {COLUMN => ['f:a', 'f:b'], VERSIONS => 3}"));
+        assert_eq!(c.args.len(), 3);
+        let Value::Dict(d) = &c.args[2] else { panic!("a dictionary last: {c:?}") };
+        assert_eq!(d["VERSIONS"], Value::Int(3));
+        assert_eq!(d["COLUMN"], Value::List(vec![Value::Str(b"f:a".to_vec()), Value::Str(b"f:b".to_vec())]));
+        assert_eq!(
+            parsed("scan 't', LIMIT => 5").args,
+            vec![Value::Str(b"t".to_vec()), dict(&[("LIMIT", Value::Int(5))])]
+        );
+        assert_eq!(
+            parsed("scan 't', STARTROW => 'a', STOPROW => 'c', COLUMNS => ['f']"),
+            parsed("scan 't', {STARTROW => 'a', STOPROW => 'c', COLUMNS => ['f']}")
+        );
+        assert_eq!(parsed("count 't', INTERVAL => 1000").args[1], dict(&[("INTERVAL", Value::Int(1000))]));
+    }
+
+    #[test]
+    fn a_dictionary_argument_may_precede_the_trailing_pairs() {
+        let c = parsed("create 't', {NAME => 'f', VERSIONS => 3}, SPLITS => ['b', 'm']");
+        assert_eq!(c.args.len(), 3);
+        assert_eq!(c.args[1], dict(&[("NAME", Value::Str(b"f".to_vec())), ("VERSIONS", Value::Int(3))]));
+        let splits = Value::List(vec![Value::Str(b"b".to_vec()), Value::Str(b"m".to_vec())]);
+        assert_eq!(c.args[2], dict(&[("SPLITS", splits)]));
+    }
+
+    #[test]
+    fn string_keys_are_upper_cased_constants() {
+        assert_eq!(parsed("alter 't', 'delete' => 'f'").args[1], dict(&[("DELETE", Value::Str(b"f".to_vec()))]));
+        assert_eq!(
+            parsed("alter 't', METHOD => 'delete', NAME => 'f'").args[1],
+            dict(&[("METHOD", Value::Str(b"delete".to_vec())), ("NAME", Value::Str(b"f".to_vec()))])
+        );
+    }
+
+    #[test]
+    fn a_positional_argument_after_the_pairs_is_an_error() {
+        let e = parse_line("get 't', 'r', COLUMN => 'f:q', 'f:x'").expect_err("refused");
+        assert!(e.contains("positional arguments come before the options"), "{e}");
+        assert!(parse_line("scan 't', LIMIT =>").is_err());
+        assert!(parse_line("scan 't', 5 => 1").is_err());
+    }
+
+    #[test]
+    fn values_print_as_they_are_typed() {
+        assert_eq!(
+            parsed("x 'a', \"\\x00'\", 3, true, [1, 'b'], {K => 'v'}")
+                .args
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>(),
+            ["'a'", "\"\\x00'\"", "3", "true", "[1, 'b']", "{K => 'v'}"]
+        );
+    }
+
+    fn dict(pairs: &[(&str, Value)]) -> Value {
+        Value::Dict(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     }
 
     #[test]

@@ -1,0 +1,138 @@
+//! The server's HTTP port, for what the Thrift v1 IDL lacks: `/status`
+//! (`status`, `list_regions`) and `POST /admin/<call>` (flush, split,
+//! merge, assign, unassign).
+//!
+//! Finding it: the server tells its HTTP address nowhere over Thrift, but
+//! its `/status` tells its Thrift address. So when `--http` is not given,
+//! the shell tries the Thrift host's default HTTP port (16030, HBase's
+//! region server info port) and uses it only if the server answering there
+//! serves Thrift on the port the shell is connected to — never another
+//! server's port by accident. Otherwise it is an error asking for
+//! `--http`. The answer is looked for at the first HTTP call and kept.
+
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+
+/// HBase's region server info port, which the server also defaults to.
+const DEFAULT_HTTP_PORT: u16 = 16030;
+
+/// How long to wait for the server's HTTP port to answer while looking
+/// for it (a firewalled port would otherwise hang the shell).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub struct HttpPort {
+    /// The `--server` address ("host:port"), to derive from.
+    thrift: String,
+    /// Given with `--http`, or found.
+    addr: Option<String>,
+}
+
+impl HttpPort {
+    pub fn new(thrift: &str, http: Option<&str>) -> HttpPort {
+        HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string) }
+    }
+
+    /// The HTTP address: `--http`'s, or found from the Thrift address.
+    fn addr(&mut self) -> anyhow::Result<String> {
+        if let Some(a) = &self.addr {
+            return Ok(a.clone());
+        }
+        let found = find_from_thrift(&self.thrift)?;
+        self.addr = Some(found.clone());
+        Ok(found)
+    }
+
+    /// `POST /admin/<call>`; returns its answer.
+    pub fn admin(&mut self, call: &str, params: &[(&str, &[u8])]) -> anyhow::Result<String> {
+        let addr = self.addr()?;
+        let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
+        let url = format!("http://{addr}/admin/{call}?{}", query.join("&"));
+        match ureq::post(&url).config().http_status_as_error(false).build().send_empty() {
+            Ok(mut response) => {
+                let body = response.body_mut().read_to_string().unwrap_or_default();
+                if response.status().is_success() { Ok(body) } else { bail!("{call}: {}", body.trim_end()) }
+            }
+            Err(e) => bail!("{call}: cannot reach the server's HTTP port {addr}: {e}"),
+        }
+    }
+
+    /// The server's `/status` document.
+    pub fn status(&mut self) -> anyhow::Result<serde_json::Value> {
+        let addr = self.addr()?;
+        get_status(&addr, None)
+    }
+}
+
+fn get_status(addr: &str, timeout: Option<Duration>) -> anyhow::Result<serde_json::Value> {
+    let url = format!("http://{addr}/status");
+    let body = ureq::get(&url)
+        .config()
+        .timeout_global(timeout)
+        .build()
+        .call()
+        .map_err(|e| anyhow!("cannot reach {url}: {e}"))?
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| anyhow!("reading {url}: {e}"))?;
+    serde_json::from_str(&body).with_context(|| format!("{url} did not answer with a status document"))
+}
+
+/// `host:port` split at its last colon (an IPv6 host keeps its brackets).
+fn host_and_port(addr: &str) -> Option<(&str, u16)> {
+    let (host, port) = addr.rsplit_once(':')?;
+    Some((host, port.parse().ok()?))
+}
+
+/// The HTTP port of the server whose Thrift address is `thrift`: the same
+/// host's default port, if the server there says it serves that Thrift port.
+fn find_from_thrift(thrift: &str) -> anyhow::Result<String> {
+    let (host, thrift_port) =
+        host_and_port(thrift).ok_or_else(|| anyhow!("--server {thrift:?} is not HOST:PORT; pass --http HOST:PORT"))?;
+    let candidate = format!("{host}:{DEFAULT_HTTP_PORT}");
+    let status = get_status(&candidate, Some(PROBE_TIMEOUT)).map_err(|e| {
+        anyhow!(
+            "cannot find the server's HTTP port: the Thrift server {thrift} does not tell it, and {candidate} \
+             (the default) does not answer ({e}); pass --http HOST:PORT"
+        )
+    })?;
+    let serves = status["server"]["thrift_addr"].as_str().unwrap_or_default();
+    match host_and_port(serves) {
+        Some((_, port)) if port == thrift_port => Ok(candidate),
+        _ => bail!(
+            "cannot find the server's HTTP port: the server answering at {candidate} (the default) serves Thrift at \
+             {serves:?}, not {thrift}; pass --http HOST:PORT"
+        ),
+    }
+}
+
+fn urlencode(b: &[u8]) -> String {
+    b.iter()
+        .map(|&c| {
+            if c.is_ascii_alphanumeric() || b"-_.~".contains(&c) {
+                (c as char).to_string()
+            } else {
+                format!("%{c:02X}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_split_at_the_last_colon() {
+        assert_eq!(host_and_port("127.0.0.1:9090"), Some(("127.0.0.1", 9090)));
+        assert_eq!(host_and_port("[::1]:9091"), Some(("[::1]", 9091)));
+        assert_eq!(host_and_port("localhost"), None);
+        assert_eq!(urlencode(b"a b\x00/"), "a%20b%00%2F");
+    }
+
+    #[test]
+    fn a_given_address_is_used_as_is() {
+        let mut port = HttpPort::new("127.0.0.1:9", Some("example:1"));
+        assert_eq!(port.addr().expect("given"), "example:1");
+    }
+}

@@ -1,0 +1,103 @@
+//! The tools commands (HBase's `tools` group) and `status`: compactions
+//! over Thrift; flush, split, merge, assign and unassign through the
+//! server's admin calls on its HTTP port (Thrift v1 has none of them);
+//! list_regions and status from its `/status` document.
+
+use std::io::Write;
+
+use anyhow::anyhow;
+use server::client::THbaseSyncClient;
+
+use super::args::Args;
+use super::parse::Command;
+use super::{Shell, thrift_err};
+
+impl<W: Write> Shell<W> {
+    pub(super) fn flush(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
+        self.http.admin("flush", &[("table", &t)]).map(|_| ())
+    }
+
+    /// `compact 't'` and `major_compact 't'`.
+    pub(super) fn compact(&mut self, cmd: &Command, major: bool) -> anyhow::Result<()> {
+        let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
+        if major { self.client.major_compact(t) } else { self.client.compact(t) }.map_err(thrift_err)
+    }
+
+    /// `split 'table'` splits every region at its midpoint; `split 'table',
+    /// 'key'` splits the region holding `key` at `key` (HBase's forms).
+    pub(super) fn split(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let args = Args::parse(cmd, 2, &[])?;
+        let t = args.bytes(0, "table")?;
+        if let Some(key) = args.opt_bytes(1, "split key")? {
+            return self.http.admin("split", &[("table", &t), ("row", &key), ("at", &key)]).map(|_| ());
+        }
+        let regions = self.client.get_table_regions(t.clone()).map_err(thrift_err)?;
+        for r in regions {
+            // A region too small to split is not an error for `split 'table'`.
+            if let Err(e) = self.http.admin("split", &[("table", &t), ("row", &r.start_key.unwrap_or_default())]) {
+                writeln!(self.out, "{e}")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `unassign 'ENCODED'` (and `close_region`) and `assign 'ENCODED'`.
+    pub(super) fn assignment(&mut self, cmd: &Command, open: bool) -> anyhow::Result<()> {
+        let region = Args::parse(cmd, 1, &[])?.bytes(0, "encoded region name")?;
+        self.http.admin(if open { "assign" } else { "unassign" }, &[("region", &region)]).map(|_| ())
+    }
+
+    pub(super) fn merge_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let args = Args::parse(cmd, 2, &[])?;
+        let (a, b) = (args.bytes(0, "encoded region name")?, args.bytes(1, "encoded region name")?);
+        let merged = self.http.admin("merge", &[("a", &a), ("b", &b)])?;
+        write!(self.out, "{merged}")?;
+        Ok(())
+    }
+
+    /// `list_regions 'table'`: each region's encoded name, keys and state.
+    pub(super) fn list_regions(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let t = String::from_utf8_lossy(&Args::parse(cmd, 1, &[])?.bytes(0, "table")?).into_owned();
+        let status = self.http.status()?;
+        let table = status["tables"]
+            .as_array()
+            .and_then(|ts| ts.iter().find(|x| x["name"] == t.as_str()))
+            .ok_or_else(|| anyhow!("list_regions: unknown table {t:?}"))?;
+        writeln!(
+            self.out,
+            "{:<18} {:<10} {:<20} {:<20} {:>12}",
+            "ENCODED NAME", "STATE", "START KEY", "END KEY", "FILES (MB)"
+        )?;
+        for r in table["regions"].as_array().into_iter().flatten() {
+            writeln!(
+                self.out,
+                "{:<18} {:<10} {:<20} {:<20} {:>12.1}",
+                r["id"].as_str().unwrap_or_default(),
+                r["state"].as_str().unwrap_or_default(),
+                r["start_key"].as_str().unwrap_or_default(),
+                r["end_key"].as_str().unwrap_or_default(),
+                r["files_bytes"].as_f64().unwrap_or(0.0) / 1048576.0
+            )?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn status(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        Args::parse(cmd, 0, &[])?;
+        let v = self.http.status()?;
+        let t = &v["totals"];
+        let tables = v["tables"].as_array().map_or(0, Vec::len);
+        writeln!(
+            self.out,
+            "1 active server, {} tables, {} regions, memstore {:.1} MB, {} disk flushes, {} in-memory flushes, {} compactions",
+            tables,
+            t["regions"],
+            t["memstore_data_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+            t["disk_flushes"],
+            t["inmemory_flushes"],
+            t["disk_compactions"]
+        )?;
+        Ok(())
+    }
+}

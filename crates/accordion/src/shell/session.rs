@@ -1,0 +1,94 @@
+//! How the shell reads its commands: a script (`-e` or a file) runs every
+//! statement in order, printing `ERROR: ...` for each that fails and going
+//! on; the interactive shell reads lines with editing and a history kept
+//! in `~/.accordion_shell_history` (rustyline; without a terminal it reads
+//! plain lines from standard input, with no prompt). `exit` or `quit` ends
+//! either.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, anyhow};
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+
+use super::Shell;
+use super::parse::split_statements;
+
+const PROMPT: &str = "accordion> ";
+
+/// The history file's name, in the home directory.
+const HISTORY_FILE: &str = ".accordion_shell_history";
+
+/// What to do after a statement.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Exit,
+}
+
+/// Runs `text`'s statements; true if none failed.
+pub fn run_script<W: Write>(shell: &mut Shell<W>, text: &str) -> anyhow::Result<bool> {
+    let (succeeded, _) = run_statements(shell, text)?;
+    Ok(succeeded)
+}
+
+/// Runs `text`'s statements, reporting each failure; whether all succeeded,
+/// and whether one asked to exit (the rest are not run then).
+fn run_statements<W: Write>(shell: &mut Shell<W>, text: &str) -> anyhow::Result<(bool, Flow)> {
+    let mut succeeded = true;
+    for stmt in split_statements(text) {
+        match shell.run_line(&stmt) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Exit) => return Ok((succeeded, Flow::Exit)),
+            Err(e) => {
+                shell.report(&e)?;
+                succeeded = false;
+            }
+        }
+    }
+    Ok((succeeded, Flow::Continue))
+}
+
+fn history_path() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(HISTORY_FILE))
+}
+
+/// The interactive shell, until `exit`, `quit` or end of input. A failed
+/// command does not end it.
+pub fn interactive<W: Write>(shell: &mut Shell<W>) -> anyhow::Result<()> {
+    let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
+    let history = history_path();
+    if let Some(path) = &history
+        && path.exists()
+    {
+        // An unreadable history is no reason not to start; say so once.
+        if let Err(e) = editor.load_history(path) {
+            eprintln!("WARNING: cannot read the history file {}: {e}", path.display());
+        }
+    }
+    let mut history_failed = false;
+    loop {
+        let line = match editor.readline(PROMPT) {
+            Ok(line) => line,
+            // Ctrl-C drops the line being typed, as in HBase's shell.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => return Ok(()),
+            Err(e) => return Err(anyhow!("cannot read a line: {e}")),
+        };
+        if !line.trim().is_empty() {
+            let _ = editor.add_history_entry(line.as_str());
+            // Appended after every line, so that a killed shell keeps it.
+            if let Some(path) = &history
+                && let Err(e) = editor.append_history(path)
+                && !history_failed
+            {
+                history_failed = true;
+                eprintln!("WARNING: cannot write the history file {}: {e}", path.display());
+            }
+        }
+        if run_statements(shell, &line)?.1 == Flow::Exit {
+            return Ok(());
+        }
+    }
+}
