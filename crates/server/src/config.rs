@@ -65,6 +65,8 @@ pub struct ServerConfig {
     /// `hbase.client.scanner.timeout.period` (60 s).
     pub scanner_lease: Duration,
     pub max_open_scanners: usize,
+    /// Thrift scanners one connection may hold open at once.
+    pub max_scanners_per_connection: usize,
     /// `hbase.hregion.compacting.memstore.adaptive.compaction.threshold`.
     pub adaptive_threshold: Option<f64>,
     /// How long shutdown waits for in-flight calls before cutting their
@@ -97,6 +99,7 @@ impl Default for ServerConfig {
             max_connections: 0,
             scanner_lease: Duration::ZERO,
             max_open_scanners: 0,
+            max_scanners_per_connection: 0,
             adaptive_threshold: None,
             table_durability: Durability::SyncWal,
             shutdown_grace: Duration::ZERO,
@@ -608,6 +611,19 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.max_open_scanners.to_string()),
         set: |c, v| {
             c.max_open_scanners = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_scanners_per_connection",
+        hbase: None,
+        default: Some("1000"),
+        kind: Kind::Integer,
+        help: "Thrift scanners one connection may hold open at once; a connection's scanners close when it ends.",
+        example: "",
+        get: |c| Some(c.max_scanners_per_connection.to_string()),
+        set: |c, v| {
+            c.max_scanners_per_connection = int(v)?.max(1) as usize;
             Ok(())
         },
     },

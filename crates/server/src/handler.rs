@@ -350,7 +350,7 @@ impl ThriftHandler {
         let id = self
             .scanners
             .insert(OpenScanner::new(table.clone(), scanner, sort_columns))
-            .ok_or_else(|| io_error("too many open scanners; close some or wait for their leases to expire"));
+            .map_err(|limit| io_error(limit.to_string()));
         self.timed(&table, Op::Scan, started, id)
     }
 

@@ -162,6 +162,7 @@ pub fn status(source: &StatusSource) -> Value {
             "thrift_addr": source.thrift_addr.to_string(),
             "thrift": source.thrift.snapshot(),
             "open_scanners": source.scanners.len(),
+            "scanners_closed_on_disconnect": source.scanners.closed_on_disconnect(),
             "global_memstore_limit": source.store.options().global_memstore_limit(),
         },
         "totals": m.totals,

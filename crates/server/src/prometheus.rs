@@ -388,6 +388,12 @@ fn thrift_families(out: &mut Out, source: &StatusSource) {
         "Thrift scanners closed because their lease expired.",
         source.scanners.expired(),
     );
+    out.single(
+        "accordion_thrift_disconnect_closed_scanners_total",
+        Kind::Counter,
+        "Thrift scanners closed because the connection that opened them ended.",
+        source.scanners.closed_on_disconnect(),
+    );
 }
 
 fn process_families(out: &mut Out) {

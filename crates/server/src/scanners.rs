@@ -3,10 +3,20 @@
 //! reaper, and later calls with its id get IllegalArgument as for any
 //! unknown id.
 //!
+//! A scanner belongs to the connection that opened it (each connection has
+//! its own thread, which [`on_connection`] marks with the connection's id):
+//! when that connection ends, its scanners are closed at once rather than
+//! pinning memory until their leases run out, and no connection may hold
+//! more than `max_per_connection` of them (HBase has no such cap; a client
+//! that opens scanners in a loop and never closes them would otherwise take
+//! the whole `max_open`). Scanners opened outside a connection (id 0) have
+//! no owner.
+//!
 //! Thread safety: the id map is behind one mutex held only to look up,
 //! insert or remove; each scanner has its own mutex, held for the length of
 //! one scannerGet call, so two clients never block on each other's scans.
 
+use std::cell::Cell as StdCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -46,30 +56,71 @@ impl OpenScanner {
     }
 }
 
+thread_local! {
+    /// The connection the current thread serves (0: none).
+    static CONNECTION: StdCell<u64> = const { StdCell::new(0) };
+}
+
+/// Runs `f` as connection `id`'s thread: scanners opened meanwhile belong
+/// to that connection.
+pub fn on_connection<R>(id: u64, f: impl FnOnce() -> R) -> R {
+    CONNECTION.with(|c| c.set(id));
+    let result = f();
+    CONNECTION.with(|c| c.set(0));
+    result
+}
+
+/// Why a scanner could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScannerLimit {
+    #[error("too many open scanners ({0}, max_open_scanners); close some or wait for their leases to expire")]
+    Total(usize),
+    #[error("this connection has {0} scanners open (max_scanners_per_connection); close some first")]
+    PerConnection(usize),
+}
+
+struct Entry {
+    scanner: Arc<Mutex<OpenScanner>>,
+    /// The connection that opened it (0: none).
+    owner: u64,
+}
+
 pub struct ScannerRegistry {
     next_id: AtomicI32,
-    open: Mutex<HashMap<i32, Arc<Mutex<OpenScanner>>>>,
+    open: Mutex<HashMap<i32, Entry>>,
     lease: Duration,
     max_open: usize,
+    max_per_connection: usize,
     expired: AtomicU64,
+    closed_on_disconnect: AtomicU64,
 }
 
 impl ScannerRegistry {
-    pub fn new(lease: Duration, max_open: usize) -> ScannerRegistry {
+    pub fn new(lease: Duration, max_open: usize, max_per_connection: usize) -> ScannerRegistry {
         ScannerRegistry {
             next_id: AtomicI32::new(1),
             open: Mutex::new(HashMap::new()),
             lease,
             max_open,
+            max_per_connection,
             expired: AtomicU64::new(0),
+            closed_on_disconnect: AtomicU64::new(0),
         }
     }
 
-    /// Registers a scanner; `None` when `max_open` are already open.
-    pub fn insert(&self, scanner: OpenScanner) -> Option<i32> {
+    /// Registers a scanner for the current connection; an error when
+    /// `max_open` are open, or the connection has `max_per_connection`.
+    pub fn insert(&self, scanner: OpenScanner) -> Result<i32, ScannerLimit> {
+        let owner = CONNECTION.with(StdCell::get);
         let mut open = self.open.lock();
         if open.len() >= self.max_open {
-            return None;
+            return Err(ScannerLimit::Total(open.len()));
+        }
+        if owner != 0 {
+            let mine = open.values().filter(|e| e.owner == owner).count();
+            if mine >= self.max_per_connection {
+                return Err(ScannerLimit::PerConnection(mine));
+            }
         }
         let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
         while id <= 0 || open.contains_key(&id) {
@@ -77,12 +128,31 @@ impl ScannerRegistry {
             self.next_id.store(1, Ordering::Relaxed);
             id = self.next_id.fetch_add(1, Ordering::Relaxed);
         }
-        open.insert(id, Arc::new(Mutex::new(scanner)));
-        Some(id)
+        open.insert(id, Entry { scanner: Arc::new(Mutex::new(scanner)), owner });
+        Ok(id)
     }
 
     pub fn get(&self, id: i32) -> Option<Arc<Mutex<OpenScanner>>> {
-        self.open.lock().get(&id).cloned()
+        self.open.lock().get(&id).map(|e| e.scanner.clone())
+    }
+
+    /// Closes the scanners connection `owner` opened (it ended); returns how
+    /// many. A call still using one keeps it alive until the call ends.
+    pub fn close_connection(&self, owner: u64) -> usize {
+        if owner == 0 {
+            return 0;
+        }
+        let mut open = self.open.lock();
+        let before = open.len();
+        open.retain(|_, e| e.owner != owner);
+        let closed = before - open.len();
+        self.closed_on_disconnect.fetch_add(closed as u64, Ordering::Relaxed);
+        closed
+    }
+
+    /// Scanners closed because their connection ended.
+    pub fn closed_on_disconnect(&self) -> u64 {
+        self.closed_on_disconnect.load(Ordering::Relaxed)
     }
 
     pub fn remove(&self, id: i32) -> bool {
@@ -109,7 +179,8 @@ impl ScannerRegistry {
         let now = Instant::now();
         let mut open = self.open.lock();
         let before = open.len();
-        open.retain(|_, s| {
+        open.retain(|_, e| {
+            let s = &e.scanner;
             Arc::strong_count(s) > 1
                 || match s.try_lock() {
                     Some(s) => now.duration_since(s.last_used) < self.lease,

@@ -51,7 +51,11 @@ impl Server {
         }
         .map_err(|source| ServerError::Store { dir: where_, source })?;
         let store = Arc::new(store);
-        let scanners = Arc::new(ScannerRegistry::new(config.scanner_lease, config.max_open_scanners));
+        let scanners = Arc::new(ScannerRegistry::new(
+            config.scanner_lease,
+            config.max_open_scanners,
+            config.max_scanners_per_connection,
+        ));
         let handler = ThriftHandler::new(
             store.clone(),
             scanners.clone(),
@@ -68,6 +72,7 @@ impl Server {
             config.connection.clone(),
             config.max_connections,
             config.shutdown_grace,
+            scanners.clone(),
         )
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let source = StatusSource {
@@ -117,6 +122,11 @@ impl Server {
     /// Whether calls may be served (cluster membership sets its check).
     pub fn gate(&self) -> &Arc<ServingGate> {
         &self.gate
+    }
+
+    /// Thrift scanners open now.
+    pub fn scanners_open(&self) -> usize {
+        self.scanners.len()
     }
 
     pub fn store(&self) -> &Arc<Store> {

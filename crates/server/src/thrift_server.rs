@@ -20,6 +20,7 @@ use serde::Serialize;
 use thrift::server::TProcessor;
 
 use crate::connection::{ConnectionLimits, Ended, refuse, serve};
+use crate::scanners::{ScannerRegistry, on_connection};
 
 /// Counters of the Thrift front end.
 #[derive(Debug, Default)]
@@ -75,6 +76,7 @@ impl ThriftServer {
         limits: ConnectionLimits,
         max_connections: usize,
         shutdown_grace: Duration,
+        scanners: Arc<ScannerRegistry>,
     ) -> std::io::Result<ThriftServer> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -83,8 +85,11 @@ impl ThriftServer {
         let shutdown = Arc::new(AtomicBool::new(false));
         let connections: Arc<Mutex<Vec<Connection>>> = Arc::new(Mutex::new(Vec::new()));
         let counters = Arc::new(ThriftCounters::default());
+        // Connection ids start at 1 (0: no connection, see `scanners`).
+        let next_connection = Arc::new(AtomicU64::new(1));
         let acceptor = {
             let (shutdown, connections, counters) = (shutdown.clone(), connections.clone(), counters.clone());
+            let next_connection = next_connection.clone();
             std::thread::Builder::new().name("thrift-accept".into()).spawn(move || {
                 while !shutdown.load(Ordering::Acquire) {
                     let (stream, peer) = match listener.accept() {
@@ -114,11 +119,17 @@ impl ThriftServer {
                     // descriptor open, so dropping the stream is not enough).
                     let socket = stream.try_clone().ok();
                     let closer = stream.try_clone().ok();
-                    let (processor, limits, shutdown, counters) =
-                        (processor.clone(), limits.clone(), shutdown.clone(), counters.clone());
+                    let (processor, limits, shutdown, counters, scanners) =
+                        (processor.clone(), limits.clone(), shutdown.clone(), counters.clone(), scanners.clone());
+                    let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
-                        let (ended, wire) = serve(stream, processor.as_ref(), &limits, &shutdown);
+                        let (ended, wire) = on_connection(id, || serve(stream, processor.as_ref(), &limits, &shutdown));
+                        // Its scanners would pin memory until their leases ran out.
+                        let closed = scanners.close_connection(id);
+                        if closed > 0 {
+                            tracing::debug!(%peer, scanners = closed, "closed the scanners of an ended connection");
+                        }
                         if let Some(c) = closer {
                             let _ = c.shutdown(std::net::Shutdown::Both);
                         }

@@ -482,3 +482,26 @@ mod hbase_answers {
         assert!(error_message(&e).starts_with("IOError:"), "{}", error_message(&e));
     }
 }
+
+/// A connection may hold at most max_scanners_per_connection scanners, and
+/// the ones it leaves open are closed when it ends (issue 14 item 6).
+#[test]
+fn a_connections_scanners_are_capped_and_closed_when_it_ends() {
+    let (_dir, server, mut c) = start_with(&["max_scanners_per_connection=2"]);
+    let open = |c: &mut ThriftClient| {
+        let scan = TScan::new(None, None, None, None, None, None, None, None, None);
+        c.scanner_open_with_scan(b"t".to_vec(), scan, BTreeMap::new())
+    };
+    open(&mut c).expect("first");
+    open(&mut c).expect("second");
+    let e = open(&mut c).expect_err("third on one connection");
+    assert!(error_message(&e).starts_with("IOError:") && error_message(&e).contains("max_scanners_per_connection"));
+    let mut other = connect(&server.thrift_addr().to_string(), true, false).expect("connect");
+    open(&mut other).expect("another connection has its own allowance");
+    drop(c);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while server.scanners_open() != 1 {
+        assert!(std::time::Instant::now() < deadline, "{} scanners open", server.scanners_open());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
