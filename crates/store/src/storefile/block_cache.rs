@@ -12,11 +12,11 @@
 //! verification, and a block evicted while a scanner still reads it stays
 //! alive until that scanner lets go.
 //!
-//! Blocks of an in-memory family (HBase's IN_MEMORY) are evicted last: the
-//! eviction walks from the least recently used end past them while they
-//! charge at most a quarter of the shard (HBase's LruBlockCache gives its
-//! in-memory priority a quarter of the cache), and takes them, oldest first,
-//! only when nothing else is left to evict.
+//! Blocks of an in-memory family (HBase's IN_MEMORY) are evicted last: while
+//! they charge at most a quarter of the shard (HBase's LruBlockCache gives
+//! its in-memory priority a quarter of the cache), one that reaches the
+//! least recently used end moves back to the front instead of going, and
+//! they go, oldest first, only when nothing else is left to evict.
 //!
 //! Invariants (per shard, under its mutex): `bytes` is the sum of the
 //! charges of the entries and never exceeds the shard's capacity;
@@ -164,16 +164,20 @@ impl Shard {
             return None;
         }
         let mut evicted = 0;
-        // First pass: everything but protected in-memory blocks, oldest first.
-        let mut victim = self.tail;
-        while self.bytes + charge > self.capacity && victim != NIL {
-            let older_than_next = self.nodes[victim].prev;
-            let protected = self.nodes[victim].in_memory && self.in_memory_bytes <= self.capacity / 4;
-            if !protected {
+        // First pass: the oldest block goes unless it is a protected
+        // in-memory one, which moves to the front instead (so the next
+        // eviction does not walk past it again); at most one lap.
+        let mut looked = 0;
+        while self.bytes + charge > self.capacity && self.tail != NIL && looked < self.map.len() {
+            let victim = self.tail;
+            if self.nodes[victim].in_memory && self.in_memory_bytes <= self.capacity / 4 {
+                self.unlink(victim);
+                self.push_front(victim);
+            } else {
                 self.remove(victim);
                 evicted += 1;
             }
-            victim = older_than_next;
+            looked += 1;
         }
         // Then in-memory blocks too, if nothing else made room.
         while self.bytes + charge > self.capacity && self.tail != NIL {
