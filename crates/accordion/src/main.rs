@@ -3,6 +3,7 @@
 mod bench_cmd;
 mod counting_alloc;
 mod inspect;
+mod logging;
 mod master_cmd;
 mod server_cmd;
 mod shell;
@@ -17,6 +18,8 @@ static GLOBAL: counting_alloc::CountingAllocator = counting_alloc::CountingAlloc
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: logging::LogArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -51,14 +54,7 @@ enum BenchCommand {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    // Structured logs on stderr; RUST_LOG overrides the level.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let log = logging::init(&cli.log)?;
     match cli.command {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
             bench_cmd::memstore_bench::run(&args)?;
@@ -74,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Inspect(args) => inspect::run(&args)?,
         Command::Master(args) => master_cmd::run(&args)?,
-        Command::Server(args) => server_cmd::run(&args)?,
+        Command::Server(args) => server_cmd::run(&args, &log)?,
         Command::Shell(args) => shell::run(&args)?,
     }
     Ok(())

@@ -75,7 +75,7 @@ fn join_cluster(server: &Server, url: &str, session_timeout: Duration) -> anyhow
     Ok(zk)
 }
 
-pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
+pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result<()> {
     let mut sets = args.sets.clone();
     if let Some(d) = &args.data_dir {
         sets.push(format!("data_dir={}", d.display()));
@@ -94,6 +94,7 @@ pub fn run(args: &ServerArgs) -> anyhow::Result<()> {
         print!("{}", config.to_toml());
         return Ok(());
     }
+    log.apply_configured(config.log_level.as_deref())?;
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;

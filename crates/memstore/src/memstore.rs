@@ -431,6 +431,7 @@ impl Inner {
             return false;
         }
         let segment = Arc::new(Segment::from_active(self.next_id(), view.active.clone()));
+        let (segment_id, segment_cells) = (segment.id(), segment.cell_count());
         // Freeze before publishing: whoever finds the segment in the pipeline
         // must find it frozen, so that `wait_for_writers` covers every writer
         // that got in. Writers arriving in between retry for a moment.
@@ -442,6 +443,12 @@ impl Inner {
         }));
         drop(guard);
         MemStoreCounters::add(&self.counters.inmemory_flushes, 1);
+        tracing::debug!(
+            family = %String::from_utf8_lossy(&self.config.family),
+            segment = segment_id,
+            cells = segment_cells,
+            "in-memory flush: the active segment joined the pipeline"
+        );
         true
     }
 
@@ -510,6 +517,7 @@ impl Inner {
                         }
                     }
                     MemStoreCounters::add(&c.flattens, 1);
+                    tracing::debug!(family = %String::from_utf8_lossy(&self.config.family), "in-memory flatten");
                 }
                 true
             }
@@ -521,6 +529,11 @@ impl Inner {
                         return false;
                     }
                     MemStoreCounters::add(&c.merges, 1);
+                    tracing::debug!(
+                        family = %String::from_utf8_lossy(&self.config.family),
+                        segments = segments.len(),
+                        "in-memory merge of the pipeline"
+                    );
                     true
                 }
                 Err(_) => {
@@ -545,6 +558,13 @@ impl Inner {
                         strategy.record_compaction(cells);
                         MemStoreCounters::add(&c.compactions, 1);
                         MemStoreCounters::add(&c.cells_dropped, dropped);
+                        tracing::debug!(
+                            family = %String::from_utf8_lossy(&self.config.family),
+                            segments = segments.len(),
+                            cells,
+                            dropped,
+                            "in-memory compaction of the pipeline"
+                        );
                         true
                     }
                     Err(_) => {

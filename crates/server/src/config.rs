@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// `file:///path`); when set it wins over `data_dir`, the local
     /// shorthand.
     pub root: Option<String>,
+    /// The log level or filter when neither `--log-level` nor `RUST_LOG`
+    /// gives one.
+    pub log_level: Option<String>,
     pub thrift_addr: SocketAddr,
     pub http_addr: SocketAddr,
     pub store: StoreOptions,
@@ -84,6 +87,7 @@ impl Default for ServerConfig {
         let mut c = ServerConfig {
             data_dir: PathBuf::new(),
             root: None,
+            log_level: None,
             thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             store: StoreOptions::default(),
@@ -192,6 +196,20 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.data_dir.display().to_string()),
         set: |c, v| {
             c.data_dir = PathBuf::from(v);
+            Ok(())
+        },
+    },
+    Setting {
+        name: "log_level",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "Log level (error, warn, info, debug, trace) or a filter such as info,store=debug; used when \
+               neither --log-level nor RUST_LOG gives one (default info).",
+        example: "info,store=debug",
+        get: |c| c.log_level.clone(),
+        set: |c, v| {
+            c.log_level = Some(v.to_string());
             Ok(())
         },
     },
@@ -481,6 +499,20 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.store.max_logs.to_string()),
         set: |c, v| {
             c.store.max_logs = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "wal_roll_size",
+        hbase: None,
+        default: Some("134217728"),
+        kind: Kind::Integer,
+        help: "Bytes a WAL file reaches before the next one starts (HBase derives it: \
+               hbase.regionserver.hlog.blocksize × hbase.regionserver.logroll.multiplier, 128 MiB).",
+        example: "",
+        get: |c| Some(c.store.wal.roll_size.to_string()),
+        set: |c, v| {
+            c.store.wal.roll_size = int(v)?.max(4096);
             Ok(())
         },
     },

@@ -7,14 +7,18 @@ use store::StoreError;
 
 use crate::hbase_thrift::{AlreadyExists, IOError, IllegalArgument};
 
-/// An `IOError` carrying `message`.
+/// An `IOError` carrying `message` (logged: a client's call failed).
 pub fn io_error(message: impl Into<String>) -> thrift::Error {
-    thrift::Error::User(Box::new(IOError::new(message.into())))
+    let message = message.into();
+    tracing::info!(exception = "IOError", error = %message, "client call failed");
+    thrift::Error::User(Box::new(IOError::new(message)))
 }
 
-/// An `IllegalArgument` carrying `message`.
+/// An `IllegalArgument` carrying `message` (logged: a client's call failed).
 pub fn illegal_argument(message: impl Into<String>) -> thrift::Error {
-    thrift::Error::User(Box::new(IllegalArgument::new(message.into())))
+    let message = message.into();
+    tracing::info!(exception = "IllegalArgument", error = %message, "client call failed");
+    thrift::Error::User(Box::new(IllegalArgument::new(message)))
 }
 
 /// For calls whose IDL declares only IOError: an IllegalArgument becomes

@@ -314,6 +314,13 @@ impl FamilyStore {
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         self.counters.bytes_flushed.fetch_add(bytes, Ordering::Relaxed);
         self.ctx.events.record("flush", self.event_name(), bytes, 1, started);
+        tracing::info!(
+            store = %self.event_name(),
+            bytes,
+            flushed_seq = flush_seq,
+            seconds = started.elapsed().as_secs_f64(),
+            "flushed the memstore snapshot to a store file"
+        );
         Ok(bytes)
     }
 
@@ -418,6 +425,14 @@ impl FamilyStore {
         self.counters.files_compacted.fetch_add(selected.len() as u64, Ordering::Relaxed);
         let kind = if major { "major_compaction" } else { "compaction" };
         self.ctx.events.record(kind, self.event_name(), bytes, selected.len(), started);
+        tracing::info!(
+            store = %self.event_name(),
+            major,
+            files = selected.len(),
+            bytes,
+            seconds = started.elapsed().as_secs_f64(),
+            "compacted store files"
+        );
         Ok(bytes)
     }
 }

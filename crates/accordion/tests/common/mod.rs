@@ -73,6 +73,14 @@ impl ServerProcess {
         Self::launch_with(&place, &[], Some(dir))
     }
 
+    /// A server on `dir` with extra command-line flags (e.g. logging).
+    pub fn start_with_flags(dir: &Path, flags: &[&str], sets: &[&str]) -> ServerProcess {
+        let dir = dir.to_str().expect("a UTF-8 data directory").to_string();
+        let mut place = vec!["--data-dir", &dir];
+        place.extend_from_slice(flags);
+        Self::launch_with(&place, sets, None)
+    }
+
     fn launch(dir: &Path, sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
         let dir = dir.to_str().expect("a UTF-8 data directory");
         Self::launch_with(&["--data-dir", dir], sets, own_dir)

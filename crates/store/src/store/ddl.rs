@@ -90,7 +90,10 @@ impl Store {
         // durable with it.
         self.write_table_file(&desc, true)?;
         fs.sync_dir(&self.inner.data_dir())?;
-        self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))
+        let (name, families, n) = (desc.name.clone(), desc.families.len(), regions.len());
+        self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))?;
+        tracing::info!(table = %name, families, regions = n, "created table");
+        Ok(())
     }
 
     pub fn list_tables(&self) -> Vec<String> {
@@ -164,7 +167,9 @@ impl Store {
         for r in t.regions() {
             r.flush()?;
         }
-        self.write_table_file(&t.desc, false)
+        self.write_table_file(&t.desc, false)?;
+        tracing::info!(table = %name, "disabled table");
+        Ok(())
     }
 
     pub fn enable_table(&self, name: &str) -> Result<()> {
@@ -174,7 +179,9 @@ impl Store {
             return Err(StoreError::TableEnabled(name.to_string()));
         }
         self.write_table_file(&t.desc, true)?;
-        self.inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: true })
+        self.inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: true })?;
+        tracing::info!(table = %name, "enabled table");
+        Ok(())
     }
 
     /// Deletes a disabled table and all its data.
@@ -193,6 +200,7 @@ impl Store {
         self.inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
         crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.data_dir().join(name))?;
         self.inner.archive_wal()?;
+        tracing::info!(table = %name, "deleted table");
         Ok(())
     }
 }

@@ -546,6 +546,11 @@ impl Wal {
             Counters::add(&s.counters.files_archived, 1);
         }
         if archived > 0 {
+            tracing::info!(
+                files = archived,
+                to = %if s.options.keep_archived { s.archive_dir.display().to_string() } else { "deleted".into() },
+                "WAL files archived (every edit in them flushed)"
+            );
             let synced =
                 s.fs.sync_dir(&s.dir)
                     .and_then(|()| if s.options.keep_archived { s.fs.sync_dir(&s.archive_dir) } else { Ok(()) });
@@ -802,6 +807,7 @@ impl Shared {
         Counters::add(&self.counters.files_created, 1);
         Counters::add(&self.counters.bytes_written, HEADER_LEN as u64);
         self.counters.current_file_size.store(HEADER_LEN as u64, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(file = %path.display(), sealed = io.prev.number, sealed_bytes = io.prev.valid_len, "WAL rolled");
         let mut c = self.catalog.lock();
         c.files.push_back(LogFile { number, path, region_max_seq: HashMap::new() });
         c.current = Some(number);

@@ -1,0 +1,82 @@
+//! How the binary logs: structured events (the store's flushes,
+//! compactions, WAL rolls, splits, recovery, DDL; client errors) as plain
+//! text, without ANSI colours unless the output is a terminal, or as one
+//! JSON object per line (`--log-format json`), on stderr or appended to
+//! `--log-file`.
+//!
+//! The level (or a filter such as `info,store=debug`) comes from
+//! `--log-level`, else `RUST_LOG`, else the server's `log_level` setting
+//! (applied once its configuration is read, through [`LogHandle`]), else
+//! `info`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer, Registry, reload};
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct LogArgs {
+    /// Log level (error, warn, info, debug, trace) or a filter such as
+    /// info,store=debug; wins over RUST_LOG and the configuration.
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log_level: Option<String>,
+    /// Append the log to this file instead of writing it to stderr.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+    /// text (default) or json (one object per line).
+    #[arg(long, global = true, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// Changes the level after start-up, unless a flag or `RUST_LOG` set it.
+pub struct LogHandle {
+    handle: reload::Handle<EnvFilter, Registry>,
+    explicit: bool,
+}
+
+impl LogHandle {
+    /// Applies a configured level (the server's `log_level`), if the level
+    /// was not given on the command line or in `RUST_LOG`.
+    pub fn apply_configured(&self, level: Option<&str>) -> anyhow::Result<()> {
+        let Some(level) = level.filter(|_| !self.explicit) else { return Ok(()) };
+        let filter = EnvFilter::try_new(level).with_context(|| format!("log_level {level:?}"))?;
+        self.handle.reload(filter).context("changing the log level")?;
+        Ok(())
+    }
+}
+
+/// Installs the global subscriber.
+pub fn init(args: &LogArgs) -> anyhow::Result<LogHandle> {
+    let env = std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty());
+    let explicit = args.log_level.is_some() || env.is_some();
+    let level = args.log_level.clone().or(env).unwrap_or_else(|| "info".into());
+    let filter = EnvFilter::try_new(&level).with_context(|| format!("log level {level:?}"))?;
+    let (filter, handle) = reload::Layer::new(filter);
+    let (writer, ansi) = match &args.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("opening the log file {}", path.display()))?;
+            (BoxMakeWriter::new(std::sync::Mutex::new(file)), false)
+        }
+        None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
+    };
+    let output = match args.log_format {
+        LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer().json().with_writer(writer).boxed(),
+    };
+    tracing_subscriber::registry().with(filter).with(output).try_init().context("installing the logger")?;
+    Ok(LogHandle { handle, explicit })
+}
