@@ -52,6 +52,9 @@ pub struct ThriftHandler {
     table_durability: Durability,
     limits: RequestLimits,
     requests: Arc<RequestMetrics>,
+    /// Where this server's Thrift service listens (set once it is bound),
+    /// reported as the host and port of every region it serves.
+    served_at: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
 }
 
 type Attributes = BTreeMap<Text, Text>;
@@ -82,7 +85,31 @@ impl ThriftHandler {
         limits: RequestLimits,
     ) -> ThriftHandler {
         let requests = Arc::new(RequestMetrics::default());
-        ThriftHandler { store, scanners, family_template, table_durability, limits, requests }
+        let served_at = Arc::new(std::sync::OnceLock::new());
+        ThriftHandler { store, scanners, family_template, table_durability, limits, requests, served_at }
+    }
+
+    /// Set once the Thrift listener is bound (see `served_at`).
+    pub fn served_at(&self) -> &Arc<std::sync::OnceLock<std::net::SocketAddr>> {
+        &self.served_at
+    }
+
+    /// The region as `getTableRegions` and `getRegionInfo` describe it: its
+    /// HBase-style name and the host and Thrift port of the server holding
+    /// it (this one).
+    fn region_info(&self, r: store::RegionInfo) -> TRegionInfo {
+        let name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
+        let (host, port) =
+            self.served_at.get().map_or(("localhost".to_string(), 0), |a| (a.ip().to_string(), a.port()));
+        TRegionInfo::new(
+            r.start_key,
+            r.end_key,
+            r.id as i64,
+            name.into_bytes(),
+            1i8,
+            host.into_bytes(),
+            i32::from(port),
+        )
     }
 
     /// The latencies of the calls this handler served.
@@ -414,21 +441,7 @@ impl HbaseSyncHandler for ThriftHandler {
                 Err(store::StoreError::TableNotFound(_)) => Vec::new(),
                 other => other.map_err(from_store)?,
             };
-            Ok(regions
-                .into_iter()
-                .map(|r| {
-                    let region_name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
-                    TRegionInfo::new(
-                        r.start_key,
-                        r.end_key,
-                        r.id as i64,
-                        region_name.into_bytes(),
-                        1i8,
-                        b"localhost".to_vec(),
-                        0,
-                    )
-                })
-                .collect())
+            Ok(regions.into_iter().map(|r| self.region_info(r)).collect())
         })())
     }
 
@@ -712,8 +725,7 @@ impl HbaseSyncHandler for ThriftHandler {
                 .into_iter()
                 .find(|r| r.contains(key.as_bytes()))
                 .ok_or_else(|| io_error(format!("no region of {table} holds {key:?}")))?;
-            let name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
-            Ok(TRegionInfo::new(r.start_key, r.end_key, r.id as i64, name.into_bytes(), 1i8, b"localhost".to_vec(), 0))
+            Ok(self.region_info(r))
         })())
     }
 

@@ -64,6 +64,7 @@ impl Server {
             config.requests.clone(),
         );
         let requests = handler.request_metrics().clone();
+        let served_at = handler.served_at().clone();
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         let thrift = ThriftServer::start(
@@ -75,6 +76,7 @@ impl Server {
             scanners.clone(),
         )
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
+        let _ = served_at.set(thrift.local_addr());
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),

@@ -456,7 +456,7 @@ mod hbase_answers {
     /// Item 6: table metadata as HBase reports and refuses it.
     #[test]
     fn metadata_as_hbase_reports_it() {
-        let (_dir, _server, mut c) = start();
+        let (_dir, server, mut c) = start();
         let cd = |n: &str, in_memory: bool, cache: bool| ColumnDescriptor {
             name: Some(n.as_bytes().to_vec()),
             max_versions: Some(2),
@@ -476,6 +476,12 @@ mod hbase_answers {
         assert!(error_message(&e).starts_with("IllegalArgument:"), "{}", error_message(&e));
 
         assert!(c.get_table_regions(b"missing".to_vec()).expect("no error").is_empty());
+        // Each region names the server that holds it: this one's Thrift
+        // host and port (it was "localhost", 0).
+        let regions = c.get_table_regions(b"md".to_vec()).expect("regions");
+        let addr = server.thrift_addr();
+        assert_eq!(regions[0].server_name.as_deref(), Some(addr.ip().to_string().as_bytes()));
+        assert_eq!(regions[0].port, Some(i32::from(addr.port())));
 
         put_ts(&mut c, "md", "r", "a:s", b"abc".to_vec(), 5);
         let e = c.atomic_increment(b"md".to_vec(), b"r".to_vec(), b"a:s".to_vec(), 1).expect_err("3 bytes");
