@@ -85,9 +85,56 @@ struct Entry {
     owner: u64,
 }
 
+/// The open scanners, and how many each connection holds (kept with them,
+/// so that opening a scanner and ending a connection do not scan them all).
+/// Invariant: `per_owner[o]` is the number of entries of owner `o != 0`,
+/// and owners holding none are absent.
+#[derive(Default)]
+struct Open {
+    by_id: HashMap<i32, Entry>,
+    per_owner: HashMap<u64, usize>,
+}
+
+impl Open {
+    fn insert(&mut self, id: i32, entry: Entry) {
+        if entry.owner != 0 {
+            *self.per_owner.entry(entry.owner).or_default() += 1;
+        }
+        self.by_id.insert(id, entry);
+    }
+
+    fn forget_owner_of(&mut self, entry: &Entry) {
+        if let Some(n) = self.per_owner.get_mut(&entry.owner) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_owner.remove(&entry.owner);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: i32) -> bool {
+        match self.by_id.remove(&id) {
+            Some(e) => {
+                self.forget_owner_of(&e);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Keeps the entries `keep` says to keep; returns how many went.
+    fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) -> usize {
+        let gone: Vec<i32> = self.by_id.iter().filter(|(_, e)| !keep(e)).map(|(id, _)| *id).collect();
+        for id in &gone {
+            self.remove(*id);
+        }
+        gone.len()
+    }
+}
+
 pub struct ScannerRegistry {
     next_id: AtomicI32,
-    open: Mutex<HashMap<i32, Entry>>,
+    open: Mutex<Open>,
     lease: Duration,
     max_open: usize,
     max_per_connection: usize,
@@ -99,7 +146,7 @@ impl ScannerRegistry {
     pub fn new(lease: Duration, max_open: usize, max_per_connection: usize) -> ScannerRegistry {
         ScannerRegistry {
             next_id: AtomicI32::new(1),
-            open: Mutex::new(HashMap::new()),
+            open: Mutex::new(Open::default()),
             lease,
             max_open,
             max_per_connection,
@@ -113,17 +160,15 @@ impl ScannerRegistry {
     pub fn insert(&self, scanner: OpenScanner) -> Result<i32, ScannerLimit> {
         let owner = CONNECTION.with(StdCell::get);
         let mut open = self.open.lock();
-        if open.len() >= self.max_open {
-            return Err(ScannerLimit::Total(open.len()));
+        if open.by_id.len() >= self.max_open {
+            return Err(ScannerLimit::Total(open.by_id.len()));
         }
-        if owner != 0 {
-            let mine = open.values().filter(|e| e.owner == owner).count();
-            if mine >= self.max_per_connection {
-                return Err(ScannerLimit::PerConnection(mine));
-            }
+        let mine = open.per_owner.get(&owner).copied().unwrap_or(0);
+        if owner != 0 && mine >= self.max_per_connection {
+            return Err(ScannerLimit::PerConnection(mine));
         }
         let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        while id <= 0 || open.contains_key(&id) {
+        while id <= 0 || open.by_id.contains_key(&id) {
             // Wrapped around after 2^31 scanners: skip ids still in use.
             self.next_id.store(1, Ordering::Relaxed);
             id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -133,7 +178,7 @@ impl ScannerRegistry {
     }
 
     pub fn get(&self, id: i32) -> Option<Arc<Mutex<OpenScanner>>> {
-        self.open.lock().get(&id).map(|e| e.scanner.clone())
+        self.open.lock().by_id.get(&id).map(|e| e.scanner.clone())
     }
 
     /// Closes the scanners connection `owner` opened (it ended); returns how
@@ -143,9 +188,10 @@ impl ScannerRegistry {
             return 0;
         }
         let mut open = self.open.lock();
-        let before = open.len();
-        open.retain(|_, e| e.owner != owner);
-        let closed = before - open.len();
+        if !open.per_owner.contains_key(&owner) {
+            return 0;
+        }
+        let closed = open.retain(|e| e.owner != owner);
         self.closed_on_disconnect.fetch_add(closed as u64, Ordering::Relaxed);
         closed
     }
@@ -156,11 +202,11 @@ impl ScannerRegistry {
     }
 
     pub fn remove(&self, id: i32) -> bool {
-        self.open.lock().remove(&id).is_some()
+        self.open.lock().remove(id)
     }
 
     pub fn len(&self) -> usize {
-        self.open.lock().len()
+        self.open.lock().by_id.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -178,8 +224,7 @@ impl ScannerRegistry {
     pub fn reap(&self) -> usize {
         let now = Instant::now();
         let mut open = self.open.lock();
-        let before = open.len();
-        open.retain(|_, e| {
+        let reaped = open.retain(|e| {
             let s = &e.scanner;
             Arc::strong_count(s) > 1
                 || match s.try_lock() {
@@ -187,13 +232,12 @@ impl ScannerRegistry {
                     None => true,
                 }
         });
-        let reaped = before - open.len();
         self.expired.fetch_add(reaped as u64, Ordering::Relaxed);
         reaped
     }
 
     /// Closes every scanner (shutdown).
     pub fn clear(&self) {
-        self.open.lock().clear();
+        *self.open.lock() = Open::default();
     }
 }
