@@ -2,7 +2,8 @@
 //! compactions, WAL rolls, splits, recovery, DDL; client errors) as plain
 //! text, without ANSI colours unless the output is a terminal, or as one
 //! JSON object per line (`--log-format json`), on stderr or appended to
-//! `--log-file`.
+//! `--log-file`; and, as plain text, into the ring the status page's
+//! `/logs` shows (`server::recent_logs`).
 //!
 //! The level (or a filter such as `info,store=debug`) comes from
 //! `--log-level`, else `RUST_LOG`, else the server's `log_level` setting
@@ -77,6 +78,15 @@ pub fn init(args: &LogArgs) -> anyhow::Result<LogHandle> {
         LogFormat::Text => tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer().json().with_writer(writer).boxed(),
     };
-    tracing_subscriber::registry().with(filter).with(output).try_init().context("installing the logger")?;
+    // The status page's /logs: the same events as plain text, kept in a
+    // bounded ring (whatever the format and destination above).
+    let recent =
+        tracing_subscriber::fmt::layer().with_ansi(false).with_writer(|| server::recent_logs::global().writer());
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(output)
+        .with(recent)
+        .try_init()
+        .context("installing the logger")?;
     Ok(LogHandle { handle, explicit })
 }

@@ -78,6 +78,9 @@ pub struct ServerConfig {
     /// Durability of tables created over Thrift (`table_durability`:
     /// SYNC_WAL, HBase's default, ASYNC_WAL or SKIP_WAL).
     pub table_durability: Durability,
+    /// How often the status page's request history is sampled
+    /// (`hbase.regionserver.metrics.period`, 5 s).
+    pub metrics_period: Duration,
 }
 
 impl Default for ServerConfig {
@@ -107,6 +110,7 @@ impl Default for ServerConfig {
             adaptive_threshold: None,
             table_durability: Durability::SyncWal,
             shutdown_grace: Duration::ZERO,
+            metrics_period: Duration::ZERO,
         };
         for s in SETTINGS {
             if let Some(d) = s.default {
@@ -630,6 +634,19 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| millis(c.scanner_lease),
         set: |c, v| {
             c.scanner_lease = Duration::from_millis(int(v)?.max(1));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "metrics_period_ms",
+        hbase: Some("hbase.regionserver.metrics.period"),
+        default: Some("5000"),
+        kind: Kind::Integer,
+        help: "How often (ms) the status page's request rates and latency percentiles are sampled; it keeps ten minutes of them.",
+        example: "",
+        get: |c| millis(c.metrics_period),
+        set: |c, v| {
+            c.metrics_period = Duration::from_millis(int(v)?.max(100));
             Ok(())
         },
     },

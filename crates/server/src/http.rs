@@ -1,10 +1,18 @@
 //! The HTTP side of the server (HBase's region server info port):
-//! `/metrics` in Prometheus text format ([`crate::prometheus`]), `/status`
-//! as JSON, and `/`, an HTML
-//! page that polls `/status` and shows tables, regions and each store's
-//! memstore live — active segment, pipeline segments with their index
-//! layout, snapshot — with recent flushes and compactions; and the admin
-//! calls the Thrift v1 IDL lacks under `POST /admin/` ([`crate::admin`]).
+//! - `/`, an HTML page that polls `/status`: request rates and latency
+//!   percentiles over the last ten minutes as small charts, totals, tables
+//!   and regions (key ranges as HBase prints keys, sizes and counts
+//!   formatted), each store's memstore live — active segment, pipeline
+//!   segments with their index layout, snapshot — and recent flushes and
+//!   compactions with their dates;
+//! - `/status`, the same as JSON; `/metrics` in Prometheus text format
+//!   ([`crate::prometheus`]);
+//! - `/conf`, the effective settings as TOML (what `--print-config` prints);
+//! - `/logs`, the process's recent log lines ([`crate::recent_logs`]);
+//! - `/health`, 200 while the server may serve, 503 with the reason when
+//!   its gate refuses calls (a cluster member that lost its lease);
+//! - under `POST /admin/`, the admin calls the Thrift v1 IDL lacks
+//!   ([`crate::admin`]).
 //!
 //! `tiny_http` serves it: a few requests a second from a dashboard need no
 //! async runtime.
@@ -18,7 +26,10 @@ use std::time::Duration;
 use memstore::SegmentStats;
 use serde_json::{Value, json};
 use store::Store;
+use store::region_info::to_string_binary;
 
+use crate::gate::ServingGate;
+use crate::request_history::RequestHistory;
 use crate::request_metrics::RequestMetrics;
 use crate::scanners::ScannerRegistry;
 use crate::thrift_server::ThriftCounters;
@@ -30,6 +41,11 @@ pub struct StatusSource {
     pub thrift: Arc<ThriftCounters>,
     /// The Thrift handler's request latencies.
     pub requests: Arc<RequestMetrics>,
+    /// The last minutes of [`Self::requests`], sampled.
+    pub history: Arc<RequestHistory>,
+    pub gate: Arc<ServingGate>,
+    /// The effective configuration as TOML, for `/conf`.
+    pub conf: String,
     pub started: std::time::Instant,
     pub thrift_addr: SocketAddr,
 }
@@ -93,6 +109,9 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
             (serde_json::to_string_pretty(&status(source)).unwrap_or_default(), "application/json", 200)
         }
         (tiny_http::Method::Get, "/") => (STATUS_PAGE.to_string(), "text/html; charset=utf-8", 200),
+        (tiny_http::Method::Get, "/conf") => (source.conf.clone(), "text/plain; charset=utf-8", 200),
+        (tiny_http::Method::Get, "/logs") => (logs_text(), "text/plain; charset=utf-8", 200),
+        (tiny_http::Method::Get, "/health") => health(source),
         (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
         _ => ("method not allowed\n".to_string(), "text/plain", 405),
     };
@@ -100,6 +119,29 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     let response = tiny_http::Response::from_string(body).with_status_code(code).with_header(header);
     if let Err(e) = request.respond(response) {
         tracing::debug!(error = %e, "HTTP client went away");
+    }
+}
+
+/// The recent log lines, oldest first.
+fn logs_text() -> String {
+    let lines = crate::recent_logs::global().lines();
+    if lines.is_empty() {
+        return "no log lines kept: this process's logger does not write to the recent-lines ring\n".to_string();
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+fn health(source: &StatusSource) -> (String, &'static str, u16) {
+    let uptime = source.started.elapsed().as_secs();
+    match source.gate.refusal() {
+        None => (json!({ "status": "ok", "uptime_secs": uptime }).to_string(), "application/json", 200),
+        Some(reason) => (
+            json!({ "status": "refusing", "reason": reason, "uptime_secs": uptime }).to_string(),
+            "application/json",
+            503,
+        ),
     }
 }
 
@@ -144,8 +186,8 @@ pub fn status(source: &StatusSource) -> Value {
                 "id": info.dir_name(),
                 "name": info.region_name(),
                 "state": region.state().name(),
-                "start_key": String::from_utf8_lossy(&info.start_key),
-                "end_key": String::from_utf8_lossy(&info.end_key),
+                "start_key": to_string_binary(&info.start_key),
+                "end_key": to_string_binary(&info.end_key),
                 "memstore_data_bytes": region.memstore_data_size(),
                 "memstore_heap_bytes": region.memstore_heap_size(),
                 "files_bytes": region.files_size(),
@@ -168,6 +210,7 @@ pub fn status(source: &StatusSource) -> Value {
         "totals": m.totals,
         "tables": tables,
         "recent_events": source.store.recent_events(),
+        "requests": source.history.to_json(),
     })
 }
 

@@ -9,7 +9,10 @@
 //! scanners have leases ([`scanners`]). The
 //! HTTP side ([`http`]) serves Prometheus metrics ([`prometheus`], with
 //! request latencies from [`request_metrics`] and the process's figures from
-//! [`process_metrics`]), JSON status and a live page of the memstores.
+//! [`process_metrics`]), JSON status, and a status page: request rates and
+//! latency percentiles of the last minutes ([`request_history`]), tables
+//! and regions, the live memstores, `/conf`, `/logs` ([`recent_logs`]) and
+//! `/health`.
 //! Settings have our names and HBase's property names, one table of them
 //! in [`config`].
 
@@ -32,6 +35,8 @@ pub mod hbase_thrift;
 pub mod http;
 pub mod process_metrics;
 pub mod prometheus;
+pub mod recent_logs;
+pub mod request_history;
 pub mod request_metrics;
 pub mod scanners;
 pub mod server;

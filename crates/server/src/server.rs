@@ -17,6 +17,7 @@ use crate::gate::{GatedProcessor, ServingGate};
 use crate::handler::ThriftHandler;
 use crate::hbase_thrift::HbaseSyncProcessor;
 use crate::http::{HttpServer, StatusSource};
+use crate::request_history::{self, RequestHistory};
 use crate::scanners::ScannerRegistry;
 use crate::thrift_server::ThriftServer;
 
@@ -26,6 +27,8 @@ pub enum ServerError {
     Store { dir: String, source: store::StoreError },
     #[error("listening on {addr} ({what}): {source}")]
     Bind { addr: SocketAddr, what: &'static str, source: std::io::Error },
+    #[error("starting the server's background threads: {0}")]
+    Thread(std::io::Error),
     #[error("closing the store: {0}")]
     Close(store::StoreError),
 }
@@ -36,8 +39,9 @@ pub struct Server {
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
-    reaper_stop: Arc<AtomicBool>,
-    reaper: Option<JoinHandle<()>>,
+    /// Stops the scanner reaper and the metrics sampler.
+    background_stop: Arc<AtomicBool>,
+    background: Vec<JoinHandle<()>>,
     closed: bool,
 }
 
@@ -77,11 +81,15 @@ impl Server {
         )
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let _ = served_at.set(thrift.local_addr());
+        let history = Arc::new(RequestHistory::new(config.metrics_period));
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),
             thrift: thrift.counters.clone(),
-            requests,
+            requests: requests.clone(),
+            history: history.clone(),
+            gate: gate.clone(),
+            conf: config.to_toml(),
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
         };
@@ -90,11 +98,11 @@ impl Server {
             what: "http",
             source,
         })?;
-        let reaper_stop = Arc::new(AtomicBool::new(false));
+        let background_stop = Arc::new(AtomicBool::new(false));
         let reaper = {
-            let (stop, scanners) = (reaper_stop.clone(), scanners.clone());
+            let (stop, scanners) = (background_stop.clone(), scanners.clone());
             let every = (config.scanner_lease / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
-            std::thread::spawn(move || {
+            std::thread::Builder::new().name("scanner-reaper".into()).spawn(move || {
                 while !stop.load(Ordering::Acquire) {
                     std::thread::sleep(every);
                     let n = scanners.reap();
@@ -104,13 +112,28 @@ impl Server {
                 }
             })
         };
+        let sampler = {
+            let stop = background_stop.clone();
+            std::thread::Builder::new().name("metrics-sampler".into()).spawn(move || {
+                let mut next = Instant::now();
+                while !stop.load(Ordering::Acquire) {
+                    if Instant::now() >= next {
+                        history.record(now_ms(), request_history::totals(&requests.snapshot()));
+                        next += history.period();
+                    }
+                    // Short sleeps so shutdown never waits a whole period.
+                    std::thread::sleep(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)));
+                }
+            })
+        };
+        let background = [reaper, sampler].into_iter().collect::<Result<Vec<_>, _>>().map_err(ServerError::Thread)?;
         tracing::info!(
             root = %config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string()),
             thrift = %thrift.local_addr(),
             http = %http.local_addr(),
             "accordion server started"
         );
-        Ok(Server { store, gate, thrift, http, scanners, reaper_stop, reaper: Some(reaper), closed: false })
+        Ok(Server { store, gate, thrift, http, scanners, background_stop, background, closed: false })
     }
 
     pub fn thrift_addr(&self) -> SocketAddr {
@@ -145,15 +168,20 @@ impl Server {
         tracing::info!("shutting down: finishing in-flight calls");
         self.thrift.shutdown();
         self.http.shutdown();
-        self.reaper_stop.store(true, Ordering::Release);
-        if let Some(r) = self.reaper.take() {
-            let _ = r.join();
+        self.background_stop.store(true, Ordering::Release);
+        for t in self.background.drain(..) {
+            let _ = t.join();
         }
         self.scanners.clear();
         self.store.close().map_err(ServerError::Close)?;
         tracing::info!("store closed; bye");
         Ok(())
     }
+}
+
+/// Wall-clock milliseconds since the epoch (the history's period ends).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 impl Drop for Server {

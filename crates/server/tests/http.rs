@@ -78,7 +78,7 @@ fn metrics_status_and_page_show_the_store() {
     assert_eq!(status["totals"]["disk_flushes"], 1);
 
     let page = get(&server, "/");
-    assert!(page.contains("<title>Accordion KV</title>") && page.contains("fetch('/status')"));
+    assert!(page.contains("<title>Accordion KV region server</title>") && page.contains("fetch('/status')"));
     let missing = ureq::get(&format!("http://{}/nope", server.http_addr())).call();
     assert!(matches!(missing, Err(ureq::Error::StatusCode(404))), "{missing:?}");
     let bad = ureq::post(&format!("http://{}/admin/flush?table=nope", server.http_addr())).send_empty();
