@@ -130,7 +130,7 @@ fn chromium_renders_request_charts_regions_with_binary_keys_dated_events_and_lin
     // The header: version, uptime and the links, each of which answers.
     let header = &dom[dom.find("<header").expect("header")..dom.find("</header>").expect("header end")];
     assert!(!header.contains("unreachable"), "the page could not read /status: {header}");
-    assert!(header.contains("v0.") && header.contains(" · up "), "{header}");
+    assert!(header.contains("v0.") && header.contains(" · up ") && header.contains("scanners pinning 0 B"), "{header}");
     for link in ["/metrics", "/status", "/conf", "/logs", "/health"] {
         assert!(header.contains(&format!("href=\"{link}\"")), "no link to {link}: {header}");
     }

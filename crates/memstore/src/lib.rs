@@ -23,6 +23,7 @@ pub mod counters;
 pub mod cursor_heap;
 pub mod error;
 pub mod executor;
+pub mod footprint;
 pub mod memstore;
 pub mod merge_iter;
 pub mod mslab;
@@ -46,6 +47,7 @@ pub use config::{
 pub use counters::CountersSnapshot;
 pub use error::MemStoreError;
 pub use executor::CompactionExecutor;
+pub use footprint::Footprint;
 pub use memstore::{MemStore, MemStoreLayoutInfo, MemStoreSize, SegmentInfo};
 pub use merge_iter::MergingCursor;
 pub use mvcc::{Mvcc, PendingWrite, ReaderGuard, WriteEntry};

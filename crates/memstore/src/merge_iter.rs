@@ -39,6 +39,11 @@ impl MergingCursor {
         MergingCursor { cursors, heap }
     }
 
+    /// The segments this cursor reads (and keeps alive).
+    pub fn segments(&self) -> impl Iterator<Item = &Arc<Segment>> {
+        self.cursors.iter().map(SegmentCursor::segment)
+    }
+
     fn advance_top(&mut self) {
         if let Some(top) = self.heap.top() {
             self.cursors[top].advance();

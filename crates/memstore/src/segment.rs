@@ -233,6 +233,16 @@ impl Segment {
         self.id
     }
 
+    /// What identifies this segment's index memory: the skiplist a frozen
+    /// active segment shares with it (every view of one active segment is
+    /// the same skiplist), else the segment itself.
+    pub fn index_identity(&self) -> usize {
+        match &self.body {
+            SegmentBody::SkipList(m) => Arc::as_ptr(m) as usize,
+            SegmentBody::Flat { .. } => std::ptr::from_ref(self) as usize,
+        }
+    }
+
     pub fn layout(&self) -> IndexLayout {
         match &self.body {
             SegmentBody::SkipList(_) => IndexLayout::SkipList,

@@ -383,6 +383,13 @@ fn thrift_families(out: &mut Out, source: &StatusSource) {
     );
     out.single("accordion_thrift_open_scanners", Kind::Gauge, "Thrift scanners open.", source.scanners.len());
     out.single(
+        "accordion_thrift_scanner_pinned_bytes",
+        Kind::Gauge,
+        "Memstore memory (whole chunks and index bytes) that only open Thrift scanners keep alive: \
+         segments the memstores have flushed, merged or compacted away and a scanner still reads.",
+        crate::http::scanner_pinned(source).bytes,
+    );
+    out.single(
         "accordion_thrift_expired_scanners_total",
         Kind::Counter,
         "Thrift scanners closed because their lease expired.",

@@ -12,6 +12,11 @@
 //! the whole `max_open`). Scanners opened outside a connection (id 0) have
 //! no owner.
 //!
+//! What open scanners pin — memstore segments the memstore has let go of
+//! (flushed, merged, compacted) and a scanner still reads — is measured by
+//! [`ScannerRegistry::memstore_footprint`] against the store's own
+//! (`/status` and `/metrics` report it).
+//!
 //! Thread safety: the id map is behind one mutex held only to look up,
 //! insert or remove; each scanner has its own mutex, held for the length of
 //! one scannerGet call, so two clients never block on each other's scans.
@@ -22,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use memstore::Cell;
+use memstore::{Cell, Footprint};
 use parking_lot::Mutex;
 
 /// One open scan. Its filter and batch size are the store scanner's own
@@ -234,6 +239,24 @@ impl ScannerRegistry {
         });
         self.expired.fetch_add(reaped as u64, Ordering::Relaxed);
         reaped
+    }
+
+    /// The memstore segments the open scanners keep alive
+    /// (`memstore::footprint`), and how many scanners a call was using and
+    /// so were not looked at (their segments are not in the footprint).
+    /// Holds the map lock only to copy the list; a scanner in use is
+    /// skipped, never waited for.
+    pub fn memstore_footprint(&self) -> (Footprint, usize) {
+        let scanners: Vec<Arc<Mutex<OpenScanner>>> =
+            self.open.lock().by_id.values().map(|e| e.scanner.clone()).collect();
+        let (mut footprint, mut busy) = (Footprint::default(), 0);
+        for s in scanners {
+            match s.try_lock() {
+                Some(s) => s.scanner.add_memstore_footprint(&mut footprint),
+                None => busy += 1,
+            }
+        }
+        (footprint, busy)
     }
 
     /// Closes every scanner (shutdown).

@@ -84,3 +84,49 @@ fn metrics_status_and_page_show_the_store() {
     let bad = ureq::post(&format!("http://{}/admin/flush?table=nope", server.http_addr())).send_empty();
     assert!(matches!(bad, Err(ureq::Error::StatusCode(404))), "{bad:?}");
 }
+
+/// `/status`'s `scanner_pinned_bytes` and the metric of the same name:
+/// zero while the memstore holds what an open scanner reads; at least the
+/// flushed segment's chunk once the memstore has flushed it and the
+/// scanner still holds it; zero again when the scanner closes.
+#[test]
+fn open_scanners_pin_the_memstore_segments_a_flush_let_go_and_status_measures_it() {
+    let (_dir, server) = start();
+    let mut c = connect(&server.thrift_addr().to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"pin".to_vec(), vec![cd]).expect("create");
+    for i in 0..200u32 {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(vec![b'v'; 500]),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(b"pin".to_vec(), format!("r{i:04}").into_bytes(), vec![m], BTreeMap::new()).expect("put");
+    }
+    let pinned = |server: &Server| -> (u64, u64) {
+        let status: serde_json::Value = serde_json::from_str(&get(server, "/status")).expect("json");
+        let metrics = get(server, "/metrics");
+        let metric = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("accordion_thrift_scanner_pinned_bytes "))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .expect("the pinned-bytes metric");
+        (status["server"]["scanner_pinned_bytes"].as_u64().expect("pinned bytes in /status"), metric)
+    };
+    let scan = server::hbase_thrift::TScan::new(None, None, None, None, 10, None, None, None, None);
+    let id = c.scanner_open_with_scan(b"pin".to_vec(), scan, BTreeMap::new()).expect("open");
+    assert_eq!(c.scanner_get_list(id, 10).expect("rows").len(), 10);
+    assert_eq!(pinned(&server), (0, 0), "the memstore still holds everything the scanner reads");
+
+    let flushed = ureq::post(&format!("http://{}/admin/flush?table=pin", server.http_addr())).send_empty();
+    assert!(flushed.is_ok(), "{flushed:?}");
+    let (status, metric) = pinned(&server);
+    assert!(status >= memstore::CHUNK_SIZE as u64, "the flushed segment's chunk stays with the scanner: {status}");
+    assert_eq!(metric, status, "the metric measures the same");
+    // The scanner still reads the rows it pins.
+    assert_eq!(c.scanner_get_list(id, 500).expect("rows").len(), 190);
+
+    c.scanner_close(id).expect("close");
+    assert_eq!(pinned(&server), (0, 0), "a closed scanner pins nothing");
+}

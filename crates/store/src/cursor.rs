@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 
 use memstore::cell::compare_cells;
 use memstore::cursor_heap::{CursorHeap, HeapCursor};
-use memstore::{CellKey, CellRef, MergingCursor};
+use memstore::{CellKey, CellRef, Footprint, MergingCursor};
 
 use crate::error::Result;
 
@@ -26,6 +26,9 @@ pub trait CellCursor: Send {
     /// The row of the last cell strictly before the first cell of `row` (or
     /// the last row, for `None`); does not move the cursor.
     fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
+    /// Adds the memstore segments this cursor keeps alive to `f` (none for
+    /// a file cursor).
+    fn add_memstore_footprint(&self, _f: &mut Footprint) {}
 }
 
 impl CellCursor for MergingCursor {
@@ -45,6 +48,10 @@ impl CellCursor for MergingCursor {
 
     fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
         Ok(MergingCursor::row_before(self, row))
+    }
+
+    fn add_memstore_footprint(&self, f: &mut Footprint) {
+        self.segments().for_each(|s| f.add(s));
     }
 }
 
@@ -99,6 +106,11 @@ impl MergedCursor {
             self.heap.top_advanced(&self.cursors);
         }
         result
+    }
+
+    /// The memstore segments the merged cursors keep alive.
+    pub fn add_memstore_footprint(&self, f: &mut Footprint) {
+        self.cursors.iter().for_each(|c| c.add_memstore_footprint(f));
     }
 
     pub fn current(&self) -> Option<CellRef<'_>> {

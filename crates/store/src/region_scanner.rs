@@ -67,6 +67,11 @@ impl RegionScanner {
         &self.info
     }
 
+    /// The memstore segments this scanner keeps alive.
+    pub fn add_memstore_footprint(&self, f: &mut memstore::Footprint) {
+        self.cursor.add_memstore_footprint(f);
+    }
+
     /// The next non-empty row, or `None` at the end of the range.
     pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>> {
         if self.reverse { self.next_reverse() } else { self.next_forward() }

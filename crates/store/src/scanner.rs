@@ -226,6 +226,16 @@ impl Scanner {
 }
 
 impl Scanner {
+    /// Adds the memstore segments this scan keeps alive (those of the
+    /// region it is reading) to `f`; with the memstores' own footprint
+    /// ([`crate::Store::memstore_footprint`]) this gives what open scans
+    /// pin (`memstore::footprint`).
+    pub fn add_memstore_footprint(&self, f: &mut memstore::Footprint) {
+        if let Some(cur) = &self.current {
+            cur.add_memstore_footprint(f);
+        }
+    }
+
     /// The row as the filter leaves it, its versions counted.
     fn filtered(&mut self, row: Vec<Cell>) -> Filtered {
         let Some(filter) = self.scan.filter.as_mut() else { return Filtered::Row(row) };

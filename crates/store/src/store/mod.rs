@@ -375,6 +375,18 @@ impl Store {
         self.inner.ctx.events.recent()
     }
 
+    /// What every open region's memstores hold now (their segments'
+    /// chunks and indexes).
+    pub fn memstore_footprint(&self) -> memstore::Footprint {
+        let mut f = memstore::Footprint::default();
+        for region in self.all_regions() {
+            for family in region.stores() {
+                family.memstore().read_segments().iter().for_each(|s| f.add(s));
+            }
+        }
+        f
+    }
+
     /// Regions of every table.
     pub fn all_regions(&self) -> Vec<Arc<Region>> {
         self.inner.catalog.all_regions()
