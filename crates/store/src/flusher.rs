@@ -89,9 +89,17 @@ pub(crate) fn reclaim_memory(inner: &Services, region: &Arc<Region>) -> Result<(
 
 /// Bookkeeping after a write: queue a flush when the region is full, and
 /// relieve global pressure.
+///
+/// "Full" counts what a new flush would take — active segments and
+/// pipelines — not a snapshot a running flush is writing: counting it made
+/// every write during a flush queue another one, and each region flush was
+/// followed at once by a flush of the few KB written meanwhile (a file per
+/// flush, so twice the files for compactions to merge). The memory limit
+/// ([`reclaim_memory`]) still counts snapshots: they hold memory until
+/// written.
 pub(crate) fn after_write(inner: &Services, region: &Arc<Region>) {
     let f = &inner.flush_queue;
-    if region.memstore_heap_size() >= region.flush_size() {
+    if region.flushable_heap_size() >= region.flush_size() {
         if inner.options.background {
             f.request(region);
         } else if let Err(e) = region.flush() {

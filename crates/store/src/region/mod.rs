@@ -219,6 +219,12 @@ impl Region {
         self.stores.values().map(|s| s.memstore().size().heap_size).sum()
     }
 
+    /// Heap bytes a new flush would take: every family's active segment and
+    /// pipeline, without a snapshot being flushed.
+    pub fn flushable_heap_size(&self) -> u64 {
+        self.stores.values().map(|s| s.memstore().flushable_size().heap_size).sum()
+    }
+
     /// Memstore data size of all families.
     pub fn memstore_data_size(&self) -> u64 {
         self.stores.values().map(|s| s.memstore().size().data_size).sum()
