@@ -117,6 +117,33 @@ impl FamilyStore {
         })
     }
 
+    /// The store of a region this server does not serve (cluster mode): it
+    /// reads nothing and writes nothing — the directory belongs to whichever
+    /// server holds the region — and it is retired, so no compaction ever
+    /// picks it. Assigning the region opens it from disk for real.
+    pub(crate) fn unassigned(
+        dir: PathBuf,
+        desc: FamilyDescriptor,
+        memstore: MemStore,
+        mvcc: Arc<Mvcc>,
+        ctx: StoreContext,
+    ) -> FamilyStore {
+        FamilyStore {
+            dir,
+            desc,
+            memstore,
+            mvcc,
+            ctx,
+            files: RwLock::new(Arc::new(Vec::new())),
+            replay_floor: 0,
+            manifest: Mutex::new(StoreManifest::default()),
+            flush_lock: Mutex::new(()),
+            compaction_lock: Mutex::new(()),
+            retired: AtomicBool::new(true),
+            counters: FamilyStoreCounters::default(),
+        }
+    }
+
     /// Opens a store file of this family, through the block cache unless
     /// the family has it off, with the family's cache priority.
     fn open_file(ctx: &StoreContext, desc: &FamilyDescriptor, path: &Path) -> Result<Arc<StoreFileReader>> {

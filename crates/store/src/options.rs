@@ -45,6 +45,10 @@ pub struct StoreOptions {
     pub background: bool,
     /// Pause points and fault injection on the write path (tests only).
     pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
+    /// Cluster mode: this store is one region server, named so (HBase's
+    /// `host,port,startcode`), of several sharing the root; see
+    /// [`crate::member`]. `None`: the store owns its root alone.
+    pub member: Option<String>,
 }
 
 impl std::fmt::Debug for StoreOptions {
@@ -80,6 +84,7 @@ impl Default for StoreOptions {
             region_move_wait: std::time::Duration::from_secs(60),
             background: true,
             hooks: None,
+            member: None,
         }
     }
 }

@@ -31,10 +31,13 @@ pub enum RegionState {
     Split,
     Merging,
     Merged,
+    /// In a cluster: on the shared root, not served by this server (another
+    /// holds it, or none yet). HBase's OFFLINE.
+    Offline,
 }
 
 impl RegionState {
-    const ALL: [RegionState; 8] = [
+    const ALL: [RegionState; 9] = [
         RegionState::Opening,
         RegionState::Open,
         RegionState::Closing,
@@ -43,6 +46,7 @@ impl RegionState {
         RegionState::Split,
         RegionState::Merging,
         RegionState::Merged,
+        RegionState::Offline,
     ];
 
     /// HBase's name for the state.
@@ -56,6 +60,7 @@ impl RegionState {
             RegionState::Split => "SPLIT",
             RegionState::Merging => "MERGING",
             RegionState::Merged => "MERGED",
+            RegionState::Offline => "OFFLINE",
         }
     }
 

@@ -38,7 +38,9 @@ use crate::storefile::Half;
 
 /// Splits `region` if its files exceed the table's maximum region size.
 pub(crate) fn maybe_split(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<bool> {
-    if region.state() != RegionState::Open
+    // A cluster member's splits wait for the master (`store/member.rs`).
+    if inner.options.member.is_some()
+        || region.state() != RegionState::Open
         || region.has_references()
         || region.files_size() <= table.desc.max_region_size
     {

@@ -41,7 +41,7 @@ use crate::error::{Result, StoreError};
 use crate::family_store::{FamilyStore, StoreContext};
 use crate::hooks::{HookPoint, WriteHooks};
 use crate::region_state::{RegionState, StateCell};
-use crate::table::TableDescriptor;
+use crate::table::{FamilyDescriptor, TableDescriptor};
 use crate::wal::Wal;
 
 mod flush;
@@ -98,6 +98,26 @@ pub struct RegionConfig {
     pub hooks: Option<Arc<dyn WriteHooks>>,
 }
 
+/// The memstore settings of family `f` in a region of `families` families.
+fn memstore_config(
+    f: &FamilyDescriptor,
+    families: u64,
+    mvcc: &Arc<Mvcc>,
+    cfg: &RegionConfig,
+) -> Result<MemStoreConfig> {
+    Ok(MemStoreConfig {
+        policy: f.policy()?,
+        flat_layout: f.layout()?,
+        in_memory_flush_threshold: f.inmemory_threshold(),
+        flush_size: cfg.flush_size / families,
+        pipeline_segments_limit: f.pipeline_segments_limit,
+        rules: f.rules(),
+        max_cell_size: cfg.max_cell_size,
+        mvcc: mvcc.clone(),
+        ..MemStoreConfig::new(f.name.as_bytes())
+    })
+}
+
 impl Region {
     /// Opens (or creates) the region in `dir`.
     pub fn open(
@@ -120,19 +140,8 @@ impl Region {
         let mut stores = BTreeMap::new();
         let mut max_seq = 0;
         for f in &desc.families {
-            let config = MemStoreConfig {
-                policy: f.policy()?,
-                flat_layout: f.layout()?,
-                in_memory_flush_threshold: f.inmemory_threshold(),
-                flush_size: cfg.flush_size / families,
-                pipeline_segments_limit: f.pipeline_segments_limit,
-                rules: f.rules(),
-                max_cell_size: cfg.max_cell_size,
-                mvcc: mvcc.clone(),
-                ..MemStoreConfig::new(f.name.as_bytes())
-            };
-            let store =
-                FamilyStore::open(dir.join(&f.name), f.clone(), MemStore::new(config)?, mvcc.clone(), cfg.ctx.clone())?;
+            let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
+            let store = FamilyStore::open(dir.join(&f.name), f.clone(), memstore, mvcc.clone(), cfg.ctx.clone())?;
             max_seq = max_seq.max(store.flushed_seq());
             for file in store.files().iter() {
                 max_seq = max_seq.max(file.info().max_seq_id);
@@ -161,6 +170,44 @@ impl Region {
             flush_lock: Mutex::new(BTreeMap::new()),
             flush_size: cfg.flush_size,
             state: StateCell::new(RegionState::Open, true),
+            hooks: cfg.hooks.clone(),
+            max_cell_size: cfg.max_cell_size,
+            counters: RegionCounters::default(),
+        })
+    }
+
+    /// A region of the shared root that this server does not serve
+    /// (cluster mode): OFFLINE, its stores empty and retired, nothing read
+    /// or written on disk. It keeps the table's region list whole, so a
+    /// request for its rows is refused as not served here; assigning it
+    /// opens it from disk ([`crate::member`]).
+    pub(crate) fn unassigned(
+        dir: PathBuf,
+        info: RegionInfo,
+        desc: Arc<TableDescriptor>,
+        wal: Arc<Wal>,
+        cfg: &RegionConfig,
+    ) -> Result<Region> {
+        let mvcc = Arc::new(Mvcc::new(0));
+        let families = desc.families.len().max(1) as u64;
+        let mut stores = BTreeMap::new();
+        for f in &desc.families {
+            let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
+            let store = FamilyStore::unassigned(dir.join(&f.name), f.clone(), memstore, mvcc.clone(), cfg.ctx.clone());
+            stores.insert(f.name.as_bytes().to_vec(), Arc::new(store));
+        }
+        Ok(Region {
+            info,
+            dir,
+            desc,
+            stores,
+            mvcc,
+            wal,
+            updates: RwLock::new(()),
+            row_locks: (0..ROW_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
+            flush_lock: Mutex::new(BTreeMap::new()),
+            flush_size: cfg.flush_size,
+            state: StateCell::new(RegionState::Offline, false),
             hooks: cfg.hooks.clone(),
             max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),

@@ -115,7 +115,7 @@ impl Store {
 
     /// The region whose encoded name (its directory's name, unique in the
     /// store) is `name`, with its table.
-    fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
+    pub(super) fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
         self.inner.catalog.region_named(name).ok_or_else(|| StoreError::UnknownRegion(name.to_string()))
     }
 
@@ -125,6 +125,10 @@ impl Store {
     /// ([`RegionInfo::dir_name`]).
     pub fn close_region(&self, name: &str) -> Result<()> {
         self.check_open()?;
+        if self.member_name().is_some() {
+            // In a cluster a closed region is one this server leaves to others.
+            return self.unassign_region(name);
+        }
         let (t, region) = self.region_named(name)?;
         crate::region_open_close::close_region(&self.inner, &t, &region)
     }
@@ -132,6 +136,9 @@ impl Store {
     /// Opens a closed region again from its directory (HBase's `assign`).
     pub fn open_region(&self, name: &str) -> Result<()> {
         self.check_open()?;
+        if self.member_name().is_some() {
+            return self.assign_region(name);
+        }
         let (t, region) = self.region_named(name)?;
         crate::region_open_close::open_region(&self.inner, &t, &region).map(|_| ())
     }
@@ -140,6 +147,7 @@ impl Store {
     /// `merge_region`); returns the merged region's.
     pub fn merge_regions(&self, a: &str, b: &str) -> Result<String> {
         self.check_open()?;
+        self.refuse_in_cluster("merge regions")?;
         let (t, ra) = self.region_named(a)?;
         let (tb, rb) = self.region_named(b)?;
         if !Arc::ptr_eq(&t, &tb) {

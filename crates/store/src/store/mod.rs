@@ -22,6 +22,7 @@
 //! Thread safety: `Store` is `Send + Sync`; clones share one instance.
 
 mod ddl;
+mod member;
 mod one_sync;
 mod recovery;
 
@@ -327,8 +328,63 @@ impl Store {
     pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> Result<bool> {
         self.check_open()?;
         let t = self.enabled_table(table)?;
+        self.refuse_in_cluster("split a region")?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
+    }
+
+    /// Cluster mode: this store's region server name, if it is a member of
+    /// a cluster sharing its root (see `store/member.rs`).
+    pub fn member_name(&self) -> Option<&str> {
+        self.inner.options.member.as_deref()
+    }
+
+    /// Cluster mode: opens the OFFLINE region with encoded name `name` on
+    /// this server (replaying the recovered edits a WAL split left for it).
+    pub fn assign_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        self.require_member("assign a region")?;
+        let (t, region) = self.region_named(name)?;
+        member::assign(&self.inner, &t, &region).map(|_| ())
+    }
+
+    /// Cluster mode: flushes and closes region `name`, leaving it OFFLINE
+    /// here for another server to open.
+    pub fn unassign_region(&self, name: &str) -> Result<()> {
+        self.check_open()?;
+        self.require_member("unassign a region")?;
+        let (t, region) = self.region_named(name)?;
+        member::unassign(&self.inner, &t, &region)
+    }
+
+    /// Cluster mode: fences dead region server `server`'s WAL directory and
+    /// splits it into the recovered edits of every region on the root.
+    pub fn recover_server(&self, server: &str) -> Result<crate::wal::split::SplitSummary> {
+        self.check_open()?;
+        self.require_member("recover a dead server's WAL")?;
+        if self.member_name() == Some(server) {
+            return Err(StoreError::InvalidArgument(format!("{server} is this server; it is not dead")));
+        }
+        member::recover_server(&self.inner, server)
+    }
+
+    fn require_member(&self, what: &str) -> Result<()> {
+        if self.member_name().is_none() {
+            return Err(StoreError::InvalidArgument(format!(
+                "only a cluster member can {what}; this store owns its root alone"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Splits and merges wait for the master in cluster mode (`member.rs`).
+    pub(crate) fn refuse_in_cluster(&self, what: &str) -> Result<()> {
+        match self.member_name() {
+            Some(_) => Err(StoreError::InvalidArgument(format!(
+                "a cluster member does not {what} on its own yet: region ids and the other servers' region lists                  need the master"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Flushes every region and stops. Writes after `close` fail.
@@ -340,6 +396,9 @@ impl Store {
         self.inner.compaction_queue.stop();
         let mut first_error = None;
         for r in self.inner.catalog.all_regions() {
+            if r.state() == crate::region_state::RegionState::Offline {
+                continue; // another server's (cluster mode): nothing of it is here
+            }
             if let Err(e) = r.flush() {
                 first_error.get_or_insert(e);
             }

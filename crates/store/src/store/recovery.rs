@@ -33,6 +33,9 @@ use crate::wal::{ARCHIVE_DIR, ReplaySummary, Wal, WalPlace};
 /// Opens the store in `dir` (creating it if needed) and recovers it: the
 /// tables and regions on disk are opened and the WAL is replayed.
 pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>> {
+    if let Some(name) = options.member.clone() {
+        return super::member::open(dir, options, &name);
+    }
     let fs = options.fs.clone();
     crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
     // Before anything is read or changed: one process at a time.

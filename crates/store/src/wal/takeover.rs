@@ -122,6 +122,29 @@ pub fn fence_earlier(
     Ok(out)
 }
 
+/// Fences the WAL directory of one server, `WALs/<server>` (cluster mode:
+/// a dead region server's), as [`fence_earlier`] fences each: renamed to
+/// `<server>-splitting` (kept if a failed recovery renamed it already) and
+/// the leases of its files recovered, so a writer that still runs can
+/// acknowledge nothing more. `None` if the server has no WAL directory.
+pub fn fence_server(fs: &dyn FileSystem, root: &Path, server: &str) -> Result<Option<FencedDir>> {
+    let wals = root.join(WALS_DIR);
+    let live = wals.join(server);
+    let fenced = wals.join(format!("{server}{SPLITTING_SUFFIX}"));
+    if fs.exists(&live)? {
+        tracing::info!(from = %live.display(), to = %fenced.display(), "fencing a dead server's WAL directory");
+        fs.rename(&live, &fenced)?;
+        fs.sync_dir(&wals)?;
+    } else if !fs.exists(&fenced)? {
+        return Ok(None);
+    }
+    let files = list_log_files(fs, &fenced)?;
+    for (_, path) in &files {
+        fs.recover_lease(path)?;
+    }
+    Ok(Some(FencedDir { dir: fenced, files }))
+}
+
 /// Moves the WAL files of `from` to `archive_dir` (or deletes them when
 /// archives are not kept) and removes `from`; a crash part-way leaves some
 /// files in each, and the next call finishes. Nothing if `from` is absent.

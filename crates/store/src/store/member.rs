@@ -1,0 +1,250 @@
+//! Cluster mode: a store that is one region server of several sharing one
+//! root (`StoreOptions::member`, HBase's region server on a shared HDFS).
+//!
+//! What changes from a store that owns its root:
+//! - **Nothing of another server is touched.** Opening takes no root lock,
+//!   fences no other WAL directory, replays nothing and cleans up no
+//!   leftovers (they may be another server's work in progress). The WAL
+//!   goes to `WALs/<server name>`, archived files to
+//!   `oldWALs/<server name>/` (file numbers are per server).
+//! - **Regions are served only when assigned.** Every committed region on
+//!   the root is in the catalog — the region lists stay whole — but as an
+//!   OFFLINE placeholder ([`Region::unassigned`]: nothing read or written).
+//!   [`assign`] opens one from disk, replaying the recovered edits a WAL
+//!   split left for it; [`unassign`] flushes and closes one and puts a
+//!   placeholder back. A request for an OFFLINE region is refused as not
+//!   served here (HBase's NotServingRegionException).
+//! - **A dead server's edits are recovered by a live one.**
+//!   [`recover_server`] fences its WAL directory (rename and lease
+//!   recovery), splits it into every region's recovered edits and retires
+//!   it; assigning those regions anywhere then replays them.
+//! - **Splits and merges wait for the master.** Region ids must be unique
+//!   across servers and the other servers' lists must learn of the new
+//!   regions; until the master coordinates both, a member refuses them.
+//!
+//! Thread safety: as the rest of the store — region list changes under the
+//! table's change lock, through catalog edits.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use crate::catalog::{CatalogEdit, TableState};
+use crate::error::{Result, StoreError};
+use crate::family_store::StoreContext;
+use crate::options::StoreOptions;
+use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
+use crate::region_state::RegionState;
+use crate::services::{Services, data_dir};
+use crate::storefile::BlockCache;
+use crate::wal::split::SplitSummary;
+use crate::wal::takeover::{self, SPLITTING_SUFFIX, WALS_DIR};
+use crate::wal::{ARCHIVE_DIR, Wal, WalPlace};
+
+/// Opens the store as region server `name` on the shared root `dir`.
+pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Arc<Services>> {
+    if name.is_empty() || name.contains('/') || name.ends_with(SPLITTING_SUFFIX) {
+        return Err(StoreError::InvalidArgument(format!("{name:?} cannot name a region server")));
+    }
+    let fs = options.fs.clone();
+    crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    let wals = dir.join(WALS_DIR);
+    crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
+    let own = wals.join(name);
+    if fs.exists(&own)? || fs.exists(&wals.join(format!("{name}{SPLITTING_SUFFIX}")))? {
+        return Err(StoreError::InvalidArgument(format!(
+            "a region server named {name} has run on this root before; a server's name carries its start code \
+             and is never reused"
+        )));
+    }
+    let archive_dir = dir.join(ARCHIVE_DIR).join(name);
+    let cache_bytes = options.block_cache_bytes();
+    let ctx = StoreContext {
+        fs: fs.clone(),
+        block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
+        next_file_id: Arc::new(AtomicU64::new(1)),
+        events: Arc::new(crate::events::EventLog::default()),
+    };
+    let place = WalPlace { dir: own, archive_dir, numbered_after: 0 };
+    let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
+    let services = Arc::new(Services::new(dir, options, wal, ctx, None));
+    for (desc, enabled, regions) in committed_regions(&services)? {
+        let desc = Arc::new(desc);
+        let mut placeholders = Vec::with_capacity(regions.len());
+        for (region_dir, info) in regions {
+            services.catalog.observe_region_id(info.id);
+            placeholders.push(Arc::new(Region::unassigned(
+                region_dir,
+                info,
+                desc.clone(),
+                services.wal.clone(),
+                &services.region_config,
+            )?));
+        }
+        placeholders.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+        services.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, enabled, placeholders))))?;
+    }
+    if services.options.background {
+        crate::flusher::start(&services);
+        crate::compactor::start(&services);
+    }
+    tracing::info!(server = name, tables = services.catalog.table_names().len(), "opened as a cluster member");
+    Ok(services)
+}
+
+/// A table on the root: its descriptor, whether it is enabled, and its
+/// committed regions that no split or merge has retired.
+type TableOnRoot = (crate::table::TableDescriptor, bool, Vec<(PathBuf, RegionInfo)>);
+
+/// Every table on the root and its current regions, read without changing
+/// anything: a table without a descriptor, a region without `.regioninfo`,
+/// a retired parent and a daughter of an uncommitted split are skipped (the
+/// server that owns them, or the next single-owner open, sorts them out).
+fn committed_regions(inner: &Services) -> Result<Vec<TableOnRoot>> {
+    let fs = inner.ctx.fs.as_ref();
+    let data = inner.data_dir();
+    let mut out = Vec::new();
+    for table_name in fs.list(&data)? {
+        let table_dir = data.join(&table_name);
+        let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
+        if table_name.starts_with('.') || !fs.exists(&desc_path)? {
+            continue;
+        }
+        let file = super::ddl::read_table_file(fs, &desc_path)?;
+        let mut infos = Vec::new();
+        for name in fs.list(&table_dir)? {
+            let region_dir = table_dir.join(&name);
+            let info_path = region_dir.join(REGION_INFO_NAME);
+            if !crate::retired_parents::is_region_dir_name(&name) || !fs.exists(&info_path)? {
+                continue;
+            }
+            let info: RegionInfo = super::ddl::parse_json(&info_path, &fs.read_all(&info_path)?)?;
+            infos.push((region_dir, info));
+        }
+        let retired = |dir: &Path| -> Result<bool> {
+            Ok(fs.exists(&dir.join(crate::retired_parents::SPLIT_MARKER))?
+                || fs.exists(&dir.join(crate::retired_parents::MERGED_MARKER))?)
+        };
+        let mut retired_ids = Vec::new();
+        for (dir, info) in &infos {
+            if retired(dir)? || infos.iter().any(|(_, other)| other.merged_from.contains(&info.id)) {
+                retired_ids.push(info.id);
+            }
+        }
+        let regions = infos
+            .into_iter()
+            .filter(|(dir, info)| {
+                !retired_ids.contains(&info.id)
+                    && !info.parent.is_some_and(|p| {
+                        !retired_ids.contains(&p)
+                            && fs.exists(&dir.with_file_name(format!("{p:016x}"))).unwrap_or(false)
+                    })
+            })
+            .collect();
+        out.push((file.descriptor, file.enabled, regions));
+    }
+    Ok(out)
+}
+
+/// Opens the OFFLINE `region` of `table` from disk on this server,
+/// replaying (and flushing) the recovered edits a WAL split left for it.
+pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
+    let _change = table.lock_changes();
+    if region.state() != RegionState::Offline || !table.is_current(region) {
+        return Err(StoreError::InvalidArgument(format!(
+            "region {} is {} here, not OFFLINE; only an unassigned region can be assigned",
+            region.info().region_name(),
+            region.state()
+        )));
+    }
+    let started = std::time::Instant::now();
+    let fresh = inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
+    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        table: table.desc.name.clone(),
+        old: vec![region.clone()],
+        new: vec![fresh.clone()],
+    })?;
+    if fresh.has_references() {
+        inner.compaction_queue.request_all(&fresh);
+    }
+    tracing::info!(
+        region = %fresh.info().region_name(),
+        seconds = started.elapsed().as_secs_f64(),
+        "region assigned and opened"
+    );
+    Ok(fresh)
+}
+
+/// Flushes and closes the OPEN `region` of `table` and puts an OFFLINE
+/// placeholder in its place: another server may open it next. Fails,
+/// leaving it OPEN, if the flush fails.
+pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
+    let _change = table.lock_changes();
+    if region.state() != RegionState::Open || !table.is_current(region) {
+        return Err(StoreError::NotServingRegion { region: region.info().region_name(), state: region.state() });
+    }
+    let started = std::time::Instant::now();
+    region.set_state(RegionState::Closing);
+    let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
+    let flushed = crate::region_open_close::preclose_flush(region).and_then(|()| {
+        region.close_and_drain();
+        region.flush_all()
+    });
+    if let Err(e) = flushed {
+        region.reopen();
+        return Err(e);
+    }
+    region.stores().for_each(|s| s.set_retired(true));
+    drop(held);
+    inner.wal.forget_region(region.info().id);
+    let placeholder = Arc::new(Region::unassigned(
+        region.dir().to_path_buf(),
+        region.info().clone(),
+        table.desc.clone(),
+        inner.wal.clone(),
+        &inner.region_config,
+    )?);
+    region.set_state(RegionState::Closed);
+    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        table: table.desc.name.clone(),
+        old: vec![region.clone()],
+        new: vec![placeholder],
+    })?;
+    tracing::info!(
+        region = %region.info().region_name(),
+        seconds = started.elapsed().as_secs_f64(),
+        "region unassigned"
+    );
+    Ok(())
+}
+
+/// Recovers the edits of dead region server `server`: fences its WAL
+/// directory, splits it into the recovered edits of every committed region
+/// on the root (read from disk now, so regions this server never listed are
+/// included), and retires it into `oldWALs/<server>`. Run again after a
+/// failure it finishes the job; split edits replay idempotently.
+pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSummary> {
+    let fs = inner.ctx.fs.as_ref();
+    let Some(fenced) = takeover::fence_server(fs, &inner.dir, server)? else {
+        return Ok(SplitSummary::default());
+    };
+    let started = std::time::Instant::now();
+    let checked = takeover::check(fs, &fenced)?;
+    let mut region_dirs = BTreeMap::new();
+    for (_, _, regions) in committed_regions(inner)? {
+        region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
+    }
+    let summary = crate::wal::split::split(fs, &checked, &region_dirs)?;
+    let archive_dir = inner.dir.join(ARCHIVE_DIR).join(server);
+    crate::fs::create_dir_all_durably(fs, &archive_dir)?;
+    takeover::retire(fs, &fenced.dir, &archive_dir, inner.options.wal.keep_archived)?;
+    tracing::info!(
+        server,
+        entries = summary.entries,
+        regions = summary.per_region.len(),
+        seconds = started.elapsed().as_secs_f64(),
+        "recovered a dead server's WAL"
+    );
+    Ok(summary)
+}

@@ -1,0 +1,171 @@
+//! Cluster mode at the store's level (`StoreOptions::member`): region
+//! servers sharing one root serve only the regions assigned to them; a
+//! dead server's WAL is fenced and split by a live one, whose assignment of
+//! the dead server's regions replays every acknowledged edit; a region
+//! handed over with unassign/assign keeps its data; and a member refuses
+//! what needs the master (splits, merges) with a clear error.
+
+use std::path::Path;
+
+use store::error::StoreError;
+use store::region_state::RegionState;
+use store::wal::Durability;
+use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
+
+fn member(root: &Path, name: &str) -> Store {
+    let options = StoreOptions {
+        background: false,
+        region_flush_size: 1 << 30,
+        memory_budget: 1 << 30,
+        member: Some(name.to_string()),
+        ..StoreOptions::default()
+    };
+    Store::open(root, options).unwrap_or_else(|e| panic!("open member {name}: {e}"))
+}
+
+fn table() -> TableDescriptor {
+    let mut f = FamilyDescriptor::new("f");
+    f.max_versions = 2;
+    TableDescriptor { durability: Durability::SyncWal, ..TableDescriptor::new("t", vec![f]) }
+}
+
+fn key(i: usize) -> String {
+    format!("{}{i:05}", ['a', 'h', 'q'][i % 3])
+}
+
+fn region_names(store: &Store) -> Vec<String> {
+    store.all_regions().iter().map(|r| r.info().dir_name()).collect()
+}
+
+fn states(store: &Store) -> Vec<RegionState> {
+    store.all_regions().iter().map(|r| r.state()).collect()
+}
+
+fn assert_rows(store: &Store, rows: usize, extra: usize, when: &str) {
+    for i in 0..rows {
+        let k = key(i);
+        let cells = store.get("t", &Get { max_versions: 2, ..Get::new(k.as_bytes()) }).expect("get");
+        let values: Vec<String> = cells.iter().map(|c| String::from_utf8_lossy(&c.value).into_owned()).collect();
+        let expected: Vec<String> = if i % 10 == 0 { vec![] } else { vec![format!("v{i}"), "old".into()] };
+        assert_eq!(values, expected, "{when}: row {k}");
+    }
+    assert_eq!(store.scan("t", Scan::default()).expect("scan").count(), rows - rows.div_ceil(10) + extra, "{when}");
+}
+
+fn write(store: &Store, rows: usize) {
+    for i in 0..rows {
+        let k = key(i);
+        store.put("t", k.as_bytes(), &[(b"f", b"q", b"old")], Some(1)).expect("put");
+        store.put("t", k.as_bytes(), &[(b"f", b"q", format!("v{i}").as_bytes())], Some(2)).expect("put");
+        if i % 10 == 0 {
+            store.mutate_row("t", k.as_bytes(), &[Mutation::DeleteRow { timestamp: None }], None).expect("delete");
+        }
+    }
+}
+
+#[test]
+fn a_live_member_recovers_a_dead_members_regions_with_every_acknowledged_edit() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let a = member(root, "host-a,16020,1");
+    a.create_table(table(), &[b"g".to_vec(), b"p".to_vec()]).expect("create");
+    assert_eq!(states(&a), vec![RegionState::Open; 3], "the creating server opens the new regions");
+
+    // B shares the root: it lists the regions but serves none.
+    let b = member(root, "host-b,16020,2");
+    assert_eq!(region_names(&b), region_names(&a));
+    assert_eq!(states(&b), vec![RegionState::Offline; 3]);
+    match b.get("t", &Get::new(b"a00000".to_vec())) {
+        Err(StoreError::NotServingRegion { state: RegionState::Offline, .. }) => {}
+        other => panic!("a region this server does not hold is refused as not served here: {other:?}"),
+    }
+
+    // A acknowledges writes, then dies: every edit is in its WAL only.
+    let rows = 300;
+    write(&a, rows);
+    drop(a);
+
+    // B fences and splits A's WAL, then opens A's regions.
+    let summary = b.recover_server("host-a,16020,1").expect("recover");
+    assert_eq!(summary.per_region.len(), 3, "edits for each region: {summary:?}");
+    assert_eq!(summary.entries, summary.per_region.values().sum::<u64>(), "nothing skipped");
+    let wals = root.join("WALs");
+    assert!(!wals.join("host-a,16020,1").exists() && !wals.join("host-a,16020,1-splitting").exists(), "retired");
+    assert_eq!(b.recover_server("host-a,16020,1").expect("again").entries, 0, "a second recovery finds nothing");
+    for name in region_names(&b) {
+        b.assign_region(&name).expect("assign");
+    }
+    assert_eq!(states(&b), vec![RegionState::Open; 3]);
+    assert_rows(&b, rows, 0, "after failover");
+
+    // B keeps writing; a clean close and a new member see everything.
+    b.put("t", b"zz", &[(b"f", b"q", b"after")], None).expect("put after failover");
+    b.close().expect("close");
+    let c = member(root, "host-c,16020,3");
+    for name in region_names(&c) {
+        c.assign_region(&name).expect("assign on c");
+    }
+    assert_rows(&c, rows, 1, "on a third server after a clean close");
+    assert_eq!(c.get("t", &Get::new(b"zz".to_vec())).expect("get").len(), 1);
+    c.close().expect("close");
+}
+
+#[test]
+fn a_region_handed_over_with_unassign_and_assign_keeps_its_data_and_is_served_once() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let a = member(root, "host-a,16020,1");
+    a.create_table(table(), &[b"g".to_vec(), b"p".to_vec()]).expect("create");
+    let b = member(root, "host-b,16020,2");
+    let rows = 90;
+    write(&a, rows);
+
+    // The middle region moves from A to B.
+    let middle = region_names(&a)[1].clone();
+    a.unassign_region(&middle).expect("unassign on a");
+    assert_eq!(states(&a), vec![RegionState::Open, RegionState::Offline, RegionState::Open]);
+    match a.get("t", &Get::new(b"h00001".to_vec())) {
+        Err(StoreError::NotServingRegion { state: RegionState::Offline, .. }) => {}
+        other => panic!("a no longer serves the region it gave up: {other:?}"),
+    }
+    assert!(a.unassign_region(&middle).is_err(), "an OFFLINE region cannot be unassigned again");
+    b.assign_region(&middle).expect("assign on b");
+    let states_b = states(&b);
+    assert_eq!(states_b[1], RegionState::Open, "b opened the region it was assigned");
+    for i in (1..rows).step_by(3).filter(|i| i % 10 != 0) {
+        let k = key(i);
+        let cells = b.get("t", &Get { max_versions: 2, ..Get::new(k.as_bytes()) }).expect("get on b");
+        assert_eq!(cells.len(), 2, "row {k} on b after the hand-over");
+    }
+    assert!(b.assign_region(&middle).is_err(), "an OPEN region cannot be assigned again");
+    a.close().expect("close a");
+    b.close().expect("close b");
+}
+
+#[test]
+fn members_refuse_what_needs_the_master_and_names_are_never_reused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let a = member(root, "host-a,16020,1");
+    a.create_table(table(), &[b"m".to_vec()]).expect("create");
+    let split = a.split_region("t", b"b", Some(b"c")).expect_err("a member does not split alone");
+    assert!(split.to_string().contains("master"), "{split}");
+    let names = region_names(&a);
+    let merge = a.merge_regions(&names[0], &names[1]).expect_err("a member does not merge alone");
+    assert!(merge.to_string().contains("master"), "{merge}");
+    assert!(a.recover_server("host-a,16020,1").is_err(), "a server does not recover itself");
+    a.close().expect("close");
+    let again = Store::open(
+        root,
+        StoreOptions { background: false, member: Some("host-a,16020,1".into()), ..StoreOptions::default() },
+    );
+    assert!(again.is_err(), "a server name carries its start code and is never reused");
+
+    // A store that owns its root alone has no assignment.
+    let solo_dir = tempfile::tempdir().expect("tempdir");
+    let solo =
+        Store::open(solo_dir.path(), StoreOptions { background: false, ..StoreOptions::default() }).expect("open");
+    let refused = solo.assign_region("0000000000000001").expect_err("not a member");
+    assert!(refused.to_string().contains("cluster member"), "{refused}");
+    solo.close().expect("close");
+}
