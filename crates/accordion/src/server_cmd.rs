@@ -31,8 +31,10 @@ pub struct ServerArgs {
     #[arg(long)]
     pub http_addr: Option<String>,
     /// Join a cluster: zk://HOST:PORT[,HOST:PORT]/ROOT. The server registers
-    /// with ZooKeeper, serves only while its membership lease holds, and
-    /// exits when its session ends (HBase's region server aborts likewise).
+    /// with ZooKeeper, shares its root with the cluster's other servers and
+    /// serves the regions the master assigns it, only while its membership
+    /// lease holds; it exits when its session ends (HBase's region server
+    /// aborts likewise).
     #[arg(long)]
     pub cluster: Option<String>,
     /// ZooKeeper session timeout in milliseconds with --cluster (HBase's
@@ -50,28 +52,40 @@ pub struct ServerArgs {
     pub print_config: bool,
 }
 
-/// Registers the server in the cluster and closes its gate whenever its
-/// membership lease has run out.
-fn join_cluster(server: &Server, url: &str, session_timeout: Duration) -> anyhow::Result<Arc<cluster::zk::Zk>> {
+/// A cluster member before its store opens: connected to ZooKeeper and
+/// registered under its name, which also names its WAL directory on the
+/// shared root (see `cluster::membership`).
+struct Joining {
+    zk: Arc<cluster::zk::Zk>,
+    info: cluster::membership::ServerInfo,
+}
+
+/// Connects to the cluster's ZooKeeper and registers as a starting server
+/// named `host,pid,start ms` (unique for each start, as HBase's
+/// `host,port,startcode`: the Thrift port may not be known before it binds).
+fn join_cluster(url: &str, host: &str, session_timeout: Duration) -> anyhow::Result<Joining> {
     let url: cluster::zk::ZkUrl = url.parse()?;
     let zk = Arc::new(cluster::zk::Zk::connect(&url, session_timeout)?);
-    let lease = cluster::lease::Lease::keep(zk.clone());
-    let gate_lease = lease.clone();
-    server.gate().set(move || {
-        (!gate_lease.valid())
-            .then(|| "this region server cannot prove its cluster membership (ZooKeeper lease expired)".to_string())
-    });
     let start_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let thrift = server.thrift_addr();
-    let info = cluster::membership::ServerInfo::new(
-        &thrift.ip().to_string(),
-        thrift.port(),
-        server.http_addr().to_string(),
-        start_ms,
-    );
+    let info = cluster::membership::ServerInfo::starting(format!("{host},{},{start_ms}", std::process::id()), start_ms);
     cluster::membership::register(&zk, &info)?;
-    tracing::info!(cluster = %url, server = %info.name, "joined the cluster");
+    Ok(Joining { zk, info })
+}
+
+/// Once the server listens: its gate closes whenever its membership lease
+/// has run out, and its addresses are published.
+fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<cluster::zk::Zk>> {
+    let Joining { zk, mut info } = joining;
+    let lease = cluster::lease::Lease::keep(zk.clone());
+    server.gate().set(move || {
+        (!lease.valid())
+            .then(|| "this region server cannot prove its cluster membership (ZooKeeper lease expired)".to_string())
+    });
+    info.thrift = server.thrift_addr().to_string();
+    info.http = server.http_addr().to_string();
+    cluster::membership::publish(&zk, &info)?;
+    tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
     Ok(zk)
 }
 
@@ -99,9 +113,20 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
     }
+    let mut config = config;
+    let joining = match &args.cluster {
+        Some(url) => {
+            let host = config.thrift_addr.ip().to_string();
+            let joining = join_cluster(url, &host, Duration::from_millis(args.session_timeout_ms))?;
+            // The store is one member of those sharing the root.
+            config.store.member = Some(joining.info.name.clone());
+            Some(joining)
+        }
+        None => None,
+    };
     let mut server = Server::start(config)?;
-    let member = match &args.cluster {
-        Some(url) => Some(join_cluster(&server, url, Duration::from_millis(args.session_timeout_ms))?),
+    let member = match joining {
+        Some(joining) => Some(serve_in_cluster(&server, joining)?),
         None => None,
     };
     // Tests and scripts wait for this line to know the ports are open.

@@ -5,13 +5,15 @@
 //! coordination: a ZooKeeper session with a blocking API ([`zk`]), region
 //! server membership ([`membership`]), the master election ([`election`]),
 //! the membership lease a server checks before serving ([`lease`]), the
-//! master process ([`master`]) and a local ZooKeeper server for tests and
+//! master process ([`master`]) with its assignment and failover pass
+//! ([`assignment`]) and a local ZooKeeper server for tests and
 //! `accordion cluster` ([`local_zk`]). It never reaches into the store.
 //!
 //! Znodes under the cluster's root (`zk://…/accordion`): `rs/<server>`
 //! (ephemeral, one per live region server) and `master-election/m-<seq>`
 //! (ephemeral sequential, the lowest is the active master).
 
+pub mod assignment;
 pub mod election;
 pub mod error;
 pub mod lease;

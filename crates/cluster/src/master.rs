@@ -5,9 +5,10 @@
 //! (`GET /status`, JSON; `GET /`, a page for people) with its load, read
 //! from the server's own status every two seconds (`server_load.rs`).
 //!
-//! Assignment of regions to servers and failover of a dead server's regions
-//! build on this view (issue 13's next steps); today the master watches and
-//! reports.
+//! The active master also assigns: after each read of the servers'
+//! statuses (and at once when the membership changes) it runs an
+//! assignment pass (`assignment.rs`): a dead server's WAL is recovered and
+//! every region no live server holds is opened on the least loaded one.
 //!
 //! A master whose ZooKeeper session ends stops: it can no longer know it is
 //! the only active master (HBase's master aborts likewise). [`Master::wait`]
@@ -119,10 +120,11 @@ impl Master {
             events: Vec::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
+        let changed = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (view, stop) = (view.clone(), stop.clone());
+            let (view, stop, changed) = (view.clone(), stop.clone(), changed.clone());
             std::thread::Builder::new().name("master".into()).spawn(move || {
-                let result = run(&zk, &candidate, &view, &stop);
+                let result = run(&zk, &candidate, &view, &stop, &changed);
                 let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
                 v.role = Role::Stopped;
                 drop(v);
@@ -134,7 +136,7 @@ impl Master {
         };
         {
             let (view, stop) = (view.clone(), stop.clone());
-            std::thread::Builder::new().name("master-load".into()).spawn(move || poll_loads(&view, &stop))?;
+            std::thread::Builder::new().name("master-load".into()).spawn(move || poll_loads(&view, &stop, &changed))?;
         }
         let http_thread = {
             let (view, stop) = (view.clone(), stop.clone());
@@ -190,7 +192,15 @@ impl Drop for Master {
 }
 
 /// The master's thread: standby until active, then follow membership.
-fn run(zk: &Zk, candidate: &Candidate, view: &Mutex<MasterView>, stop: &AtomicBool) -> Result<()> {
+/// `changed` is set when servers join or leave, so that the poller reads
+/// the statuses and runs an assignment pass at once.
+fn run(
+    zk: &Zk,
+    candidate: &Candidate,
+    view: &Mutex<MasterView>,
+    stop: &AtomicBool,
+    changed: &AtomicBool,
+) -> Result<()> {
     let mut standby_noted = false;
     let promoted = candidate.wait_until_active(stop, || {
         if let Ok(active) = election::active_master(zk) {
@@ -228,6 +238,9 @@ fn run(zk: &Zk, candidate: &Candidate, view: &Mutex<MasterView>, stop: &AtomicBo
         for s in known.iter().filter(|s| !live.contains(s)) {
             record(view, format!("region server {} left (its ZooKeeper session ended)", s.name));
         }
+        if live != known {
+            changed.store(true, Ordering::Release);
+        }
         known = live.clone();
         view.lock().unwrap_or_else(|p| p.into_inner()).servers = live;
         // Short waits, so that `stop` and the session's end are seen.
@@ -236,8 +249,10 @@ fn run(zk: &Zk, candidate: &Candidate, view: &Mutex<MasterView>, stop: &AtomicBo
     Ok(())
 }
 
-/// Reads the live servers' loads every two seconds while active.
-fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool) {
+/// Reads the live servers' loads every two seconds while active (at once
+/// when the membership changed), and runs an assignment pass on what it
+/// read (`assignment.rs`).
+fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool) {
     let mut tracker = LoadTracker::default();
     while !stop.load(Ordering::Acquire) {
         let (role, servers) = {
@@ -246,8 +261,11 @@ fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool) {
         };
         match role {
             Role::Active => {
-                let loads = tracker.poll(&servers);
+                let (loads, docs) = tracker.poll(&servers);
                 view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
+                for event in crate::assignment::pass(&servers, &docs) {
+                    record(view, event);
+                }
             }
             Role::Stopped => return,
             Role::Standby => {}
@@ -255,6 +273,9 @@ fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool) {
         for _ in 0..20 {
             if stop.load(Ordering::Acquire) {
                 return;
+            }
+            if changed.swap(false, Ordering::AcqRel) {
+                break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }

@@ -4,6 +4,12 @@
 //! node lives exactly as long as the server's ZooKeeper session, so the
 //! children of `rs` are the live servers.
 //!
+//! A server registers before its store opens its WAL directory on the
+//! shared root (`WALs/<name>`), with empty addresses ([`ServerInfo::starting`]),
+//! and publishes them once it listens ([`publish`]). So every WAL directory
+//! of a live server has its node, and a directory without one is a dead
+//! server's, to recover (`assignment.rs`).
+//!
 //! Thread safety: stateless functions over a shared [`Zk`].
 
 use serde::{Deserialize, Serialize};
@@ -36,6 +42,24 @@ impl ServerInfo {
             start_ms,
         }
     }
+}
+
+impl ServerInfo {
+    /// A server that has registered and does not listen yet.
+    pub fn starting(name: String, start_ms: u64) -> ServerInfo {
+        ServerInfo { name, thrift: String::new(), http: String::new(), start_ms }
+    }
+
+    /// Whether it listens (its addresses are published).
+    pub fn is_serving(&self) -> bool {
+        !self.thrift.is_empty() && !self.http.is_empty()
+    }
+}
+
+/// Publishes a registered server's addresses (it listens now).
+pub fn publish(zk: &Zk, info: &ServerInfo) -> Result<()> {
+    let data = serde_json::to_vec(info).expect("ServerInfo serialises");
+    zk.set(&format!("{SERVERS}/{}", info.name), &data)
 }
 
 /// Registers a region server: from now until its session ends it is live.

@@ -41,11 +41,16 @@ pub struct LoadTracker {
 }
 
 impl LoadTracker {
-    /// Reads every server's status; forgets servers no longer listed.
-    pub fn poll(&mut self, servers: &[ServerInfo]) -> HashMap<String, ServerLoad> {
+    /// Reads every serving server's status; forgets servers no longer
+    /// listed. Returns each one's load and the status documents read.
+    pub fn poll(
+        &mut self,
+        servers: &[ServerInfo],
+    ) -> (HashMap<String, ServerLoad>, HashMap<String, serde_json::Value>) {
         self.last.retain(|name, _| servers.iter().any(|s| &s.name == name));
         let mut out = HashMap::new();
-        for s in servers {
+        let mut docs = HashMap::new();
+        for s in servers.iter().filter(|s| s.is_serving()) {
             let load = match read_status(&s.http) {
                 Ok(status) => {
                     let (regions, memstore_bytes, requests) = summarise(&status);
@@ -55,13 +60,14 @@ impl LoadTracker {
                         (secs > 0.0).then(|| requests.saturating_sub(prev.requests) as f64 / secs)
                     });
                     self.last.insert(s.name.clone(), Sample { at: now, requests });
+                    docs.insert(s.name.clone(), status);
                     ServerLoad { regions, memstore_bytes, requests_per_sec: rate, error: None }
                 }
                 Err(e) => ServerLoad { regions: 0, memstore_bytes: 0, requests_per_sec: None, error: Some(e) },
             };
             out.insert(s.name.clone(), load);
         }
-        out
+        (out, docs)
     }
 }
 
@@ -71,7 +77,9 @@ fn summarise(status: &serde_json::Value) -> (u64, u64, u64) {
     let mut regions = 0;
     let mut memstore = 0;
     for table in status["tables"].as_array().into_iter().flatten() {
-        for region in table["regions"].as_array().into_iter().flatten() {
+        // Regions the server serves (in a cluster every server lists every
+        // region; those held elsewhere are OFFLINE).
+        for region in table["regions"].as_array().into_iter().flatten().filter(|r| r["state"] == "OPEN") {
             regions += 1;
             memstore += region["memstore_data_bytes"].as_u64().unwrap_or(0);
         }
@@ -83,21 +91,30 @@ fn summarise(status: &serde_json::Value) -> (u64, u64, u64) {
 
 /// `GET /status` of a server's HTTP address, parsed.
 fn read_status(http: &str) -> Result<serde_json::Value, String> {
+    let body = request(http, "GET", "/status", Duration::from_secs(2))?;
+    serde_json::from_str(&body).map_err(|e| format!("{http}: status is not JSON: {e}"))
+}
+
+/// One HTTP/1.0 request to a server's HTTP address; its body if the answer
+/// is 200, else the status line and body as the error. (A handful of
+/// requests a second to our own servers: no HTTP client crate needed.)
+pub(crate) fn request(http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
     let addr = http
         .to_socket_addrs()
         .map_err(|e| format!("{http}: {e}"))?
         .next()
         .ok_or_else(|| format!("{http}: no address"))?;
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| format!("{http}: {e}"))?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).map_err(|e| e.to_string())?;
-    write!(s, "GET /status HTTP/1.0\r\nHost: {http}\r\n\r\n").map_err(|e| format!("{http}: {e}"))?;
+    s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    write!(s, "{method} {path} HTTP/1.0\r\nHost: {http}\r\nContent-Length: 0\r\n\r\n")
+        .map_err(|e| format!("{http}: {e}"))?;
     let mut response = String::new();
     s.read_to_string(&mut response).map_err(|e| format!("{http}: {e}"))?;
     let (head, body) = response.split_once("\r\n\r\n").ok_or_else(|| format!("{http}: malformed HTTP response"))?;
     if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        return Err(format!("{http}: {}", head.lines().next().unwrap_or("no status line")));
+        return Err(format!("{http}: {}: {}", head.lines().next().unwrap_or("no status line"), body.trim()));
     }
-    serde_json::from_str(body).map_err(|e| format!("{http}: status is not JSON: {e}"))
+    Ok(body.to_string())
 }
 
 #[cfg(test)]
@@ -109,8 +126,8 @@ mod tests {
         let status = serde_json::json!({
             "totals": {"puts": 10, "gets": 5, "scans": 1},
             "tables": [
-                {"name": "a", "regions": [{"memstore_data_bytes": 100}, {"memstore_data_bytes": 50}]},
-                {"name": "b", "regions": [{"memstore_data_bytes": 7}]}
+                {"name": "a", "regions": [{"state": "OPEN", "memstore_data_bytes": 100}, {"state": "OPEN", "memstore_data_bytes": 50}]},
+                {"name": "b", "regions": [{"state": "OPEN", "memstore_data_bytes": 7}, {"state": "OFFLINE", "memstore_data_bytes": 0}]}
             ]
         });
         assert_eq!(summarise(&status), (3, 157, 16));

@@ -229,6 +229,12 @@ impl Zk {
         }
     }
 
+    /// Replaces the data of existing node `rel`.
+    pub fn set(&self, rel: &str, data: &[u8]) -> Result<()> {
+        self.runtime.block_on(self.client().set_data(&self.path(rel), data, None)).map_err(self.fail("write", rel))?;
+        Ok(())
+    }
+
     /// Deletes `rel` if it exists.
     pub fn delete(&self, rel: &str) -> Result<()> {
         match self.runtime.block_on(self.client().delete(&self.path(rel), None)) {

@@ -83,6 +83,21 @@ pub fn respond(store: &Store, call: &str, query: &str) -> Response {
                 let merged = store.merge_regions(&a, &b).map_err(failed)?;
                 ok(format!("merged {a} and {b} into {merged}"))
             }
+            // Cluster mode (the master's calls): recover a dead server's
+            // WAL into recovered edits; list tables other servers created.
+            "recover" => {
+                let server = text_param(query, "server")?;
+                let summary = store.recover_server(&server).map_err(failed)?;
+                ok(format!(
+                    "recovered the WAL of {server}: {} entries for {} regions",
+                    summary.entries,
+                    summary.per_region.len()
+                ))
+            }
+            "refresh" => {
+                let added = store.refresh_tables().map_err(failed)?;
+                ok(format!("{added} new tables"))
+            }
             other => (format!("no admin call {other:?}\n"), "text/plain", 404),
         })
     };

@@ -169,6 +169,10 @@ fn segment(stats: &SegmentStats) -> Value {
 /// their live memstore structure, and recent flushes and compactions.
 pub fn status(source: &StatusSource) -> Value {
     let pinned = scanner_pinned(source);
+    let wal_owners = match source.store.member_name() {
+        Some(_) => source.store.wal_owners().map_err(|e| e.to_string()),
+        None => Ok(Vec::new()),
+    };
     let m = source.store.metrics();
     let mut tables = Vec::new();
     for name in source.store.list_tables() {
@@ -225,6 +229,11 @@ pub fn status(source: &StatusSource) -> Value {
             "scanners_busy_uncounted": pinned.busy,
             "scanners_closed_on_disconnect": source.scanners.closed_on_disconnect(),
             "global_memstore_limit": source.store.options().global_memstore_limit(),
+            // Cluster mode: this server's name and the servers with a WAL
+            // directory on the shared root (the master recovers the dead).
+            "member": source.store.member_name(),
+            "wal_owners": wal_owners.as_ref().ok(),
+            "wal_owners_error": wal_owners.as_ref().err(),
         },
         "totals": m.totals,
         "tables": tables,

@@ -73,6 +73,15 @@ impl ServerProcess {
         Self::launch_with(&place, &[], Some(dir))
     }
 
+    /// A server that joins the cluster at `url` as one of several sharing
+    /// the root `dir`.
+    pub fn start_in_cluster_at(dir: &Path, url: &str, session_timeout_ms: u64) -> ServerProcess {
+        let path = dir.to_str().expect("a UTF-8 data directory").to_string();
+        let timeout = session_timeout_ms.to_string();
+        let place = ["--data-dir", &path, "--cluster", url, "--session-timeout-ms", &timeout];
+        Self::launch_with(&place, &[], None)
+    }
+
     /// A server on `dir` with extra command-line flags (e.g. logging).
     pub fn start_with_flags(dir: &Path, flags: &[&str], sets: &[&str]) -> ServerProcess {
         let dir = dir.to_str().expect("a UTF-8 data directory").to_string();

@@ -69,22 +69,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     let place = WalPlace { dir: own, archive_dir, numbered_after: 0 };
     let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
     let services = Arc::new(Services::new(dir, options, wal, ctx, None));
-    for (desc, enabled, regions) in committed_regions(&services)? {
-        let desc = Arc::new(desc);
-        let mut placeholders = Vec::with_capacity(regions.len());
-        for (region_dir, info) in regions {
-            services.catalog.observe_region_id(info.id);
-            placeholders.push(Arc::new(Region::unassigned(
-                region_dir,
-                info,
-                desc.clone(),
-                services.wal.clone(),
-                &services.region_config,
-            )?));
-        }
-        placeholders.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
-        services.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, enabled, placeholders))))?;
-    }
+    refresh_tables(&services)?;
     if services.options.background {
         crate::flusher::start(&services);
         crate::compactor::start(&services);
@@ -247,4 +232,47 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
         "recovered a dead server's WAL"
     );
     Ok(summary)
+}
+
+/// Adds the tables created on the root since this server opened (by
+/// another server) as OFFLINE placeholders; returns how many. A table
+/// already listed is left as it is.
+pub(super) fn refresh_tables(inner: &Services) -> Result<usize> {
+    let _ddl = inner.catalog.lock_ddl();
+    let mut added = 0;
+    for (desc, enabled, regions) in committed_regions(inner)? {
+        if inner.catalog.contains_table(&desc.name) {
+            continue;
+        }
+        let desc = Arc::new(desc);
+        let mut placeholders = Vec::with_capacity(regions.len());
+        for (region_dir, info) in regions {
+            inner.catalog.observe_region_id(info.id);
+            placeholders.push(Arc::new(Region::unassigned(
+                region_dir,
+                info,
+                desc.clone(),
+                inner.wal.clone(),
+                &inner.region_config,
+            )?));
+        }
+        placeholders.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+        inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, enabled, placeholders))))?;
+        added += 1;
+    }
+    Ok(added)
+}
+
+/// The region servers with a WAL directory on the root: live ones, dead
+/// ones not yet recovered, and those whose recovery was interrupted.
+pub(super) fn wal_owners(inner: &Services) -> Result<Vec<String>> {
+    let fs = inner.ctx.fs.as_ref();
+    let mut names: Vec<String> = fs
+        .list(&inner.dir.join(WALS_DIR))?
+        .into_iter()
+        .map(|n| n.strip_suffix(SPLITTING_SUFFIX).map_or(n.clone(), str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
 }

@@ -368,6 +368,21 @@ impl Store {
         member::recover_server(&self.inner, server)
     }
 
+    /// Cluster mode: lists the tables another server created since this
+    /// one opened (their regions OFFLINE here); returns how many.
+    pub fn refresh_tables(&self) -> Result<usize> {
+        self.check_open()?;
+        self.require_member("refresh its tables from the root")?;
+        member::refresh_tables(&self.inner)
+    }
+
+    /// Cluster mode: the servers with a WAL directory on the root (live,
+    /// dead and not yet recovered, or recovery interrupted).
+    pub fn wal_owners(&self) -> Result<Vec<String>> {
+        self.require_member("list the WAL directories of the root")?;
+        member::wal_owners(&self.inner)
+    }
+
     fn require_member(&self, what: &str) -> Result<()> {
         if self.member_name().is_none() {
             return Err(StoreError::InvalidArgument(format!(

@@ -1,0 +1,188 @@
+//! The active master's assignment pass: recover dead servers' WALs, then
+//! give every region no live server serves to the live server serving the
+//! fewest (HBase's `ServerCrashProcedure` and `AssignmentManager`, reduced
+//! to what the region servers report).
+//!
+//! The master keeps no region map of its own yet: every region server lists
+//! every region of the shared root in its `/status` (OPEN if it serves it,
+//! OFFLINE if not) and the WAL directories on the root (`wal_owners`). A
+//! pass, run on the statuses the master just read:
+//! 1. **Recovery first.** A WAL directory whose server is not registered is
+//!    a dead server's (a server registers before its store creates the
+//!    directory: `membership.rs`). One live server fences and splits it
+//!    (`POST /admin/recover?server=`). Until every such directory is
+//!    recovered, nothing is assigned: a region opened before its edits are
+//!    split would miss acknowledged writes.
+//! 2. **Then assignment.** A region of an enabled table that no live server
+//!    reports in any state but OFFLINE goes to the serving server with the
+//!    fewest open regions (`POST /admin/assign?region=`). Every pass first
+//!    has each server list the tables created elsewhere since it started
+//!    (`POST /admin/refresh`), so that a table whose creator died is known.
+//!
+//! A pass runs only when every serving server's status was read: a server
+//! whose status could not be read may serve regions the pass would
+//! otherwise give to another. A region a paused server still holds is not
+//! touched until its session expires and it leaves the membership; it then
+//! stops serving (its gate closes when its lease runs out) before its WAL
+//! directory is fenced.
+//!
+//! Thread safety: a pass runs on the master's poller thread only.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use crate::membership::ServerInfo;
+use crate::server_load::request;
+
+/// How long a server may take to split a dead server's WAL, or to open a
+/// region (replaying its recovered edits).
+const SLOW_CALL: Duration = Duration::from_secs(120);
+
+/// A region as one server's status lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listed {
+    table: String,
+    enabled: bool,
+    state: String,
+}
+
+/// The regions a status document lists, by id.
+fn regions(doc: &serde_json::Value) -> BTreeMap<String, Listed> {
+    let mut out = BTreeMap::new();
+    for table in doc["tables"].as_array().into_iter().flatten() {
+        let name = table["name"].as_str().unwrap_or_default().to_string();
+        let enabled = table["enabled"].as_bool().unwrap_or(true);
+        for r in table["regions"].as_array().into_iter().flatten() {
+            if let Some(id) = r["id"].as_str() {
+                let state = r["state"].as_str().unwrap_or_default().to_string();
+                out.insert(id.to_string(), Listed { table: name.clone(), enabled, state });
+            }
+        }
+    }
+    out
+}
+
+/// What a pass did, as lines for the master's event list.
+pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> Vec<String> {
+    let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
+    if serving.is_empty() || serving.iter().any(|s| !docs.contains_key(&s.name)) {
+        return Vec::new();
+    }
+    let mut events = Vec::new();
+    // Every server learns the tables created elsewhere (another server's
+    // createTable), so that their regions are listed when their creator dies.
+    let mut docs = docs.clone();
+    for s in &serving {
+        match request(&s.http, "POST", "/admin/refresh", SLOW_CALL) {
+            Ok(answer) if answer.starts_with("0 ") => {}
+            Ok(_) => match request(&s.http, "GET", "/status", SLOW_CALL).map(|b| serde_json::from_str(&b)) {
+                Ok(Ok(doc)) => {
+                    docs.insert(s.name.clone(), doc);
+                }
+                _ => return events,
+            },
+            Err(e) => {
+                events.push(format!("{} could not refresh its tables: {e}; assignment waits", s.name));
+                return events;
+            }
+        }
+    }
+    let mut open: BTreeMap<&str, usize> = serving.iter().map(|s| (s.name.as_str(), 0)).collect();
+    let mut held: BTreeSet<String> = BTreeSet::new();
+    let mut all: BTreeMap<String, Listed> = BTreeMap::new();
+    let mut wal_owners: BTreeSet<String> = BTreeSet::new();
+    for s in &serving {
+        let doc = &docs[&s.name];
+        for (id, listed) in regions(doc) {
+            if listed.state != "OFFLINE" {
+                held.insert(id.clone());
+                if listed.state == "OPEN" {
+                    *open.entry(s.name.as_str()).or_default() += 1;
+                }
+            }
+            all.entry(id).or_insert(listed);
+        }
+        for owner in doc["server"]["wal_owners"].as_array().into_iter().flatten().filter_map(|o| o.as_str()) {
+            wal_owners.insert(owner.to_string());
+        }
+    }
+    let least_loaded = |open: &BTreeMap<&str, usize>| -> &ServerInfo {
+        let name = open.iter().min_by_key(|(name, n)| (**n, **name)).map(|(name, _)| *name).unwrap_or_default();
+        serving.iter().find(|s| s.name == name).copied().unwrap_or(serving[0])
+    };
+
+    // 1. Recovery of every dead server's WAL directory.
+    let registered: BTreeSet<&str> = live.iter().map(|s| s.name.as_str()).collect();
+    for dead in wal_owners.iter().filter(|w| !registered.contains(w.as_str())) {
+        let by = least_loaded(&open);
+        let started = Instant::now();
+        match request(&by.http, "POST", &format!("/admin/recover?server={}", encode(dead)), SLOW_CALL) {
+            Ok(answer) => {
+                events.push(format!("{} ({:.2} s, by {})", answer.trim(), started.elapsed().as_secs_f64(), by.name))
+            }
+            Err(e) => {
+                events.push(format!("recovering the WAL of dead server {dead} failed: {e}; assignment waits"));
+                return events;
+            }
+        }
+    }
+
+    // 2. Assignment of what no live server holds.
+    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id)) {
+        let to = least_loaded(&open);
+        let started = Instant::now();
+        match request(&to.http, "POST", &format!("/admin/assign?region={}", encode(id)), SLOW_CALL) {
+            Ok(_) => {
+                *open.entry(to.name.as_str()).or_default() += 1;
+                events.push(format!(
+                    "assigned region {id} of table {} to {} ({:.2} s)",
+                    listed.table,
+                    to.name,
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            Err(e) => {
+                events.push(format!("assigning region {id} of table {} to {} failed: {e}", listed.table, to.name))
+            }
+        }
+    }
+    events
+}
+
+/// `text` percent-encoded for a query string.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_lists_regions_with_their_table_and_state() {
+        let doc = serde_json::json!({"tables": [
+            {"name": "t", "enabled": true, "regions": [{"id": "01", "state": "OPEN"}, {"id": "02", "state": "OFFLINE"}]},
+            {"name": "u", "enabled": false, "regions": [{"id": "03", "state": "OFFLINE"}]}
+        ]});
+        let r = regions(&doc);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r["02"], Listed { table: "t".into(), enabled: true, state: "OFFLINE".into() });
+        assert!(!r["03"].enabled);
+        assert_eq!(encode("host,1,2"), "host%2C1%2C2");
+    }
+
+    #[test]
+    fn a_pass_waits_for_every_serving_servers_status() {
+        let mut a = ServerInfo::new("127.0.0.1", 1, "127.0.0.1:9".into(), 1);
+        a.name = "a".into();
+        let starting = ServerInfo::starting("b".into(), 2);
+        // No status for the serving server: nothing is done (no request is
+        // even tried: its address would refuse).
+        assert!(pass(&[a.clone(), starting], &HashMap::new()).is_empty());
+    }
+}
