@@ -86,14 +86,15 @@ type TableOnRoot = (crate::table::TableDescriptor, bool, Vec<(PathBuf, RegionInf
 /// anything: a table without a descriptor, a region without `.regioninfo`,
 /// a retired parent and a daughter of an uncommitted split are skipped (the
 /// server that owns them, or the next single-owner open, sorts them out).
-fn committed_regions(inner: &Services) -> Result<Vec<TableOnRoot>> {
+/// Only the tables `wanted` accepts (by name) are read.
+fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<Vec<TableOnRoot>> {
     let fs = inner.ctx.fs.as_ref();
     let data = inner.data_dir();
     let mut out = Vec::new();
     for table_name in fs.list(&data)? {
         let table_dir = data.join(&table_name);
         let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
-        if table_name.starts_with('.') || !fs.exists(&desc_path)? {
+        if table_name.starts_with('.') || !wanted(&table_name) || !fs.exists(&desc_path)? {
             continue;
         }
         let file = super::ddl::read_table_file(fs, &desc_path)?;
@@ -217,7 +218,7 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
     let started = std::time::Instant::now();
     let checked = takeover::check(fs, &fenced)?;
     let mut region_dirs = BTreeMap::new();
-    for (_, _, regions) in committed_regions(inner)? {
+    for (_, _, regions) in committed_regions(inner, |_| true)? {
         region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
     }
     let summary = crate::wal::split::split(fs, &checked, &region_dirs)?;
@@ -240,10 +241,9 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
 pub(super) fn refresh_tables(inner: &Services) -> Result<usize> {
     let _ddl = inner.catalog.lock_ddl();
     let mut added = 0;
-    for (desc, enabled, regions) in committed_regions(inner)? {
-        if inner.catalog.contains_table(&desc.name) {
-            continue;
-        }
+    // Tables listed already are not read again (a listing of the root's
+    // table directories per call, not a read of every region's info).
+    for (desc, enabled, regions) in committed_regions(inner, |name| !inner.catalog.contains_table(name))? {
         let desc = Arc::new(desc);
         let mut placeholders = Vec::with_capacity(regions.len());
         for (region_dir, info) in regions {
