@@ -8,7 +8,7 @@
 //! The level (or a filter such as `info,store=debug`) comes from
 //! `--log-level`, else `RUST_LOG`, else the server's `log_level` setting
 //! (applied once its configuration is read, through [`LogHandle`]), else
-//! `info`.
+//! `info` (`warn` for the bench, whose tables the events would drown).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -56,11 +56,13 @@ impl LogHandle {
     }
 }
 
-/// Installs the global subscriber.
-pub fn init(args: &LogArgs) -> anyhow::Result<LogHandle> {
+/// Installs the global subscriber; `default_level` applies when neither
+/// `--log-level` nor `RUST_LOG` gives one (and, for the server, until its
+/// configuration is read).
+pub fn init(args: &LogArgs, default_level: &str) -> anyhow::Result<LogHandle> {
     let env = std::env::var("RUST_LOG").ok().filter(|v| !v.is_empty());
     let explicit = args.log_level.is_some() || env.is_some();
-    let level = args.log_level.clone().or(env).unwrap_or_else(|| "info".into());
+    let level = args.log_level.clone().or(env).unwrap_or_else(|| default_level.into());
     let filter = EnvFilter::try_new(&level).with_context(|| format!("log level {level:?}"))?;
     let (filter, handle) = reload::Layer::new(filter);
     let (writer, ansi) = match &args.log_file {

@@ -54,7 +54,11 @@ enum BenchCommand {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let log = logging::init(&cli.log)?;
+    // The bench prints tables on stdout: the store's info events (a line
+    // per flush and WAL roll) would drown them on a terminal, so it logs
+    // warnings unless asked for more.
+    let default_level = if matches!(cli.command, Command::Bench { .. }) { "warn" } else { "info" };
+    let log = logging::init(&cli.log, default_level)?;
     match cli.command {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
             bench_cmd::memstore_bench::run(&args)?;
