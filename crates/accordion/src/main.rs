@@ -1,6 +1,7 @@
 //! `accordion`: the one binary of Accordion KV.
 
 mod bench_cmd;
+mod cluster_cmd;
 mod counting_alloc;
 mod inspect;
 mod logging;
@@ -28,6 +29,11 @@ enum Command {
     Bench {
         #[command(subcommand)]
         bench: BenchCommand,
+    },
+    /// A cluster on this machine: ZooKeeper, a master and region servers.
+    Cluster {
+        #[command(subcommand)]
+        cluster: cluster_cmd::ClusterCommand,
     },
     /// Print a store file's metadata (and cells).
     Inspect(inspect::InspectArgs),
@@ -72,6 +78,7 @@ fn main() -> anyhow::Result<()> {
         Command::Bench { bench: BenchCommand::Split(args) } => {
             bench_cmd::split_bench::run(&args)?;
         }
+        Command::Cluster { cluster } => cluster_cmd::run(&cluster)?,
         Command::Inspect(args) => inspect::run(&args)?,
         Command::Master(args) => master_cmd::run(&args)?,
         Command::Server(args) => server_cmd::run(&args, &log)?,

@@ -1,0 +1,184 @@
+//! `accordion cluster start`: a whole cluster on this machine, to try it —
+//! a real ZooKeeper (Debian's `zookeeper`, `cluster::local_zk`), a master
+//! (in this process) and N region server processes sharing one root under
+//! `--dir`, on loopback. It prints where to connect and runs until Ctrl-C
+//! (or SIGTERM), then stops the servers (each flushes and closes), the
+//! master and ZooKeeper. A server that dies meanwhile is reported and
+//! left dead: its regions move to the others, which is the point of trying.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use cluster::local_zk::LocalZooKeeper;
+use cluster::master::{Master, MasterConfig};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// Start ZooKeeper, a master and region servers on loopback; Ctrl-C stops them all.
+    Start(StartArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StartArgs {
+    /// Region servers to start.
+    #[arg(long, default_value_t = 3)]
+    pub servers: usize,
+    /// Where ZooKeeper's data and the servers' shared root go.
+    #[arg(long, default_value = "cluster")]
+    pub dir: PathBuf,
+    /// The first server's Thrift port; the others take the next ones (0: any free port).
+    #[arg(long, default_value_t = 9090)]
+    pub thrift_port: u16,
+    /// The first server's HTTP port; the others take the next ones (0: any free port).
+    #[arg(long, default_value_t = 16030)]
+    pub http_port: u16,
+    /// The master's status page port (0: any free port).
+    #[arg(long, default_value_t = 16010)]
+    pub master_http_port: u16,
+    /// ZooKeeper session timeout: how long a dead server goes unnoticed
+    /// (HBase's default is 90 s; short here, to watch failover).
+    #[arg(long, default_value_t = 5000)]
+    pub session_timeout_ms: u64,
+}
+
+pub fn run(command: &ClusterCommand) -> anyhow::Result<()> {
+    match command {
+        ClusterCommand::Start(args) => start(args),
+    }
+}
+
+/// A region server child and what it printed when it started listening.
+struct ServerChild {
+    child: Child,
+    thrift: String,
+    http: String,
+}
+
+/// `port + i`, or 0 (any) when `port` is 0.
+fn nth_port(port: u16, i: usize) -> anyhow::Result<u16> {
+    if port == 0 {
+        return Ok(0);
+    }
+    u16::try_from(usize::from(port) + i).context("port out of range")
+}
+
+fn start_server(url: &str, root: &Path, args: &StartArgs, i: usize) -> anyhow::Result<ServerChild> {
+    let exe = std::env::current_exe().context("finding the accordion binary")?;
+    let log = std::fs::File::create(args.dir.join(format!("server-{}.log", i + 1)))?;
+    let mut child = Command::new(exe)
+        .arg("server")
+        .args(["--cluster", url, "--data-dir"])
+        .arg(root)
+        .args(["--thrift-addr", &format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?)])
+        .args(["--http-addr", &format!("127.0.0.1:{}", nth_port(args.http_port, i)?)])
+        .args(["--session-timeout-ms", &args.session_timeout_ms.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .context("starting a region server")?;
+    let stdout = child.stdout.take().context("the server's stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    // "accordion server listening: thrift ADDR http ADDR"
+    while let Some(line) = lines.next().transpose()? {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["accordion", "server", "listening:", "thrift", thrift, "http", http] = words.as_slice() {
+            let (thrift, http) = (thrift.to_string(), http.to_string());
+            // Keep draining what it prints later.
+            std::thread::spawn(move || lines.for_each(drop));
+            return Ok(ServerChild { child, thrift, http });
+        }
+    }
+    let _ = child.kill();
+    bail!(
+        "region server {} exited before listening; see {}",
+        i + 1,
+        args.dir.join(format!("server-{}.log", i + 1)).display()
+    )
+}
+
+fn stop_servers(servers: &mut [ServerChild]) {
+    for s in servers.iter() {
+        // SIGTERM: each server finishes its calls, flushes and closes.
+        let _ = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (i, s) in servers.iter_mut().enumerate() {
+        while matches!(s.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if matches!(s.child.try_wait(), Ok(None)) {
+            eprintln!("accordion cluster: server {} did not stop in 30 s; killing it", i + 1);
+            let _ = s.child.kill();
+        }
+        let _ = s.child.wait();
+    }
+}
+
+fn start(args: &StartArgs) -> anyhow::Result<()> {
+    if args.servers == 0 {
+        bail!("--servers must be at least 1");
+    }
+    std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
+    let dir = std::path::absolute(&args.dir)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
+    }
+    let zk = LocalZooKeeper::start(&dir.join("zookeeper"))?;
+    let url = zk.url("/accordion");
+    let master = Master::start(MasterConfig {
+        cluster: url.parse()?,
+        http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
+        session_timeout: Duration::from_millis(args.session_timeout_ms),
+    })?;
+    let root = dir.join("root");
+    let mut servers = Vec::with_capacity(args.servers);
+    for i in 0..args.servers {
+        match start_server(&url, &root, args, i) {
+            Ok(s) => servers.push(s),
+            Err(e) => {
+                stop_servers(&mut servers);
+                return Err(e);
+            }
+        }
+    }
+    println!("accordion cluster: ZooKeeper {url}; shared root {}", root.display());
+    println!("  master    http://{}/", master.http_addr());
+    for (i, s) in servers.iter().enumerate() {
+        println!("  server {}  thrift {}  http http://{}/  pid {}", i + 1, s.thrift, s.http, s.child.id());
+    }
+    println!(
+        "Connect a client (happybase) to a server's Thrift address; a table's regions open on the server that \
+         created it, and on the others when it dies. Ctrl-C stops the cluster."
+    );
+    // Scripts and tests wait for this line.
+    println!("accordion cluster ready");
+    let mut reported = vec![false; servers.len()];
+    while !stop.load(Ordering::Acquire) {
+        for (i, s) in servers.iter_mut().enumerate() {
+            if !reported[i]
+                && let Ok(Some(status)) = s.child.try_wait()
+            {
+                reported[i] = true;
+                println!(
+                    "accordion cluster: server {} ({}) exited: {status}; its regions move to the others",
+                    i + 1,
+                    s.thrift
+                );
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!("accordion cluster: stopping");
+    stop_servers(&mut servers);
+    master.shutdown()?;
+    drop(zk);
+    println!("accordion cluster: stopped");
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! `accordion cluster start`: one command starts ZooKeeper, a master and
+//! region servers that share a root; a client writes through a server; a
+//! killed server's region reopens on the other; Ctrl-C stops everything.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use server::client::{THbaseSyncClient, connect};
+use server::hbase_thrift::{ColumnDescriptor, Mutation};
+
+fn http_get(addr: &str, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let addr: std::net::SocketAddr = addr.parse().ok()?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
+}
+
+fn opens(http: &str, table: &str) -> bool {
+    let Some(body) = http_get(http, "/status") else { return false };
+    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return false };
+    status["tables"].as_array().into_iter().flatten().any(|t| {
+        t["name"] == table && t["regions"].as_array().into_iter().flatten().any(|r| r["state"] == "OPEN")
+    })
+}
+
+#[test]
+fn one_command_starts_a_cluster_that_fails_over_and_ctrl_c_stops_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["cluster", "start", "--servers", "2", "--dir"])
+        .arg(dir.path())
+        .args(["--thrift-port", "0", "--http-port", "0", "--master-http-port", "0", "--session-timeout-ms", "2000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn accordion cluster start");
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut printed = Vec::new();
+    loop {
+        let line = rx.recv_timeout(Duration::from_secs(90)).unwrap_or_else(|_| panic!("not ready: {printed:?}"));
+        if line == "accordion cluster ready" {
+            break;
+        }
+        printed.push(line);
+    }
+    // "  server N  thrift ADDR  http http://ADDR/  pid P"
+    let servers: Vec<(String, String, u32)> = printed
+        .iter()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.first() == Some(&"server")).then(|| {
+                let http = w[5].trim_start_matches("http://").trim_end_matches('/').to_string();
+                (w[3].to_string(), http, w[7].parse().expect("pid"))
+            })
+        })
+        .collect();
+    assert_eq!(servers.len(), 2, "{printed:?}");
+    let master = printed.iter().find_map(|l| l.trim().strip_prefix("master    http://")).expect("master line");
+    let master = master.trim_end_matches('/').to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http_get(&master, "/status").is_none_or(|s| s.matches("\"thrift\": \"127.").count() < 2) {
+        assert!(Instant::now() < deadline, "the master lists both servers");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A table created through server 1, written and read.
+    let mut c = connect(&servers[0].0, false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"t".to_vec(), vec![cd]).expect("create");
+    for i in 0..50 {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(b"v".to_vec()),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(b"t".to_vec(), format!("r{i:03}").into_bytes(), vec![m], BTreeMap::new()).expect("put");
+    }
+    assert!(opens(&servers[0].1, "t"));
+
+    // Server 1 dies; its region opens on server 2 with the rows.
+    Command::new("kill").args(["-KILL", &servers[0].2.to_string()]).status().expect("kill");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !opens(&servers[1].1, "t") {
+        assert!(Instant::now() < deadline, "the region reopens on server 2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut c = connect(&servers[1].0, false, false).expect("connect to server 2");
+    for i in 0..50 {
+        let row = format!("r{i:03}").into_bytes();
+        assert_eq!(c.get_row(b"t".to_vec(), row, BTreeMap::new()).expect("get").len(), 1, "row {i}");
+    }
+
+    // Ctrl-C stops the rest.
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill -INT");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "Ctrl-C stops the cluster");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!std::path::Path::new(&format!("/proc/{}", servers[1].2)).exists(), "server 2 was stopped");
+}
