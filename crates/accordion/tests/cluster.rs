@@ -310,6 +310,9 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
     }
     let events = master.status().map(|s| s["events"].to_string()).unwrap_or_default();
     assert!(events.contains("recovered the WAL of"), "{events}");
+    wait_for("no region in transition on the master's page", Duration::from_secs(10), || {
+        master.status().is_some_and(|s| s["in_transition"].as_array().is_some_and(Vec::is_empty))
+    });
     eprintln!(
         "failover: all {} regions open on the other servers {:.2} s after SIGKILL (waited {:.2} s; session {SESSION_MS} ms); \
          {total} acknowledged rows, 0 lost; regions per server {per_server:?}",

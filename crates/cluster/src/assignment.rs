@@ -62,17 +62,49 @@ fn regions(doc: &serde_json::Value) -> BTreeMap<String, Listed> {
     out
 }
 
-/// What a pass did, as lines for the master's event list.
-pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> Vec<String> {
+/// A region not simply open on one server, as the master's page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InTransition {
+    pub region: String,
+    pub table: String,
+    /// OPENING, CLOSING, SPLITTING, MERGING where a server reports it;
+    /// UNASSIGNED where no live server holds it.
+    pub state: String,
+    /// The server reporting the state, if one does.
+    pub server: Option<String>,
+}
+
+/// What a pass did: lines for the master's event list, and the regions in
+/// transition it saw (`None` when it could not look: a status missing).
+#[derive(Debug, Default)]
+pub struct PassOutcome {
+    pub events: Vec<String>,
+    pub in_transition: Option<Vec<InTransition>>,
+}
+
+/// One assignment pass; see the module doc. Does nothing while a serving
+/// server's status is missing.
+pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> PassOutcome {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
     if serving.is_empty() || serving.iter().any(|s| !docs.contains_key(&s.name)) {
-        return Vec::new();
+        return PassOutcome::default();
     }
+    let mut transit = Vec::new();
+    let events = assign(live, &serving, docs, &mut transit);
+    PassOutcome { events, in_transition: Some(transit) }
+}
+
+fn assign(
+    live: &[ServerInfo],
+    serving: &[&ServerInfo],
+    docs: &HashMap<String, serde_json::Value>,
+    transit: &mut Vec<InTransition>,
+) -> Vec<String> {
     let mut events = Vec::new();
     // Every server learns the tables created elsewhere (another server's
     // createTable), so that their regions are listed when their creator dies.
     let mut docs = docs.clone();
-    for s in &serving {
+    for s in serving {
         match request(&s.http, "POST", "/admin/refresh", SLOW_CALL) {
             Ok(answer) if answer.starts_with("0 ") => {}
             Ok(_) => match request(&s.http, "GET", "/status", SLOW_CALL).map(|b| serde_json::from_str(&b)) {
@@ -91,13 +123,20 @@ pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> V
     let mut held: BTreeSet<String> = BTreeSet::new();
     let mut all: BTreeMap<String, Listed> = BTreeMap::new();
     let mut wal_owners: BTreeSet<String> = BTreeSet::new();
-    for s in &serving {
+    for s in serving {
         let doc = &docs[&s.name];
         for (id, listed) in regions(doc) {
             if listed.state != "OFFLINE" {
                 held.insert(id.clone());
                 if listed.state == "OPEN" {
                     *open.entry(s.name.as_str()).or_default() += 1;
+                } else {
+                    transit.push(InTransition {
+                        region: id.clone(),
+                        table: listed.table.clone(),
+                        state: listed.state.clone(),
+                        server: Some(s.name.clone()),
+                    });
                 }
             }
             all.entry(id).or_insert(listed);
@@ -110,6 +149,15 @@ pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> V
         let name = open.iter().min_by_key(|(name, n)| (**n, **name)).map(|(name, _)| *name).unwrap_or_default();
         serving.iter().find(|s| s.name == name).copied().unwrap_or(serving[0])
     };
+
+    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id)) {
+        transit.push(InTransition {
+            region: id.clone(),
+            table: listed.table.clone(),
+            state: "UNASSIGNED".into(),
+            server: None,
+        });
+    }
 
     // 1. Recovery of every dead server's WAL directory.
     let registered: BTreeSet<&str> = live.iter().map(|s| s.name.as_str()).collect();
@@ -182,7 +230,9 @@ mod tests {
         a.name = "a".into();
         let starting = ServerInfo::starting("b".into(), 2);
         // No status for the serving server: nothing is done (no request is
-        // even tried: its address would refuse).
-        assert!(pass(&[a.clone(), starting], &HashMap::new()).is_empty());
+        // even tried: its address would refuse), and nothing is known.
+        let outcome = pass(&[a.clone(), starting], &HashMap::new());
+        assert!(outcome.events.is_empty());
+        assert_eq!(outcome.in_transition, None);
     }
 }

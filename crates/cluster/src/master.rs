@@ -3,7 +3,8 @@
 //! then follows the region servers' membership (`membership.rs`): every
 //! server that joins or leaves is logged and shown on its status page
 //! (`GET /status`, JSON; `GET /`, a page for people) with its load, read
-//! from the server's own status every two seconds (`server_load.rs`).
+//! from the server's own status every two seconds (`server_load.rs`), and
+//! the regions in transition.
 //!
 //! The active master also assigns: after each read of the servers'
 //! statuses (and at once when the membership changes) it runs an
@@ -67,6 +68,9 @@ pub struct MasterView {
     pub servers: Vec<ServerInfo>,
     /// Each live server's load, by server name (active master only).
     pub loads: std::collections::BTreeMap<String, ServerLoad>,
+    /// Regions in transition as the last assignment pass saw them
+    /// (before it acted): opening, closing, or held by no live server.
+    pub in_transition: Vec<crate::assignment::InTransition>,
     /// The latest events, oldest first (at most `MAX_EVENTS`).
     pub events: Vec<Event>,
 }
@@ -117,6 +121,7 @@ impl Master {
             active_master: election::active_master(&zk)?,
             servers: Vec::new(),
             loads: Default::default(),
+            in_transition: Vec::new(),
             events: Vec::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -263,8 +268,12 @@ fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool)
             Role::Active => {
                 let (loads, docs) = tracker.poll(&servers);
                 view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
-                for event in crate::assignment::pass(&servers, &docs) {
+                let outcome = crate::assignment::pass(&servers, &docs);
+                for event in outcome.events {
                     record(view, event);
+                }
+                if let Some(rit) = outcome.in_transition {
+                    view.lock().unwrap_or_else(|p| p.into_inner()).in_transition = rit;
                 }
             }
             Role::Stopped => return,
@@ -325,6 +334,19 @@ fn page(v: &MasterView) -> String {
             escape(&s.http)
         ));
     }
+    let mut rit = String::new();
+    for r in &v.in_transition {
+        rit.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&r.region),
+            escape(&r.table),
+            escape(&r.state),
+            escape(r.server.as_deref().unwrap_or("–"))
+        ));
+    }
+    if rit.is_empty() {
+        rit.push_str("<tr><td colspan=4>none</td></tr>");
+    }
     let mut events = String::new();
     for e in v.events.iter().rev() {
         events.push_str(&format!("<li>{} ms: {}</li>", e.at_ms, escape(&e.what)));
@@ -335,10 +357,12 @@ fn page(v: &MasterView) -> String {
          <h1>Accordion master {}</h1><p>Role: <b>{:?}</b>. Active master: {active}. Session {}.</p>\
          <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th><th>regions</th>\
          <th>requests/s</th><th>memstore</th></tr>{rows}</table>\
+         <h2>Regions in transition ({})</h2><table><tr><th>region</th><th>table</th><th>state</th><th>server</th></tr>{rit}</table>\
          <h2>Events</h2><ul>{events}</ul><p><a href=\"/status\">/status</a></p></body></html>",
         escape(&v.name),
         v.role,
         escape(&v.session),
-        v.servers.len()
+        v.servers.len(),
+        v.in_transition.len()
     )
 }
