@@ -52,6 +52,9 @@ pub struct ServerArgs {
     pub print_config: bool,
 }
 
+/// The znode whose sequence numbers new region ids (under the cluster root).
+const REGION_IDS: &str = "region-ids";
+
 /// A cluster member before its store opens: connected to ZooKeeper and
 /// registered under its name, which also names its WAL directory on the
 /// shared root (see `cluster::membership`).
@@ -118,8 +121,13 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
         Some(url) => {
             let host = config.thrift_addr.ip().to_string();
             let joining = join_cluster(url, &host, Duration::from_millis(args.session_timeout_ms))?;
-            // The store is one member of those sharing the root.
+            // The store is one member of those sharing the root; its new
+            // regions take ids from ZooKeeper's sequence, unique across
+            // the cluster (above 2^40, clear of a single store's counter).
             config.store.member = Some(joining.info.name.clone());
+            let zk = joining.zk.clone();
+            config.store.region_ids =
+                Some(Arc::new(move || zk.next_sequence(REGION_IDS).map(|n| (1 << 40) + n).map_err(|e| e.to_string())));
             Some(joining)
         }
         None => None,

@@ -10,8 +10,9 @@
 //! `accordion cluster` ([`local_zk`]). It never reaches into the store.
 //!
 //! Znodes under the cluster's root (`zk://…/accordion`): `rs/<server>`
-//! (ephemeral, one per live region server) and `master-election/m-<seq>`
-//! (ephemeral sequential, the lowest is the active master).
+//! (ephemeral, one per live region server), `master-election/m-<seq>`
+//! (ephemeral sequential, the lowest is the active master) and
+//! `region-ids`, whose sequence numbers new regions' ids ([`zk::Zk::next_sequence`]).
 
 pub mod assignment;
 pub mod election;

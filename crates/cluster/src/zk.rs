@@ -192,6 +192,27 @@ impl Zk {
         Ok(format!("{name}{sequence}"))
     }
 
+    /// The next number of ZooKeeper's sequence under `rel_parent`: a
+    /// persistent sequential child is created and deleted again (the
+    /// parent's counter only grows), so every caller in the cluster gets a
+    /// number no one else got.
+    pub fn next_sequence(&self, rel_parent: &str) -> Result<u64> {
+        self.ensure(rel_parent)?;
+        let options = CreateMode::PersistentSequential.with_acls(Acls::anyone_all());
+        let prefix = format!("{rel_parent}/n-");
+        let (_, sequence) = self
+            .runtime
+            .block_on(self.client().create(&self.path(&prefix), &[], &options))
+            .map_err(self.fail("create", &prefix))?;
+        let name = format!("{prefix}{sequence}");
+        self.delete(&name)?;
+        u64::try_from(sequence.into_i64()).map_err(|_| ClusterError::Malformed {
+            what: "sequence number",
+            path: self.path(&name),
+            reason: "negative".into(),
+        })
+    }
+
     /// The children of `rel`, sorted by name.
     pub fn children(&self, rel: &str) -> Result<Vec<String>> {
         let mut names =

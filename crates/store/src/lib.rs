@@ -42,7 +42,7 @@ pub mod wal;
 pub(crate) mod worker_pool;
 
 pub use error::{Result, StoreError};
-pub use options::StoreOptions;
+pub use options::{RegionIdSource, StoreOptions};
 pub use region::{Column, Get, Mutation, MutationRef, RegionInfo, RowMutations};
 pub use region_state::RegionState;
 pub use scanner::Scan;

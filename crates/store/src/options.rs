@@ -47,9 +47,18 @@ pub struct StoreOptions {
     pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
     /// Cluster mode: this store is one region server, named so (HBase's
     /// `host,port,startcode`), of several sharing the root; see
-    /// [`crate::member`]. `None`: the store owns its root alone.
+    /// `store/member.rs`. `None`: the store owns its root alone.
     pub member: Option<String>,
+    /// Cluster mode: where new region ids come from. Ids key the WAL's
+    /// entries and the recovery of a dead server's edits, so they must be
+    /// unique among every server of the root, which a store's own counter
+    /// cannot promise; the cluster hands them out (a ZooKeeper sequence).
+    /// A member without one cannot create tables.
+    pub region_ids: Option<RegionIdSource>,
 }
+
+/// Hands out cluster-unique region ids (see [`StoreOptions::region_ids`]).
+pub type RegionIdSource = Arc<dyn Fn() -> std::result::Result<u64, String> + Send + Sync>;
 
 impl std::fmt::Debug for StoreOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,6 +94,7 @@ impl Default for StoreOptions {
             background: true,
             hooks: None,
             member: None,
+            region_ids: None,
         }
     }
 }

@@ -6,11 +6,21 @@
 //! what needs the master (splits, merges) with a clear error.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use store::error::StoreError;
 use store::region_state::RegionState;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
+
+/// The cluster's region id source, as ZooKeeper's sequence would be: one
+/// counter every member of a test's root shares (ids start high, as the
+/// server's do).
+fn ids() -> store::RegionIdSource {
+    static NEXT: AtomicU64 = AtomicU64::new(1 << 40);
+    Arc::new(|| Ok(NEXT.fetch_add(1, Ordering::Relaxed)))
+}
 
 fn member(root: &Path, name: &str) -> Store {
     let options = StoreOptions {
@@ -18,6 +28,7 @@ fn member(root: &Path, name: &str) -> Store {
         region_flush_size: 1 << 30,
         memory_budget: 1 << 30,
         member: Some(name.to_string()),
+        region_ids: Some(ids()),
         ..StoreOptions::default()
     };
     Store::open(root, options).unwrap_or_else(|e| panic!("open member {name}: {e}"))
@@ -168,4 +179,33 @@ fn members_refuse_what_needs_the_master_and_names_are_never_reused() {
     let refused = solo.assign_region("0000000000000001").expect_err("not a member");
     assert!(refused.to_string().contains("cluster member"), "{refused}");
     solo.close().expect("close");
+}
+
+/// Region ids key the WAL's entries and the split of a dead server's WAL:
+/// two members creating tables must never hand out one id twice (each
+/// store's own counter would: both start above the ids they saw at open).
+#[test]
+fn tables_created_on_two_members_get_distinct_region_ids_and_a_member_without_a_source_refuses() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let a = member(root, "host-a,16020,1");
+    let b = member(root, "host-b,16020,2");
+    a.create_table(table(), &[b"m".to_vec()]).expect("create t on a");
+    b.create_table(TableDescriptor::new("u", vec![FamilyDescriptor::new("f")]), &[b"m".to_vec()])
+        .expect("create u on b");
+    b.refresh_tables().expect("refresh");
+    let mut ids: Vec<u64> = b.all_regions().iter().map(|r| r.info().id).collect();
+    assert_eq!(ids.len(), 4);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "every region id is unique on the root");
+    a.close().expect("close");
+    b.close().expect("close");
+
+    let options = StoreOptions { background: false, member: Some("host-c,16020,3".into()), ..StoreOptions::default() };
+    let c = Store::open(root, options).expect("open");
+    let refused =
+        c.create_table(TableDescriptor::new("v", vec![FamilyDescriptor::new("f")]), &[]).expect_err("no id source");
+    assert!(refused.to_string().contains("region ids"), "{refused}");
+    c.close().expect("close");
 }

@@ -75,7 +75,7 @@ impl Store {
         for (i, start) in bounds.iter().enumerate() {
             let end = bounds.get(i + 1).cloned().unwrap_or_default();
             let info = RegionInfo {
-                id: self.inner.catalog.allocate_region_id(),
+                id: self.new_region_id()?,
                 table: desc.name.clone(),
                 start_key: start.clone(),
                 end_key: end,
@@ -94,6 +94,23 @@ impl Store {
         self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))?;
         tracing::info!(table = %name, families, regions = n, "created table");
         Ok(())
+    }
+
+    /// A region id for a new region: the store's counter, or in a cluster
+    /// the cluster's source (ids must be unique across the servers that
+    /// share the root; see `StoreOptions::region_ids`).
+    fn new_region_id(&self) -> Result<u64> {
+        if self.member_name().is_none() {
+            return Ok(self.inner.catalog.allocate_region_id());
+        }
+        let Some(source) = &self.inner.options.region_ids else {
+            return Err(StoreError::InvalidArgument(
+                "this cluster member has no source of cluster-unique region ids, so it cannot create regions".into(),
+            ));
+        };
+        let id = source().map_err(|e| StoreError::InvalidArgument(format!("allocating a region id: {e}")))?;
+        self.inner.catalog.observe_region_id(id);
+        Ok(id)
     }
 
     pub fn list_tables(&self) -> Vec<String> {

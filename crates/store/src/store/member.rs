@@ -18,9 +18,13 @@
 //!   [`recover_server`] fences its WAL directory (rename and lease
 //!   recovery), splits it into every region's recovered edits and retires
 //!   it; assigning those regions anywhere then replays them.
-//! - **Splits and merges wait for the master.** Region ids must be unique
-//!   across servers and the other servers' lists must learn of the new
-//!   regions; until the master coordinates both, a member refuses them.
+//! - **Region ids are the cluster's.** They key WAL entries and the split
+//!   of a dead server's WAL, so a member takes new ids from the cluster's
+//!   source (`StoreOptions::region_ids`, a ZooKeeper sequence), never from
+//!   its own counter, and without one it creates no table.
+//! - **Splits and merges wait for the master.** The other servers' region
+//!   lists must learn of the new regions; until the master coordinates
+//!   that, a member refuses them.
 //!
 //! Thread safety: as the rest of the store — region list changes under the
 //! table's change lock, through catalog edits.

@@ -396,7 +396,7 @@ impl Store {
     pub(crate) fn refuse_in_cluster(&self, what: &str) -> Result<()> {
         match self.member_name() {
             Some(_) => Err(StoreError::InvalidArgument(format!(
-                "a cluster member does not {what} on its own yet: region ids and the other servers' region lists                  need the master"
+                "a cluster member does not {what} on its own yet: the other servers' region lists                  need the master"
             ))),
             None => Ok(()),
         }
