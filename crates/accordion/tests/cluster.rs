@@ -240,6 +240,11 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
         c.create_table(t.as_bytes().to_vec(), vec![cd]).expect("create");
     }
     assert_eq!(open_tables(&servers[0]).len(), 3);
+    // The master has seen the tables (it does not assign the regions of a
+    // table it first sees in the same pass: it may be mid-creation).
+    wait_for("the master counts server 0's regions", Duration::from_secs(10), || {
+        master.load_of(&servers[0].thrift.to_string()).is_some_and(|l| l["regions"] == 3)
+    });
 
     // A writer per table writes rows until its server dies; the rows whose
     // call returned are acknowledged.

@@ -9,12 +9,13 @@
 //! pass, run on the statuses the master just read:
 //! 1. **Recovery first.** A WAL directory whose server is not registered is
 //!    a dead server's (a server registers before its store creates the
-//!    directory: `membership.rs`). One live server fences and splits it
+//!    directory: `membership.rs`; ZooKeeper is asked again before fencing). One live server fences and splits it
 //!    (`POST /admin/recover?server=`). Until every such directory is
 //!    recovered, nothing is assigned: a region opened before its edits are
 //!    split would miss acknowledged writes.
 //! 2. **Then assignment.** A region of an enabled table that no live server
-//!    reports in any state but OFFLINE goes to the serving server with the
+//!    reports in any state but OFFLINE (in a table an earlier pass saw:
+//!    [`PassMemory`]) goes to the serving server with the
 //!    fewest open regions (`POST /admin/assign?region=`). Every pass first
 //!    has each server list the tables created elsewhere since it started
 //!    (`POST /admin/refresh`), so that a table whose creator died is known.
@@ -82,15 +83,35 @@ pub struct PassOutcome {
     pub in_transition: Option<Vec<InTransition>>,
 }
 
+/// What the master remembers from one pass to the next.
+#[derive(Debug, Default)]
+pub struct PassMemory {
+    /// Tables some pass has seen. A table first seen in this pass may be in
+    /// the middle of its creation: its creator commits the descriptor (which
+    /// the other servers' refresh finds) a moment before it lists the new
+    /// regions as its own, so its regions are not assigned until a later
+    /// pass sees them unheld again.
+    known_tables: BTreeSet<String>,
+}
+
+/// Whether region server `name` is registered in ZooKeeper now (`None`: it
+/// could not be asked).
+pub type Registered<'a> = &'a dyn Fn(&str) -> Option<bool>;
+
 /// One assignment pass; see the module doc. Does nothing while a serving
 /// server's status is missing.
-pub fn pass(live: &[ServerInfo], docs: &HashMap<String, serde_json::Value>) -> PassOutcome {
+pub fn pass(
+    live: &[ServerInfo],
+    docs: &HashMap<String, serde_json::Value>,
+    memory: &mut PassMemory,
+    registered: Registered<'_>,
+) -> PassOutcome {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
     if serving.is_empty() || serving.iter().any(|s| !docs.contains_key(&s.name)) {
         return PassOutcome::default();
     }
     let mut transit = Vec::new();
-    let events = assign(live, &serving, docs, &mut transit);
+    let events = assign(live, &serving, docs, memory, registered, &mut transit);
     PassOutcome { events, in_transition: Some(transit) }
 }
 
@@ -98,6 +119,8 @@ fn assign(
     live: &[ServerInfo],
     serving: &[&ServerInfo],
     docs: &HashMap<String, serde_json::Value>,
+    memory: &mut PassMemory,
+    registered: Registered<'_>,
     transit: &mut Vec<InTransition>,
 ) -> Vec<String> {
     let mut events = Vec::new();
@@ -159,9 +182,19 @@ fn assign(
         });
     }
 
-    // 1. Recovery of every dead server's WAL directory.
-    let registered: BTreeSet<&str> = live.iter().map(|s| s.name.as_str()).collect();
-    for dead in wal_owners.iter().filter(|w| !registered.contains(w.as_str())) {
+    // 1. Recovery of every dead server's WAL directory. The membership
+    // snapshot may predate a server that registered since and then created
+    // its directory: ZooKeeper is asked again before anything is fenced.
+    let listed: BTreeSet<&str> = live.iter().map(|s| s.name.as_str()).collect();
+    for dead in wal_owners.iter().filter(|w| !listed.contains(w.as_str())) {
+        match registered(dead) {
+            Some(false) => {}
+            Some(true) => continue, // a server that joined after the snapshot
+            None => {
+                events.push(format!("could not ask ZooKeeper whether {dead} lives; assignment waits"));
+                return events;
+            }
+        }
         let by = least_loaded(&open);
         let started = Instant::now();
         match request(&by.http, "POST", &format!("/admin/recover?server={}", encode(dead)), SLOW_CALL) {
@@ -175,8 +208,10 @@ fn assign(
         }
     }
 
-    // 2. Assignment of what no live server holds.
-    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id)) {
+    // 2. Assignment of what no live server holds, in tables an earlier pass
+    // has seen (see `PassMemory`).
+    let known = std::mem::replace(&mut memory.known_tables, all.values().map(|l| l.table.clone()).collect());
+    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id) && known.contains(&l.table)) {
         let to = least_loaded(&open);
         let started = Instant::now();
         match request(&to.http, "POST", &format!("/admin/assign?region={}", encode(id)), SLOW_CALL) {
@@ -224,6 +259,68 @@ mod tests {
         assert_eq!(encode("host,1,2"), "host%2C1%2C2");
     }
 
+    /// A fake region server's HTTP side: answers every request with 200
+    /// and the body `answer` gives, and records the requests.
+    fn fake_server(
+        answer: impl Fn(&str) -> String + Send + 'static,
+    ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
+        let addr = server.server_addr().to_ip().expect("ip").to_string();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for request in server.incoming_requests() {
+                let line = format!("{} {}", request.method(), request.url());
+                let body = answer(&line);
+                log.lock().expect("log").push(line);
+                let _ = request.respond(tiny_http::Response::from_string(body));
+            }
+        });
+        (addr, seen)
+    }
+
+    fn doc(wal_owners: &[&str], regions: serde_json::Value) -> serde_json::Value {
+        serde_json::json!({"server": {"wal_owners": wal_owners}, "tables": [{"name": "t", "enabled": true, "regions": regions}]})
+    }
+
+    #[test]
+    fn a_wal_directory_is_fenced_only_if_zookeeper_confirms_its_server_is_gone() {
+        let (http, seen) =
+            fake_server(|line| if line.contains("refresh") { "0 new tables".into() } else { "ok".into() });
+        let mut a = ServerInfo::new("127.0.0.1", 1, http, 1);
+        a.name = "a".into();
+        let docs: HashMap<String, serde_json::Value> =
+            [("a".to_string(), doc(&["a", "b"], serde_json::json!([{"id": "01", "state": "OPEN"}])))].into();
+        // "b" is not in the membership snapshot but registered since: left alone.
+        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|name| Some(name == "b"));
+        assert!(outcome.events.is_empty(), "{:?}", outcome.events);
+        assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
+        // ZooKeeper cannot be asked: nothing is fenced and nothing assigned.
+        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| None);
+        assert!(outcome.events[0].contains("assignment waits"), "{:?}", outcome.events);
+        assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
+        // Gone: recovered.
+        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| Some(false));
+        assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/recover?server=b"));
+    }
+
+    #[test]
+    fn a_table_first_seen_in_a_pass_is_assigned_from_the_next_one() {
+        let (http, seen) =
+            fake_server(|line| if line.contains("refresh") { "0 new tables".into() } else { "ok".into() });
+        let mut a = ServerInfo::new("127.0.0.1", 1, http, 1);
+        a.name = "a".into();
+        let docs: HashMap<String, serde_json::Value> =
+            [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "02", "state": "OFFLINE"}])))].into();
+        let mut memory = PassMemory::default();
+        let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true));
+        assert!(first.events.is_empty(), "a table seen for the first time may be mid-creation: {:?}", first.events);
+        assert_eq!(first.in_transition.map(|t| t.len()), Some(1), "listed as unassigned meanwhile");
+        let second = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true));
+        assert!(second.events[0].starts_with("assigned region 02 of table t to a"), "{:?}", second.events);
+        assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/assign?region=02"));
+    }
+
     #[test]
     fn a_pass_waits_for_every_serving_servers_status() {
         let mut a = ServerInfo::new("127.0.0.1", 1, "127.0.0.1:9".into(), 1);
@@ -231,7 +328,7 @@ mod tests {
         let starting = ServerInfo::starting("b".into(), 2);
         // No status for the serving server: nothing is done (no request is
         // even tried: its address would refuse), and nothing is known.
-        let outcome = pass(&[a.clone(), starting], &HashMap::new());
+        let outcome = pass(&[a.clone(), starting], &HashMap::new(), &mut PassMemory::default(), &|_| Some(false));
         assert!(outcome.events.is_empty());
         assert_eq!(outcome.in_transition, None);
     }

@@ -127,7 +127,7 @@ impl Master {
         let stop = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (view, stop, changed) = (view.clone(), stop.clone(), changed.clone());
+            let (zk, view, stop, changed) = (zk.clone(), view.clone(), stop.clone(), changed.clone());
             std::thread::Builder::new().name("master".into()).spawn(move || {
                 let result = run(&zk, &candidate, &view, &stop, &changed);
                 let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
@@ -141,7 +141,9 @@ impl Master {
         };
         {
             let (view, stop) = (view.clone(), stop.clone());
-            std::thread::Builder::new().name("master-load".into()).spawn(move || poll_loads(&view, &stop, &changed))?;
+            std::thread::Builder::new()
+                .name("master-load".into())
+                .spawn(move || poll_loads(&zk, &view, &stop, &changed))?;
         }
         let http_thread = {
             let (view, stop) = (view.clone(), stop.clone());
@@ -257,8 +259,9 @@ fn run(
 /// Reads the live servers' loads every two seconds while active (at once
 /// when the membership changed), and runs an assignment pass on what it
 /// read (`assignment.rs`).
-fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool) {
+fn poll_loads(zk: &Zk, view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool) {
     let mut tracker = LoadTracker::default();
+    let mut memory = crate::assignment::PassMemory::default();
     while !stop.load(Ordering::Acquire) {
         let (role, servers) = {
             let v = view.lock().unwrap_or_else(|p| p.into_inner());
@@ -268,7 +271,10 @@ fn poll_loads(view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool)
             Role::Active => {
                 let (loads, docs) = tracker.poll(&servers);
                 view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
-                let outcome = crate::assignment::pass(&servers, &docs);
+                let registered = |name: &str| -> Option<bool> {
+                    zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
+                };
+                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, &registered);
                 for event in outcome.events {
                     record(view, event);
                 }
