@@ -5,6 +5,10 @@
 //! (or SIGTERM), then stops the servers (each flushes and closes), the
 //! master and ZooKeeper. A server that dies meanwhile is reported and
 //! left dead: its regions move to the others, which is the point of trying.
+//!
+//! Thread safety: one thread runs the command; the master runs its own
+//! threads (`cluster::master`); each server child's later output is drained
+//! by a thread of its own.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

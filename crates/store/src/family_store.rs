@@ -58,6 +58,20 @@ pub struct StoreContext {
     pub events: Arc<crate::events::EventLog>,
 }
 
+impl StoreContext {
+    /// A store instance's context: its file system, a block cache of the
+    /// configured share (none for 0) and fresh file ids and event log.
+    pub(crate) fn new(options: &crate::options::StoreOptions) -> StoreContext {
+        let cache_bytes = options.block_cache_bytes();
+        StoreContext {
+            fs: options.fs.clone(),
+            block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
+            next_file_id: Arc::new(AtomicU64::new(1)),
+            events: Arc::new(crate::events::EventLog::default()),
+        }
+    }
+}
+
 pub struct FamilyStore {
     dir: PathBuf,
     desc: FamilyDescriptor,

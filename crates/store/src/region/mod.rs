@@ -158,22 +158,7 @@ impl Region {
             }
         }
         mvcc.advance_to(max_seq);
-        Ok(Region {
-            info,
-            dir,
-            desc,
-            stores,
-            mvcc,
-            wal,
-            updates: RwLock::new(()),
-            row_locks: (0..ROW_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
-            flush_lock: Mutex::new(BTreeMap::new()),
-            flush_size: cfg.flush_size,
-            state: StateCell::new(RegionState::Open, true),
-            hooks: cfg.hooks.clone(),
-            max_cell_size: cfg.max_cell_size,
-            counters: RegionCounters::default(),
-        })
+        Ok(Region::assemble(info, dir, desc, stores, mvcc, wal, cfg, StateCell::new(RegionState::Open, true)))
     }
 
     /// A region of the shared root that this server does not serve
@@ -196,7 +181,21 @@ impl Region {
             let store = FamilyStore::unassigned(dir.join(&f.name), f.clone(), memstore, mvcc.clone(), cfg.ctx.clone());
             stores.insert(f.name.as_bytes().to_vec(), Arc::new(store));
         }
-        Ok(Region {
+        Ok(Region::assemble(info, dir, desc, stores, mvcc, wal, cfg, StateCell::new(RegionState::Offline, false)))
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "the parts of a region, each built by its caller")]
+    fn assemble(
+        info: RegionInfo,
+        dir: PathBuf,
+        desc: Arc<TableDescriptor>,
+        stores: BTreeMap<Vec<u8>, Arc<FamilyStore>>,
+        mvcc: Arc<Mvcc>,
+        wal: Arc<Wal>,
+        cfg: &RegionConfig,
+        state: StateCell,
+    ) -> Region {
+        Region {
             info,
             dir,
             desc,
@@ -207,11 +206,11 @@ impl Region {
             row_locks: (0..ROW_LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
             flush_lock: Mutex::new(BTreeMap::new()),
             flush_size: cfg.flush_size,
-            state: StateCell::new(RegionState::Offline, false),
+            state,
             hooks: cfg.hooks.clone(),
             max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),
-        })
+        }
     }
 
     pub fn info(&self) -> &RegionInfo {

@@ -32,7 +32,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
@@ -41,7 +40,6 @@ use crate::options::StoreOptions;
 use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
 use crate::region_state::RegionState;
 use crate::services::{Services, data_dir};
-use crate::storefile::BlockCache;
 use crate::wal::split::SplitSummary;
 use crate::wal::takeover::{self, SPLITTING_SUFFIX, WALS_DIR};
 use crate::wal::{ARCHIVE_DIR, Wal, WalPlace};
@@ -63,13 +61,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
         )));
     }
     let archive_dir = dir.join(ARCHIVE_DIR).join(name);
-    let cache_bytes = options.block_cache_bytes();
-    let ctx = StoreContext {
-        fs: fs.clone(),
-        block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
-        next_file_id: Arc::new(AtomicU64::new(1)),
-        events: Arc::new(crate::events::EventLog::default()),
-    };
+    let ctx = StoreContext::new(&options);
     let place = WalPlace { dir: own, archive_dir, numbered_after: 0 };
     let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
     let services = Arc::new(Services::new(dir, options, wal, ctx, None));

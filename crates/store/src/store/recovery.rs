@@ -16,7 +16,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use memstore::Cell;
 
@@ -26,7 +25,6 @@ use crate::family_store::StoreContext;
 use crate::options::StoreOptions;
 use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
 use crate::services::{Services, data_dir};
-use crate::storefile::BlockCache;
 use crate::wal::takeover::{self, FencedDir, WALS_DIR};
 use crate::wal::{ARCHIVE_DIR, ReplaySummary, Wal, WalPlace};
 
@@ -40,13 +38,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
     // Before anything is read or changed: one process at a time.
     let root_lock = fs.lock_root(&dir)?;
-    let cache_bytes = options.block_cache_bytes();
-    let ctx = StoreContext {
-        fs: fs.clone(),
-        block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
-        next_file_id: Arc::new(AtomicU64::new(1)),
-        events: Arc::new(crate::events::EventLog::default()),
-    };
+    let ctx = StoreContext::new(&options);
     // Earlier instances' WAL directories are fenced first: a writer of one
     // that still runs can then acknowledge nothing more.
     let wals = dir.join(WALS_DIR);
