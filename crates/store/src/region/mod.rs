@@ -165,7 +165,7 @@ impl Region {
     /// (cluster mode): OFFLINE, its stores empty and retired, nothing read
     /// or written on disk. It keeps the table's region list whole, so a
     /// request for its rows is refused as not served here; assigning it
-    /// opens it from disk ([`crate::member`]).
+    /// opens it from disk (`store/member.rs`).
     pub(crate) fn unassigned(
         dir: PathBuf,
         info: RegionInfo,
