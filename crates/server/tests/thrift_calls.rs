@@ -260,12 +260,12 @@ fn a_taken_port_is_a_clear_error() {
 mod hbase_answers {
     use super::*;
 
-    fn create_family(c: &mut ThriftClient, table: &str, versions: i32) {
+    pub(super) fn create_family(c: &mut ThriftClient, table: &str, versions: i32) {
         let cd = ColumnDescriptor { name: Some(b"fh:".to_vec()), max_versions: Some(versions), ..Default::default() };
         c.create_table(table.as_bytes().to_vec(), vec![cd]).expect("create");
     }
 
-    fn put_ts(c: &mut ThriftClient, table: &str, row: &str, col: &str, value: Vec<u8>, ts: i64) {
+    pub(super) fn put_ts(c: &mut ThriftClient, table: &str, row: &str, col: &str, value: Vec<u8>, ts: i64) {
         let m = Mutation {
             is_delete: Some(false),
             column: Some(col.as_bytes().to_vec()),
@@ -355,9 +355,9 @@ mod hbase_answers {
     }
 
     /// A scanned row: its key and its (column, value) pairs.
-    type Row = (String, Vec<(String, Vec<u8>)>);
+    pub(super) type Row = (String, Vec<(String, Vec<u8>)>);
 
-    fn scan_with(c: &mut ThriftClient, table: &str, filter: &str) -> Vec<Row> {
+    pub(super) fn scan_with(c: &mut ThriftClient, table: &str, filter: &str) -> Vec<Row> {
         let scan = TScan::new(None, None, None, None, None, filter.as_bytes().to_vec(), None, None, None);
         let id = c.scanner_open_with_scan(table.as_bytes().to_vec(), scan, BTreeMap::new()).expect("open");
         let rows = c.scanner_get_list(id, 100).expect("get");
@@ -374,7 +374,7 @@ mod hbase_answers {
             .collect()
     }
 
-    fn rows_of(found: &[Row]) -> Vec<&str> {
+    pub(super) fn rows_of(found: &[Row]) -> Vec<&str> {
         found.iter().map(|(r, _)| r.as_str()).collect()
     }
 
@@ -486,6 +486,94 @@ mod hbase_answers {
         put_ts(&mut c, "md", "r", "a:s", b"abc".to_vec(), 5);
         let e = c.atomic_increment(b"md".to_vec(), b"r".to_vec(), b"a:s".to_vec(), 1).expect_err("3 bytes");
         assert!(error_message(&e).starts_with("IOError:"), "{}", error_message(&e));
+    }
+}
+
+/// Issue 15's "not to copy" list: where real HBase 2.6.4 answers wrongly
+/// because of a known HBase bug, ours gives the right answer, and each test
+/// says what HBase does instead.
+mod hbase_bugs_not_copied {
+    use super::hbase_answers::{create_family, put_ts, rows_of, scan_with};
+    use super::*;
+
+    /// HBASE-28621: HBase 2.6.4's PrefixFilter compares prefix-length bytes
+    /// from the row's offset in the cell's key, so for a row shorter than the
+    /// prefix it reads past the row into the key's next bytes (the family's
+    /// length and name) and can match them. A row shorter than the prefix
+    /// never starts with it: ours never matches one.
+    #[test]
+    fn prefix_filter_never_matches_a_row_shorter_than_the_prefix() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "pf", 1);
+        for r in ["r1", "r1x", "r1xy", "r2"] {
+            put_ts(&mut c, "pf", r, "fh:a", b"v".to_vec(), 5);
+        }
+        assert_eq!(rows_of(&scan_with(&mut c, "pf", "PrefixFilter('r1x')")), ["r1x", "r1xy"]);
+        // "r1", then the bytes that follow the row in HBase's KeyValue key:
+        // the family's length (2) and its name.
+        let past_the_row = b"PrefixFilter('r1\x02fh')".to_vec();
+        let scan = TScan::new(None, None, None, None, None, past_the_row, None, None, None);
+        let id = c.scanner_open_with_scan(b"pf".to_vec(), scan, BTreeMap::new()).expect("open");
+        assert!(c.scanner_get_list(id, 10).expect("rows").is_empty());
+        c.scanner_close(id).expect("close");
+    }
+
+    /// HBase's SkipFilter forwards only the cell-level check to the filter it
+    /// wraps, never `filterRowKey`, so `SKIP RowFilter(...)` passes every row
+    /// there. SKIP means "drop a row when the wrapped filter rejects any of
+    /// its cells", and a row filter rejecting the row rejects all of them:
+    /// ours keeps only the rows the row filter keeps.
+    #[test]
+    fn skip_over_a_row_filter_drops_the_rows_it_rejects() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "sk", 1);
+        for r in ["p", "r", "s"] {
+            put_ts(&mut c, "sk", r, "fh:a", b"v".to_vec(), 5);
+            put_ts(&mut c, "sk", r, "fh:b", b"w".to_vec(), 5);
+        }
+        assert_eq!(rows_of(&scan_with(&mut c, "sk", "SKIP RowFilter(=, 'binary:r')")), ["r"]);
+        assert_eq!(rows_of(&scan_with(&mut c, "sk", "SKIP ValueFilter(=, 'binary:v')")), Vec::<&str>::new());
+    }
+
+    /// HBASE-29460: with VERSIONS => 3 and four versions written, HBase
+    /// 2.6.4 still returns the oldest (fourth) version to a read whose time
+    /// range holds only it, until a flush or compaction drops it. A version
+    /// beyond the family's limit is gone for every read in ours.
+    #[test]
+    fn a_version_beyond_the_familys_limit_is_invisible_to_time_range_reads() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "tr", 3);
+        for ts in 1..=4 {
+            put_ts(&mut c, "tr", "r", "fh:a", format!("v{ts}").into_bytes(), ts);
+        }
+        // getRowTs reads the time range [0, ts): only version 1 is in [0, 2).
+        let oldest = c.get_row_ts(b"tr".to_vec(), b"r".to_vec(), 2, BTreeMap::new()).expect("row");
+        assert!(oldest.is_empty(), "the fourth version is beyond VERSIONS => 3: {oldest:?}");
+        let below_three = c.get_row_ts(b"tr".to_vec(), b"r".to_vec(), 3, BTreeMap::new()).expect("row");
+        let cell = &below_three[0].columns.as_ref().expect("columns")[&b"fh:a".to_vec()];
+        assert_eq!(cell.value.as_deref(), Some(&b"v2"[..]), "version 2 is the newest of the three kept below 3");
+        let all = c.get_ver(b"tr".to_vec(), b"r".to_vec(), b"fh:a".to_vec(), 10, BTreeMap::new()).expect("versions");
+        let values: Vec<_> = all.iter().filter_map(|c| c.value.clone()).collect();
+        assert_eq!(values, [b"v4".to_vec(), b"v3".to_vec(), b"v2".to_vec()]);
+    }
+
+    /// HBase's Thrift gateway answers a filter string it cannot parse with a
+    /// TApplicationException ("Internal error processing scannerOpenWithScan")
+    /// that says nothing of the cause; ours answers with the IOError the IDL
+    /// declares, naming what is wrong, and the connection stays usable.
+    #[test]
+    fn an_unparsable_filter_is_a_typed_error_that_names_the_cause() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "bad", 1);
+        put_ts(&mut c, "bad", "r", "fh:a", b"v".to_vec(), 5);
+        for filter in ["NoSuchFilter('x')", "ValueFilter(=, 'binary:v'", "RandomRowFilter(0.5)"] {
+            let scan = TScan::new(None, None, None, None, None, filter.as_bytes().to_vec(), None, None, None);
+            let e = c.scanner_open_with_scan(b"bad".to_vec(), scan, BTreeMap::new()).expect_err(filter);
+            let msg = error_message(&e);
+            assert!(msg.starts_with("IOError:") || msg.starts_with("IllegalArgument:"), "{filter}: {msg}");
+            assert!(!msg.contains("Internal error"), "{filter}: {msg}");
+        }
+        assert_eq!(rows_of(&scan_with(&mut c, "bad", "ValueFilter(=, 'binary:v')")), ["r"]);
     }
 }
 
