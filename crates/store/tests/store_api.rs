@@ -202,3 +202,39 @@ fn a_second_store_on_an_open_root_in_this_process_is_refused() {
     drop(first);
     second.close().expect("close");
 }
+
+/// FuzzyRowFilter and RandomRowFilter have no filter-language form (HBase's
+/// ParseFilter registers neither): the embedded API builds them, and a scan
+/// over a flushed and a live part of a split table runs them like any other.
+#[test]
+fn fuzzy_and_random_row_filters_run_in_embedded_scans() {
+    use store::filter::Filter;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(table("t"), &[b"u5".to_vec()]).expect("create");
+    for user in 0..10 {
+        for day in ["2026-11-24", "2026-11-25"] {
+            let row = format!("u{user}_{day}");
+            store.put("t", row.as_bytes(), &[(b"f", b"a", b"1")], None).expect("put");
+        }
+        if user == 4 {
+            store.flush_table("t").expect("flush");
+        }
+    }
+    // Every user, the 25th: "u?_2026-11-25" with the user's digit free.
+    let key = b"u0_2026-11-25".to_vec();
+    let mut mask = vec![0u8; key.len()];
+    mask[1] = 1;
+    let fuzzy = Scan { filter: Some(Filter::FuzzyRow(vec![(key, mask)])), ..Scan::default() };
+    let found = rows(&store, fuzzy);
+    assert_eq!(found, (0..10).map(|u| format!("u{u}_2026-11-25")).collect::<Vec<_>>());
+
+    let all = |chance: f32, seed: u64| {
+        rows(&store, Scan { filter: Some(Filter::random_row(chance, seed)), ..Scan::default() })
+    };
+    assert_eq!(all(2.0, 1).len(), 20);
+    assert!(all(-1.0, 1).is_empty());
+    let some = all(0.5, 42);
+    assert!(!some.is_empty() && some.len() < 20, "about half of 20 rows: {some:?}");
+    assert_eq!(some, all(0.5, 42), "a seed draws the same rows again");
+}

@@ -201,6 +201,19 @@ impl Filter {
                     Outcome::Keep(cells)
                 }
             }
+            Filter::FuzzyRow(pairs) => {
+                whole_row(pairs.iter().any(|(key, mask)| fuzzy_match(row_key, key, mask)), cells)
+            }
+            Filter::RandomRow { chance, state } => {
+                let pass = if *chance < 0.0 {
+                    false
+                } else if *chance > 1.0 {
+                    true
+                } else {
+                    next_unit_float(state) < *chance
+                };
+                whole_row(pass, cells)
+            }
             Filter::And(..) => {
                 // A PageFilter counts only rows the rest of the AND keeps
                 // (HBase's PageFilter counts in filterRow, after the others'
@@ -291,6 +304,25 @@ fn newest_of_each_column(row: &[Cell], cells: &[KeptCell]) -> Vec<KeptCell> {
         }
     }
     out
+}
+
+/// Whether `row` matches a FuzzyRowFilter pair: every byte the mask fixes
+/// (mask byte 0) equals the key's, over the bytes both have (HBase's
+/// `satisfies` compares `min(row, key)` bytes). A mask shorter than the key
+/// fixes the bytes past its end.
+fn fuzzy_match(row: &[u8], key: &[u8], mask: &[u8]) -> bool {
+    row.iter().zip(key).enumerate().all(|(i, (r, k))| mask.get(i).is_some_and(|m| *m != 0) || r == k)
+}
+
+/// The next float in [0, 1) from a xorshift64* generator.
+fn next_unit_float(state: &mut u64) -> f32 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    // The top 24 bits: every value exactly representable in an f32.
+    (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
 }
 
 fn keep(cells: Vec<KeptCell>) -> Outcome {
@@ -502,5 +534,59 @@ mod tests {
         );
         assert_eq!(kept("SingleColumnValueFilter('f','a',=,'binary:no', true, false)", &versions), Outcome::DropRow);
         assert_eq!(indexes("ValueFilter(=, 'binary:old')", &versions), Ok(Some(vec![1])));
+    }
+
+    /// FuzzyRowFilter: mask byte 0 fixes a position, 1 frees it; pairs are
+    /// alternatives; a row shorter than the key is compared over its own
+    /// bytes (HBase's `satisfies`), and the filter combines like any other.
+    #[test]
+    fn fuzzy_row_filter_matches_the_fixed_bytes_of_any_pair() {
+        let f = |pairs: &[(&str, &[u8])]| {
+            Filter::FuzzyRow(pairs.iter().map(|(k, m)| (k.as_bytes().to_vec(), m.to_vec())).collect())
+        };
+        let pass = |filter: &Filter, row: &str| {
+            matches!(filter.clone().apply(&[cell(row, "a", "1")], VERSIONS), Outcome::Keep(_))
+        };
+        // "????_2026": any user, the year fixed.
+        let year = f(&[("0000_2026", &[1, 1, 1, 1, 0, 0, 0, 0, 0])]);
+        assert!(pass(&year, "u042_2026"));
+        assert!(pass(&year, "zzzz_2026-11"), "bytes past the key are free");
+        assert!(!pass(&year, "u042_2025"));
+        assert!(!pass(&year, "u042-2026"));
+        assert!(pass(&year, "u04"), "a shorter row is compared over its own bytes");
+        let either = f(&[("a?", &[0, 1]), ("?b", &[1, 0])]);
+        assert!(pass(&either, "ax") && pass(&either, "xb"));
+        assert!(!pass(&either, "xx"));
+        // A mask shorter than its key fixes the rest.
+        assert!(pass(&f(&[("?bc", &[1])]), "xbc"));
+        assert!(!pass(&f(&[("?bc", &[1])]), "xbd"));
+        let mut and =
+            Filter::And(Box::new(year.clone()), Box::new(parse(b"QualifierFilter(=, 'binary:b')").expect("parses")));
+        let row = [cell("u042_2026", "a", "1"), cell("u042_2026", "b", "2")];
+        assert_eq!(and.apply(&row, VERSIONS).kept_indexes(), [1]);
+    }
+
+    /// RandomRowFilter: below 0 no row, above 1 every row, in between about
+    /// `chance` of the rows, the same rows for the same seed and whole rows.
+    #[test]
+    fn random_row_filter_passes_about_its_chance_of_rows() {
+        let passed = |mut f: Filter| -> Vec<usize> {
+            (0..10_000)
+                .filter(|i| {
+                    let key = format!("r{i:05}");
+                    f.apply(&[cell(&key, "a", "1"), cell(&key, "b", "2")], VERSIONS) != Outcome::DropRow
+                })
+                .collect()
+        };
+        assert!(passed(Filter::random_row(-0.5, 1)).is_empty());
+        assert_eq!(passed(Filter::random_row(1.5, 1)).len(), 10_000);
+        let quarter = passed(Filter::random_row(0.25, 7));
+        assert!((2_300..2_700).contains(&quarter.len()), "{} of 10000 at 0.25", quarter.len());
+        assert_eq!(quarter, passed(Filter::random_row(0.25, 7)), "the same seed draws the same rows");
+        assert_ne!(quarter, passed(Filter::random_row(0.25, 8)));
+        assert!(passed(Filter::random_row(0.0, 0)).is_empty(), "a zero seed still draws, and 0 passes nothing");
+        let mut f = Filter::random_row(1.0, 3);
+        let row = [cell("r", "a", "1"), cell("r", "b", "2")];
+        assert_eq!(f.apply(&row, VERSIONS).kept_indexes(), [0, 1], "a passing row passes whole");
     }
 }

@@ -2,9 +2,11 @@
 //! the store's scan as HBase's `ScanQueryMatcher` evaluates them: every
 //! filter HBase's `ParseFilter` knows (listed in [`SUPPORTED`]), combined
 //! with AND, OR, SKIP, WHILE and parentheses (precedence SKIP/WHILE > AND >
-//! OR, as in HBase). Any other filter name is refused, naming it
-//! (FuzzyRowFilter and RandomRowFilter have no filter-language form in
-//! HBase either).
+//! OR, as in HBase). Any other filter name is refused, naming it.
+//! FuzzyRowFilter and RandomRowFilter have no filter-language form in HBase
+//! 2.6 (its `ParseFilter` registers neither, so its Thrift gateway refuses
+//! them too): the embedded API builds them as [`Filter::FuzzyRow`] and
+//! [`Filter::random_row`], and the string parser refuses them as HBase does.
 //!
 //! How a scan uses a filter (see `scanner.rs`): the filter sees a whole row
 //! with *every* version of each column the family keeps, and versions are
@@ -142,6 +144,19 @@ pub enum Filter {
         limit: u64,
         seen: u64,
     },
+    /// Rows matching one of the (key, mask) pairs (HBase's
+    /// FuzzyRowFilter): a mask byte 0 fixes the row's byte at that position
+    /// to the key's, any other value lets it be anything. As in HBase, only
+    /// the first `min(row, key)` bytes are compared, so a row shorter than a
+    /// key matches when the bytes it has do.
+    FuzzyRow(Vec<(Vec<u8>, Vec<u8>)>),
+    /// Each row passes with probability `chance` (HBase's RandomRowFilter:
+    /// below 0 none, above 1 all); `state` is the filter's own xorshift
+    /// generator, so a scan draws its rows independently of other scans.
+    RandomRow {
+        chance: f32,
+        state: u64,
+    },
     And(Box<Filter>, Box<Filter>),
     Or(Box<Filter>, Box<Filter>),
     Skip(Box<Filter>),
@@ -151,6 +166,15 @@ pub enum Filter {
         inner: Box<Filter>,
         stopped: bool,
     },
+}
+
+impl Filter {
+    /// A RandomRowFilter passing each row with probability `chance`, its
+    /// generator seeded from `seed` (a zero seed is replaced, as xorshift
+    /// would stay at zero).
+    pub fn random_row(chance: f32, seed: u64) -> Filter {
+        Filter::RandomRow { chance, state: if seed == 0 { 0x9E37_79B9_7F4A_7C15 } else { seed } }
+    }
 }
 
 /// What happens to the value of a kept cell (KeyOnlyFilter's transform).
