@@ -166,9 +166,43 @@ fn every_store_event_is_a_structured_log_line() {
     let replayed = wait_for_event(&log, "WAL replayed");
     assert!(replayed["fields"]["entries"].as_u64() >= Some(50), "{replayed}");
     assert!(replayed["fields"]["seconds"].is_number(), "{replayed}");
+    assert!(replayed["fields"]["files"].as_u64() >= Some(1), "{replayed}");
+    assert!(replayed["fields"]["bytes"].as_u64() > Some(0), "{replayed}");
     drop(server);
+}
 
-    // Plain text mode writes no ANSI escapes when not on a terminal.
-    let text = std::fs::read_to_string(&log).expect("log");
-    assert!(!text.contains('\u{1b}'), "ANSI escape in the log file");
+/// Plain text on stderr that is not a terminal (a pipe here) has no ANSI
+/// escapes, and the level comes from `--log-level`, else `RUST_LOG`, else the
+/// configuration's `log_level`, else info.
+/// Flags, settings, `RUST_LOG`, and whether the INFO start-up line shows.
+type LevelCase<'a> = (&'a [&'a str], &'a [&'a str], Option<&'a str>, bool);
+
+#[test]
+fn text_logs_have_no_ansi_escapes_and_the_level_comes_from_flag_env_then_config() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [LevelCase; 5] = [
+        (&[], &[], None, true),
+        (&[], &["log_level=warn"], None, false),
+        (&[], &["log_level=info"], Some("warn"), false),
+        (&["--log-level", "info"], &["log_level=warn"], Some("warn"), true),
+        (&["--log-level", "warn"], &[], Some("info"), false),
+    ];
+    for (i, (flags, sets, rust_log, shows_info)) in cases.into_iter().enumerate() {
+        let data = dir.path().join(format!("data{i}"));
+        let mut server = ServerProcess::start_with_rust_log(&data, flags, sets, rust_log);
+        // The start-up line is written before the "listening" line the
+        // start waited for; the stop lets the pipe drain to its end.
+        server.terminate(Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(300));
+        let text = server.log_text();
+        assert!(!text.contains('\u{1b}'), "case {i}: ANSI escape on a pipe:\n{text}");
+        if shows_info {
+            assert!(text.contains(" INFO "), "case {i}: plain-text level names:\n{text}");
+        }
+        assert_eq!(
+            text.contains("accordion server started"),
+            shows_info,
+            "case {i}: {flags:?} {sets:?} {rust_log:?}:\n{text}"
+        );
+    }
 }

@@ -90,14 +90,43 @@ impl ServerProcess {
         Self::launch_with(&place, sets, None)
     }
 
+    /// Like [`Self::start_with_flags`], with `RUST_LOG` set to `rust_log`
+    /// (or removed, for `None`) in the server's environment.
+    pub fn start_with_rust_log(dir: &Path, flags: &[&str], sets: &[&str], rust_log: Option<&str>) -> ServerProcess {
+        let dir = dir.to_str().expect("a UTF-8 data directory").to_string();
+        let mut place = vec!["--data-dir", &dir];
+        place.extend_from_slice(flags);
+        Self::launch_in_env(&place, sets, None, Some(rust_log))
+    }
+
     fn launch(dir: &Path, sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
         let dir = dir.to_str().expect("a UTF-8 data directory");
         Self::launch_with(&["--data-dir", dir], sets, own_dir)
     }
 
     fn launch_with(place: &[&str], sets: &[&str], own_dir: Option<TempDir>) -> ServerProcess {
+        Self::launch_in_env(place, sets, own_dir, None)
+    }
+
+    /// `rust_log`: `None` leaves the environment as it is, `Some(None)`
+    /// removes `RUST_LOG`, `Some(Some(v))` sets it.
+    fn launch_in_env(
+        place: &[&str],
+        sets: &[&str],
+        own_dir: Option<TempDir>,
+        rust_log: Option<Option<&str>>,
+    ) -> ServerProcess {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
         cmd.arg("server").args(place).args(["--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"]);
+        match rust_log {
+            Some(Some(v)) => {
+                cmd.env("RUST_LOG", v);
+            }
+            Some(None) => {
+                cmd.env_remove("RUST_LOG");
+            }
+            None => {}
+        }
         for s in sets {
             cmd.arg("--set").arg(s);
         }

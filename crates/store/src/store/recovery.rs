@@ -223,7 +223,12 @@ fn replay(inner: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()
         takeover::retire(fs, &fenced.dir, archive_dir, inner.options.wal.keep_archived)?;
     }
     if entries > 0 {
+        let files: usize = checked.iter().map(|(_, summary)| summary.files.len()).sum();
+        let bytes: u64 = checked.iter().flat_map(|(_, summary)| &summary.files).map(|f| f.valid_len).sum();
         tracing::info!(
+            files,
+            bytes,
+            dirs = checked.len(),
             entries,
             regions = touched.len(),
             flushes_under_memory_limit = flushes,
