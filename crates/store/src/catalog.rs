@@ -126,6 +126,10 @@ pub(crate) enum CatalogEdit {
         old: Vec<Arc<Region>>,
         new: Vec<Arc<Region>>,
     },
+    /// A table's descriptor changed (alter): the same table, its regions
+    /// opened again under the new descriptor, replaces the current one.
+    /// The new regions must span the same ranges as the old.
+    ReplaceTable(Arc<TableState>),
 }
 
 /// The tables and regions of a store; see the module doc.
@@ -190,6 +194,24 @@ impl Catalog {
                 let mut retired = self.retired.lock();
                 let t = self.tables.write().remove(&name).ok_or(StoreError::TableNotFound(name.clone()))?;
                 retired.retire_table(&name, t.regions.read().iter().map(|r| r.as_ref()));
+            }
+            CatalogEdit::ReplaceTable(t) => {
+                let mut retired = self.retired.lock();
+                let mut tables = self.tables.write();
+                let name = t.desc.name.clone();
+                let current = tables.get(&name).ok_or_else(|| StoreError::TableNotFound(name.clone()))?;
+                let ranges = |t: &TableState| -> Vec<(Vec<u8>, Vec<u8>)> {
+                    t.regions.read().iter().map(|r| (r.info().start_key.clone(), r.info().end_key.clone())).collect()
+                };
+                if ranges(current) != ranges(&t) {
+                    return Err(StoreError::InvalidArgument(format!(
+                        "catalog edit of table {name:?}: a replaced table must keep its regions' ranges"
+                    )));
+                }
+                for r in current.regions.read().iter() {
+                    retired.retire_region(&name, r);
+                }
+                tables.insert(name, t);
             }
             CatalogEdit::SetEnabled { table, enabled } => {
                 self.table(&table)?.enabled.store(enabled, Ordering::Release);

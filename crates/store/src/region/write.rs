@@ -289,7 +289,14 @@ impl Region {
         while run < cells.len() {
             let (row, family) = (&cells[run].row, &cells[run].family);
             let len = cells[run..].iter().take_while(|c| &c.row == row && &c.family == family).count();
-            let store = self.store(family)?;
+            // A family that no longer exists (an alter removed it after
+            // these edits were flushed) is skipped, as HBase's replay does.
+            let Some(store) = self.stores.get(family.as_slice()) else {
+                tracing::debug!(region = %self.info.region_name(), family = %String::from_utf8_lossy(family), seq,
+                    "skipped replayed edits of a family the table no longer has");
+                run += len;
+                continue;
+            };
             if seq > store.replay_floor() {
                 inputs.clear();
                 inputs.extend(cells[run..run + len].iter().map(Cell::as_input));

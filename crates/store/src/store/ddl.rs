@@ -42,7 +42,7 @@ pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]
 }
 
 impl Store {
-    fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
+    pub(super) fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
         let table_dir = self.inner.data_dir().join(&desc.name);
         self.inner.ctx.fs.create_dir_all(&table_dir)?;
         self.inner

@@ -21,6 +21,7 @@
 //!
 //! Thread safety: `Store` is `Send + Sync`; clones share one instance.
 
+mod alter;
 mod ddl;
 mod member;
 mod one_sync;
