@@ -292,7 +292,8 @@ fn garbage_closes_only_its_own_connection() {
     random_after_binary_header.extend(noise(0xbad, 4096));
     random_after_binary_header[4] = 0xF0; // a negative method-name length
     let garbage: Vec<(&str, Vec<u8>)> = vec![
-        ("an HTTP request", b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec()),
+        // Not an HTTP method the relay takes (http_relay.rs): garbage.
+        ("an HTTP-like request", b"PUT / HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec()),
         ("random bytes", random),
         ("a bad binary version", vec![0x80, 0x02, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03, b'g', b'e', b't']),
         ("a negative method-name length", random_after_binary_header),
@@ -313,6 +314,13 @@ fn garbage_closes_only_its_own_connection() {
         put(&mut good, &row, "f:q", what.as_bytes());
         assert_value(&mut good, &row, "f:q", what.as_bytes());
     }
+
+    // An HTTP request on the Thrift port is answered by the HTTP port,
+    // through the relay, and the Thrift client is not disturbed.
+    let mut s = send_raw(server.thrift, b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let answer = assert_closed_by_server(&mut s, "an HTTP request");
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+    assert_value(&mut good, "before", "f:q", b"acknowledged");
 
     // A lone byte and then end of stream: fewer bytes than any wire needs.
     let mut s = send_raw(server.thrift, &[0x80]);

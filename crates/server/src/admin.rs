@@ -1,7 +1,10 @@
 //! Admin calls that HBase's Thrift v1 IDL lacks, as `POST /admin/<call>` on
 //! the HTTP port (the shell uses them): `flush?table=T`,
 //! `split?table=T&row=R[&at=K]`, `unassign?region=ENC` (close a region),
-//! `assign?region=ENC` (open it again), `merge?a=ENC&b=ENC`. Parameters are
+//! `assign?region=ENC` (open it again), `merge?a=ENC&b=ENC`,
+//! `alter?table=T&family=F[&VERSIONS=N&TTL=S&...]` (change family F's
+//! settings, or add it with the server's defaults for what is not given)
+//! and `alter?table=T&delete=F` (remove family F and its data). Parameters are
 //! percent-encoded bytes (row keys may be binary); regions are named by
 //! their encoded name, as in HBase's shell.
 //!
@@ -10,7 +13,8 @@
 //! an unknown table, region or call; 409 for a region that is not serving; 500 for
 //! a store failure.
 
-use store::{Store, StoreError};
+use store::storefile::options::{BloomType, Compression};
+use store::{FamilyDescriptor, Store, StoreError, TableDescriptor};
 
 type Response = (String, &'static str, u16);
 
@@ -48,7 +52,7 @@ fn failed(e: StoreError) -> Response {
 }
 
 /// Runs admin call `call` with `query`.
-pub fn respond(store: &Store, call: &str, query: &str) -> Response {
+pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &str) -> Response {
     let run = || -> Result<Response, Response> {
         Ok(match call {
             "flush" => {
@@ -83,6 +87,14 @@ pub fn respond(store: &Store, call: &str, query: &str) -> Response {
                 let merged = store.merge_regions(&a, &b).map_err(failed)?;
                 ok(format!("merged {a} and {b} into {merged}"))
             }
+            "alter" => {
+                let table = text_param(query, "table")?;
+                let desc = altered(store.describe_table(&table).map_err(failed)?, template, query)?;
+                let families: Vec<&str> = desc.families.iter().map(|f| f.name.as_str()).collect();
+                let answer = format!("altered {table}: families {}", families.join(", "));
+                store.alter_table(desc).map_err(failed)?;
+                ok(answer)
+            }
             // Cluster mode (the master's calls): recover a dead server's
             // WAL into recovered edits; list tables other servers created.
             "recover" => {
@@ -104,6 +116,110 @@ pub fn respond(store: &Store, call: &str, query: &str) -> Response {
     run().unwrap_or_else(|e| e)
 }
 
+/// The family settings `alter` takes, by their HBase shell names.
+const FAMILY_SETTINGS: &[&str] =
+    &["VERSIONS", "TTL", "IN_MEMORY", "BLOCKCACHE", "BLOOMFILTER", "COMPRESSION", "BLOCKSIZE", "IN_MEMORY_COMPACTION"];
+
+/// `desc` as an alter query changes it: `delete=F` removes family F;
+/// `family=F` with settings changes F, or adds it from `template`.
+fn altered(mut desc: TableDescriptor, template: &FamilyDescriptor, query: &str) -> Result<TableDescriptor, Response> {
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let key = kv.split_once('=').map_or(kv, |(k, _)| k);
+        if !["table", "family", "delete"].contains(&key) && !FAMILY_SETTINGS.contains(&key) {
+            return Err(bad(format!("alter: unknown setting {key} (known: {})", FAMILY_SETTINGS.join(", "))));
+        }
+    }
+    match (param(query, "delete"), param(query, "family")) {
+        (Some(_), Some(_)) => Err(bad("alter: give either ?family= or ?delete=, not both".into())),
+        (Some(name), None) => {
+            let name = String::from_utf8(name).map_err(|_| bad("?delete= is not UTF-8".into()))?;
+            if FAMILY_SETTINGS.iter().any(|k| param(query, k).is_some()) {
+                return Err(bad(format!("alter: settings with delete of family {name}")));
+            }
+            let before = desc.families.len();
+            desc.families.retain(|f| f.name != name);
+            if desc.families.len() == before {
+                return Err(bad(format!("alter: table {} has no family {name}", desc.name)));
+            }
+            if desc.families.is_empty() {
+                return Err(bad(format!("alter: {name} is the last family of {}; a table needs one", desc.name)));
+            }
+            Ok(desc)
+        }
+        (None, Some(name)) => {
+            let name = String::from_utf8(name).map_err(|_| bad("?family= is not UTF-8".into()))?;
+            let at = match desc.families.iter().position(|f| f.name == name) {
+                Some(i) => i,
+                None => {
+                    let mut f = template.clone();
+                    f.name = name;
+                    desc.families.push(f);
+                    desc.families.len() - 1
+                }
+            };
+            let f = &mut desc.families[at];
+            for key in FAMILY_SETTINGS {
+                if let Some(v) = param(query, key) {
+                    let v = String::from_utf8(v).map_err(|_| bad(format!("?{key}= is not UTF-8")))?;
+                    set_family(f, key, &v).map_err(|why| bad(format!("alter: {key} => {v:?}: {why}")))?;
+                }
+            }
+            Ok(desc)
+        }
+        (None, None) => Err(bad("alter: missing ?family= or ?delete=".into())),
+    }
+}
+
+/// Sets one of `FAMILY_SETTINGS` from its text.
+fn set_family(f: &mut FamilyDescriptor, key: &str, v: &str) -> Result<(), String> {
+    let number = |v: &str| v.parse::<u64>().map_err(|_| "not a number".to_string());
+    let flag = |v: &str| match v.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("not true or false".to_string()),
+    };
+    match key {
+        "VERSIONS" => f.max_versions = u32::try_from(number(v)?).map_err(|_| "too large".to_string())?,
+        // HBase's shell says FOREVER (or Integer.MAX_VALUE) for no TTL.
+        "TTL" if v.eq_ignore_ascii_case("FOREVER") => f.ttl_secs = None,
+        "TTL" => {
+            let t = number(v)?;
+            if t == 0 {
+                return Err("a TTL is a positive number of seconds".into());
+            }
+            f.ttl_secs = (t < i32::MAX as u64).then_some(t);
+        }
+        "IN_MEMORY" => f.in_memory = flag(v)?,
+        "BLOCKCACHE" => f.block_cache = flag(v)?,
+        "BLOCKSIZE" => f.block_size = usize::try_from(number(v)?).map_err(|_| "too large".to_string())?,
+        "BLOOMFILTER" => {
+            f.bloom = match v.to_ascii_uppercase().as_str() {
+                "NONE" => BloomType::None,
+                "ROW" => BloomType::Row,
+                "ROWCOL" => BloomType::RowCol,
+                _ => return Err("not NONE, ROW or ROWCOL".into()),
+            }
+        }
+        "COMPRESSION" => {
+            f.compression = match v.to_ascii_uppercase().as_str() {
+                "NONE" => Compression::None,
+                "LZ4" => Compression::Lz4,
+                "ZSTD" => Compression::Zstd,
+                _ => return Err("not NONE, LZ4 or ZSTD".into()),
+            }
+        }
+        "IN_MEMORY_COMPACTION" => {
+            let policy = v.to_ascii_lowercase();
+            let mut probe = f.clone();
+            probe.memstore_policy = policy.clone();
+            probe.policy().map_err(|e| e.to_string())?;
+            f.memstore_policy = policy;
+        }
+        _ => return Err("unknown setting".into()),
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +231,34 @@ mod tests {
         assert_eq!(param("table=t", "row"), None);
         assert_eq!(text_param("a=%FF", "a"), Err(bad("?a= is not UTF-8".into())));
         assert_eq!(text_param("a=", "a"), Err(bad("missing ?a=".into())));
+    }
+
+    #[test]
+    fn alter_queries_change_add_and_remove_families() {
+        let template = FamilyDescriptor::new("template");
+        let desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f"), FamilyDescriptor::new("g")]);
+        let changed =
+            altered(desc.clone(), &template, "table=t&family=f&VERSIONS=5&TTL=60&BLOOMFILTER=row").expect("changed");
+        assert_eq!((changed.families[0].max_versions, changed.families[0].ttl_secs), (5, Some(60)));
+        assert_eq!(changed.families[0].bloom, BloomType::Row);
+        let added = altered(desc.clone(), &template, "table=t&family=h&IN_MEMORY_COMPACTION=EAGER").expect("added");
+        assert_eq!(added.families.len(), 3);
+        assert_eq!((added.families[2].name.as_str(), added.families[2].memstore_policy.as_str()), ("h", "eager"));
+        let removed = altered(desc.clone(), &template, "table=t&delete=g").expect("removed");
+        assert_eq!(removed.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["f"]);
+        for (query, why) in [
+            ("table=t&family=f&VERSINS=5", "unknown setting VERSINS"),
+            ("table=t&family=f&VERSIONS=x", "not a number"),
+            ("table=t&family=f&IN_MEMORY_COMPACTION=sometimes", "IN_MEMORY_COMPACTION"),
+            ("table=t&delete=nope", "has no family nope"),
+            ("table=t&delete=f&family=g", "not both"),
+            ("table=t", "missing ?family= or ?delete="),
+        ] {
+            let (message, _, code) = altered(desc.clone(), &template, query).expect_err(query);
+            assert_eq!(code, 400, "{query}");
+            assert!(message.contains(why), "{query}: {message}");
+        }
+        let last = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
+        assert!(altered(last, &template, "table=t&delete=f").expect_err("last").0.contains("last family"));
     }
 }

@@ -16,7 +16,7 @@
 //! reader, writer and protocols; only the shutdown flag is shared.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -114,6 +114,11 @@ impl ConnReader {
         }
     }
 
+    /// The socket and the bytes read from it that were not consumed.
+    pub fn into_parts(self) -> (TcpStream, Vec<u8>) {
+        (self.stream, self.buf[self.pos..self.cap].to_vec())
+    }
+
     /// The next `n` bytes without consuming them (fewer at end of stream).
     pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
         while self.cap - self.pos < n {
@@ -188,6 +193,8 @@ pub enum Ended {
     Shutdown,
     /// The first bytes were no Thrift message we speak.
     UnknownWire(Vec<u8>),
+    /// An HTTP request, relayed to the server's HTTP port until it ended.
+    RelayedHttp,
     /// A protocol or transport error (malformed or oversized message,
     /// unknown method on a buffered transport, timeout, reset).
     Error(thrift::Error),
@@ -195,11 +202,15 @@ pub enum Ended {
 
 /// Serves one connection until it ends; returns why, and the wire if it was
 /// recognised.
+///
+/// A connection that starts with an HTTP request is relayed to `http`, the
+/// server's HTTP port, when it is given (see `http_relay.rs`).
 pub fn serve(
     stream: TcpStream,
     processor: &dyn TProcessor,
     limits: &ConnectionLimits,
     shutdown: &AtomicBool,
+    http: Option<SocketAddr>,
 ) -> (Ended, Option<Wire>) {
     let _ = stream.set_nodelay(true);
     // A client that stops reading its replies cannot hold this thread
@@ -217,10 +228,18 @@ pub fn serve(
         }
         Err(e) => return (Ended::Error(e.into()), None),
     }
+    // Five bytes tell a Thrift wire, and an HTTP method with its space.
     let first = match reader.peek(5) {
         Ok(b) => b.to_vec(),
         Err(e) => return (Ended::Error(e.into()), None),
     };
+    if let Some(http) = http.filter(|_| crate::http_relay::looks_like_http(&first)) {
+        let (stream, head) = reader.into_parts();
+        return match crate::http_relay::relay(stream, &head, http, limits.idle_timeout) {
+            Ok(()) => (Ended::RelayedHttp, None),
+            Err(e) => (Ended::Error(e.into()), None),
+        };
+    }
     let Some(wire) = Wire::detect(&first) else { return (Ended::UnknownWire(first), None) };
     let config = TConfiguration::builder()
         .max_string_size(Some(limits.max_string_bytes))

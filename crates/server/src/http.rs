@@ -48,6 +48,9 @@ pub struct StatusSource {
     pub conf: String,
     pub started: std::time::Instant,
     pub thrift_addr: SocketAddr,
+    /// The settings of a family created without them (the server's
+    /// configured defaults), for families an alter adds.
+    pub family_template: store::FamilyDescriptor,
 }
 
 pub struct HttpServer {
@@ -102,7 +105,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     };
     let (body, content_type, code) = match (request.method(), path.as_str()) {
         (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => {
-            crate::admin::respond(&source.store, &admin["/admin/".len()..], &query)
+            crate::admin::respond(&source.store, &source.family_template, &admin["/admin/".len()..], &query)
         }
         (tiny_http::Method::Get, "/metrics") => (crate::prometheus::render(source), "text/plain; version=0.0.4", 200),
         (tiny_http::Method::Get, "/status") => {

@@ -33,6 +33,7 @@ pub mod handler;
 )]
 pub mod hbase_thrift;
 pub mod http;
+pub mod http_relay;
 pub mod process_metrics;
 pub mod prometheus;
 pub mod recent_logs;

@@ -5,8 +5,8 @@
 //! even by a killed process.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -71,6 +71,8 @@ impl Server {
         let served_at = handler.served_at().clone();
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
+        // Set once the HTTP port is bound (see `relay_target`).
+        let http_relay = Arc::new(OnceLock::new());
         let thrift = ThriftServer::start(
             config.thrift_addr,
             processor,
@@ -78,6 +80,7 @@ impl Server {
             config.max_connections,
             config.shutdown_grace,
             scanners.clone(),
+            http_relay.clone(),
         )
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let _ = served_at.set(thrift.local_addr());
@@ -92,12 +95,16 @@ impl Server {
             conf: config.to_toml(),
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
+            family_template: config.family_template.clone(),
         };
         let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
             what: "http",
             source,
         })?;
+        if let Some(target) = relay_target(thrift.local_addr(), http.local_addr()) {
+            let _ = http_relay.set(target);
+        }
         let background_stop = Arc::new(AtomicBool::new(false));
         let reaper = {
             let (stop, scanners) = (background_stop.clone(), scanners.clone());
@@ -189,5 +196,40 @@ impl Drop for Server {
         if let Err(e) = self.shutdown() {
             tracing::error!(error = %e, "shutdown failed");
         }
+    }
+}
+
+/// Where the Thrift port relays HTTP requests (`http_relay.rs`): the HTTP
+/// port, but only when it listens wherever the Thrift port does. An HTTP
+/// port bound more narrowly (loopback only, say, beside a public Thrift
+/// port) was kept from those clients on purpose, so its `/admin` calls are
+/// not offered to them through the Thrift port.
+fn relay_target(thrift: SocketAddr, http: SocketAddr) -> Option<SocketAddr> {
+    let reachable = http.ip().is_unspecified() || http.ip() == thrift.ip();
+    if !reachable {
+        tracing::info!(%thrift, %http, "HTTP calls on the Thrift port are off: the HTTP port listens more narrowly");
+        return None;
+    }
+    let ip = if http.ip().is_unspecified() {
+        if http.is_ipv4() { std::net::Ipv4Addr::LOCALHOST.into() } else { std::net::Ipv6Addr::LOCALHOST.into() }
+    } else {
+        http.ip()
+    };
+    Some(SocketAddr::new(ip, http.port()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relay_target;
+
+    #[test]
+    fn http_is_relayed_only_to_a_port_that_listens_where_thrift_does() {
+        let at = |s: &str| s.parse().expect("address");
+        assert_eq!(relay_target(at("127.0.0.1:9090"), at("127.0.0.1:16030")), Some(at("127.0.0.1:16030")));
+        assert_eq!(relay_target(at("10.0.0.5:9090"), at("0.0.0.0:16030")), Some(at("127.0.0.1:16030")));
+        assert_eq!(relay_target(at("0.0.0.0:9090"), at("0.0.0.0:16030")), Some(at("127.0.0.1:16030")));
+        assert_eq!(relay_target(at("[::]:9090"), at("[::]:16030")), Some(at("[::1]:16030")));
+        assert_eq!(relay_target(at("0.0.0.0:9090"), at("127.0.0.1:16030")), None, "loopback-only HTTP stays so");
+        assert_eq!(relay_target(at("10.0.0.5:9090"), at("10.0.0.6:16030")), None);
     }
 }

@@ -10,8 +10,8 @@
 //! flag and relaxed counters.
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -77,6 +77,7 @@ impl ThriftServer {
         max_connections: usize,
         shutdown_grace: Duration,
         scanners: Arc<ScannerRegistry>,
+        http_relay: Arc<OnceLock<SocketAddr>>,
     ) -> std::io::Result<ThriftServer> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -121,10 +122,12 @@ impl ThriftServer {
                     let closer = stream.try_clone().ok();
                     let (processor, limits, shutdown, counters, scanners) =
                         (processor.clone(), limits.clone(), shutdown.clone(), counters.clone(), scanners.clone());
+                    let http = http_relay.get().copied();
                     let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
-                        let (ended, wire) = on_connection(id, || serve(stream, processor.as_ref(), &limits, &shutdown));
+                        let (ended, wire) =
+                            on_connection(id, || serve(stream, processor.as_ref(), &limits, &shutdown, http));
                         // Its scanners would pin memory until their leases ran out.
                         let closed = scanners.close_connection(id);
                         if closed > 0 {
@@ -136,6 +139,7 @@ impl ThriftServer {
                         counters.open.fetch_sub(1, Ordering::Relaxed);
                         match ended {
                             Ended::ClientClosed | Ended::Shutdown => tracing::debug!(%peer, ?wire, "connection closed"),
+                            Ended::RelayedHttp => tracing::debug!(%peer, "relayed an HTTP connection to the HTTP port"),
                             Ended::UnknownWire(first) => {
                                 counters.unknown_wire.fetch_add(1, Ordering::Relaxed);
                                 tracing::warn!(%peer, ?first, "closed a connection that speaks no Thrift we know");

@@ -4,8 +4,9 @@
 //!
 //! What the server lacks is said, not faked: Thrift v1's createTable takes
 //! no split keys, so `create ..., SPLITS => [...]` creates the table and then
-//! splits it at each key through the admin split call; nothing the server
-//! offers changes a table's families, so `alter` is an error.
+//! splits it at each key through the admin split call; Thrift v1 has no
+//! call that changes a table's families, so `alter` uses the admin alter
+//! call (`POST /admin/alter`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -29,6 +30,20 @@ const FAMILY_OPTIONS: &[(&str, Kind)] = &[
 ];
 
 const TABLE_OPTIONS: &[(&str, Kind)] = &[("SPLITS", Kind::BytesList)];
+
+/// What `alter` takes for a family: create's settings, and more.
+const ALTER_OPTIONS: &[(&str, Kind)] = &[
+    ("NAME", Kind::Bytes),
+    ("METHOD", Kind::Bytes),
+    ("VERSIONS", Kind::Int),
+    ("TTL", Kind::Bytes),
+    ("BLOOMFILTER", Kind::Bytes),
+    ("COMPRESSION", Kind::Bytes),
+    ("IN_MEMORY", Kind::Bool),
+    ("BLOCKCACHE", Kind::Bool),
+    ("BLOCKSIZE", Kind::Int),
+    ("IN_MEMORY_COMPACTION", Kind::Bytes),
+];
 
 /// A family with HBase's shell defaults (not the Thrift IDL's).
 fn family(name: Vec<u8>) -> ColumnDescriptor {
@@ -162,16 +177,68 @@ impl<W: Write> Shell<W> {
         Ok(())
     }
 
-    /// `alter`: the server has no call that changes a table (neither
-    /// Thrift v1 nor its admin port, nor the store's API), so this is an
-    /// error rather than a pretence.
+    /// `alter 't', NAME => 'f', VERSIONS => 5` (change family f, or add it),
+    /// `alter 't', 'delete' => 'f'` or `alter 't', NAME => 'f', METHOD =>
+    /// 'delete'` (remove it and its data); several dictionaries apply in
+    /// order. Each change is one admin alter call: the server flushes the
+    /// table and opens its regions again under the new families.
     pub(super) fn alter(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let table = table_arg(cmd)?;
-        bail!(
-            "alter is not supported by this server: neither its Thrift API nor its admin calls can change the \
-             families of a table; table {} is unchanged (to change it: disable, drop and create it again)",
-            text(&table)
-        )
+        let mut calls: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
+        for (i, a) in cmd.args.iter().enumerate().skip(1) {
+            let d = match a {
+                Value::Dict(d) => d,
+                v => bail!("alter: argument {} must be a dictionary (NAME => 'f', ...), got {v}", i + 1),
+            };
+            let delete = d.iter().find(|(k, _)| k.eq_ignore_ascii_case("delete"));
+            if let Some((_, name)) = delete {
+                if d.len() > 1 {
+                    bail!("alter: 'delete' => 'family' takes no other option in its dictionary");
+                }
+                let name = name.bytes().ok_or_else(|| anyhow!("alter: 'delete' needs a family name, got {name}"))?;
+                calls.push(vec![("delete".into(), name)]);
+                continue;
+            }
+            let opts = Options::check("alter", d, ALTER_OPTIONS)?;
+            let name = opts.bytes("NAME").ok_or_else(|| anyhow!("alter: a family change needs NAME"))?;
+            match opts.bytes("METHOD").map(|m| text(&m).to_ascii_lowercase()) {
+                Some(m) if m == "delete" => {
+                    if d.len() > 2 {
+                        bail!("alter: METHOD => 'delete' takes no settings");
+                    }
+                    calls.push(vec![("delete".into(), name)]);
+                    continue;
+                }
+                Some(m) => bail!("alter: METHOD => '{m}' is not supported (only 'delete')"),
+                None => {}
+            }
+            let mut call = vec![("family".to_string(), name)];
+            for (key, kind) in ALTER_OPTIONS.iter().filter(|(k, _)| !matches!(*k, "NAME" | "METHOD")) {
+                let value = match kind {
+                    Kind::Int => opts.int(key).map(|v| v.to_string().into_bytes()),
+                    Kind::Bool => opts.flag(key).map(|v| v.to_string().into_bytes()),
+                    _ => opts.bytes(key),
+                };
+                if let Some(v) = value {
+                    call.push((key.to_string(), v));
+                }
+            }
+            calls.push(call);
+        }
+        if calls.is_empty() {
+            bail!("alter: nothing to change; give NAME => 'family' with its settings, or 'delete' => 'family'");
+        }
+        for (i, call) in calls.iter().enumerate() {
+            let mut params: Vec<(&str, &[u8])> = vec![("table", &table)];
+            params.extend(call.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+            self.http.admin("alter", &params).map_err(|e| match i {
+                0 => e,
+                _ => e.context(format!("the first {i} of the {} changes were made", calls.len())),
+            })?;
+        }
+        writeln!(self.out, "Updating all regions with the new schema...")?;
+        writeln!(self.out, "Done.")?;
+        Ok(())
     }
 
     /// `truncate 't'`: disable, drop and create again with the families

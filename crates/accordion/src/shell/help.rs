@@ -47,9 +47,11 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "alter",
         group: "ddl",
-        usage: "Change a table's column families. This server cannot: neither its Thrift v1 API nor its admin \
-                port has a call that changes a table's families, so alter reports an error and changes nothing. \
-                To change a family, disable and drop the table and create it again. The forms HBase takes:
+        usage: "Change a table's column families: NAME => 'f' with settings (VERSIONS, TTL, BLOOMFILTER, \
+                COMPRESSION, IN_MEMORY, BLOCKCACHE, BLOCKSIZE, IN_MEMORY_COMPACTION) changes family f, or adds it \
+                with the server's defaults for the rest; 'delete' => 'f' (or METHOD => 'delete') removes it and its \
+                data. The table may be enabled: the server flushes it and opens its regions again under the new \
+                families, refusing its calls meanwhile (a few seconds). Examples:
 
   accordion> alter 't1', NAME => 'f1', VERSIONS => 5
   accordion> alter 't1', 'delete' => 'f1'

@@ -2,13 +2,16 @@
 //! (`status`, `list_regions`) and `POST /admin/<call>` (flush, split,
 //! merge, assign, unassign).
 //!
-//! Finding it: the server tells its HTTP address nowhere over Thrift, but
-//! its `/status` tells its Thrift address. So when `--http` is not given,
-//! the shell tries the Thrift host's default HTTP port (16030, HBase's
-//! region server info port) and uses it only if the server answering there
-//! serves Thrift on the port the shell is connected to — never another
-//! server's port by accident. Otherwise it is an error asking for
-//! `--http`. The answer is looked for at the first HTTP call and kept.
+//! Finding it: our server answers HTTP on its Thrift port too (it relays
+//! such connections to its HTTP port, `server::http_relay`), so when
+//! `--http` is not given the shell first asks the Thrift address itself.
+//! A server that does not (one whose HTTP port listens more narrowly than
+//! its Thrift port, or another implementation) is then looked for on the
+//! Thrift host's default HTTP port (16030, HBase's region server info
+//! port). Either answer is used only if the server that gives it serves
+//! Thrift on the port the shell is connected to — never another server's
+//! port by accident. Otherwise it is an error asking for `--http`. The
+//! answer is looked for at the first HTTP call and kept.
 
 use std::time::Duration;
 
@@ -84,22 +87,33 @@ fn host_and_port(addr: &str) -> Option<(&str, u16)> {
     Some((host, port.parse().ok()?))
 }
 
-/// The HTTP port of the server whose Thrift address is `thrift`: the same
+/// The HTTP address of the server whose Thrift address is `thrift`: the
+/// Thrift address itself if the server answers HTTP there, else the same
 /// host's default port, if the server there says it serves that Thrift port.
 fn find_from_thrift(thrift: &str) -> anyhow::Result<String> {
     let (host, thrift_port) =
         host_and_port(thrift).ok_or_else(|| anyhow!("--server {thrift:?} is not HOST:PORT; pass --http HOST:PORT"))?;
+    let serves_this = |status: &serde_json::Value| {
+        let serves = status["server"]["thrift_addr"].as_str().unwrap_or_default().to_string();
+        (host_and_port(&serves).is_some_and(|(_, port)| port == thrift_port), serves)
+    };
+    let relayed = get_status(thrift, Some(PROBE_TIMEOUT));
+    if let Ok(status) = &relayed
+        && serves_this(status).0
+    {
+        return Ok(thrift.to_string());
+    }
     let candidate = format!("{host}:{DEFAULT_HTTP_PORT}");
     let status = get_status(&candidate, Some(PROBE_TIMEOUT)).map_err(|e| {
+        let why = relayed.err().map_or_else(|| "answers HTTP for another server".to_string(), |e| format!("{e}"));
         anyhow!(
-            "cannot find the server's HTTP port: the Thrift server {thrift} does not tell it, and {candidate} \
-             (the default) does not answer ({e}); pass --http HOST:PORT"
+            "cannot find the server's HTTP port: the Thrift port {thrift} does not answer HTTP ({why}), and \
+             {candidate} (the default HTTP port) does not answer ({e}); pass --http HOST:PORT"
         )
     })?;
-    let serves = status["server"]["thrift_addr"].as_str().unwrap_or_default();
-    match host_and_port(serves) {
-        Some((_, port)) if port == thrift_port => Ok(candidate),
-        _ => bail!(
+    match serves_this(&status) {
+        (true, _) => Ok(candidate),
+        (false, serves) => bail!(
             "cannot find the server's HTTP port: the server answering at {candidate} (the default) serves Thrift at \
              {serves:?}, not {thrift}; pass --http HOST:PORT"
         ),
