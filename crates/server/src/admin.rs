@@ -13,7 +13,6 @@
 //! an unknown table, region or call; 409 for a region that is not serving; 500 for
 //! a store failure.
 
-use store::storefile::options::{BloomType, Compression};
 use store::{FamilyDescriptor, Store, StoreError, TableDescriptor};
 
 type Response = (String, &'static str, u16);
@@ -192,22 +191,8 @@ fn set_family(f: &mut FamilyDescriptor, key: &str, v: &str) -> Result<(), String
         "IN_MEMORY" => f.in_memory = flag(v)?,
         "BLOCKCACHE" => f.block_cache = flag(v)?,
         "BLOCKSIZE" => f.block_size = usize::try_from(number(v)?).map_err(|_| "too large".to_string())?,
-        "BLOOMFILTER" => {
-            f.bloom = match v.to_ascii_uppercase().as_str() {
-                "NONE" => BloomType::None,
-                "ROW" => BloomType::Row,
-                "ROWCOL" => BloomType::RowCol,
-                _ => return Err("not NONE, ROW or ROWCOL".into()),
-            }
-        }
-        "COMPRESSION" => {
-            f.compression = match v.to_ascii_uppercase().as_str() {
-                "NONE" => Compression::None,
-                "LZ4" => Compression::Lz4,
-                "ZSTD" => Compression::Zstd,
-                _ => return Err("not NONE, LZ4 or ZSTD".into()),
-            }
-        }
+        "BLOOMFILTER" => f.bloom = crate::convert::bloom_type(v).ok_or("not NONE, ROW or ROWCOL")?,
+        "COMPRESSION" => f.compression = crate::convert::compression(v).ok_or("not NONE, LZ4 or ZSTD")?,
         "IN_MEMORY_COMPACTION" => {
             let policy = v.to_ascii_lowercase();
             let mut probe = f.clone();
@@ -235,6 +220,7 @@ mod tests {
 
     #[test]
     fn alter_queries_change_add_and_remove_families() {
+        use store::storefile::options::BloomType;
         let template = FamilyDescriptor::new("template");
         let desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f"), FamilyDescriptor::new("g")]);
         let changed =

@@ -125,6 +125,28 @@ pub fn column_descriptor(f: &FamilyDescriptor) -> ColumnDescriptor {
     }
 }
 
+/// A bloom filter type by HBase's name (NONE, ROW, ROWCOL; empty is NONE).
+pub fn bloom_type(name: &str) -> Option<store::storefile::options::BloomType> {
+    use store::storefile::options::BloomType;
+    match name.to_ascii_uppercase().as_str() {
+        "NONE" | "" => Some(BloomType::None),
+        "ROW" => Some(BloomType::Row),
+        "ROWCOL" => Some(BloomType::RowCol),
+        _ => None,
+    }
+}
+
+/// A compression by HBase's name (NONE, LZ4, ZSTD; empty is NONE).
+pub fn compression(name: &str) -> Option<store::storefile::options::Compression> {
+    use store::storefile::options::Compression;
+    match name.to_ascii_uppercase().as_str() {
+        "NONE" | "" => Some(Compression::None),
+        "LZ4" => Some(Compression::Lz4),
+        "ZSTD" => Some(Compression::Zstd),
+        _ => None,
+    }
+}
+
 /// A table from `createTable`'s arguments; unset fields take `template`'s
 /// values (the server's configured defaults).
 pub fn table_descriptor(
@@ -167,22 +189,16 @@ pub fn table_descriptor(
             f.block_cache = b;
         }
         if let Some(b) = &c.bloom_filter_type {
-            f.bloom = match b.to_ascii_uppercase().as_str() {
-                "NONE" | "" => store::storefile::options::BloomType::None,
-                "ROW" => store::storefile::options::BloomType::Row,
-                "ROWCOL" => store::storefile::options::BloomType::RowCol,
-                other => return Err(illegal_argument(format!("unknown bloom filter type {other:?}"))),
-            };
+            f.bloom = bloom_type(b)
+                .ok_or_else(|| illegal_argument(format!("unknown bloom filter type {:?}", b.to_ascii_uppercase())))?;
         }
         if let Some(cmp) = &c.compression {
-            f.compression = match cmp.to_ascii_uppercase().as_str() {
-                "NONE" | "" => store::storefile::options::Compression::None,
-                "LZ4" => store::storefile::options::Compression::Lz4,
-                "ZSTD" => store::storefile::options::Compression::Zstd,
-                other => {
-                    return Err(illegal_argument(format!("compression {other:?} is not supported (NONE, LZ4, ZSTD)")));
-                }
-            };
+            f.compression = compression(cmp).ok_or_else(|| {
+                illegal_argument(format!(
+                    "compression {:?} is not supported (NONE, LZ4, ZSTD)",
+                    cmp.to_ascii_uppercase()
+                ))
+            })?;
         }
         if let Some(ttl) = c.time_to_live {
             f.ttl_secs = match ttl {
