@@ -88,6 +88,16 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
     info.thrift = server.thrift_addr().to_string();
     info.http = server.http_addr().to_string();
     cluster::membership::publish(&zk, &info)?;
+    // Calls for regions other servers hold are forwarded to them.
+    let (peers_zk, me) = (zk.clone(), info.name.clone());
+    server.router().set_peers(Box::new(move || {
+        let live = cluster::membership::live_servers(&peers_zk).map_err(|e| e.to_string())?;
+        Ok(live
+            .into_iter()
+            .filter(|s| s.name != me && s.is_serving())
+            .map(|s| server::routing::Peer { thrift: s.thrift, http: s.http })
+            .collect())
+    }));
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
     Ok(zk)
 }

@@ -315,6 +315,42 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
     }
     let events = master.status().map(|s| s["events"].to_string()).unwrap_or_default();
     assert!(events.contains("recovered the WAL of"), "{events}");
+
+    // Clients see one cluster: through either survivor every table is read
+    // and written, whichever server holds its region (calls are forwarded),
+    // and getTableRegions names the real owner.
+    for (via, other) in [(&servers[1], &servers[2]), (&servers[2], &servers[1])] {
+        let mut c = connect(&via.thrift.to_string(), false, false).expect("connect");
+        for (t, rows) in &acked {
+            let owner = if open_tables(via).contains(t) { via } else { other };
+            let regions = c.get_table_regions(t.as_bytes().to_vec()).expect("regions");
+            assert_eq!(regions[0].port, Some(i32::from(owner.thrift.port())), "table {t}: the owner's port");
+            let sample: Vec<Vec<u8>> = rows.iter().step_by(97).map(|r| r.clone().into_bytes()).collect();
+            let got = c.get_rows(t.as_bytes().to_vec(), sample.clone(), BTreeMap::new()).expect("getRows");
+            assert_eq!(got.len(), sample.len(), "table {t} through {}: rows read", via.thrift);
+            let key = format!("via-{}", via.thrift.port()).into_bytes();
+            let put = |v: &[u8]| Mutation {
+                is_delete: Some(false),
+                column: Some(b"f:q".to_vec()),
+                value: Some(v.to_vec()),
+                write_to_w_a_l: Some(true),
+            };
+            c.mutate_row(t.as_bytes().to_vec(), key.clone(), vec![put(b"one")], BTreeMap::new()).expect("mutateRow");
+            let batch = |row: &[u8]| server::hbase_thrift::BatchMutation {
+                row: Some(row.to_vec()),
+                mutations: Some(vec![put(b"batched")]),
+            };
+            let batched = [key.clone(), b"-b".to_vec()].concat();
+            c.mutate_rows(t.as_bytes().to_vec(), vec![batch(&batched)], BTreeMap::new()).expect("mutateRows");
+            assert_eq!(c.atomic_increment(t.as_bytes().to_vec(), key.clone(), b"f:n".to_vec(), 5).expect("incr"), 5);
+            // Read back from the owner itself: the writes went there.
+            let mut o = connect(&owner.thrift.to_string(), false, false).expect("connect to the owner");
+            let cell = o.get(t.as_bytes().to_vec(), key.clone(), b"f:q".to_vec(), BTreeMap::new()).expect("get");
+            assert_eq!(cell[0].value.as_deref(), Some(&b"one"[..]), "table {t}");
+            let cell = o.get(t.as_bytes().to_vec(), batched, b"f:q".to_vec(), BTreeMap::new()).expect("get");
+            assert_eq!(cell[0].value.as_deref(), Some(&b"batched"[..]), "table {t}");
+        }
+    }
     wait_for("no region in transition on the master's page", Duration::from_secs(10), || {
         master.status().is_some_and(|s| s["in_transition"].as_array().is_some_and(Vec::is_empty))
     });

@@ -20,6 +20,7 @@ use memstore::{Cell, TimeRange};
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMutations, Scan, Store};
 
+use crate::client::{THbaseSyncClient, ThriftClient};
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
 use crate::errors::{from_store, illegal_argument, io_error, io_only};
 use crate::hbase_thrift::{
@@ -27,6 +28,7 @@ use crate::hbase_thrift::{
     TRegionInfo, TRowResult, TScan, Text,
 };
 use crate::request_metrics::{Op, RequestMetrics};
+use crate::routing::Router;
 use crate::scanners::{OpenScanner, ScannerRegistry};
 
 /// Limits the handler enforces on requests.
@@ -55,6 +57,8 @@ pub struct ThriftHandler {
     /// Where this server's Thrift service listens (set once it is bound),
     /// reported as the host and port of every region it serves.
     served_at: Arc<std::sync::OnceLock<std::net::SocketAddr>>,
+    /// Cluster mode: where calls for regions held elsewhere go.
+    router: Arc<Router>,
 }
 
 type Attributes = BTreeMap<Text, Text>;
@@ -86,7 +90,48 @@ impl ThriftHandler {
     ) -> ThriftHandler {
         let requests = Arc::new(RequestMetrics::default());
         let served_at = Arc::new(std::sync::OnceLock::new());
-        ThriftHandler { store, scanners, family_template, table_durability, limits, requests, served_at }
+        let router = Arc::new(Router::default());
+        ThriftHandler { store, scanners, family_template, table_durability, limits, requests, served_at, router }
+    }
+
+    /// Where calls for regions another server holds go (cluster mode).
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// The region holding `row` of `table` and the Thrift address of the
+    /// server holding it, when that is another server: in a cluster, the
+    /// region is OFFLINE here (a placeholder) and a live server has it
+    /// OPEN. Otherwise the call is this server's to answer (or refuse).
+    fn elsewhere(&self, table: &[u8], row: &[u8]) -> Option<(String, String)> {
+        if !self.router.is_cluster() {
+            return None;
+        }
+        let name = std::str::from_utf8(table).ok()?;
+        let (info, state) = self.store.region_state_for(name, row).ok()??;
+        if state != store::RegionState::Offline {
+            return None;
+        }
+        let encoded = info.dir_name();
+        let owner = self.router.owner(&encoded)?;
+        Some((encoded, owner))
+    }
+
+    /// `call` on the server holding `row` of `table`, when another server
+    /// holds it (see `routing.rs`); `None`: this server answers.
+    fn forwarded<T>(
+        &self,
+        table: &[u8],
+        row: &[u8],
+        call: impl FnOnce(&mut ThriftClient) -> ThriftResult<T>,
+    ) -> Option<ThriftResult<T>> {
+        let (encoded, owner) = self.elsewhere(table, row)?;
+        let result = self.router.call(&owner, call);
+        if result.is_err() {
+            // It may have moved: ask again next time.
+            self.router.forget(&encoded);
+        }
+        Some(result)
     }
 
     /// Set once the Thrift listener is bound (see `served_at`).
@@ -98,9 +143,14 @@ impl ThriftHandler {
     /// HBase-style name and the host and Thrift port of the server holding
     /// it (this one).
     fn region_info(&self, r: store::RegionInfo) -> TRegionInfo {
+        let at = self.served_at.get().map_or(("localhost".to_string(), 0), |a| (a.ip().to_string(), a.port()));
+        self.region_info_at(r, at)
+    }
+
+    /// The region as [`Self::region_info`] describes it, held by the server
+    /// at `host`, `port`.
+    fn region_info_at(&self, r: store::RegionInfo, (host, port): (String, u16)) -> TRegionInfo {
         let name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
-        let (host, port) =
-            self.served_at.get().map_or(("localhost".to_string(), 0), |a| (a.ip().to_string(), a.port()));
         TRegionInfo::new(
             r.start_key,
             r.end_key,
@@ -172,8 +222,20 @@ impl ThriftHandler {
         let result = (|| {
             let mut out = Vec::new();
             for row in rows {
-                let cells = self.read_row(table, row, columns, ts, 1)?;
-                out.extend(row_result(&cells, false));
+                let remote = self.forwarded(table, row, |c| {
+                    let (t, r, cols) = (table.to_vec(), row.clone(), columns.to_vec());
+                    match ts {
+                        Some(ts) => c.get_row_with_columns_ts(t, r, cols, ts, BTreeMap::new()),
+                        None => c.get_row_with_columns(t, r, cols, BTreeMap::new()),
+                    }
+                });
+                match remote {
+                    Some(found) => out.extend(found?),
+                    None => {
+                        let cells = self.read_row(table, row, columns, ts, 1)?;
+                        out.extend(row_result(&cells, false));
+                    }
+                }
             }
             Ok(out)
         })();
@@ -275,6 +337,19 @@ impl ThriftHandler {
     fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
         let started = Instant::now();
         let name = table_name(table)?;
+        // Rows held by other servers go to them, one call per server.
+        let (batches, remote) = self.split_by_owner(table, batches);
+        let mut result = Ok(());
+        for (owner, (encoded, batch)) in remote {
+            let sent = self.router.call(&owner, |c| match ts {
+                Some(ts) => c.mutate_rows_ts(table.to_vec(), batch, ts, BTreeMap::new()),
+                None => c.mutate_rows(table.to_vec(), batch, BTreeMap::new()),
+            });
+            if sent.is_err() {
+                encoded.iter().for_each(|e| self.router.forget(e));
+            }
+            result = result.and(sent);
+        }
         let mut rows = Vec::with_capacity(batches.len());
         for b in batches {
             let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
@@ -284,7 +359,6 @@ impl ThriftHandler {
         }
         let refs: Vec<Vec<MutationRef<'_>>> =
             rows.iter().map(|(_, ms, _)| ms.iter().map(StoreMutation::as_ref).collect()).collect();
-        let mut result = Ok(());
         for skip in [false, true] {
             let batch: Vec<RowMutations<'_>> = rows
                 .iter()
@@ -303,6 +377,32 @@ impl ThriftHandler {
             return result;
         }
         self.timed(&name, Op::Put, started, result)
+    }
+
+    /// The batches this server answers, and per other server the ones it
+    /// holds (with the encoded names of their regions), in batch order.
+    #[expect(clippy::type_complexity, reason = "a private helper's grouping, named where it is used")]
+    fn split_by_owner(
+        &self,
+        table: &[u8],
+        batches: Vec<BatchMutation>,
+    ) -> (Vec<BatchMutation>, BTreeMap<String, (Vec<String>, Vec<BatchMutation>)>) {
+        if !self.router.is_cluster() {
+            return (batches, BTreeMap::new());
+        }
+        let mut here = Vec::with_capacity(batches.len());
+        let mut remote: BTreeMap<String, (Vec<String>, Vec<BatchMutation>)> = BTreeMap::new();
+        for b in batches {
+            match self.elsewhere(table, b.row.as_deref().unwrap_or_default()) {
+                Some((encoded, owner)) => {
+                    let entry = remote.entry(owner).or_default();
+                    entry.0.push(encoded);
+                    entry.1.push(b);
+                }
+                None => here.push(b),
+            }
+        }
+        (here, remote)
     }
 
     fn delete(&self, table: &[u8], row: &[u8], column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {
@@ -437,11 +537,25 @@ impl HbaseSyncHandler for ThriftHandler {
         io_only((|| -> ThriftResult<Vec<TRegionInfo>> {
             let name = table_name(&table)?;
             // HBase answers a missing table with no regions, not an error.
-            let regions = match self.store.table_regions(&name) {
+            let regions = match self.store.region_states(&name) {
                 Err(store::StoreError::TableNotFound(_)) => Vec::new(),
                 other => other.map_err(from_store)?,
             };
-            Ok(regions.into_iter().map(|r| self.region_info(r)).collect())
+            // In a cluster, a region held elsewhere names its owner.
+            let owner_of = |r: &store::RegionInfo, state| -> Option<(String, u16)> {
+                if state != store::RegionState::Offline || !self.router.is_cluster() {
+                    return None;
+                }
+                let addr: std::net::SocketAddr = self.router.owner(&r.dir_name())?.parse().ok()?;
+                Some((addr.ip().to_string(), addr.port()))
+            };
+            Ok(regions
+                .into_iter()
+                .map(|(r, state)| match owner_of(&r, state) {
+                    Some(at) => self.region_info_at(r, at),
+                    None => self.region_info(r),
+                })
+                .collect())
         })())
     }
 
@@ -462,11 +576,28 @@ impl HbaseSyncHandler for ThriftHandler {
         io_only(result)
     }
 
-    fn handle_get(&self, table: Text, row: Text, column: Text, _: Attributes) -> ThriftResult<Vec<TCell>> {
+    fn handle_get(&self, table: Text, row: Text, column: Text, attrs: Attributes) -> ThriftResult<Vec<TCell>> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.get(table.clone(), row.clone(), column.clone(), attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.cells_of_column(&table, &row, &column, None, 1))
     }
 
-    fn handle_get_ver(&self, table: Text, row: Text, column: Text, n: i32, _: Attributes) -> ThriftResult<Vec<TCell>> {
+    fn handle_get_ver(
+        &self,
+        table: Text,
+        row: Text,
+        column: Text,
+        n: i32,
+        attrs: Attributes,
+    ) -> ThriftResult<Vec<TCell>> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.get_ver(table.clone(), row.clone(), column.clone(), n, attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.cells_of_column(&table, &row, &column, None, n))
     }
 
@@ -477,12 +608,20 @@ impl HbaseSyncHandler for ThriftHandler {
         column: Text,
         ts: i64,
         n: i32,
-        _: Attributes,
+        attrs: Attributes,
     ) -> ThriftResult<Vec<TCell>> {
+        if let Some(r) = self
+            .forwarded(&table, &row, |c| c.get_ver_ts(table.clone(), row.clone(), column.clone(), ts, n, attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.cells_of_column(&table, &row, &column, Some(ts), n))
     }
 
-    fn handle_get_row(&self, table: Text, row: Text, _: Attributes) -> ThriftResult<Vec<TRowResult>> {
+    fn handle_get_row(&self, table: Text, row: Text, attrs: Attributes) -> ThriftResult<Vec<TRowResult>> {
+        if let Some(r) = self.forwarded(&table, &row, |c| c.get_row(table.clone(), row.clone(), attrs.clone())) {
+            return r;
+        }
         io_only(self.get_rows(&table, &[row], &[], None))
     }
 
@@ -491,12 +630,20 @@ impl HbaseSyncHandler for ThriftHandler {
         table: Text,
         row: Text,
         columns: Vec<Text>,
-        _: Attributes,
+        attrs: Attributes,
     ) -> ThriftResult<Vec<TRowResult>> {
+        if let Some(r) = self.forwarded(&table, &row, |c| {
+            c.get_row_with_columns(table.clone(), row.clone(), columns.clone(), attrs.clone())
+        }) {
+            return r;
+        }
         io_only(self.get_rows(&table, &[row], &columns, None))
     }
 
-    fn handle_get_row_ts(&self, table: Text, row: Text, ts: i64, _: Attributes) -> ThriftResult<Vec<TRowResult>> {
+    fn handle_get_row_ts(&self, table: Text, row: Text, ts: i64, attrs: Attributes) -> ThriftResult<Vec<TRowResult>> {
+        if let Some(r) = self.forwarded(&table, &row, |c| c.get_row_ts(table.clone(), row.clone(), ts, attrs.clone())) {
+            return r;
+        }
         io_only(self.get_rows(&table, &[row], &[], Some(ts)))
     }
 
@@ -506,8 +653,13 @@ impl HbaseSyncHandler for ThriftHandler {
         row: Text,
         columns: Vec<Text>,
         ts: i64,
-        _: Attributes,
+        attrs: Attributes,
     ) -> ThriftResult<Vec<TRowResult>> {
+        if let Some(r) = self.forwarded(&table, &row, |c| {
+            c.get_row_with_columns_ts(table.clone(), row.clone(), columns.clone(), ts, attrs.clone())
+        }) {
+            return r;
+        }
         io_only(self.get_rows(&table, &[row], &columns, Some(ts)))
     }
 
@@ -546,7 +698,18 @@ impl HbaseSyncHandler for ThriftHandler {
         io_only(self.get_rows(&table, &rows, &columns, Some(ts)))
     }
 
-    fn handle_mutate_row(&self, table: Text, row: Text, mutations: Vec<Mutation>, _: Attributes) -> ThriftResult<()> {
+    fn handle_mutate_row(
+        &self,
+        table: Text,
+        row: Text,
+        mutations: Vec<Mutation>,
+        attrs: Attributes,
+    ) -> ThriftResult<()> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.mutate_row(table.clone(), row.clone(), mutations.clone(), attrs.clone()))
+        {
+            return r;
+        }
         self.mutate(&table, &row, mutations, None)
     }
 
@@ -556,8 +719,13 @@ impl HbaseSyncHandler for ThriftHandler {
         row: Text,
         mutations: Vec<Mutation>,
         ts: i64,
-        _: Attributes,
+        attrs: Attributes,
     ) -> ThriftResult<()> {
+        if let Some(r) = self.forwarded(&table, &row, |c| {
+            c.mutate_row_ts(table.clone(), row.clone(), mutations.clone(), ts, attrs.clone())
+        }) {
+            return r;
+        }
         self.mutate(&table, &row, mutations, Some(ts))
     }
 
@@ -576,18 +744,43 @@ impl HbaseSyncHandler for ThriftHandler {
     }
 
     fn handle_atomic_increment(&self, table: Text, row: Text, column: Text, value: i64) -> ThriftResult<i64> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.atomic_increment(table.clone(), row.clone(), column.clone(), value))
+        {
+            return r;
+        }
         self.increment_column(&table, &row, &column, value)
     }
 
-    fn handle_delete_all(&self, table: Text, row: Text, column: Text, _: Attributes) -> ThriftResult<()> {
+    fn handle_delete_all(&self, table: Text, row: Text, column: Text, attrs: Attributes) -> ThriftResult<()> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.delete_all(table.clone(), row.clone(), column.clone(), attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.delete(&table, &row, Some(&column), None))
     }
 
-    fn handle_delete_all_ts(&self, table: Text, row: Text, column: Text, ts: i64, _: Attributes) -> ThriftResult<()> {
+    fn handle_delete_all_ts(
+        &self,
+        table: Text,
+        row: Text,
+        column: Text,
+        ts: i64,
+        attrs: Attributes,
+    ) -> ThriftResult<()> {
+        if let Some(r) = self
+            .forwarded(&table, &row, |c| c.delete_all_ts(table.clone(), row.clone(), column.clone(), ts, attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.delete(&table, &row, Some(&column), Some(ts)))
     }
 
-    fn handle_delete_all_row(&self, table: Text, row: Text, _: Attributes) -> ThriftResult<()> {
+    fn handle_delete_all_row(&self, table: Text, row: Text, attrs: Attributes) -> ThriftResult<()> {
+        if let Some(r) = self.forwarded(&table, &row, |c| c.delete_all_row(table.clone(), row.clone(), attrs.clone())) {
+            return r;
+        }
         io_only(self.delete(&table, &row, None, None))
     }
 
@@ -596,6 +789,12 @@ impl HbaseSyncHandler for ThriftHandler {
             let table = inc.table.ok_or_else(|| illegal_argument("increment without a table"))?;
             let row = inc.row.ok_or_else(|| illegal_argument("increment without a row"))?;
             let column = inc.column.ok_or_else(|| illegal_argument("increment without a column"))?;
+            let amount = inc.ammount;
+            if let Some(r) = self.forwarded(&table, &row, |c| {
+                c.increment(TIncrement::new(table.clone(), row.clone(), column.clone(), amount))
+            }) {
+                return r;
+            }
             self.increment_column(&table, &row, &column, inc.ammount.unwrap_or(1)).map(|_| ())
         })())
     }
@@ -604,7 +803,12 @@ impl HbaseSyncHandler for ThriftHandler {
         io_only(increments.into_iter().try_for_each(|i| self.handle_increment(i)))
     }
 
-    fn handle_delete_all_row_ts(&self, table: Text, row: Text, ts: i64, _: Attributes) -> ThriftResult<()> {
+    fn handle_delete_all_row_ts(&self, table: Text, row: Text, ts: i64, attrs: Attributes) -> ThriftResult<()> {
+        if let Some(r) =
+            self.forwarded(&table, &row, |c| c.delete_all_row_ts(table.clone(), row.clone(), ts, attrs.clone()))
+        {
+            return r;
+        }
         io_only(self.delete(&table, &row, None, Some(ts)))
     }
 
@@ -737,6 +941,11 @@ impl HbaseSyncHandler for ThriftHandler {
             if columns.len() != values.len() {
                 return Err(illegal_argument("append needs as many values as columns"));
             }
+            if let Some(r) = self.forwarded(&table, &row, |c| {
+                c.append(TAppend::new(table.clone(), row.clone(), columns.clone(), values.clone()))
+            }) {
+                return r;
+            }
             let name = table_name(&table)?;
             let mut out = Vec::new();
             for (column, suffix) in columns.iter().zip(values) {
@@ -757,8 +966,13 @@ impl HbaseSyncHandler for ThriftHandler {
         column: Text,
         value: Text,
         mput: Mutation,
-        _: Attributes,
+        attrs: Attributes,
     ) -> ThriftResult<bool> {
+        if let Some(r) = self.forwarded(&table, &row, |c| {
+            c.check_and_put(table.clone(), row.clone(), column.clone(), value.clone(), mput.clone(), attrs.clone())
+        }) {
+            return r;
+        }
         let name = table_name(&table)?;
         let c = parse_column(&column);
         let (ms, _) = self.store_mutations(vec![mput], None)?;

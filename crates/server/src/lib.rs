@@ -39,6 +39,7 @@ pub mod prometheus;
 pub mod recent_logs;
 pub mod request_history;
 pub mod request_metrics;
+pub mod routing;
 pub mod scanners;
 pub mod server;
 pub mod thrift_server;

@@ -36,6 +36,7 @@ pub enum ServerError {
 pub struct Server {
     store: Arc<Store>,
     gate: Arc<ServingGate>,
+    router: Arc<crate::routing::Router>,
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
@@ -68,6 +69,7 @@ impl Server {
             config.requests.clone(),
         );
         let requests = handler.request_metrics().clone();
+        let router = handler.router().clone();
         let served_at = handler.served_at().clone();
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
@@ -140,7 +142,7 @@ impl Server {
             http = %http.local_addr(),
             "accordion server started"
         );
-        Ok(Server { store, gate, thrift, http, scanners, background_stop, background, closed: false })
+        Ok(Server { store, gate, router, thrift, http, scanners, background_stop, background, closed: false })
     }
 
     pub fn thrift_addr(&self) -> SocketAddr {
@@ -154,6 +156,12 @@ impl Server {
     /// Whether calls may be served (cluster membership sets its check).
     pub fn gate(&self) -> &Arc<ServingGate> {
         &self.gate
+    }
+
+    /// Where calls for regions other servers hold go (cluster membership
+    /// gives it the other live servers).
+    pub fn router(&self) -> &Arc<crate::routing::Router> {
+        &self.router
     }
 
     /// Thrift scanners open now.

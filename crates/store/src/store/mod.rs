@@ -334,6 +334,12 @@ impl Store {
         crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
     }
 
+    /// The region of `table` that holds `row`, with its state (a cluster
+    /// member's router forwards calls for an OFFLINE one).
+    pub fn region_state_for(&self, table: &str, row: &[u8]) -> Result<Option<(crate::RegionInfo, crate::RegionState)>> {
+        Ok(self.table(table)?.region_for(row).map(|r| (r.info().clone(), r.state())))
+    }
+
     /// Cluster mode: this store's region server name, if it is a member of
     /// a cluster sharing its root (see `store/member.rs`).
     pub fn member_name(&self) -> Option<&str> {

@@ -1,0 +1,207 @@
+//! Calls for regions another region server holds (cluster mode): HBase's
+//! Thrift gateway is itself a cluster client, so a client connected to any
+//! server reaches every region; ours forwards such a call to the server
+//! that holds the region, over that server's own Thrift port.
+//!
+//! Which regions exist is known here: every member of a cluster lists every
+//! region of the shared root, and the ones it does not hold are OFFLINE
+//! placeholders with their exact key ranges (`store::member`). Who holds an
+//! OFFLINE one is asked of the other live servers ([`Peers`], ZooKeeper's
+//! membership in the binary): each one's `/status` lists the regions it has
+//! OPEN, by encoded name. The answers are kept until a lookup misses or a
+//! forwarded call fails, then asked again (at most every
+//! [`REFRESH_INTERVAL`]), so a region that moved is found at its new owner.
+//!
+//! A forwarded call is answered by a server that had the region OPEN when
+//! asked; if it has let the region go since, it refuses with
+//! NotServingRegion (or forwards in turn, to whoever holds it now), and the
+//! client sees that error as an HBase client would, and retries. The lease
+//! gate of the owner still decides whether it may serve at all.
+//!
+//! Thread safety: the owner map and the connection pool each sit behind a
+//! mutex held for a lookup or an insert, never across a network call; a
+//! pooled connection is used by one call at a time (taken out, put back).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::client::{ThriftClient, connect};
+
+/// How often the owner map may be asked for again.
+pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
+
+/// How long asking one server for its regions may take.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Connections kept open to each other server.
+const POOLED_PER_SERVER: usize = 8;
+
+/// Another live region server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    /// Its Thrift address (`host:port`).
+    pub thrift: String,
+    /// Its HTTP address (`host:port`), for `/status`.
+    pub http: String,
+}
+
+/// The other live region servers, asked each time the owner map refreshes.
+pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
+
+/// Where regions held elsewhere are served; see the module doc.
+#[derive(Default)]
+pub struct Router {
+    peers: OnceLock<Peers>,
+    owners: Mutex<Owners>,
+    pool: Mutex<HashMap<String, Vec<ThriftClient>>>,
+}
+
+#[derive(Default)]
+struct Owners {
+    /// Encoded region name → Thrift address of the server holding it OPEN.
+    by_region: HashMap<String, String>,
+    refreshed: Option<Instant>,
+}
+
+impl Router {
+    /// Cluster mode: regions this server does not hold are looked for on
+    /// `peers`. Without it (one server) nothing is forwarded.
+    pub fn set_peers(&self, peers: Peers) {
+        let _ = self.peers.set(peers);
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        self.peers.get().is_some()
+    }
+
+    /// The Thrift address of the server holding region `encoded` OPEN, if
+    /// any live server does.
+    pub fn owner(&self, encoded: &str) -> Option<String> {
+        if let Some(addr) = self.owners.lock().by_region.get(encoded) {
+            return Some(addr.clone());
+        }
+        self.refresh();
+        self.owners.lock().by_region.get(encoded).cloned()
+    }
+
+    /// Forgets where region `encoded` was (a call there failed).
+    pub fn forget(&self, encoded: &str) {
+        self.owners.lock().by_region.remove(encoded);
+    }
+
+    /// Asks every other live server which regions it has OPEN, unless that
+    /// was done less than [`REFRESH_INTERVAL`] ago.
+    fn refresh(&self) {
+        let Some(peers) = self.peers.get() else { return };
+        {
+            let mut owners = self.owners.lock();
+            if owners.refreshed.is_some_and(|t| t.elapsed() < REFRESH_INTERVAL) {
+                return;
+            }
+            owners.refreshed = Some(Instant::now());
+        }
+        let peers = match peers() {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the other region servers to route a call");
+                return;
+            }
+        };
+        let mut by_region = HashMap::new();
+        for peer in peers {
+            match open_regions(&peer) {
+                Ok(regions) => by_region.extend(regions.into_iter().map(|r| (r, peer.thrift.clone()))),
+                Err(e) => tracing::debug!(server = %peer.thrift, error = %e, "cannot read a region server's regions"),
+            }
+        }
+        self.owners.lock().by_region = by_region;
+    }
+
+    /// Runs `call` on a connection to the server at `addr` (pooled). A
+    /// connection whose call failed below the Thrift layer is dropped.
+    pub fn call<T>(&self, addr: &str, call: impl FnOnce(&mut ThriftClient) -> thrift::Result<T>) -> thrift::Result<T> {
+        let pooled = self.pool.lock().get_mut(addr).and_then(Vec::pop);
+        let mut client = match pooled {
+            Some(c) => c,
+            None => connect(addr, false, false)?,
+        };
+        let result = call(&mut client);
+        let broken = matches!(&result, Err(e) if !matches!(e, thrift::Error::User(_)));
+        if !broken {
+            let mut pool = self.pool.lock();
+            let idle = pool.entry(addr.to_string()).or_default();
+            if idle.len() < POOLED_PER_SERVER {
+                idle.push(client);
+            }
+        }
+        result
+    }
+}
+
+/// The encoded names of the regions `peer` has OPEN, from its `/status`.
+fn open_regions(peer: &Peer) -> Result<Vec<String>, String> {
+    let url = format!("http://{}/status", peer.http);
+    let body = ureq::get(&url)
+        .config()
+        .timeout_global(Some(STATUS_TIMEOUT))
+        .build()
+        .call()
+        .map_err(|e| e.to_string())?
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| e.to_string())?;
+    let status: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+    Ok(open_in_status(&status))
+}
+
+/// The encoded names of the OPEN regions a `/status` document lists.
+fn open_in_status(status: &serde_json::Value) -> Vec<String> {
+    let tables = status["tables"].as_array().into_iter().flatten();
+    tables
+        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
+        .filter(|r| r["state"] == "OPEN")
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_open_regions_are_owned() {
+        let status = serde_json::json!({"tables": [
+            {"name": "t", "regions": [{"id": "a", "state": "OPEN"}, {"id": "b", "state": "OFFLINE"}]},
+            {"name": "u", "regions": [{"id": "c", "state": "CLOSING"}, {"id": "d", "state": "OPEN"}]},
+        ]});
+        assert_eq!(open_in_status(&status), ["a", "d"]);
+        assert!(open_in_status(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn without_peers_nothing_is_owned_elsewhere() {
+        let router = Router::default();
+        assert!(!router.is_cluster());
+        assert_eq!(router.owner("a"), None);
+    }
+
+    #[test]
+    fn owners_are_asked_again_after_a_miss_but_not_more_often_than_the_interval() {
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let router = Router::default();
+        let counter = asked.clone();
+        router.set_peers(Box::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(Vec::new())
+        }));
+        assert_eq!(router.owner("a"), None);
+        assert_eq!(router.owner("a"), None);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "within the interval: asked once");
+        std::thread::sleep(REFRESH_INTERVAL + Duration::from_millis(20));
+        assert_eq!(router.owner("a"), None);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+}
