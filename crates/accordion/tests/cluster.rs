@@ -325,6 +325,18 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
             let owner = if open_tables(via).contains(t) { via } else { other };
             let regions = c.get_table_regions(t.as_bytes().to_vec()).expect("regions");
             assert_eq!(regions[0].port, Some(i32::from(owner.thrift.port())), "table {t}: the owner's port");
+            // A scan of the whole table, read where the table is.
+            let id = c.scanner_open(t.as_bytes().to_vec(), Vec::new(), Vec::new(), BTreeMap::new()).expect("scan");
+            let mut scanned = 0;
+            loop {
+                let got = c.scanner_get_list(id, 1000).expect("scanner rows");
+                if got.is_empty() {
+                    break;
+                }
+                scanned += got.len();
+            }
+            c.scanner_close(id).expect("close");
+            assert!(scanned >= rows.len(), "table {t} through {}: {scanned} rows scanned", via.thrift);
             let sample: Vec<Vec<u8>> = rows.iter().step_by(97).map(|r| r.clone().into_bytes()).collect();
             let got = c.get_rows(t.as_bytes().to_vec(), sample.clone(), BTreeMap::new()).expect("getRows");
             assert_eq!(got.len(), sample.len(), "table {t} through {}: rows read", via.thrift);
@@ -361,4 +373,126 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
         since_kill.as_secs_f64(),
         took.as_secs_f64()
     );
+}
+
+/// The encoded names of the regions `server` reports OPEN.
+fn open_regions(server: &ServerProcess) -> Vec<String> {
+    let Some(body) = http_get(server.http, "/status") else { return Vec::new() };
+    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return Vec::new() };
+    let regions =
+        status["tables"].as_array().into_iter().flatten().flat_map(|t| t["regions"].as_array().into_iter().flatten());
+    regions.filter(|r| r["state"] == "OPEN").filter_map(|r| r["id"].as_str().map(str::to_string)).collect()
+}
+
+/// Every row a Thrift scan returns, by key.
+fn scan_rows(c: &mut server::client::ThriftClient, scan: server::hbase_thrift::TScan) -> Result<Vec<String>, String> {
+    let id = c.scanner_open_with_scan(b"s".to_vec(), scan, BTreeMap::new()).map_err(|e| error_message(&e))?;
+    let mut out = Vec::new();
+    loop {
+        let got = c.scanner_get_list(id, 7).map_err(|e| error_message(&e))?;
+        if got.is_empty() {
+            break;
+        }
+        out.extend(got.into_iter().map(|r| String::from_utf8(r.row.unwrap_or_default()).expect("utf8")));
+    }
+    c.scanner_close(id).map_err(|e| error_message(&e))?;
+    Ok(out)
+}
+
+/// A table of four regions (split before the cluster formed) spread over
+/// two servers: through either one, scans read every region in key order
+/// — whole, bounded, by prefix, filtered — and batches reach every region.
+#[test]
+fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
+    use server::hbase_thrift::{BatchMutation, TScan};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tempfile::tempdir().expect("shared root");
+    // Made by a lone server: a table split at g, n and t, with rows a..z.
+    {
+        let mut lone = ServerProcess::start_in(root.path(), &[]);
+        let mut c = connect(&lone.thrift.to_string(), false, false).expect("connect");
+        let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+        c.create_table(b"s".to_vec(), vec![cd]).expect("create");
+        for at in ["g", "n", "t"] {
+            let url = format!("http://{}/admin/split?table=s&row={at}&at={at}", lone.http);
+            ureq::post(&url).send_empty().expect("split");
+        }
+        let rows: Vec<BatchMutation> = (b'a'..=b'z')
+            .map(|k| BatchMutation {
+                row: Some(vec![k]),
+                mutations: Some(vec![Mutation {
+                    is_delete: Some(false),
+                    column: Some(b"f:q".to_vec()),
+                    value: Some(if k % 2 == 0 { b"even".to_vec() } else { b"odd".to_vec() }),
+                    write_to_w_a_l: Some(true),
+                }]),
+            })
+            .collect();
+        c.mutate_rows(b"s".to_vec(), rows, BTreeMap::new()).expect("rows");
+        assert_eq!(c.get_table_regions(b"s".to_vec()).expect("regions").len(), 4);
+        lone.terminate(Duration::from_secs(20)).expect("the lone server stops");
+    }
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let _master = MasterProcess::start(&url);
+    let servers: Vec<ServerProcess> =
+        (0..2).map(|_| ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)).collect();
+    // The master gives the four regions, which no server holds, to the
+    // least loaded server each time: two each.
+    wait_for("the four regions are open, on both servers", Duration::from_secs(30), || {
+        let (a, b) = (open_regions(&servers[0]).len(), open_regions(&servers[1]).len());
+        a + b == 4 && a > 0 && b > 0
+    });
+    let letters = |from: u8, to: u8| -> Vec<String> { (from..=to).map(|k| (k as char).to_string()).collect() };
+    let scan = |start: Option<&str>, stop: Option<&str>, filter: Option<&str>| {
+        TScan::new(
+            start.map(|s| s.as_bytes().to_vec()),
+            stop.map(|s| s.as_bytes().to_vec()),
+            None,
+            None,
+            None,
+            filter.map(|f| f.as_bytes().to_vec()),
+            None,
+            None,
+            None,
+        )
+    };
+    for server in &servers {
+        let mut c = connect(&server.thrift.to_string(), false, false).expect("connect");
+        assert_eq!(scan_rows(&mut c, scan(None, None, None)).expect("whole"), letters(b'a', b'z'));
+        assert_eq!(scan_rows(&mut c, scan(Some("e"), Some("v"), None)).expect("bounded"), letters(b'e', b'u'));
+        assert_eq!(
+            scan_rows(&mut c, scan(Some("h"), Some("m"), None)).expect("inside one region"),
+            letters(b'h', b'l')
+        );
+        let odd = scan_rows(&mut c, scan(None, None, Some("ValueFilter(=, 'binary:odd')"))).expect("filtered");
+        assert_eq!(odd, (b'a'..=b'z').filter(|k| k % 2 == 1).map(|k| (k as char).to_string()).collect::<Vec<_>>());
+        let id = c.scanner_open_with_prefix(b"s".to_vec(), b"p".to_vec(), Vec::new(), BTreeMap::new()).expect("prefix");
+        let got = c.scanner_get_list(id, 10).expect("prefix rows");
+        assert_eq!(got.len(), 1, "prefix p");
+        // A reverse scan over regions held elsewhere is refused, clearly.
+        let reverse = TScan { reversed: Some(true), ..scan(None, None, None) };
+        let refused = scan_rows(&mut c, reverse).expect_err("reverse over servers");
+        assert!(refused.contains("reverse scan over regions held by other servers"), "{refused}");
+        // Every row of every region, read by getRows.
+        let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
+        assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
+    }
+    // A batch over every region through server 0, read back through 1.
+    let mut c = connect(&servers[0].thrift.to_string(), false, false).expect("connect");
+    let batch: Vec<BatchMutation> = (b'a'..=b'z')
+        .map(|k| BatchMutation {
+            row: Some(vec![k, b'2']),
+            mutations: Some(vec![Mutation {
+                is_delete: Some(false),
+                column: Some(b"f:q".to_vec()),
+                value: Some(b"batched".to_vec()),
+                write_to_w_a_l: Some(true),
+            }]),
+        })
+        .collect();
+    c.mutate_rows(b"s".to_vec(), batch, BTreeMap::new()).expect("a batch over every region");
+    let mut d = connect(&servers[1].thrift.to_string(), false, false).expect("connect");
+    let rows = scan_rows(&mut d, scan(None, None, Some("ValueFilter(=, 'binary:batched')"))).expect("scan");
+    assert_eq!(rows.len(), 26, "{rows:?}");
 }

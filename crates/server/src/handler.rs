@@ -21,6 +21,7 @@ use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMutations, Scan, Store};
 
 use crate::client::{THbaseSyncClient, ThriftClient};
+use crate::cluster_scan::{PieceScan, ScanError};
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
 use crate::errors::{from_store, illegal_argument, io_error, io_only};
 use crate::hbase_thrift::{
@@ -66,6 +67,17 @@ type ThriftResult<T> = thrift::Result<T>;
 
 fn table_name(name: &[u8]) -> ThriftResult<String> {
     String::from_utf8(name.to_vec()).map_err(|_| illegal_argument("table names must be UTF-8"))
+}
+
+/// A scan's failure as the client sees it: the store's, an owner's own
+/// answer as it gave it, or an IOError.
+fn scan_error(e: ScanError) -> thrift::Error {
+    match e {
+        ScanError::Store(e) => from_store(e),
+        ScanError::Remote(e @ thrift::Error::User(_)) => e,
+        ScanError::Unsupported(why) => io_error(why.to_string()),
+        other => io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {other}")),
+    }
 }
 
 fn row_bytes(cells: &[Cell]) -> usize {
@@ -447,6 +459,9 @@ impl ThriftHandler {
             None => None,
             Some(f) => Some(store::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
         };
+        // The scan as another server runs a piece of it (cluster mode).
+        let remote =
+            TScan::new(None, None, ts, columns.to_vec(), None, filter_string.map(<[u8]>::to_vec), batch, false, false);
         let batch = match batch {
             Some(b) if b < 0 => return Err(illegal_argument(format!("batch size must not be negative, got {b}"))),
             Some(b) if b > 0 => Some(b as usize),
@@ -473,12 +488,23 @@ impl ThriftHandler {
             limit: None,
             filter,
         };
-        let scanner = self.store.scan(&table, scan).map_err(from_store)?;
-        let id = self
-            .scanners
-            .insert(OpenScanner::new(table.clone(), scanner, sort_columns))
-            .map_err(|limit| io_error(limit.to_string()));
+        let open = match self.pieces_of(&table, &scan, remote)? {
+            Some(pieces) => OpenScanner::over_pieces(table.clone(), pieces, sort_columns),
+            None => OpenScanner::new(table.clone(), self.store.scan(&table, scan).map_err(from_store)?, sort_columns),
+        };
+        let id = self.scanners.insert(open).map_err(|limit| io_error(limit.to_string()));
         self.timed(&table, Op::Scan, started, id)
+    }
+
+    /// In a cluster, the pieces of `scan` when other servers hold some of
+    /// the regions it reads (`cluster_scan.rs`); `None`: the store scans it.
+    fn pieces_of(&self, table: &str, scan: &Scan, remote: TScan) -> ThriftResult<Option<PieceScan>> {
+        if !self.router.is_cluster() {
+            return Ok(None);
+        }
+        let regions = self.store.region_states(table).map_err(from_store)?;
+        let (store, router) = (self.store.clone(), self.router.clone());
+        PieceScan::plan(store, router, table.to_string(), scan.clone(), remote, &regions).map_err(scan_error)
     }
 
     fn scanner_rows(&self, id: ScannerID, n: i32) -> ThriftResult<Vec<TRowResult>> {
@@ -489,7 +515,7 @@ impl ThriftHandler {
         let n = (n as usize).min(self.limits.max_rows_per_call);
         let scanner = self.scanners.get(id).ok_or_else(|| illegal_argument("scanner ID is invalid"))?;
         let mut s = scanner.lock();
-        let result = s.next_rows(n).map_err(from_store).and_then(|rows| {
+        let result = s.next_rows(n).map_err(scan_error).and_then(|rows| {
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 self.check_row_size(&r)?;

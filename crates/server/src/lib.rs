@@ -18,6 +18,7 @@
 
 pub mod admin;
 pub mod client;
+pub mod cluster_scan;
 pub mod config;
 pub mod connection;
 pub mod convert;

@@ -30,34 +30,64 @@ use std::time::{Duration, Instant};
 use memstore::{Cell, Footprint};
 use parking_lot::Mutex;
 
+use crate::cluster_scan::{PieceScan, ScanError};
+
 /// One open scan. Its filter and batch size are the store scanner's own
 /// (filters run inside the store's scan).
 pub struct OpenScanner {
     pub table: String,
-    scanner: store::scanner::Scanner,
+    source: Source,
     pub sort_columns: bool,
     last_used: Instant,
     done: bool,
 }
 
+/// Where an open scan reads: the store (every region it touches is held
+/// here), or pieces of the key space some of which other servers hold.
+enum Source {
+    Store(Box<store::scanner::Scanner>),
+    Pieces(Box<PieceScan>),
+}
+
 impl OpenScanner {
     pub fn new(table: String, scanner: store::scanner::Scanner, sort_columns: bool) -> Self {
-        OpenScanner { table, scanner, sort_columns, last_used: Instant::now(), done: false }
+        Self::of(table, Source::Store(Box::new(scanner)), sort_columns)
+    }
+
+    /// A scan over regions some of which other servers hold (cluster mode).
+    pub fn over_pieces(table: String, pieces: PieceScan, sort_columns: bool) -> Self {
+        Self::of(table, Source::Pieces(Box::new(pieces)), sort_columns)
+    }
+
+    fn of(table: String, source: Source, sort_columns: bool) -> Self {
+        OpenScanner { table, source, sort_columns, last_used: Instant::now(), done: false }
     }
 
     /// Up to `n` results (rows, or pieces of them of the scan's batch
     /// size). The lease restarts when the call starts and ends.
-    pub fn next_rows(&mut self, n: usize) -> store::Result<Vec<Vec<Cell>>> {
+    pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<Cell>>, ScanError> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
         while out.len() < n && !self.done {
-            match self.scanner.next().transpose()? {
+            let next = match &mut self.source {
+                Source::Store(scanner) => scanner.next().transpose()?,
+                Source::Pieces(pieces) => pieces.next_row()?,
+            };
+            match next {
                 Some(row) => out.push(row),
                 None => self.done = true,
             }
         }
         self.last_used = Instant::now();
         Ok(out)
+    }
+
+    /// Adds the memstore segments this scan holds to `footprint`.
+    fn add_memstore_footprint(&self, footprint: &mut Footprint) {
+        match &self.source {
+            Source::Store(scanner) => scanner.add_memstore_footprint(footprint),
+            Source::Pieces(pieces) => pieces.add_memstore_footprint(footprint),
+        }
     }
 }
 
@@ -252,7 +282,7 @@ impl ScannerRegistry {
         let (mut footprint, mut busy) = (Footprint::default(), 0);
         for s in scanners {
             match s.try_lock() {
-                Some(s) => s.scanner.add_memstore_footprint(&mut footprint),
+                Some(s) => s.add_memstore_footprint(&mut footprint),
                 None => busy += 1,
             }
         }

@@ -1,0 +1,323 @@
+//! A Thrift scan over a table whose regions are held by several servers
+//! (cluster mode): the scan's key range is cut at region boundaries into
+//! pieces, read in key order — a run of regions held here through the
+//! store's own scanner, bounded to the run, and a region held elsewhere
+//! through a scanner on its owner's Thrift port, bounded to the region — so
+//! no server is asked for a row it does not hold. HBase's client scans
+//! region by region the same way.
+//!
+//! A piece is opened only when the scan reaches it, so the owner of a
+//! region is looked up (`routing.rs`) when its rows are wanted: a region
+//! that moved meanwhile is read where it is now. A filter runs on each
+//! piece separately (its state, a PageFilter's count, is per piece, as it
+//! is per region in HBase). A reverse scan with a piece held elsewhere is
+//! refused for now.
+//!
+//! Thread safety: one `PieceScan` is used by one Thrift call at a time (its
+//! `OpenScanner`'s mutex); the connection to a remote piece's owner is its
+//! own, so the remote scanner closes with it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use memstore::{Cell, CellType};
+use store::{RegionState, Scan, Store};
+
+use crate::client::{THbaseSyncClient, ThriftClient, connect};
+use crate::hbase_thrift::{TRowResult, TScan};
+use crate::routing::Router;
+
+/// Rows asked of a remote scanner per call.
+const REMOTE_BATCH: i32 = 100;
+
+/// Why a piece could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The owner of a piece answered with an error, or could not be reached.
+    #[error("{0}")]
+    Remote(thrift::Error),
+    /// No live server holds the region (it is in transition).
+    #[error("region {0} is held by no live server (in transition); retry")]
+    Unowned(String),
+    /// A scan this server cannot run over other servers' regions yet.
+    #[error("{0}")]
+    Unsupported(&'static str),
+}
+
+/// A stretch of the scan's key range, `[start, stop)` (`stop` empty: the
+/// end of the table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Here { start: Vec<u8>, stop: Vec<u8> },
+    Elsewhere { region: String, start: Vec<u8>, stop: Vec<u8> },
+}
+
+enum Current {
+    Here(Box<store::scanner::Scanner>),
+    Elsewhere { client: ThriftClient, id: i32, rows: VecDeque<Vec<Cell>>, done: bool },
+}
+
+/// The pieces of a scan being read; see the module doc.
+pub struct PieceScan {
+    store: Arc<Store>,
+    router: Arc<Router>,
+    table: String,
+    /// The scan as the store runs it; each local piece narrows its bounds.
+    local: Scan,
+    /// The scan as a remote owner runs it; each remote piece sets its bounds.
+    remote: TScan,
+    pieces: VecDeque<Piece>,
+    current: Option<Current>,
+}
+
+impl PieceScan {
+    /// The pieces of `local`'s range over `regions` (in key order, with their
+    /// states), or `None` when every region it touches is held here.
+    pub fn plan(
+        store: Arc<Store>,
+        router: Arc<Router>,
+        table: String,
+        local: Scan,
+        remote: TScan,
+        regions: &[(store::RegionInfo, RegionState)],
+    ) -> Result<Option<PieceScan>, ScanError> {
+        let (lo, hi) = bounds(&local);
+        let pieces = pieces(regions, &lo, &hi);
+        if !pieces.iter().any(|p| matches!(p, Piece::Elsewhere { .. })) {
+            return Ok(None);
+        }
+        if local.reverse {
+            return Err(ScanError::Unsupported(
+                "a reverse scan over regions held by other servers is not supported yet; scan forward, or \
+                 connect to the server holding the regions",
+            ));
+        }
+        Ok(Some(PieceScan { store, router, table, local, remote, pieces: pieces.into(), current: None }))
+    }
+
+    /// The next row (or piece of a row, with a batch size), in key order.
+    pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>, ScanError> {
+        loop {
+            let current = match &mut self.current {
+                Some(c) => c,
+                None => {
+                    let Some(piece) = self.pieces.pop_front() else { return Ok(None) };
+                    self.current = Some(self.open(piece)?);
+                    continue;
+                }
+            };
+            match current {
+                Current::Here(scanner) => match scanner.next().transpose()? {
+                    Some(row) => return Ok(Some(row)),
+                    None => self.current = None,
+                },
+                Current::Elsewhere { client, id, rows, done } => {
+                    if let Some(row) = rows.pop_front() {
+                        return Ok(Some(row));
+                    }
+                    if *done {
+                        self.current = None;
+                        continue;
+                    }
+                    let got = client.scanner_get_list(*id, REMOTE_BATCH).map_err(ScanError::Remote)?;
+                    if got.is_empty() {
+                        // Dropping the connection closes the remote scanner.
+                        *done = true;
+                    }
+                    rows.extend(got.into_iter().map(cells_of));
+                }
+            }
+        }
+    }
+
+    /// Adds the memstore segments the piece being read here holds.
+    pub fn add_memstore_footprint(&self, footprint: &mut memstore::Footprint) {
+        if let Some(Current::Here(scanner)) = &self.current {
+            scanner.add_memstore_footprint(footprint);
+        }
+    }
+
+    fn open(&self, piece: Piece) -> Result<Current, ScanError> {
+        match piece {
+            Piece::Here { start, stop } => {
+                let mut scan = self.local.clone();
+                scan.start = Some(start).filter(|s| !s.is_empty());
+                scan.stop = Some(stop).filter(|s| !s.is_empty());
+                Ok(Current::Here(Box::new(self.store.scan(&self.table, scan)?)))
+            }
+            Piece::Elsewhere { region, start, stop } => {
+                let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
+                let opened = connect(&owner, false, false).and_then(|mut client| {
+                    let mut scan = self.remote.clone();
+                    scan.start_row = Some(start);
+                    scan.stop_row = Some(stop).filter(|s| !s.is_empty());
+                    scan.sort_columns = Some(false);
+                    let id = client.scanner_open_with_scan(self.table.as_bytes().to_vec(), scan, Default::default())?;
+                    Ok((client, id))
+                });
+                match opened {
+                    Ok((client, id)) => Ok(Current::Elsewhere { client, id, rows: VecDeque::new(), done: false }),
+                    Err(e) => {
+                        self.router.forget(&region);
+                        Err(ScanError::Remote(e))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The key range `[lo, hi)` a scan reads (`hi` empty: unbounded), from its
+/// start, stop and prefix (a reverse scan starts at its inclusive upper
+/// end and stops above its exclusive lower one).
+fn bounds(scan: &Scan) -> (Vec<u8>, Vec<u8>) {
+    let just_above = |k: &Vec<u8>| [k.as_slice(), &[0]].concat();
+    let (mut lo, mut hi) = if scan.reverse {
+        (
+            scan.stop.as_ref().map(just_above).unwrap_or_default(),
+            scan.start.as_ref().map(just_above).unwrap_or_default(),
+        )
+    } else {
+        (scan.start.clone().unwrap_or_default(), scan.stop.clone().unwrap_or_default())
+    };
+    if let Some(p) = &scan.prefix {
+        lo = lo.max(p.clone());
+        if let Some(end) = successor(p)
+            && (hi.is_empty() || end < hi)
+        {
+            hi = end;
+        }
+    }
+    (lo, hi)
+}
+
+/// The smallest key above every key starting with `prefix` (`None`: none,
+/// the prefix is all 0xFF).
+fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// `[lo, hi)` cut at the boundaries of `regions`: consecutive regions held
+/// here form one piece, each region held elsewhere its own.
+fn pieces(regions: &[(store::RegionInfo, RegionState)], lo: &[u8], hi: &[u8]) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::new();
+    for (r, state) in regions {
+        let below_hi = hi.is_empty() || r.start_key.as_slice() < hi;
+        let above_lo = r.end_key.is_empty() || r.end_key.as_slice() > lo;
+        if !below_hi || !above_lo {
+            continue;
+        }
+        let start = lo.max(r.start_key.as_slice()).to_vec();
+        let stop = match (hi.is_empty(), r.end_key.is_empty()) {
+            (true, _) => r.end_key.clone(),
+            (false, true) => hi.to_vec(),
+            (false, false) => hi.min(r.end_key.as_slice()).to_vec(),
+        };
+        if *state == RegionState::Offline {
+            out.push(Piece::Elsewhere { region: r.dir_name(), start, stop });
+        } else if let Some(Piece::Here { stop: run_stop, .. }) = out.last_mut() {
+            *run_stop = stop;
+        } else {
+            out.push(Piece::Here { start, stop });
+        }
+    }
+    out
+}
+
+/// A row a remote scanner returned, as cells (columns "family:qualifier").
+fn cells_of(row: TRowResult) -> Vec<Cell> {
+    let key = row.row.unwrap_or_default();
+    let columns = row.columns.unwrap_or_default().into_iter();
+    let sorted = row.sorted_columns.unwrap_or_default().into_iter().map(|c| (c.column_name, c.cell));
+    let mut cells: Vec<Cell> = columns
+        .map(|(name, cell)| (Some(name), Some(cell)))
+        .chain(sorted)
+        .filter_map(|(name, cell)| {
+            let (name, cell) = (name?, cell?);
+            let at = name.iter().position(|&b| b == b':').unwrap_or(name.len());
+            Some(Cell {
+                row: key.clone(),
+                family: name[..at].to_vec(),
+                qualifier: name.get(at + 1..).unwrap_or_default().to_vec(),
+                timestamp: cell.timestamp.unwrap_or_default().max(0) as u64,
+                cell_type: CellType::Put,
+                value: cell.value.unwrap_or_default(),
+                seq: 0,
+            })
+        })
+        .collect();
+    // Our order (family, then qualifier), not the names' byte order ("f1:"
+    // sorts before "f:").
+    cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+    cells
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(start: &str, end: &str) -> store::RegionInfo {
+        store::RegionInfo {
+            id: start.len() as u64,
+            table: "t".into(),
+            start_key: start.as_bytes().to_vec(),
+            end_key: end.as_bytes().to_vec(),
+            parent: None,
+            merged_from: Vec::new(),
+        }
+    }
+
+    fn here(a: &str, b: &str) -> Piece {
+        Piece::Here { start: a.as_bytes().to_vec(), stop: b.as_bytes().to_vec() }
+    }
+
+    #[test]
+    fn a_range_is_cut_at_the_regions_held_elsewhere() {
+        let regions = vec![
+            (region("", "c"), RegionState::Open),
+            (region("c", "f"), RegionState::Open),
+            (region("f", "m"), RegionState::Offline),
+            (region("m", ""), RegionState::Open),
+        ];
+        let cut = pieces(&regions, b"", b"");
+        let elsewhere = |a: &str, b: &str| Piece::Elsewhere {
+            region: regions[2].0.dir_name(),
+            start: a.as_bytes().to_vec(),
+            stop: b.as_bytes().to_vec(),
+        };
+        assert_eq!(cut, [here("", "f"), elsewhere("f", "m"), here("m", "")]);
+        assert_eq!(pieces(&regions, b"d", b"g"), [here("d", "f"), elsewhere("f", "g")]);
+        assert_eq!(pieces(&regions, b"g", b"h"), [elsewhere("g", "h")]);
+        assert_eq!(pieces(&regions, b"a", b"b"), [here("a", "b")]);
+        assert_eq!(pieces(&regions, b"n", b""), [here("n", "")]);
+    }
+
+    #[test]
+    fn prefixes_bound_the_range() {
+        let scan = |prefix: &[u8]| Scan { prefix: Some(prefix.to_vec()), ..Scan::default() };
+        assert_eq!(bounds(&scan(b"ab")), (b"ab".to_vec(), b"ac".to_vec()));
+        assert_eq!(bounds(&scan(b"a\xff")), (b"a\xff".to_vec(), b"b".to_vec()));
+        assert_eq!(bounds(&scan(b"\xff")), (b"\xff".to_vec(), Vec::new()));
+    }
+
+    #[test]
+    fn remote_rows_come_back_as_cells_in_family_order() {
+        use crate::hbase_thrift::TCell;
+        let mut columns = std::collections::BTreeMap::new();
+        columns.insert(b"f:q".to_vec(), TCell::new(b"1".to_vec(), 5));
+        columns.insert(b"f1:a".to_vec(), TCell::new(b"2".to_vec(), 6));
+        let cells = cells_of(TRowResult::new(b"r".to_vec(), columns, None));
+        let names: Vec<(&[u8], &[u8])> = cells.iter().map(|c| (c.family.as_slice(), c.qualifier.as_slice())).collect();
+        assert_eq!(names, [(&b"f"[..], &b"q"[..]), (&b"f1"[..], &b"a"[..])]);
+        assert_eq!((cells[0].timestamp, cells[1].value.as_slice()), (5, &b"2"[..]));
+    }
+}
