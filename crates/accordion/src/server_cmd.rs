@@ -88,6 +88,9 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
     info.thrift = server.thrift_addr().to_string();
     info.http = server.http_addr().to_string();
     cluster::membership::publish(&zk, &info)?;
+    // The shell's `status` and the page show the cluster.
+    let view_zk = zk.clone();
+    server.set_cluster_view(Box::new(move || cluster_view(&view_zk)));
     // Calls for regions other servers hold are forwarded to them.
     let (peers_zk, me) = (zk.clone(), info.name.clone());
     server.router().set_peers(Box::new(move || {
@@ -100,6 +103,24 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
     }));
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
     Ok(zk)
+}
+
+/// The cluster as ZooKeeper shows it, for `/status`'s `cluster`.
+fn cluster_view(zk: &cluster::zk::Zk) -> serde_json::Value {
+    let read = || -> Result<serde_json::Value, cluster::ClusterError> {
+        let master = cluster::election::active_master(zk)?;
+        let masters = zk.children(cluster::election::ELECTION)?.len();
+        let servers = cluster::membership::live_servers(zk)?;
+        Ok(serde_json::json!({
+            "active_master": master.map(|m| serde_json::json!({"name": m.name, "http": m.http})),
+            "masters": masters,
+            "servers": servers
+                .iter()
+                .map(|s| serde_json::json!({"name": s.name, "thrift": s.thrift, "http": s.http}))
+                .collect::<Vec<_>>(),
+        }))
+    };
+    read().unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}))
 }
 
 pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result<()> {

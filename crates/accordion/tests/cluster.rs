@@ -443,6 +443,20 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         let (a, b) = (open_regions(&servers[0]).len(), open_regions(&servers[1]).len());
         a + b == 4 && a > 0 && b > 0
     });
+    // The shell's status, asked of either server, lists the cluster.
+    for server in &servers {
+        let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["shell", "--server", &server.thrift.to_string(), "-e", "status"])
+            .output()
+            .expect("run the shell");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.starts_with("active master: ") && text.contains(", 0 backup masters\n2 live servers\n"), "{text}");
+        for s in &servers {
+            assert!(text.contains(&format!("thrift {}: regions=2, memstore=", s.thrift)), "{text}");
+        }
+        assert!(text.contains("\n4 regions open, memstore 0.0 MB\n"), "{text}");
+    }
     let letters = |from: u8, to: u8| -> Vec<String> { (from..=to).map(|k| (k as char).to_string()).collect() };
     let scan = |start: Option<&str>, stop: Option<&str>, filter: Option<&str>| {
         TScan::new(

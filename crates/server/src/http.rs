@@ -51,7 +51,15 @@ pub struct StatusSource {
     /// The settings of a family created without them (the server's
     /// configured defaults), for families an alter adds.
     pub family_template: store::FamilyDescriptor,
+    /// Cluster mode: the cluster as ZooKeeper shows it (masters, live
+    /// servers), set once the server has joined; `/status`'s `cluster`.
+    pub cluster: Arc<std::sync::OnceLock<ClusterView>>,
 }
+
+/// The cluster as this server sees it, as JSON: `{"active_master": {name,
+/// http} | null, "masters": N, "servers": [{name, thrift, http}]}` or
+/// `{"error": ...}`.
+pub type ClusterView = Box<dyn Fn() -> Value + Send + Sync>;
 
 pub struct HttpServer {
     addr: SocketAddr,
@@ -235,6 +243,7 @@ pub fn status(source: &StatusSource) -> Value {
             // Cluster mode: this server's name and the servers with a WAL
             // directory on the shared root (the master recovers the dead).
             "member": source.store.member_name(),
+            "cluster": source.cluster.get().map(|view| view()),
             "wal_owners": wal_owners.as_ref().ok(),
             "wal_owners_error": wal_owners.as_ref().err(),
         },

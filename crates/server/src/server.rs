@@ -37,6 +37,7 @@ pub struct Server {
     store: Arc<Store>,
     gate: Arc<ServingGate>,
     router: Arc<crate::routing::Router>,
+    cluster: Arc<OnceLock<crate::http::ClusterView>>,
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
@@ -87,6 +88,7 @@ impl Server {
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let _ = served_at.set(thrift.local_addr());
         let history = Arc::new(RequestHistory::new(config.metrics_period));
+        let cluster = Arc::new(OnceLock::new());
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),
@@ -98,6 +100,7 @@ impl Server {
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
             family_template: config.family_template.clone(),
+            cluster: cluster.clone(),
         };
         let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
@@ -142,7 +145,7 @@ impl Server {
             http = %http.local_addr(),
             "accordion server started"
         );
-        Ok(Server { store, gate, router, thrift, http, scanners, background_stop, background, closed: false })
+        Ok(Server { store, gate, router, cluster, thrift, http, scanners, background_stop, background, closed: false })
     }
 
     pub fn thrift_addr(&self) -> SocketAddr {
@@ -162,6 +165,11 @@ impl Server {
     /// gives it the other live servers).
     pub fn router(&self) -> &Arc<crate::routing::Router> {
         &self.router
+    }
+
+    /// Cluster mode: what `/status` shows of the cluster (once joined).
+    pub fn set_cluster_view(&self, view: crate::http::ClusterView) {
+        let _ = self.cluster.set(view);
     }
 
     /// Thrift scanners open now.

@@ -65,6 +65,12 @@ impl HttpPort {
         let addr = self.addr()?;
         get_status(&addr, None)
     }
+
+    /// Another server's `/status`, at its HTTP address (a cluster's
+    /// members, listed in this server's status).
+    pub fn status_of(&self, http: &str) -> anyhow::Result<serde_json::Value> {
+        get_status(http, Some(PROBE_TIMEOUT))
+    }
 }
 
 fn get_status(addr: &str, timeout: Option<Duration>) -> anyhow::Result<serde_json::Value> {

@@ -86,6 +86,9 @@ impl<W: Write> Shell<W> {
     pub(super) fn status(&mut self, cmd: &Command) -> anyhow::Result<()> {
         Args::parse(cmd, 0, &[])?;
         let v = self.http.status()?;
+        if !v["server"]["cluster"].is_null() {
+            return self.cluster_status(&v["server"]["cluster"]);
+        }
         let t = &v["totals"];
         let tables = v["tables"].as_array().map_or(0, Vec::len);
         writeln!(
@@ -98,6 +101,52 @@ impl<W: Write> Shell<W> {
             t["inmemory_flushes"],
             t["disk_compactions"]
         )?;
+        Ok(())
+    }
+
+    /// `status` of a cluster member: the active master, the live servers
+    /// with their regions and memstore (each one's own `/status`), and the
+    /// totals, as HBase's `status 'simple'` lists them.
+    fn cluster_status(&mut self, cluster: &serde_json::Value) -> anyhow::Result<()> {
+        if let Some(e) = cluster["error"].as_str() {
+            anyhow::bail!("status: this server cannot read the cluster from ZooKeeper: {e}");
+        }
+        let masters = cluster["masters"].as_u64().unwrap_or(0);
+        match cluster["active_master"].as_object() {
+            Some(m) => writeln!(
+                self.out,
+                "active master: {} (http {}), {} backup masters",
+                m.get("name").and_then(|v| v.as_str()).unwrap_or_default(),
+                m.get("http").and_then(|v| v.as_str()).unwrap_or_default(),
+                masters.saturating_sub(1)
+            )?,
+            None => writeln!(self.out, "no active master")?,
+        }
+        let servers = cluster["servers"].as_array().cloned().unwrap_or_default();
+        writeln!(self.out, "{} live servers", servers.len())?;
+        let (mut regions, mut memstore) = (0u64, 0f64);
+        for s in &servers {
+            let name = s["name"].as_str().unwrap_or_default();
+            let thrift = s["thrift"].as_str().unwrap_or_default();
+            match s["http"].as_str().filter(|h| !h.is_empty()).map(|h| self.http.status_of(h)) {
+                Some(Ok(status)) => {
+                    let open = status["tables"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
+                        .filter(|r| r["state"] == "OPEN")
+                        .count() as u64;
+                    let mb = status["totals"]["memstore_data_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
+                    writeln!(self.out, "    {name} thrift {thrift}: regions={open}, memstore={mb:.1} MB")?;
+                    regions += open;
+                    memstore += mb;
+                }
+                Some(Err(e)) => writeln!(self.out, "    {name} thrift {thrift}: unreachable ({e})")?,
+                None => writeln!(self.out, "    {name}: starting")?,
+            }
+        }
+        writeln!(self.out, "{regions} regions open, memstore {memstore:.1} MB")?;
         Ok(())
     }
 }
