@@ -48,6 +48,11 @@ pub struct StartArgs {
     /// (HBase's default is 90 s; short here, to watch failover).
     #[arg(long, default_value_t = 5000)]
     pub session_timeout_ms: u64,
+    /// How often the master's balancer evens out regions per server, in
+    /// milliseconds (HBase's default is 5 minutes; short here, to watch a
+    /// table's regions spread); 0 turns it off.
+    #[arg(long, default_value_t = 10_000)]
+    pub balancer_period_ms: u64,
 }
 
 pub fn run(command: &ClusterCommand) -> anyhow::Result<()> {
@@ -140,6 +145,7 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
         cluster: url.parse()?,
         http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
+        balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
     })?;
     let root = dir.join("root");
     let mut servers = Vec::with_capacity(args.servers);

@@ -24,6 +24,10 @@ pub struct MasterArgs {
     /// unnoticed.
     #[arg(long, default_value_t = 90_000)]
     pub session_timeout_ms: u64,
+    /// How often the balancer evens out regions per server, in milliseconds
+    /// (HBase's hbase.balancer.period, 300000); 0 turns it off.
+    #[arg(long, default_value_t = 300_000)]
+    pub balancer_period_ms: u64,
 }
 
 pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
@@ -31,6 +35,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
         cluster: args.cluster.parse()?,
         http_addr: args.http_addr.parse().with_context(|| format!("--http-addr {}", args.http_addr))?,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
+        balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

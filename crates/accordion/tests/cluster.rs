@@ -29,8 +29,13 @@ struct MasterProcess {
 
 impl MasterProcess {
     fn start(url: &str) -> MasterProcess {
+        Self::start_with(url, &[])
+    }
+
+    fn start_with(url: &str, extra: &[&str]) -> MasterProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
             .args(["master", "--cluster", url, "--http-addr", "127.0.0.1:0"])
+            .args(extra)
             .args(["--session-timeout-ms", &SESSION_MS.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -407,31 +412,7 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
     use server::hbase_thrift::{BatchMutation, TScan};
     let dir = tempfile::tempdir().expect("tempdir");
     let root = tempfile::tempdir().expect("shared root");
-    // Made by a lone server: a table split at g, n and t, with rows a..z.
-    {
-        let mut lone = ServerProcess::start_in(root.path(), &[]);
-        let mut c = connect(&lone.thrift.to_string(), false, false).expect("connect");
-        let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
-        c.create_table(b"s".to_vec(), vec![cd]).expect("create");
-        for at in ["g", "n", "t"] {
-            let url = format!("http://{}/admin/split?table=s&row={at}&at={at}", lone.http);
-            ureq::post(&url).send_empty().expect("split");
-        }
-        let rows: Vec<BatchMutation> = (b'a'..=b'z')
-            .map(|k| BatchMutation {
-                row: Some(vec![k]),
-                mutations: Some(vec![Mutation {
-                    is_delete: Some(false),
-                    column: Some(b"f:q".to_vec()),
-                    value: Some(if k % 2 == 0 { b"even".to_vec() } else { b"odd".to_vec() }),
-                    write_to_w_a_l: Some(true),
-                }]),
-            })
-            .collect();
-        c.mutate_rows(b"s".to_vec(), rows, BTreeMap::new()).expect("rows");
-        assert_eq!(c.get_table_regions(b"s".to_vec()).expect("regions").len(), 4);
-        lone.terminate(Duration::from_secs(20)).expect("the lone server stops");
-    }
+    split_table_by_a_lone_server(root.path(), &["g", "n", "t"]);
     let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
     let url = zk.url("/accordion");
     let _master = MasterProcess::start(&url);
@@ -654,4 +635,63 @@ fn writes_go_on_through_a_master_failover_and_a_paused_servers_regions_move_with
         assert!(z.is_empty(), "the refused write is in the table");
     }
     eprintln!("{} acknowledged rows, 0 lost", acked.len());
+}
+
+/// A table `s` split at `splits`, rows a..z (f:q "even" or "odd"), made by
+/// a lone server on `root` before any cluster forms (a cluster member
+/// cannot split yet), then stopped.
+fn split_table_by_a_lone_server(root: &std::path::Path, splits: &[&str]) {
+    use server::hbase_thrift::BatchMutation;
+    let mut lone = ServerProcess::start_in(root, &[]);
+    let mut c = connect(&lone.thrift.to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"s".to_vec(), vec![cd]).expect("create");
+    for at in splits {
+        let url = format!("http://{}/admin/split?table=s&row={at}&at={at}", lone.http);
+        ureq::post(&url).send_empty().expect("split");
+    }
+    let rows: Vec<BatchMutation> = (b'a'..=b'z')
+        .map(|k| BatchMutation {
+            row: Some(vec![k]),
+            mutations: Some(vec![Mutation {
+                is_delete: Some(false),
+                column: Some(b"f:q".to_vec()),
+                value: Some(if k % 2 == 0 { b"even".to_vec() } else { b"odd".to_vec() }),
+                write_to_w_a_l: Some(true),
+            }]),
+        })
+        .collect();
+    c.mutate_rows(b"s".to_vec(), rows, BTreeMap::new()).expect("rows");
+    assert_eq!(c.get_table_regions(b"s".to_vec()).expect("regions").len(), splits.len() + 1);
+    lone.terminate(Duration::from_secs(20)).expect("the lone server stops");
+}
+
+/// Servers that join a cluster take their share of the regions: the
+/// balancer moves regions from the one server that opened them all until
+/// each holds two, and every row still reads through any server.
+#[test]
+fn the_balancer_gives_servers_that_join_their_share_of_the_regions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tempfile::tempdir().expect("shared root");
+    split_table_by_a_lone_server(root.path(), &["e", "i", "m", "q", "u"]);
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let master = MasterProcess::start_with(&url, &["--balancer-period-ms", "500"]);
+    let mut servers = vec![ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)];
+    wait_for("the first server opens all six regions", Duration::from_secs(30), || {
+        open_regions(&servers[0]).len() == 6
+    });
+    servers.push(ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS));
+    servers.push(ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS));
+    let took = wait_for("the regions spread two per server", Duration::from_secs(30), || {
+        servers.iter().all(|s| open_regions(s).len() == 2)
+    });
+    let events = master.status().map(|s| s["events"].to_string()).unwrap_or_default();
+    assert!(events.contains("balancer moved region"), "{events}");
+    eprintln!("six regions spread over three servers {:.2} s after two joined", took.as_secs_f64());
+    for server in &servers {
+        let mut c = connect(&server.thrift.to_string(), false, false).expect("connect");
+        let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
+        assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
+    }
 }

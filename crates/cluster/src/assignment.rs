@@ -20,6 +20,11 @@
 //!    has each server list the tables created elsewhere since it started
 //!    (`POST /admin/refresh`), so that a table whose creator died is known.
 //!
+//! 3. **Then balance**, when the master asks for it (every balancer
+//!    period) and nothing is in transition or waiting: regions move from
+//!    the most loaded servers to the least (`balancer.rs`), each closed on
+//!    its server (`POST /admin/unassign?region=`) and opened on the other.
+//!
 //! A pass runs only when every serving server's status was read: a server
 //! whose status could not be read may serve regions the pass would
 //! otherwise give to another. A region a paused server still holds is not
@@ -81,6 +86,8 @@ pub struct InTransition {
 pub struct PassOutcome {
     pub events: Vec<String>,
     pub in_transition: Option<Vec<InTransition>>,
+    /// The balancer ran (it was due, and nothing was in transition).
+    pub balanced: bool,
 }
 
 /// What the master remembers from one pass to the next.
@@ -98,21 +105,27 @@ pub struct PassMemory {
 /// could not be asked).
 pub type Registered<'a> = &'a dyn Fn(&str) -> Option<bool>;
 
+/// Regions one balancer run moves at most (HBase bounds a run by time).
+const MOVES_PER_RUN: usize = 32;
+
 /// One assignment pass; see the module doc. Does nothing while a serving
-/// server's status is missing.
+/// server's status is missing. `balance`: the balancer is due (the outcome
+/// says whether it ran).
 pub fn pass(
     live: &[ServerInfo],
     docs: &HashMap<String, serde_json::Value>,
     memory: &mut PassMemory,
     registered: Registered<'_>,
+    balance: bool,
 ) -> PassOutcome {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
     if serving.is_empty() || serving.iter().any(|s| !docs.contains_key(&s.name)) {
         return PassOutcome::default();
     }
     let mut transit = Vec::new();
-    let events = assign(live, &serving, docs, memory, registered, &mut transit);
-    PassOutcome { events, in_transition: Some(transit) }
+    let mut balanced = false;
+    let events = assign(live, &serving, docs, memory, registered, &mut transit, balance.then_some(&mut balanced));
+    PassOutcome { events, in_transition: Some(transit), balanced }
 }
 
 fn assign(
@@ -122,6 +135,7 @@ fn assign(
     memory: &mut PassMemory,
     registered: Registered<'_>,
     transit: &mut Vec<InTransition>,
+    balance: Option<&mut bool>,
 ) -> Vec<String> {
     let mut events = Vec::new();
     // Every server learns the tables created elsewhere (another server's
@@ -143,6 +157,8 @@ fn assign(
         }
     }
     let mut open: BTreeMap<&str, usize> = serving.iter().map(|s| (s.name.as_str(), 0)).collect();
+    let mut open_regions: BTreeMap<String, Vec<String>> =
+        serving.iter().map(|s| (s.name.clone(), Vec::new())).collect();
     let mut held: BTreeSet<String> = BTreeSet::new();
     let mut all: BTreeMap<String, Listed> = BTreeMap::new();
     let mut wal_owners: BTreeSet<String> = BTreeSet::new();
@@ -153,6 +169,7 @@ fn assign(
                 held.insert(id.clone());
                 if listed.state == "OPEN" {
                     *open.entry(s.name.as_str()).or_default() += 1;
+                    open_regions.entry(s.name.clone()).or_default().push(id.clone());
                 } else {
                     transit.push(InTransition {
                         region: id.clone(),
@@ -229,6 +246,38 @@ fn assign(
             }
         }
     }
+
+    // 3. Balance, when due and nothing moves otherwise.
+    if let Some(ran) = balance
+        && transit.is_empty()
+        && events.is_empty()
+    {
+        *ran = true;
+        let by_name = |name: &str| serving.iter().find(|s| s.name == name).copied();
+        for m in crate::balancer::plan(&open_regions, MOVES_PER_RUN) {
+            let (Some(from), Some(to)) = (by_name(&m.from), by_name(&m.to)) else { continue };
+            let started = Instant::now();
+            let region = encode(&m.region);
+            if let Err(e) = request(&from.http, "POST", &format!("/admin/unassign?region={region}"), SLOW_CALL) {
+                events.push(format!("balancer: closing region {} on {} failed: {e}", m.region, from.name));
+                break;
+            }
+            match request(&to.http, "POST", &format!("/admin/assign?region={region}"), SLOW_CALL) {
+                Ok(_) => events.push(format!(
+                    "balancer moved region {} from {} to {} ({:.2} s)",
+                    m.region,
+                    from.name,
+                    to.name,
+                    started.elapsed().as_secs_f64()
+                )),
+                Err(e) => {
+                    // Closed and unassigned: the next pass assigns it.
+                    events.push(format!("balancer: opening region {} on {} failed: {e}", m.region, to.name));
+                    break;
+                }
+            }
+        }
+    }
     events
 }
 
@@ -292,15 +341,16 @@ mod tests {
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a", "b"], serde_json::json!([{"id": "01", "state": "OPEN"}])))].into();
         // "b" is not in the membership snapshot but registered since: left alone.
-        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|name| Some(name == "b"));
+        let outcome =
+            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|name| Some(name == "b"), false);
         assert!(outcome.events.is_empty(), "{:?}", outcome.events);
         assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
         // ZooKeeper cannot be asked: nothing is fenced and nothing assigned.
-        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| None);
+        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| None, false);
         assert!(outcome.events[0].contains("assignment waits"), "{:?}", outcome.events);
         assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
         // Gone: recovered.
-        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| Some(false));
+        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| Some(false), false);
         assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/recover?server=b"));
     }
 
@@ -313,10 +363,10 @@ mod tests {
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "02", "state": "OFFLINE"}])))].into();
         let mut memory = PassMemory::default();
-        let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true));
+        let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true), false);
         assert!(first.events.is_empty(), "a table seen for the first time may be mid-creation: {:?}", first.events);
         assert_eq!(first.in_transition.map(|t| t.len()), Some(1), "listed as unassigned meanwhile");
-        let second = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true));
+        let second = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true), false);
         assert!(second.events[0].starts_with("assigned region 02 of table t to a"), "{:?}", second.events);
         assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/assign?region=02"));
     }
@@ -328,7 +378,8 @@ mod tests {
         let starting = ServerInfo::starting("b".into(), 2);
         // No status for the serving server: nothing is done (no request is
         // even tried: its address would refuse), and nothing is known.
-        let outcome = pass(&[a.clone(), starting], &HashMap::new(), &mut PassMemory::default(), &|_| Some(false));
+        let outcome =
+            pass(&[a.clone(), starting], &HashMap::new(), &mut PassMemory::default(), &|_| Some(false), false);
         assert!(outcome.events.is_empty());
         assert_eq!(outcome.in_transition, None);
     }

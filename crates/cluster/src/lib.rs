@@ -15,6 +15,7 @@
 //! `region-ids`, whose sequence numbers new regions' ids ([`zk::Zk::next_sequence`]).
 
 pub mod assignment;
+pub mod balancer;
 pub mod election;
 pub mod error;
 pub mod lease;

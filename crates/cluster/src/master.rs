@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -39,6 +39,9 @@ pub struct MasterConfig {
     /// Where the status page listens (port 0: any free port).
     pub http_addr: SocketAddr,
     pub session_timeout: Duration,
+    /// How often the balancer runs (HBase's `hbase.balancer.period`, 5
+    /// minutes); `None`: never.
+    pub balancer_period: Option<Duration>,
 }
 
 /// This master's role.
@@ -140,10 +143,10 @@ impl Master {
             })?
         };
         {
-            let (view, stop) = (view.clone(), stop.clone());
+            let (view, stop, period) = (view.clone(), stop.clone(), config.balancer_period);
             std::thread::Builder::new()
                 .name("master-load".into())
-                .spawn(move || poll_loads(&zk, &view, &stop, &changed))?;
+                .spawn(move || poll_loads(&zk, &view, &stop, &changed, period))?;
         }
         let http_thread = {
             let (view, stop) = (view.clone(), stop.clone());
@@ -259,9 +262,17 @@ fn run(
 /// Reads the live servers' loads every two seconds while active (at once
 /// when the membership changed), and runs an assignment pass on what it
 /// read (`assignment.rs`).
-fn poll_loads(zk: &Zk, view: &Mutex<MasterView>, stop: &AtomicBool, changed: &AtomicBool) {
+fn poll_loads(
+    zk: &Zk,
+    view: &Mutex<MasterView>,
+    stop: &AtomicBool,
+    changed: &AtomicBool,
+    balancer_period: Option<Duration>,
+) {
     let mut tracker = LoadTracker::default();
     let mut memory = crate::assignment::PassMemory::default();
+    // The first run comes a period after this master becomes active.
+    let mut balanced_at: Option<Instant> = None;
     while !stop.load(Ordering::Acquire) {
         let (role, servers) = {
             let v = view.lock().unwrap_or_else(|p| p.into_inner());
@@ -274,7 +285,12 @@ fn poll_loads(zk: &Zk, view: &Mutex<MasterView>, stop: &AtomicBool, changed: &At
                 let registered = |name: &str| -> Option<bool> {
                     zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
                 };
-                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, &registered);
+                let since = *balanced_at.get_or_insert_with(Instant::now);
+                let due = balancer_period.is_some_and(|p| since.elapsed() >= p);
+                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, &registered, due);
+                if outcome.balanced {
+                    balanced_at = Some(Instant::now());
+                }
                 for event in outcome.events {
                     record(view, event);
                 }
@@ -283,7 +299,7 @@ fn poll_loads(zk: &Zk, view: &Mutex<MasterView>, stop: &AtomicBool, changed: &At
                 }
             }
             Role::Stopped => return,
-            Role::Standby => {}
+            Role::Standby => balanced_at = None,
         }
         for _ in 0..20 {
             if stop.load(Ordering::Acquire) {

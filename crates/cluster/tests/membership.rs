@@ -28,6 +28,7 @@ fn master(url: &ZkUrl) -> Master {
         cluster: url.clone(),
         http_addr: "127.0.0.1:0".parse().expect("addr"),
         session_timeout: SESSION,
+        balancer_period: None,
     })
     .expect("master starts")
 }
