@@ -695,3 +695,97 @@ fn the_balancer_gives_servers_that_join_their_share_of_the_regions() {
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
     }
 }
+
+/// The tables `server` lists, with whether each is enabled.
+fn listed_tables(server: &ServerProcess) -> BTreeMap<String, bool> {
+    let Some(body) = http_get(server.http, "/status") else { return BTreeMap::new() };
+    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return BTreeMap::new() };
+    status["tables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["enabled"].as_bool()?)))
+        .collect()
+}
+
+/// Table DDL through any server holds for the whole cluster, while servers
+/// join and leave: a disable returns once every server has the table
+/// disabled (writes refused everywhere), a server that joins meanwhile
+/// sees it disabled, an enable through the newcomer serves it again with
+/// its rows, a delete leaves no server listing it, and DDL goes on after a
+/// server dies.
+#[test]
+fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tempfile::tempdir().expect("shared root");
+    split_table_by_a_lone_server(root.path(), &["g", "n", "t"]);
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let master = MasterProcess::start(&url);
+    let mut servers: Vec<ServerProcess> =
+        (0..2).map(|_| ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)).collect();
+    wait_for("the four regions are open, on both servers", Duration::from_secs(30), || {
+        let (a, b) = (open_regions(&servers[0]).len(), open_regions(&servers[1]).len());
+        a + b == 4 && a > 0 && b > 0
+    });
+    let put = |c: &mut server::client::ThriftClient, table: &str, row: &str| {
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(b"v".to_vec()),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(table.as_bytes().to_vec(), row.as_bytes().to_vec(), vec![m], BTreeMap::new())
+    };
+
+    // Disabled through server 1: when the call returns, every server has it.
+    let mut c1 = connect(&servers[1].thrift.to_string(), false, false).expect("connect");
+    c1.disable_table(b"s".to_vec()).expect("disable");
+    for s in &servers {
+        assert_eq!(listed_tables(s).get("s"), Some(&false), "{} still lists s enabled", s.thrift);
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        for row in ["a", "h", "z"] {
+            assert!(put(&mut c, "s", row).is_err(), "a write to disabled s through {} was accepted", s.thrift);
+        }
+    }
+    // A server joins while it is disabled, and enables it.
+    servers.push(ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS));
+    wait_for("the newcomer lists s, disabled", Duration::from_secs(20), || {
+        listed_tables(&servers[2]).get("s") == Some(&false)
+    });
+    let mut c2 = connect(&servers[2].thrift.to_string(), false, false).expect("connect");
+    c2.enable_table(b"s".to_vec()).expect("enable through the newcomer");
+    for s in &servers {
+        assert_eq!(listed_tables(s).get("s"), Some(&true), "{} still lists s disabled", s.thrift);
+    }
+    let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
+    for s in &servers {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        put(&mut c, "s", &format!("after-{}", s.thrift.port())).expect("a write after the enable");
+        assert_eq!(c.get_rows(b"s".to_vec(), all.clone(), BTreeMap::new()).expect("rows").len(), 26);
+    }
+
+    // A server leaves; DDL goes on: a table created through one survivor,
+    // s disabled and deleted through the other.
+    servers[0].kill();
+    wait_for("the master sees server 0 leave", Duration::from_secs(15), || master.servers().len() == 2);
+    wait_for("s is open again on the survivors", Duration::from_secs(30), || {
+        servers[1..].iter().map(|s| open_regions(s).len()).sum::<usize>() == 4
+    });
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c1.create_table(b"e".to_vec(), vec![cd]).expect("create through a survivor");
+    put(&mut c2, "e", "r").expect("a write to e through the other survivor");
+    c2.disable_table(b"s".to_vec()).expect("disable");
+    c2.delete_table(b"s".to_vec()).expect("delete");
+    for s in &servers[1..] {
+        let tables = listed_tables(s);
+        assert!(!tables.contains_key("s") && tables.get("e") == Some(&true), "{}: {tables:?}", s.thrift);
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        let names = c.get_table_names().expect("names");
+        assert_eq!(names, [b"e".to_vec()], "through {}", s.thrift);
+    }
+    assert!(!root.path().join("data").join("s").exists(), "s's files are gone");
+    wait_for("nothing of s in transition on the master's page", Duration::from_secs(10), || {
+        master.status().is_some_and(|st| !st["in_transition"].to_string().contains("\"s\""))
+    });
+}

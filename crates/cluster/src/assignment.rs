@@ -162,6 +162,7 @@ fn assign(
     let mut held: BTreeSet<String> = BTreeSet::new();
     let mut all: BTreeMap<String, Listed> = BTreeMap::new();
     let mut wal_owners: BTreeSet<String> = BTreeSet::new();
+    let mut disabled: BTreeSet<String> = BTreeSet::new();
     for s in serving {
         let doc = &docs[&s.name];
         for (id, listed) in regions(doc) {
@@ -179,6 +180,11 @@ fn assign(
                     });
                 }
             }
+            if !listed.enabled {
+                // Disabled on one server: a DDL in progress, or done there
+                // and not yet taken by the others. Nothing of it is assigned.
+                disabled.insert(listed.table.clone());
+            }
             all.entry(id).or_insert(listed);
         }
         for owner in doc["server"]["wal_owners"].as_array().into_iter().flatten().filter_map(|o| o.as_str()) {
@@ -190,7 +196,8 @@ fn assign(
         serving.iter().find(|s| s.name == name).copied().unwrap_or(serving[0])
     };
 
-    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id)) {
+    let assignable = |l: &Listed| l.enabled && !disabled.contains(&l.table);
+    for (id, listed) in all.iter().filter(|(id, l)| assignable(l) && !held.contains(*id)) {
         transit.push(InTransition {
             region: id.clone(),
             table: listed.table.clone(),
@@ -228,7 +235,7 @@ fn assign(
     // 2. Assignment of what no live server holds, in tables an earlier pass
     // has seen (see `PassMemory`).
     let known = std::mem::replace(&mut memory.known_tables, all.values().map(|l| l.table.clone()).collect());
-    for (id, listed) in all.iter().filter(|(id, l)| l.enabled && !held.contains(*id) && known.contains(&l.table)) {
+    for (id, listed) in all.iter().filter(|(id, l)| assignable(l) && !held.contains(*id) && known.contains(&l.table)) {
         let to = least_loaded(&open);
         let started = Instant::now();
         match request(&to.http, "POST", &format!("/admin/assign?region={}", encode(id)), SLOW_CALL) {

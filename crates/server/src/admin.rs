@@ -4,7 +4,9 @@
 //! `assign?region=ENC` (open it again), `merge?a=ENC&b=ENC`,
 //! `alter?table=T&family=F[&VERSIONS=N&TTL=S&...]` (change family F's
 //! settings, or add it with the server's defaults for what is not given)
-//! and `alter?table=T&delete=F` (remove family F and its data). Parameters are
+//! and `alter?table=T&delete=F` (remove family F and its data); in a
+//! cluster, `sync_table?table=T` (take another server's DDL of T from the
+//! root). Parameters are
 //! percent-encoded bytes (row keys may be binary); regions are named by
 //! their encoded name, as in HBase's shell.
 //!
@@ -104,6 +106,11 @@ pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &s
                     summary.entries,
                     summary.per_region.len()
                 ))
+            }
+            "sync_table" => {
+                let table = text_param(query, "table")?;
+                let done = store.sync_table(&table).map_err(failed)?;
+                ok(format!("{table}: {done:?}"))
             }
             "refresh" => {
                 let added = store.refresh_tables().map_err(failed)?;

@@ -160,7 +160,9 @@ impl PieceScan {
                 match opened {
                     Ok((client, id)) => Ok(Current::Elsewhere { client, id, rows: VecDeque::new(), done: false }),
                     Err(e) => {
-                        self.router.forget(&region);
+                        if Router::moved(&e) {
+                            self.router.forget(&region);
+                        }
                         Err(ScanError::Remote(e))
                     }
                 }

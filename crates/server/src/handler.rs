@@ -106,6 +106,21 @@ impl ThriftHandler {
         ThriftHandler { store, scanners, family_template, table_durability, limits, requests, served_at, router }
     }
 
+    /// In a cluster, has every other server take `table`'s state (`done`:
+    /// what this server did) from the root before the call returns, as
+    /// HBase's DDL returns once every region server has acted on it.
+    fn ddl_everywhere(&self, table: &str, done: &str) -> ThriftResult<()> {
+        let failed = self.router.sync_table_everywhere(table);
+        if failed.is_empty() {
+            return Ok(());
+        }
+        Err(io_error(format!(
+            "table {table} is {done} on this server, but not every other server confirmed it (it retries at the \
+             master's next pass): {}",
+            failed.join("; ")
+        )))
+    }
+
     /// Where calls for regions another server holds go (cluster mode).
     pub fn router(&self) -> &Arc<Router> {
         &self.router
@@ -139,8 +154,10 @@ impl ThriftHandler {
     ) -> Option<ThriftResult<T>> {
         let (encoded, owner) = self.elsewhere(table, row)?;
         let result = self.router.call(&owner, call);
-        if result.is_err() {
-            // It may have moved: ask again next time.
+        if let Err(e) = &result
+            && Router::moved(e)
+        {
+            // It has moved: ask again next time.
             self.router.forget(&encoded);
         }
         Some(result)
@@ -357,7 +374,9 @@ impl ThriftHandler {
                 Some(ts) => c.mutate_rows_ts(table.to_vec(), batch, ts, BTreeMap::new()),
                 None => c.mutate_rows(table.to_vec(), batch, BTreeMap::new()),
             });
-            if sent.is_err() {
+            if let Err(e) = &sent
+                && Router::moved(e)
+            {
                 encoded.iter().for_each(|e| self.router.forget(e));
             }
             result = result.and(sent);
@@ -529,11 +548,15 @@ impl ThriftHandler {
 
 impl HbaseSyncHandler for ThriftHandler {
     fn handle_enable_table(&self, table_name_: Bytes) -> ThriftResult<()> {
-        io_only(self.store.enable_table(&table_name(&table_name_)?).map_err(from_store))
+        let name = table_name(&table_name_)?;
+        io_only(self.store.enable_table(&name).map_err(from_store).and_then(|()| self.ddl_everywhere(&name, "enabled")))
     }
 
     fn handle_disable_table(&self, table_name_: Bytes) -> ThriftResult<()> {
-        io_only(self.store.disable_table(&table_name(&table_name_)?).map_err(from_store))
+        let name = table_name(&table_name_)?;
+        io_only(
+            self.store.disable_table(&name).map_err(from_store).and_then(|()| self.ddl_everywhere(&name, "disabled")),
+        )
     }
 
     fn handle_is_table_enabled(&self, table_name_: Bytes) -> ThriftResult<bool> {
@@ -589,12 +612,19 @@ impl HbaseSyncHandler for ThriftHandler {
         let name = table_name(&table)?;
         let mut desc = table_descriptor(&name, &column_families, &self.family_template)?;
         desc.durability = self.table_durability;
-        self.store.create_table(desc, &[]).map_err(from_store)
+        self.store.create_table(desc, &[]).map_err(from_store)?;
+        // Every server of a cluster lists it before the call returns.
+        self.ddl_everywhere(&name, "created")
     }
 
     fn handle_delete_table(&self, table: Text) -> ThriftResult<()> {
         let name = table_name(&table)?;
-        let result = self.store.delete_table(&name).map_err(from_store);
+        // In a cluster every server must have the table disabled (its
+        // regions flushed) before its files go, and forget it after.
+        let result = self
+            .ddl_everywhere(&name, "disabled")
+            .and_then(|()| self.store.delete_table(&name).map_err(from_store))
+            .and_then(|()| self.ddl_everywhere(&name, "deleted"));
         if result.is_ok() {
             // Its latencies join the dropped tables', as its store counters do.
             self.requests.table_dropped(&name);

@@ -36,6 +36,10 @@ pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
 /// How long asking one server for its regions may take.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long another server may take to take a table's DDL from the root
+/// (a disable flushes the table's regions there).
+const SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Connections kept open to each other server.
 const POOLED_PER_SERVER: usize = 8;
 
@@ -87,9 +91,23 @@ impl Router {
         self.owners.lock().by_region.get(encoded).cloned()
     }
 
-    /// Forgets where region `encoded` was (a call there failed).
+    /// Forgets where region `encoded` was (its owner could not be reached
+    /// or no longer serves it); the next lookup asks the servers again.
     pub fn forget(&self, encoded: &str) {
-        self.owners.lock().by_region.remove(encoded);
+        let mut owners = self.owners.lock();
+        owners.by_region.remove(encoded);
+        owners.refreshed = None;
+    }
+
+    /// Whether a forwarded call's failure says the region is not where it
+    /// was looked for: the connection failed, or the server answered that
+    /// it does not serve the region. Any other answer (a disabled table, a
+    /// bad argument) is the owner's own, and it stays the owner.
+    pub fn moved(result: &thrift::Error) -> bool {
+        match result {
+            thrift::Error::User(_) => crate::client::error_message(result).contains("NotServingRegionException"),
+            _ => true,
+        }
     }
 
     /// Asks every other live server which regions it has OPEN, unless that
@@ -118,6 +136,31 @@ impl Router {
             }
         }
         self.owners.lock().by_region = by_region;
+    }
+
+    /// Has every other live server take table `table`'s state from the
+    /// root (`POST /admin/sync_table`) after this server's DDL changed it,
+    /// and waits for each; returns the servers that did not confirm, with
+    /// why. Nothing to do outside a cluster.
+    pub fn sync_table_everywhere(&self, table: &str) -> Vec<String> {
+        let Some(peers) = self.peers.get() else { return Vec::new() };
+        let peers = match peers() {
+            Ok(p) => p,
+            Err(e) => return vec![format!("the other servers could not be listed: {e}")],
+        };
+        let query: String = table
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        let mut failed = Vec::new();
+        for peer in peers {
+            let url = format!("http://{}/admin/sync_table?table={query}", peer.http);
+            let answer = ureq::post(&url).config().timeout_global(Some(SYNC_TIMEOUT)).build().send_empty();
+            if let Err(e) = answer {
+                failed.push(format!("{}: {e}", peer.thrift));
+            }
+        }
+        failed
     }
 
     /// Runs `call` on a connection to the server at `addr` (pooled). A

@@ -259,6 +259,64 @@ pub(super) fn refresh_tables(inner: &Services) -> Result<usize> {
     Ok(added)
 }
 
+/// What [`sync_table`] did to this server's view of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSync {
+    /// The view already matched the root.
+    Unchanged,
+    Disabled,
+    Enabled,
+    /// The table is gone from the root: its regions here are closed and it
+    /// is no longer listed.
+    Dropped,
+    /// New on the root: listed, its regions OFFLINE here.
+    Added,
+}
+
+/// Brings this server's view of table `name` in line with its descriptor
+/// on the root, which another server's DDL changed: a table disabled there
+/// is disabled here (its regions held here flushed, so that nothing of it
+/// waits in this server's memstores or WAL), an enabled one enabled, a
+/// deleted one closed and forgotten (its files are gone), a new one listed.
+pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
+    let _ddl = inner.catalog.lock_ddl();
+    let desc_path = inner.data_dir().join(name).join(super::ddl::TABLE_DESC_NAME);
+    let fs = inner.ctx.fs.as_ref();
+    let on_root = if fs.exists(&desc_path)? { Some(super::ddl::read_table_file(fs, &desc_path)?) } else { None };
+    let listed = inner.catalog.table(name).ok();
+    match (on_root, listed) {
+        (None, None) => Ok(TableSync::Unchanged),
+        (None, Some(t)) => {
+            let _changes = t.lock_changes();
+            for r in t.regions() {
+                r.close_and_drain();
+                inner.wal.forget_region(r.info().id);
+            }
+            inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
+            tracing::info!(table = %name, "dropped a table another server deleted");
+            Ok(TableSync::Dropped)
+        }
+        (Some(_), None) => {
+            drop(_ddl);
+            refresh_tables(inner)?;
+            Ok(TableSync::Added)
+        }
+        (Some(file), Some(t)) if file.enabled == t.is_enabled() => Ok(TableSync::Unchanged),
+        (Some(file), Some(t)) => {
+            inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: file.enabled })?;
+            if file.enabled {
+                tracing::info!(table = %name, "enabled a table another server enabled");
+                return Ok(TableSync::Enabled);
+            }
+            for r in t.regions().iter().filter(|r| r.state() == RegionState::Open) {
+                r.flush()?;
+            }
+            tracing::info!(table = %name, "disabled a table another server disabled");
+            Ok(TableSync::Disabled)
+        }
+    }
+}
+
 /// The region servers with a WAL directory on the root: live ones, dead
 /// ones not yet recovered, and those whose recovery was interrupted.
 pub(super) fn wal_owners(inner: &Services) -> Result<Vec<String>> {

@@ -23,7 +23,7 @@
 
 mod alter;
 mod ddl;
-mod member;
+pub mod member;
 mod one_sync;
 mod recovery;
 
@@ -340,6 +340,16 @@ impl Store {
         Ok(self.table(table)?.region_for(row).map(|r| (r.info().clone(), r.state())))
     }
 
+    /// Cluster mode: brings this server's view of table `name` in line with
+    /// the root after another server's DDL (see `store/member.rs`).
+    pub fn sync_table(&self, name: &str) -> Result<member::TableSync> {
+        self.check_open()?;
+        if self.member_name().is_none() {
+            return Err(StoreError::InvalidArgument("only a cluster member syncs tables from the root".into()));
+        }
+        member::sync_table(&self.inner, name)
+    }
+
     /// Cluster mode: this store's region server name, if it is a member of
     /// a cluster sharing its root (see `store/member.rs`).
     pub fn member_name(&self) -> Option<&str> {
@@ -380,7 +390,13 @@ impl Store {
     pub fn refresh_tables(&self) -> Result<usize> {
         self.check_open()?;
         self.require_member("refresh its tables from the root")?;
-        member::refresh_tables(&self.inner)
+        let added = member::refresh_tables(&self.inner)?;
+        // Another server's disable, enable or delete that this server was
+        // not told of (its call to us failed) is taken from the root here.
+        for name in self.inner.catalog.table_names() {
+            member::sync_table(&self.inner, &name)?;
+        }
+        Ok(added)
     }
 
     /// Cluster mode: the servers with a WAL directory on the root (live,
