@@ -1,7 +1,8 @@
 //! `accordion cluster start`: a whole cluster on this machine, to try it —
 //! a real ZooKeeper (Debian's `zookeeper`, `cluster::local_zk`), a master
 //! (in this process) and N region server processes sharing one root under
-//! `--dir`, on loopback. It prints where to connect and runs until Ctrl-C
+//! `--dir`, or with `--hdfs` on a real mini HDFS (`mini_hdfs`: Hadoop's
+//! MiniDFSCluster, 3 DataNodes) started here too, on loopback. It prints where to connect and runs until Ctrl-C
 //! (or SIGTERM), then stops the servers (each flushes and closes), the
 //! master and ZooKeeper. A server that dies meanwhile is reported and
 //! left dead: its regions move to the others, which is the point of trying.
@@ -11,7 +12,7 @@
 //! by a thread of its own.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,6 +54,11 @@ pub struct StartArgs {
     /// table's regions spread); 0 turns it off.
     #[arg(long, default_value_t = 10_000)]
     pub balancer_period_ms: u64,
+    /// Put the shared root on a mini HDFS started here (Hadoop 3.4.2's
+    /// MiniDFSCluster with 3 DataNodes; Java 17 and Maven, the first start
+    /// downloads Hadoop) instead of under --dir.
+    #[arg(long)]
+    pub hdfs: bool,
 }
 
 pub fn run(command: &ClusterCommand) -> anyhow::Result<()> {
@@ -76,13 +82,12 @@ fn nth_port(port: u16, i: usize) -> anyhow::Result<u16> {
     u16::try_from(usize::from(port) + i).context("port out of range")
 }
 
-fn start_server(url: &str, root: &Path, args: &StartArgs, i: usize) -> anyhow::Result<ServerChild> {
+fn start_server(url: &str, root: &str, args: &StartArgs, i: usize) -> anyhow::Result<ServerChild> {
     let exe = std::env::current_exe().context("finding the accordion binary")?;
     let log = std::fs::File::create(args.dir.join(format!("server-{}.log", i + 1)))?;
     let mut child = Command::new(exe)
         .arg("server")
-        .args(["--cluster", url, "--data-dir"])
-        .arg(root)
+        .args(["--cluster", url, "--root", root])
         .args(["--thrift-addr", &format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?)])
         .args(["--http-addr", &format!("127.0.0.1:{}", nth_port(args.http_port, i)?)])
         .args(["--session-timeout-ms", &args.session_timeout_ms.to_string()])
@@ -147,7 +152,15 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
     })?;
-    let root = dir.join("root");
+    // The mini HDFS lives until this function returns (Drop stops it).
+    let (root, _hdfs) = if args.hdfs {
+        println!("accordion cluster: starting a mini HDFS (3 DataNodes; the first start downloads Hadoop)");
+        let hdfs = mini_hdfs::MiniHdfs::start(&dir.join("hdfs"), &mini_hdfs::MiniHdfsOptions::default())
+            .context("starting the mini HDFS")?;
+        (format!("{}/accordion", hdfs.uri), Some(hdfs))
+    } else {
+        (format!("file://{}", dir.join("root").display()), None)
+    };
     let mut servers = Vec::with_capacity(args.servers);
     for i in 0..args.servers {
         match start_server(&url, &root, args, i) {
@@ -158,7 +171,7 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
             }
         }
     }
-    println!("accordion cluster: ZooKeeper {url}; shared root {}", root.display());
+    println!("accordion cluster: ZooKeeper {url}; shared root {root}");
     println!("  master    http://{}/", master.http_addr());
     for (i, s) in servers.iter().enumerate() {
         println!("  server {}  thrift {}  http http://{}/  pid {}", i + 1, s.thrift, s.http, s.child.id());

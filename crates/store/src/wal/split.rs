@@ -99,7 +99,10 @@ pub fn split(
     for (_, mut output) in outputs {
         output.file.append(&output.buf)?;
         output.file.sync()?;
-        drop(output.file);
+        // Closed, not dropped: on HDFS a file still open for writing reads
+        // as its completed blocks only, so the region opening it would
+        // replay nothing (found by the cluster failover test on HDFS).
+        output.file.close()?;
         fs.rename(&output.temp, &output.path)?;
         if let Some(parent) = output.path.parent() {
             fs.sync_dir(parent)?;
