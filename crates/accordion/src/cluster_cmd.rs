@@ -68,10 +68,10 @@ pub fn run(command: &ClusterCommand) -> anyhow::Result<()> {
 }
 
 /// A region server child and what it printed when it started listening.
-struct ServerChild {
-    child: Child,
-    thrift: String,
-    http: String,
+pub(crate) struct ServerChild {
+    pub(crate) child: Child,
+    pub(crate) thrift: String,
+    pub(crate) http: String,
 }
 
 /// `port + i`, or 0 (any) when `port` is 0.
@@ -83,17 +83,34 @@ fn nth_port(port: u16, i: usize) -> anyhow::Result<u16> {
 }
 
 fn start_server(url: &str, root: &str, args: &StartArgs, i: usize) -> anyhow::Result<ServerChild> {
+    let thrift = format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?);
+    let http = format!("127.0.0.1:{}", nth_port(args.http_port, i)?);
+    let log = args.dir.join(format!("server-{}.log", i + 1));
+    spawn_server(url, root, &thrift, &http, args.session_timeout_ms, &[], &log)
+}
+
+/// Starts `accordion server --cluster url --root root` listening on the
+/// given addresses, its log in `log`, and waits for its listening line.
+pub(crate) fn spawn_server(
+    url: &str,
+    root: &str,
+    thrift: &str,
+    http: &str,
+    session_timeout_ms: u64,
+    extra: &[String],
+    log: &std::path::Path,
+) -> anyhow::Result<ServerChild> {
     let exe = std::env::current_exe().context("finding the accordion binary")?;
-    let log = std::fs::File::create(args.dir.join(format!("server-{}.log", i + 1)))?;
+    let log_file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let mut child = Command::new(exe)
         .arg("server")
         .args(["--cluster", url, "--root", root])
-        .args(["--thrift-addr", &format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?)])
-        .args(["--http-addr", &format!("127.0.0.1:{}", nth_port(args.http_port, i)?)])
-        .args(["--session-timeout-ms", &args.session_timeout_ms.to_string()])
+        .args(["--thrift-addr", thrift, "--http-addr", http])
+        .args(["--session-timeout-ms", &session_timeout_ms.to_string()])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(log)
+        .stderr(log_file)
         .spawn()
         .context("starting a region server")?;
     let stdout = child.stdout.take().context("the server's stdout")?;
@@ -109,14 +126,11 @@ fn start_server(url: &str, root: &str, args: &StartArgs, i: usize) -> anyhow::Re
         }
     }
     let _ = child.kill();
-    bail!(
-        "region server {} exited before listening; see {}",
-        i + 1,
-        args.dir.join(format!("server-{}.log", i + 1)).display()
-    )
+    bail!("a region server exited before listening; see {}", log.display())
 }
 
-fn stop_servers(servers: &mut [ServerChild]) {
+/// SIGTERM to every server, then waits (30 s at most, then SIGKILL).
+pub(crate) fn stop_servers(servers: &mut [ServerChild]) {
     for s in servers.iter() {
         // SIGTERM: each server finishes its calls, flushes and closes.
         let _ = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status();

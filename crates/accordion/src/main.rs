@@ -56,6 +56,8 @@ enum BenchCommand {
     Run(bench_cmd::run_cmd::RunArgs),
     /// The write stall while a big region splits.
     Split(bench_cmd::split_bench::SplitBenchArgs),
+    /// The paper's write shape through Thrift against clusters of 1, 2, 3… region servers.
+    ScaleOut(bench_cmd::scale_out::ScaleOutArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -77,6 +79,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Bench { bench: BenchCommand::Split(args) } => {
             bench_cmd::split_bench::run(&args)?;
+        }
+        Command::Bench { bench: BenchCommand::ScaleOut(args) } => {
+            bench_cmd::scale_out::run(&args)?;
         }
         Command::Cluster { cluster } => cluster_cmd::run(&cluster)?,
         Command::Inspect(args) => inspect::run(&args)?,

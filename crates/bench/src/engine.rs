@@ -33,6 +33,40 @@ pub struct EngineCounters {
     pub wal_sync_p99_us: Option<u64>,
 }
 
+impl EngineCounters {
+    /// What was counted since `before` (the server-side counters of the
+    /// engines that read them before and after a run).
+    pub fn since(&self, before: &EngineCounters) -> EngineCounters {
+        EngineCounters {
+            flushes: self.flushes.saturating_sub(before.flushes),
+            inmemory_flushes: self.inmemory_flushes.saturating_sub(before.inmemory_flushes),
+            merges: self.merges.saturating_sub(before.merges),
+            inmemory_compactions: self.inmemory_compactions.saturating_sub(before.inmemory_compactions),
+            compactions: self.compactions.saturating_sub(before.compactions),
+            wal_files: self.wal_files.saturating_sub(before.wal_files),
+            bytes_wal: self.bytes_wal.saturating_sub(before.bytes_wal),
+            bytes_flushed: self.bytes_flushed.saturating_sub(before.bytes_flushed),
+            bytes_compacted: self.bytes_compacted.saturating_sub(before.bytes_compacted),
+            user_bytes: self.user_bytes.saturating_sub(before.user_bytes),
+            ..EngineCounters::default()
+        }
+    }
+
+    /// `self` plus `other`'s counts (several servers' together).
+    pub fn add(&mut self, other: &EngineCounters) {
+        self.flushes += other.flushes;
+        self.inmemory_flushes += other.inmemory_flushes;
+        self.merges += other.merges;
+        self.inmemory_compactions += other.inmemory_compactions;
+        self.compactions += other.compactions;
+        self.wal_files += other.wal_files;
+        self.bytes_wal += other.bytes_wal;
+        self.bytes_flushed += other.bytes_flushed;
+        self.bytes_compacted += other.bytes_compacted;
+        self.user_bytes += other.user_bytes;
+    }
+}
+
 /// A store under test. Shared by the client threads.
 pub trait Engine: Send + Sync {
     fn name(&self) -> &str;

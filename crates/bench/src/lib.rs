@@ -8,6 +8,7 @@
 //! keeping the paper's ratios ([`regime`]); each run records its settings
 //! ([`settings`]).
 
+pub mod cluster_engine;
 pub mod driver;
 pub mod engine;
 pub mod hbase_engine;

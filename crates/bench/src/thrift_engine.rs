@@ -71,28 +71,7 @@ impl ThriftEngine {
     }
 
     fn server_counters(&self) -> EngineCounters {
-        let Some(http) = &self.http else { return EngineCounters::default() };
-        let status: Option<serde_json::Value> = ureq::get(&format!("http://{http}/status"))
-            .call()
-            .ok()
-            .and_then(|mut r| r.body_mut().read_to_string().ok())
-            .and_then(|b| serde_json::from_str(&b).ok());
-        let Some(s) = status else { return EngineCounters::default() };
-        let t = &s["totals"];
-        let n = |k: &str| t[k].as_u64().unwrap_or(0);
-        EngineCounters {
-            flushes: n("disk_flushes"),
-            inmemory_flushes: n("inmemory_flushes"),
-            merges: n("merges"),
-            inmemory_compactions: n("inmemory_compactions"),
-            compactions: n("disk_compactions"),
-            wal_files: n("wal_files_created"),
-            bytes_wal: n("wal_bytes"),
-            bytes_flushed: n("bytes_flushed"),
-            bytes_compacted: n("bytes_compacted"),
-            user_bytes: n("user_bytes"),
-            ..EngineCounters::default()
-        }
+        self.http.as_deref().map(crate::cluster_engine::server_counters).unwrap_or_default()
     }
 }
 
@@ -127,21 +106,7 @@ impl Engine for ThriftEngine {
     }
 
     fn counters(&self) -> EngineCounters {
-        let now = self.server_counters();
-        let b = &self.before;
-        EngineCounters {
-            flushes: now.flushes.saturating_sub(b.flushes),
-            inmemory_flushes: now.inmemory_flushes.saturating_sub(b.inmemory_flushes),
-            merges: now.merges.saturating_sub(b.merges),
-            inmemory_compactions: now.inmemory_compactions.saturating_sub(b.inmemory_compactions),
-            compactions: now.compactions.saturating_sub(b.compactions),
-            wal_files: now.wal_files.saturating_sub(b.wal_files),
-            bytes_wal: now.bytes_wal.saturating_sub(b.bytes_wal),
-            bytes_flushed: now.bytes_flushed.saturating_sub(b.bytes_flushed),
-            bytes_compacted: now.bytes_compacted.saturating_sub(b.bytes_compacted),
-            user_bytes: now.user_bytes.saturating_sub(b.user_bytes),
-            ..EngineCounters::default()
-        }
+        self.server_counters().since(&self.before)
     }
 
     /// Leaves the server and its data as they are (the server is not ours).

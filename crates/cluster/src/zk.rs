@@ -106,7 +106,13 @@ impl Zk {
             loop {
                 let state = states.changed().await;
                 if state.is_terminated() {
-                    tracing::warn!(?state, "ZooKeeper session ended");
+                    // Closed is our own doing (a shutdown); anything else
+                    // (expired, auth failed) is news for the operator.
+                    if state == zookeeper_client::SessionState::Closed {
+                        tracing::info!(?state, "ZooKeeper session ended");
+                    } else {
+                        tracing::warn!(?state, "ZooKeeper session ended");
+                    }
                     *signal.flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
                     signal.changed.notify_all();
                     return;

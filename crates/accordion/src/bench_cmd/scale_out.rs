@@ -1,0 +1,223 @@
+//! `accordion bench scale-out`: the paper's write shape through Thrift
+//! against a cluster of 1, 2, 3… region servers on this machine (the
+//! papers' scale-out figure, scaled): for each size, a real ZooKeeper, a
+//! master (in this process) and N `accordion server --cluster` processes
+//! sharing a fresh root, a table pre-split into `--regions` regions spread
+//! evenly by the master's balancer, and the preset's writers driving the
+//! cluster as HBase's client does (each client batch split per owning
+//! server: `bench::cluster_engine`). Reported per size: rows/s and its
+//! ratio to one server, and per server its regions and the user bytes it
+//! took. Every server gets the preset's whole memory budget, as a region
+//! server has its own heap.
+//!
+//! On this machine every server shares the same 2 cores with the clients,
+//! so the figure shows the cost of the cluster's machinery (forwarding,
+//! more WALs and flushers) more than a gain: read it as that.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use bench::cluster_engine::{ClusterEngine, ClusterServer, server_counters};
+use bench::engine::Engine;
+use bench::presets::Preset;
+use bench::workload::KeyDist;
+use cluster::local_zk::LocalZooKeeper;
+use cluster::master::{Master, MasterConfig};
+use serde::Serialize;
+use store::{FamilyDescriptor, Store, StoreOptions, TableDescriptor};
+
+use crate::cluster_cmd::{ServerChild, spawn_server, stop_servers};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ScaleOutArgs {
+    /// Cluster sizes to measure, in order.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    pub servers: Vec<usize>,
+    /// The paper-write preset's scale (1: 4 M rows).
+    #[arg(long, default_value_t = 0.5)]
+    pub scale: f64,
+    /// Regions of the table (a multiple of each size spreads evenly).
+    #[arg(long, default_value_t = 6)]
+    pub regions: usize,
+    /// In-memory compaction policy of the table's family.
+    #[arg(long, default_value = "adaptive:0.5")]
+    pub policy: String,
+    /// Key distribution: zipf or uniform.
+    #[arg(long, default_value = "zipf")]
+    pub dist: String,
+    /// Also write every figure here as JSON.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+}
+
+/// One cluster size's run.
+#[derive(Debug, Serialize)]
+struct SizeRun {
+    servers: usize,
+    rows: u64,
+    seconds: f64,
+    rows_per_sec: f64,
+    put_p99_us: u64,
+    flushes: u64,
+    compactions: u64,
+    /// Per server: regions open, user MB written to it.
+    regions_per_server: Vec<usize>,
+    user_mb_per_server: Vec<f64>,
+}
+
+pub fn run(args: &ScaleOutArgs) -> anyhow::Result<()> {
+    if args.servers.is_empty() || args.servers.contains(&0) {
+        bail!("--servers takes cluster sizes of at least 1");
+    }
+    let mut preset = Preset::paper_write(KeyDist::parse(&args.dist)?, args.scale)?;
+    preset.regions = args.regions.max(1);
+    println!(
+        "scale-out: {} rows of {} × {} B, {} threads, {} B batches, {} regions, policy {}, {} per server",
+        preset.workload.ops,
+        preset.workload.fields,
+        preset.workload.value_size,
+        preset.threads,
+        preset.batch_bytes,
+        preset.regions,
+        args.policy,
+        mib(preset.memstore_bytes)
+    );
+    let mut runs: Vec<SizeRun> = Vec::new();
+    for &n in &args.servers {
+        let run = one_size(&preset, &args.policy, n).with_context(|| format!("the {n}-server run"))?;
+        let base = runs.first().map_or(run.rows_per_sec, |r| r.rows_per_sec);
+        println!(
+            "{} servers: {:.0} rows/s ({:.2}x the first size), p99 put {} µs, {} flushes, {} compactions; \
+             regions per server {:?}, user MB per server {:?}",
+            n,
+            run.rows_per_sec,
+            run.rows_per_sec / base,
+            run.put_p99_us,
+            run.flushes,
+            run.compactions,
+            run.regions_per_server,
+            run.user_mb_per_server.iter().map(|m| (m * 10.0).round() / 10.0).collect::<Vec<_>>()
+        );
+        runs.push(run);
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "experiment": "scale-out",
+            "settings": {
+                "rows": preset.workload.ops, "key_space": preset.workload.key_space, "threads": preset.threads,
+                "batch_bytes": preset.batch_bytes, "regions": preset.regions, "policy": args.policy,
+                "dist": args.dist, "memstore_bytes_per_server": preset.memstore_bytes,
+                "region_flush_size": preset.region_flush_size, "scale": args.scale,
+                "commit": bench::settings::GIT_COMMIT,
+            },
+            "runs": runs,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?)?;
+    }
+    Ok(())
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes >> 20)
+}
+
+/// The run of one cluster size, in a directory of its own.
+fn one_size(preset: &Preset, policy: &str, n: usize) -> anyhow::Result<SizeRun> {
+    let dir = tempfile::tempdir().context("a directory for the cluster")?;
+    let root = dir.path().join("root");
+    create_table(&root, preset, policy)?;
+    let zk = LocalZooKeeper::start(&dir.path().join("zookeeper"))?;
+    let url = zk.url("/accordion");
+    let master = Master::start(MasterConfig {
+        cluster: url.parse()?,
+        http_addr: "127.0.0.1:0".parse()?,
+        session_timeout: Duration::from_secs(10),
+        balancer_period: Some(Duration::from_millis(500)),
+    })?;
+    let settings = [
+        format!("memory_budget={}", (preset.memstore_bytes as f64 / 0.4) as u64),
+        format!("memstore_flush_size={}", preset.region_flush_size),
+        format!("wal_roll_size={}", preset.wal_roll_size),
+    ];
+    let mut extra: Vec<String> = settings.iter().flat_map(|s| ["--set".to_string(), s.clone()]).collect();
+    extra.extend(["--log-level".to_string(), "warn".to_string()]);
+    let mut servers: Vec<ServerChild> = Vec::with_capacity(n);
+    let root_uri = format!("file://{}", root.display());
+    let started = (|| -> anyhow::Result<SizeRun> {
+        for i in 0..n {
+            let log = dir.path().join(format!("server-{}.log", i + 1));
+            servers.push(spawn_server(&url, &root_uri, "127.0.0.1:0", "127.0.0.1:0", 10_000, &extra, &log)?);
+        }
+        let each = preset.regions / n;
+        let spread = Instant::now();
+        loop {
+            let open: Vec<usize> = servers.iter().map(|s| open_regions(&s.http)).collect();
+            if open.iter().sum::<usize>() == preset.regions && open.iter().all(|r| *r >= each && *r <= each + 1) {
+                break;
+            }
+            if spread.elapsed() > Duration::from_secs(60) {
+                bail!("the regions did not spread over the servers in 60 s: {open:?}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let list: Vec<ClusterServer> =
+            servers.iter().map(|s| ClusterServer { thrift: s.thrift.clone(), http: s.http.clone() }).collect();
+        let before: Vec<_> = list.iter().map(|s| server_counters(&s.http)).collect();
+        let engine = ClusterEngine::open(list.clone(), preset.workload.fields)?;
+        let result = bench::driver::run(&engine, &preset.workload, preset.threads, preset.batch_bytes, None)?;
+        let counters = engine.counters();
+        engine.finish()?;
+        let user_mb_per_server = list
+            .iter()
+            .zip(&before)
+            .map(|(s, b)| server_counters(&s.http).since(b).user_bytes as f64 / 1048576.0)
+            .collect();
+        Ok(SizeRun {
+            servers: n,
+            rows: result.ops,
+            seconds: result.seconds,
+            rows_per_sec: result.ops as f64 / result.seconds,
+            put_p99_us: result.put_latency_us.value_at_quantile(0.99),
+            flushes: counters.flushes,
+            compactions: counters.compactions,
+            regions_per_server: servers.iter().map(|s| open_regions(&s.http)).collect(),
+            user_mb_per_server,
+        })
+    })();
+    stop_servers(&mut servers);
+    master.shutdown()?;
+    drop(zk);
+    started
+}
+
+/// The bench table, pre-split, made on the root before any server starts.
+fn create_table(root: &Path, preset: &Preset, policy: &str) -> anyhow::Result<()> {
+    let store = Store::open(root, StoreOptions { background: false, ..StoreOptions::default() })?;
+    let mut family = FamilyDescriptor::new("f");
+    family.memstore_policy = policy.to_string();
+    family.inmemory_flush_share = Some(preset.inmemory_flush_share);
+    family.pipeline_segments_limit = preset.pipeline_segments_limit;
+    let mut desc = TableDescriptor::new("usertable", vec![family]);
+    desc.durability = preset.durability;
+    store.create_table(desc, &preset.split_keys())?;
+    store.close()?;
+    Ok(())
+}
+
+/// How many regions the server at `http` has open.
+fn open_regions(http: &str) -> usize {
+    let status: Option<serde_json::Value> = ureq::get(&format!("http://{http}/status"))
+        .call()
+        .ok()
+        .and_then(|mut r| r.body_mut().read_to_string().ok())
+        .and_then(|b| serde_json::from_str(&b).ok());
+    let Some(s) = status else { return 0 };
+    s["tables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
+        .filter(|r| r["state"] == "OPEN")
+        .count()
+}
