@@ -490,6 +490,31 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
     let mut d = connect(&servers[1].thrift.to_string(), false, false).expect("connect");
     let rows = scan_rows(&mut d, scan(None, None, Some("ValueFilter(=, 'binary:batched')"))).expect("scan");
     assert_eq!(rows.len(), 26, "{rows:?}");
+
+    // A split on the server holding the region of "j": when the call
+    // returns, every server lists the daughters, and both serve every row.
+    let holder = servers
+        .iter()
+        .find(|s| {
+            let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+            let regions = c.get_table_regions(b"s".to_vec()).expect("regions");
+            regions.iter().any(|r| r.start_key.as_deref() == Some(b"g") && r.port == Some(i32::from(s.thrift.port())))
+        })
+        .expect("a server holds the region of g..n");
+    let answer = ureq::post(&format!("http://{}/admin/split?table=s&row=j&at=j", holder.http))
+        .send_empty()
+        .expect("split in a cluster")
+        .body_mut()
+        .read_to_string()
+        .expect("answer");
+    assert!(answer.starts_with("split"), "{answer}");
+    for s in &servers {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        assert_eq!(c.get_table_regions(b"s".to_vec()).expect("regions").len(), 5, "{} lists the daughters", s.thrift);
+        let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
+        assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
+        assert_eq!(scan_rows(&mut c, scan(None, None, None)).expect("whole").len(), 52);
+    }
 }
 
 /// The rows a writer had acknowledged (and when), and the errors it saw.

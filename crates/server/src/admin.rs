@@ -53,7 +53,13 @@ fn failed(e: StoreError) -> Response {
 }
 
 /// Runs admin call `call` with `query`.
-pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &str) -> Response {
+pub fn respond(
+    store: &Store,
+    template: &FamilyDescriptor,
+    router: &crate::routing::Router,
+    call: &str,
+    query: &str,
+) -> Response {
     let run = || -> Result<Response, Response> {
         Ok(match call {
             "flush" => {
@@ -66,6 +72,7 @@ pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &s
                 let row = param(query, "row").unwrap_or_default();
                 let at = param(query, "at").filter(|a| !a.is_empty());
                 if store.split_region(&table, &row, at.as_deref()).map_err(failed)? {
+                    told_everywhere(router, &table)?;
                     ok(format!("split the region of {table} holding {}", String::from_utf8_lossy(&row)))
                 } else {
                     bad("not split: the split point is outside the region or at its start, the region holds one \
@@ -86,6 +93,9 @@ pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &s
             "merge" => {
                 let (a, b) = (text_param(query, "a")?, text_param(query, "b")?);
                 let merged = store.merge_regions(&a, &b).map_err(failed)?;
+                if let Some(table) = store.table_of_region(&merged) {
+                    told_everywhere(router, &table)?;
+                }
                 ok(format!("merged {a} and {b} into {merged}"))
             }
             "alter" => {
@@ -120,6 +130,23 @@ pub fn respond(store: &Store, template: &FamilyDescriptor, call: &str, query: &s
         })
     };
     run().unwrap_or_else(|e| e)
+}
+
+/// In a cluster, has every other server take `table`'s regions from the
+/// root after a split or merge here (as DDL does: `routing.rs`).
+fn told_everywhere(router: &crate::routing::Router, table: &str) -> Result<(), Response> {
+    let failed = router.sync_table_everywhere(table);
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err((
+        format!(
+            "done here, but not every other server confirmed it (the master's next pass tells them): {}\n",
+            failed.join("; ")
+        ),
+        "text/plain",
+        500,
+    ))
 }
 
 /// The family settings `alter` takes, by their HBase shell names.

@@ -54,6 +54,8 @@ pub struct StatusSource {
     /// Cluster mode: the cluster as ZooKeeper shows it (masters, live
     /// servers), set once the server has joined; `/status`'s `cluster`.
     pub cluster: Arc<std::sync::OnceLock<ClusterView>>,
+    /// Cluster mode: the other servers, told of a split or merge here.
+    pub router: Arc<crate::routing::Router>,
 }
 
 /// The cluster as this server sees it, as JSON: `{"active_master": {name,
@@ -112,9 +114,13 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         None => (request.url().to_string(), String::new()),
     };
     let (body, content_type, code) = match (request.method(), path.as_str()) {
-        (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => {
-            crate::admin::respond(&source.store, &source.family_template, &admin["/admin/".len()..], &query)
-        }
+        (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => crate::admin::respond(
+            &source.store,
+            &source.family_template,
+            &source.router,
+            &admin["/admin/".len()..],
+            &query,
+        ),
         (tiny_http::Method::Get, "/metrics") => (crate::prometheus::render(source), "text/plain; version=0.0.4", 200),
         (tiny_http::Method::Get, "/status") => {
             (serde_json::to_string_pretty(&status(source)).unwrap_or_default(), "application/json", 200)

@@ -101,6 +101,7 @@ impl Server {
             thrift_addr: thrift.local_addr(),
             family_template: config.family_template.clone(),
             cluster: cluster.clone(),
+            router: router.clone(),
         };
         let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
             addr: config.http_addr,

@@ -126,9 +126,10 @@ pub(crate) enum CatalogEdit {
         old: Vec<Arc<Region>>,
         new: Vec<Arc<Region>>,
     },
-    /// A table's descriptor changed (alter): the same table, its regions
-    /// opened again under the new descriptor, replaces the current one.
-    /// The new regions must span the same ranges as the old.
+    /// The same table, whole, replaces the current one: its regions opened
+    /// again under a changed descriptor (alter), or a cluster member's list
+    /// rebuilt from the root after another server split or merged (regions
+    /// kept by identity stay). The new regions must cover the key space.
     ReplaceTable(Arc<TableState>),
 }
 
@@ -200,15 +201,20 @@ impl Catalog {
                 let mut tables = self.tables.write();
                 let name = t.desc.name.clone();
                 let current = tables.get(&name).ok_or_else(|| StoreError::TableNotFound(name.clone()))?;
-                let ranges = |t: &TableState| -> Vec<(Vec<u8>, Vec<u8>)> {
-                    t.regions.read().iter().map(|r| (r.info().start_key.clone(), r.info().end_key.clone())).collect()
+                let covers = {
+                    let regions = t.regions.read();
+                    regions.first().is_some_and(|r| r.info().start_key.is_empty())
+                        && regions.last().is_some_and(|r| r.info().end_key.is_empty())
+                        && regions.windows(2).all(|w| w[0].info().end_key == w[1].info().start_key)
                 };
-                if ranges(current) != ranges(&t) {
+                if !covers {
                     return Err(StoreError::InvalidArgument(format!(
-                        "catalog edit of table {name:?}: a replaced table must keep its regions' ranges"
+                        "catalog edit of table {name:?}: a replaced table's regions must cover the key space"
                     )));
                 }
-                for r in current.regions.read().iter() {
+                // A region the new table keeps goes on counting there.
+                let kept = t.regions.read().clone();
+                for r in current.regions.read().iter().filter(|r| !kept.iter().any(|k| Arc::ptr_eq(k, r))) {
                     retired.retire_region(&name, r);
                 }
                 tables.insert(name, t);

@@ -98,7 +98,7 @@ fn merge_closed(
             r.stores().for_each(|s| s.set_retired(true));
         }
         let info = RegionInfo {
-            id: inner.catalog.allocate_region_id(),
+            id: inner.new_region_id()?,
             table: table.desc.name.clone(),
             start_key: low.info().start_key.clone(),
             end_key: high.info().end_key.clone(),

@@ -104,14 +104,44 @@ pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, paren
 }
 
 /// Removes `parent_dir` (a retired parent, with its marker) when none of
-/// `regions` reads through references into it.
+/// `regions` reads through references into it. A region this server does
+/// not hold open (a cluster member's OFFLINE placeholder, whose stores are
+/// not loaded: another server may be reading it) is judged by its
+/// manifests on disk.
 pub(crate) fn remove_if_unreferenced(fs: &dyn FileSystem, parent_dir: &Path, regions: &[Arc<Region>]) -> Result<()> {
     let name = parent_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if regions.iter().any(|r| r.refers_to(&name)) || !fs.exists(parent_dir)? || !is_retired(fs, parent_dir)? {
+    if !fs.exists(parent_dir)? || !is_retired(fs, parent_dir)? {
         return Ok(());
+    }
+    for r in regions {
+        let refers = if r.state() == crate::region_state::RegionState::Offline {
+            refers_on_disk(fs, r.dir(), &name)?
+        } else {
+            r.refers_to(&name)
+        };
+        if refers {
+            return Ok(());
+        }
     }
     tracing::info!(dir = %parent_dir.display(), "removing a retired parent region no region refers to");
     remove_region_dir(fs, parent_dir)
+}
+
+/// Whether the region in `region_dir` reads through a reference into the
+/// region directory named `parent`, by its families' committed manifests
+/// (a reference is named `<file>.<parent dir>.ref`).
+fn refers_on_disk(fs: &dyn FileSystem, region_dir: &Path, parent: &str) -> Result<bool> {
+    let suffix = format!(".{parent}{}", crate::storefile::reference::REFERENCE_SUFFIX);
+    for family in fs.list(region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+        let dir = region_dir.join(&family);
+        if !fs.exists(&crate::manifest::StoreManifest::path(&dir))? {
+            continue;
+        }
+        if crate::manifest::StoreManifest::load(fs, &dir)?.files.iter().any(|f| f.ends_with(&suffix)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Whether any region directory under `table_dir` holds a store file (a

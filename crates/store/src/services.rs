@@ -69,6 +69,24 @@ impl Services {
     }
 
     /// `<dir>/data`, where the tables are.
+    /// A region id for a new region (a table's, a split's daughter, a
+    /// merge's result): the store's counter, or in a cluster the cluster's
+    /// source (ids key WAL entries and its split, so they must be unique
+    /// across the servers that share the root; `StoreOptions::region_ids`).
+    pub(crate) fn new_region_id(&self) -> Result<u64> {
+        if self.options.member.is_none() {
+            return Ok(self.catalog.allocate_region_id());
+        }
+        let Some(source) = &self.options.region_ids else {
+            return Err(StoreError::InvalidArgument(
+                "this cluster member has no source of cluster-unique region ids, so it cannot create regions".into(),
+            ));
+        };
+        let id = source().map_err(|e| StoreError::InvalidArgument(format!("allocating a region id: {e}")))?;
+        self.catalog.observe_region_id(id);
+        Ok(id)
+    }
+
     pub(crate) fn data_dir(&self) -> PathBuf {
         data_dir(&self.dir)
     }

@@ -38,9 +38,7 @@ use crate::storefile::Half;
 
 /// Splits `region` if its files exceed the table's maximum region size.
 pub(crate) fn maybe_split(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<bool> {
-    // A cluster member's splits wait for the master (`store/member.rs`).
-    if inner.options.member.is_some()
-        || region.state() != RegionState::Open
+    if region.state() != RegionState::Open
         || region.has_references()
         || region.files_size() <= table.desc.max_region_size
     {
@@ -190,7 +188,7 @@ fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result
     let mut out: Vec<(PathBuf, RegionInfo)> = Vec::new();
     for (start, end, top) in halves {
         let info = RegionInfo {
-            id: inner.catalog.allocate_region_id(),
+            id: inner.new_region_id()?,
             table: p.table.clone(),
             start_key: start,
             end_key: end,

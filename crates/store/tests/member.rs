@@ -2,8 +2,8 @@
 //! servers sharing one root serve only the regions assigned to them; a
 //! dead server's WAL is fenced and split by a live one, whose assignment of
 //! the dead server's regions replays every acknowledged edit; a region
-//! handed over with unassign/assign keeps its data; and a member refuses
-//! what needs the master (splits, merges) with a clear error.
+//! handed over with unassign/assign keeps its data; and a member's split or
+//! merge reaches the others through the root.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -153,19 +153,64 @@ fn a_region_handed_over_with_unassign_and_assign_keeps_its_data_and_is_served_on
     b.close().expect("close b");
 }
 
+/// A member splits and merges the regions it holds by reference; another
+/// member takes the new region list from the root (`sync_table`), can be
+/// given a daughter and reads the parent's files through its references;
+/// the retired parent's directory goes only once no daughter on any server
+/// refers to it (judged from the manifests on disk for a daughter another
+/// server holds). Server names are never reused.
 #[test]
-fn members_refuse_what_needs_the_master_and_names_are_never_reused() {
+fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path();
     let a = member(root, "host-a,16020,1");
     a.create_table(table(), &[b"m".to_vec()]).expect("create");
-    let split = a.split_region("t", b"b", Some(b"c")).expect_err("a member does not split alone");
-    assert!(split.to_string().contains("master"), "{split}");
-    let names = region_names(&a);
-    let merge = a.merge_regions(&names[0], &names[1]).expect_err("a member does not merge alone");
-    assert!(merge.to_string().contains("master"), "{merge}");
+    let b = member(root, "host-b,16020,2");
+    let rows = 60;
+    write(&a, rows);
+    a.flush_table("t").expect("flush");
+
+    // a splits its first region at h; b takes the list from the root.
+    assert!(a.split_region("t", b"b", Some(b"h")).expect("split on a member"), "split");
+    assert_eq!(region_names(&a).len(), 3);
+    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
+    assert_eq!(region_names(&b), region_names(&a), "b lists the daughters");
+    assert_eq!(states(&b), vec![RegionState::Offline; 3]);
+    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Unchanged);
+
+    // The low daughter moves to b, which reads its rows through references.
+    let (low, high) = (region_names(&a)[0].clone(), region_names(&a)[1].clone());
+    let parent_dir =
+        root.join("data").join("t").join(format!("{:016x}", a.all_regions()[0].info().parent.expect("a daughter")));
+    a.unassign_region(&low).expect("unassign the low daughter");
+    b.assign_region(&low).expect("assign it on b");
+    assert_eq!(states(&b)[0], RegionState::Open);
+    let on_b = b.scan("t", store::Scan { stop: Some(b"h".to_vec()), ..Default::default() }).expect("scan").count();
+    assert!(on_b > 0, "b reads the low daughter's rows through the parent's files");
+
+    // a compacts the high daughter: the low one, on b, still refers to the
+    // parent, so its directory stays.
+    a.compact_table("t", true).expect("compact on a");
+    assert!(parent_dir.exists(), "the parent went while a daughter on another server still read it");
+    // b compacts the low daughter: nothing refers to the parent any more.
+    b.compact_table("t", true).expect("compact on b");
+    assert!(!parent_dir.exists(), "the unreferenced parent stays");
+    assert_eq!(
+        b.scan("t", store::Scan { stop: Some(b"h".to_vec()), ..Default::default() }).expect("scan").count(),
+        on_b
+    );
+
+    // a merges the high daughter with the last region; b takes it.
+    let last = region_names(&a)[2].clone();
+    a.merge_regions(&high, &last).expect("merge on a member");
+    b.sync_table("t").expect("sync");
+    assert_eq!(region_names(&b), region_names(&a), "b lists the merged region");
+    assert_eq!(states(&b), vec![RegionState::Open, RegionState::Offline]);
+    assert_rows_split(&a, &b, rows);
+
     assert!(a.recover_server("host-a,16020,1").is_err(), "a server does not recover itself");
     a.close().expect("close");
+    b.close().expect("close");
     let again = Store::open(
         root,
         StoreOptions { background: false, member: Some("host-a,16020,1".into()), ..StoreOptions::default() },
@@ -179,6 +224,20 @@ fn members_refuse_what_needs_the_master_and_names_are_never_reused() {
     let refused = solo.assign_region("0000000000000001").expect_err("not a member");
     assert!(refused.to_string().contains("cluster member"), "{refused}");
     solo.close().expect("close");
+}
+
+/// Every written row, read from whichever of `a` and `b` holds its region.
+fn assert_rows_split(a: &Store, b: &Store, rows: usize) {
+    for i in 0..rows {
+        let k = key(i);
+        let get = Get { max_versions: 2, ..Get::new(k.as_bytes()) };
+        let cells = match a.get("t", &get) {
+            Err(StoreError::NotServingRegion { .. }) => b.get("t", &get).expect("get on b"),
+            other => other.expect("get on a"),
+        };
+        let expected = if i % 10 == 0 { 0 } else { 2 };
+        assert_eq!(cells.len(), expected, "row {k}");
+    }
 }
 
 /// Region ids key the WAL's entries and the split of a dead server's WAL:

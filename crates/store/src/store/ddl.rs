@@ -75,7 +75,7 @@ impl Store {
         for (i, start) in bounds.iter().enumerate() {
             let end = bounds.get(i + 1).cloned().unwrap_or_default();
             let info = RegionInfo {
-                id: self.new_region_id()?,
+                id: self.inner.new_region_id()?,
                 table: desc.name.clone(),
                 start_key: start.clone(),
                 end_key: end,
@@ -94,23 +94,6 @@ impl Store {
         self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))?;
         tracing::info!(table = %name, families, regions = n, "created table");
         Ok(())
-    }
-
-    /// A region id for a new region: the store's counter, or in a cluster
-    /// the cluster's source (ids must be unique across the servers that
-    /// share the root; see `StoreOptions::region_ids`).
-    fn new_region_id(&self) -> Result<u64> {
-        if self.member_name().is_none() {
-            return Ok(self.inner.catalog.allocate_region_id());
-        }
-        let Some(source) = &self.inner.options.region_ids else {
-            return Err(StoreError::InvalidArgument(
-                "this cluster member has no source of cluster-unique region ids, so it cannot create regions".into(),
-            ));
-        };
-        let id = source().map_err(|e| StoreError::InvalidArgument(format!("allocating a region id: {e}")))?;
-        self.inner.catalog.observe_region_id(id);
-        Ok(id)
     }
 
     pub fn list_tables(&self) -> Vec<String> {
@@ -164,7 +147,6 @@ impl Store {
     /// `merge_region`); returns the merged region's.
     pub fn merge_regions(&self, a: &str, b: &str) -> Result<String> {
         self.check_open()?;
-        self.refuse_in_cluster("merge regions")?;
         let (t, ra) = self.region_named(a)?;
         let (tb, rb) = self.region_named(b)?;
         if !Arc::ptr_eq(&t, &tb) {
@@ -174,6 +156,11 @@ impl Store {
             return Err(StoreError::TableDisabled(t.desc.name.clone()));
         }
         crate::merge::merge_regions(&self.inner, &t, &ra, &rb).map(|m| m.info().dir_name())
+    }
+
+    /// The table of the region whose encoded name is `name`, if any.
+    pub fn table_of_region(&self, name: &str) -> Option<String> {
+        self.region_named(name).ok().map(|(t, _)| t.desc.name.clone())
     }
 
     /// Every region of `table` with its state, in key order.

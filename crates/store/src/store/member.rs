@@ -22,9 +22,13 @@
 //!   of a dead server's WAL, so a member takes new ids from the cluster's
 //!   source (`StoreOptions::region_ids`, a ZooKeeper sequence), never from
 //!   its own counter, and without one it creates no table.
-//! - **Splits and merges wait for the master.** The other servers' region
-//!   lists must learn of the new regions; until the master coordinates
-//!   that, a member refuses them.
+//! - **Splits and merges are the holder's, the region lists everyone's.**
+//!   A member splits or merges the regions it holds, by reference, as a
+//!   lone store does; the others rebuild their lists from the root
+//!   ([`sync_table`]: told by the server that split, and at every master
+//!   pass). A retired parent's directory goes only once no daughter refers
+//!   to it, a daughter another server holds judged by its manifests on disk
+//!   (`retired_parents.rs`).
 //!
 //! Thread safety: as the rest of the store — region list changes under the
 //! table's change lock, through catalog edits.
@@ -271,6 +275,51 @@ pub enum TableSync {
     Dropped,
     /// New on the root: listed, its regions OFFLINE here.
     Added,
+    /// Its regions changed on the root (another server split or merged
+    /// one): the list here was rebuilt, the new regions OFFLINE here.
+    Regions,
+}
+
+/// Rebuilds this server's region list of table `t` from the root when
+/// another server split or merged regions of it: regions still on the root
+/// keep their place (open ones go on serving), new ones come in as OFFLINE
+/// placeholders, retired ones go. Returns whether anything changed. A
+/// region open here that the root no longer lists is this server's own
+/// split or merge in progress: the list is left to it.
+fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Result<bool> {
+    let _changes = t.lock_changes();
+    let name = t.desc.name.clone();
+    let Some((_, _, on_root)) = committed_regions(inner, |n| n == name)?.into_iter().next() else {
+        return Ok(false);
+    };
+    let listed = t.regions();
+    let same = on_root.len() == listed.len() && on_root.iter().all(|(_, i)| listed.iter().any(|r| r.info().id == i.id));
+    let busy =
+        listed.iter().any(|r| r.state() != RegionState::Offline && !on_root.iter().any(|(_, i)| i.id == r.info().id));
+    if same || busy || on_root.is_empty() {
+        return Ok(false);
+    }
+    let mut regions = Vec::with_capacity(on_root.len());
+    for (dir, info) in on_root {
+        match listed.iter().find(|r| r.info().id == info.id) {
+            Some(r) => regions.push(r.clone()),
+            None => {
+                inner.catalog.observe_region_id(info.id);
+                regions.push(Arc::new(Region::unassigned(
+                    dir,
+                    info,
+                    t.desc.clone(),
+                    inner.wal.clone(),
+                    &inner.region_config,
+                )?));
+            }
+        }
+    }
+    regions.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
+    let (before, after) = (listed.len(), regions.len());
+    inner.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(t.desc.clone(), enabled, regions))))?;
+    tracing::info!(table = %name, before, after, "took another server's split or merge from the root");
+    Ok(true)
 }
 
 /// Brings this server's view of table `name` in line with its descriptor
@@ -301,7 +350,9 @@ pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
             refresh_tables(inner)?;
             Ok(TableSync::Added)
         }
-        (Some(file), Some(t)) if file.enabled == t.is_enabled() => Ok(TableSync::Unchanged),
+        (Some(file), Some(t)) if file.enabled == t.is_enabled() => {
+            Ok(if reconcile_regions(inner, &t, file.enabled)? { TableSync::Regions } else { TableSync::Unchanged })
+        }
         (Some(file), Some(t)) => {
             inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: file.enabled })?;
             if file.enabled {
