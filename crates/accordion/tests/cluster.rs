@@ -814,3 +814,104 @@ fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave(
         master.status().is_some_and(|st| !st["in_transition"].to_string().contains("\"s\""))
     });
 }
+
+/// The Python with happybase: `$ACCORDION_PYTHON` or the workspace's `.venv`.
+fn python() -> std::path::PathBuf {
+    let p = std::env::var_os("ACCORDION_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"));
+    let ok = Command::new(&p).args(["-c", "import happybase"]).status().is_ok_and(|s| s.success());
+    assert!(ok, "{} cannot import happybase: run .ci/run or set ACCORDION_PYTHON", p.display());
+    p
+}
+
+/// Issue 13's failover test with the real happybase client: three
+/// happybase writers, each connected to a different region server, put rows
+/// into a table whose region one server holds (two of them are forwarded);
+/// that server is SIGKILLed. Each writer retries a failed put as an
+/// application would; every put that returned is readable afterwards,
+/// through every surviving server, and the writers' gap is measured.
+#[test]
+fn happybase_writers_on_every_server_lose_no_acknowledged_row_when_the_regions_server_dies() {
+    let py = python();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let root = tempfile::tempdir().expect("shared root");
+    let master = MasterProcess::start(&url);
+    let mut servers: Vec<ServerProcess> =
+        (0..3).map(|_| ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)).collect();
+    wait_for("the master lists three serving servers", Duration::from_secs(20), || {
+        master.servers().iter().filter(|t| !t.is_empty()).count() == 3
+    });
+    let mut c = connect(&servers[0].thrift.to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"hb".to_vec(), vec![cd]).expect("create");
+    wait_for("the master counts server 0's region", Duration::from_secs(10), || {
+        master.load_of(&servers[0].thrift.to_string()).is_some_and(|l| l["regions"] == 1)
+    });
+
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/happybase/writer.py");
+    let writers: Vec<std::process::Child> = servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            Command::new(&py)
+                .arg(&script)
+                .args([&s.thrift.ip().to_string(), &s.thrift.port().to_string(), "hb", &format!("w{i}"), "8"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("start a happybase writer")
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(2500));
+    servers[0].kill();
+    let killed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs_f64();
+    let mut acked: Vec<String> = Vec::new();
+    for (i, w) in writers.into_iter().enumerate() {
+        let out = w.wait_with_output().expect("writer output");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mine: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("ACK ").and_then(|a| a.split_whitespace().next()).map(str::to_string))
+            .collect();
+        let errors = text.lines().filter(|l| l.starts_with("ERR ")).count();
+        // The first acknowledgement after the kill: how long this writer
+        // could not write (its puts were refused or waited meanwhile).
+        let time_of = |prefix: &str, field: usize| -> Vec<f64> {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(prefix)?.split_whitespace().nth(field)?.parse::<f64>().ok())
+                .collect()
+        };
+        let refused = time_of("ERR ", 0).into_iter().find(|t| *t > killed);
+        let resumed = match refused {
+            Some(first) => time_of("ACK ", 1).into_iter().find(|t| *t > first),
+            None => Some(killed),
+        };
+        eprintln!(
+            "happybase writer {i}: {} rows acknowledged, {errors} failed attempts, writing again {} after the kill",
+            mine.len(),
+            resumed.map_or("never".to_string(), |t| format!("{:.2} s", t - killed))
+        );
+        if i > 0 {
+            assert!(resumed.is_some_and(|t| t - killed < 10.0), "writer {i} did not write again within 10 s: {text}");
+        }
+        if i > 0 {
+            assert!(mine.len() > 50, "writer {i} on a surviving server wrote little: {text}");
+        }
+        acked.extend(mine);
+    }
+    wait_for("the region reopens on a survivor", Duration::from_secs(30), || {
+        servers[1..].iter().any(|s| open_tables(s).contains(&"hb".to_string()))
+    });
+    for via in &servers[1..] {
+        let mut c = connect(&via.thrift.to_string(), false, false).expect("connect");
+        let rows: Vec<Vec<u8>> = acked.iter().map(|r| r.clone().into_bytes()).collect();
+        for chunk in rows.chunks(500) {
+            let got = c.get_rows(b"hb".to_vec(), chunk.to_vec(), BTreeMap::new()).expect("getRows");
+            assert_eq!(got.len(), chunk.len(), "an acknowledged happybase row is lost (read through {})", via.thrift);
+        }
+    }
+    eprintln!("{} rows acknowledged to happybase, 0 lost", acked.len());
+}
