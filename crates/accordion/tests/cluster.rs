@@ -800,6 +800,25 @@ fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave(
     let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
     c1.create_table(b"e".to_vec(), vec![cd]).expect("create through a survivor");
     put(&mut c2, "e", "r").expect("a write to e through the other survivor");
+    // An alter through one survivor (the admin call disables, alters and
+    // enables, every server told at each step) holds on both.
+    let url = format!("http://{}/admin/alter?table=e&family=g&VERSIONS=3", servers[1].http);
+    let answer = ureq::post(&url).send_empty().expect("alter").body_mut().read_to_string().expect("answer");
+    assert!(answer.starts_with("altered e"), "{answer}");
+    for s in &servers[1..] {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        let families = c.get_column_descriptors(b"e".to_vec()).expect("families");
+        assert_eq!(families.get(b"g:".as_slice()).and_then(|g| g.max_versions), Some(3), "through {}", s.thrift);
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"g:q".to_vec()),
+            value: Some(format!("via {}", s.thrift).into_bytes()),
+            write_to_w_a_l: Some(true),
+        };
+        c.mutate_row(b"e".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new()).expect("a write to the new family");
+        let row = c.get_row(b"e".to_vec(), b"r".to_vec(), BTreeMap::new()).expect("row");
+        assert_eq!(row[0].columns.as_ref().map(|c| c.len()), Some(2), "f:q and g:q through {}", s.thrift);
+    }
     c2.disable_table(b"s".to_vec()).expect("disable");
     c2.delete_table(b"s".to_vec()).expect("delete");
     for s in &servers[1..] {

@@ -103,7 +103,20 @@ pub fn respond(
                 let desc = altered(store.describe_table(&table).map_err(failed)?, template, query)?;
                 let families: Vec<&str> = desc.families.iter().map(|f| f.name.as_str()).collect();
                 let answer = format!("altered {table}: families {}", families.join(", "));
-                store.alter_table(desc).map_err(failed)?;
+                // In a cluster the table is altered disabled, every server
+                // told at each step (as HBase's shell alters with online
+                // schema changes off).
+                let around = store.member_name().is_some() && store.is_table_enabled(&table).map_err(failed)?;
+                if around {
+                    store.disable_table(&table).map_err(failed)?;
+                    told_everywhere(router, &table)?;
+                }
+                let altered = store.alter_table(desc).map_err(failed).and_then(|()| told_everywhere(router, &table));
+                if around {
+                    store.enable_table(&table).map_err(failed)?;
+                    told_everywhere(router, &table)?;
+                }
+                altered?;
                 ok(answer)
             }
             // Cluster mode (the master's calls): recover a dead server's

@@ -37,14 +37,24 @@ impl Store {
     /// disabled table; a region closed by an operator stays closed.
     pub fn alter_table(&self, desc: TableDescriptor) -> Result<()> {
         self.check_open()?;
-        self.refuse_in_cluster("alter a table")?;
         desc.validate()?;
         let _ddl = self.inner.catalog.lock_ddl();
         let t = self.table(&desc.name)?;
         let _changes = t.lock_changes();
+        if self.member_name().is_some() && t.is_enabled() {
+            // Other servers hold regions of it open: they must have drained
+            // them (a disable) before its families' files change.
+            return Err(StoreError::InvalidArgument(format!(
+                "table {} is enabled; in a cluster a table is altered disabled (the admin alter call does that)",
+                desc.name
+            )));
+        }
         let started = std::time::Instant::now();
         let regions = t.regions();
-        if let Some(r) = regions.iter().find(|r| !matches!(r.state(), RegionState::Open | RegionState::Closed)) {
+        if let Some(r) = regions
+            .iter()
+            .find(|r| !matches!(r.state(), RegionState::Open | RegionState::Closed | RegionState::Offline))
+        {
             return Err(StoreError::InvalidArgument(format!(
                 "cannot alter table {}: region {} is {}",
                 desc.name,
@@ -122,14 +132,7 @@ impl Store {
         enabled: bool,
         committed: &mut bool,
     ) -> Result<()> {
-        for r in regions.iter().filter(|r| r.state() == RegionState::Open) {
-            let held: Vec<_> = r.stores().map(|s| s.hold_compactions()).collect();
-            crate::region_open_close::preclose_flush(r)?;
-            r.close_and_drain();
-            r.flush_all()?;
-            r.stores().for_each(|s| s.set_retired(true));
-            drop(held);
-        }
+        drain(regions)?;
         // A directory an earlier removal of a family of this name left
         // behind (a crash before its removal) must not come back as the new
         // family's data: it goes before the descriptor names the family.
@@ -145,18 +148,55 @@ impl Store {
         }
         self.write_table_file(desc, enabled)?;
         *committed = true;
-        let mut fresh = Vec::with_capacity(regions.len());
-        for r in regions {
-            self.inner.wal.forget_region(r.info().id);
-            let opened = self.inner.open_region(r.dir().to_path_buf(), r.info().clone(), desc.clone())?;
-            if r.state() == RegionState::Closed {
-                // Closed by an operator: it stays closed until opened.
-                opened.close();
-                opened.stores().for_each(|s| s.set_retired(true));
-            }
-            fresh.push(opened);
-        }
+        let fresh = reopen(&self.inner, regions, desc)?;
         let table = Arc::new(TableState::new(desc.clone(), enabled, fresh));
         self.inner.catalog.apply(CatalogEdit::ReplaceTable(table))
     }
+}
+
+/// Flushes and drains the regions of `regions` open here, and retires
+/// their stores: nothing of them waits in memory or in the WAL.
+pub(super) fn drain(regions: &[Arc<Region>]) -> Result<()> {
+    for r in regions.iter().filter(|r| r.state() == RegionState::Open) {
+        let held: Vec<_> = r.stores().map(|s| s.hold_compactions()).collect();
+        crate::region_open_close::preclose_flush(r)?;
+        r.close_and_drain();
+        r.flush_all()?;
+        r.stores().for_each(|s| s.set_retired(true));
+        drop(held);
+    }
+    Ok(())
+}
+
+/// `regions` (drained) again under `desc`, each as it was: open here,
+/// closed by an operator, or (a cluster member's) an OFFLINE placeholder
+/// for a region another server holds.
+pub(super) fn reopen(
+    inner: &crate::services::Services,
+    regions: &[Arc<Region>],
+    desc: &Arc<TableDescriptor>,
+) -> Result<Vec<Arc<Region>>> {
+    let mut fresh = Vec::with_capacity(regions.len());
+    for r in regions {
+        if r.state() == RegionState::Offline {
+            let dir = r.dir().to_path_buf();
+            fresh.push(Arc::new(Region::unassigned(
+                dir,
+                r.info().clone(),
+                desc.clone(),
+                inner.wal.clone(),
+                &inner.region_config,
+            )?));
+            continue;
+        }
+        inner.wal.forget_region(r.info().id);
+        let opened = inner.open_region(r.dir().to_path_buf(), r.info().clone(), desc.clone())?;
+        if r.state() == RegionState::Closed {
+            // Closed by an operator: it stays closed until opened.
+            opened.close();
+            opened.stores().for_each(|s| s.set_retired(true));
+        }
+        fresh.push(opened);
+    }
+    Ok(fresh)
 }

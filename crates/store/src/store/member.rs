@@ -275,6 +275,9 @@ pub enum TableSync {
     Dropped,
     /// New on the root: listed, its regions OFFLINE here.
     Added,
+    /// Its families changed on the root (another server altered it): its
+    /// regions here opened again under the new descriptor.
+    Altered,
     /// Its regions changed on the root (another server split or merged
     /// one): the list here was rebuilt, the new regions OFFLINE here.
     Regions,
@@ -349,6 +352,18 @@ pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
             drop(_ddl);
             refresh_tables(inner)?;
             Ok(TableSync::Added)
+        }
+        (Some(file), Some(t)) if file.descriptor != *t.desc => {
+            // Another server altered it (disabled meanwhile): this server's
+            // regions of it open again under the new families.
+            let _changes = t.lock_changes();
+            let regions = t.regions();
+            super::alter::drain(&regions)?;
+            let desc = Arc::new(file.descriptor);
+            let fresh = super::alter::reopen(inner, &regions, &desc)?;
+            inner.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(desc, file.enabled, fresh))))?;
+            tracing::info!(table = %name, "took another server's alter of a table from the root");
+            Ok(TableSync::Altered)
         }
         (Some(file), Some(t)) if file.enabled == t.is_enabled() => {
             Ok(if reconcile_regions(inner, &t, file.enabled)? { TableSync::Regions } else { TableSync::Unchanged })

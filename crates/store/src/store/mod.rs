@@ -414,16 +414,6 @@ impl Store {
         Ok(())
     }
 
-    /// Splits and merges wait for the master in cluster mode (`member.rs`).
-    pub(crate) fn refuse_in_cluster(&self, what: &str) -> Result<()> {
-        match self.member_name() {
-            Some(_) => Err(StoreError::InvalidArgument(format!(
-                "a cluster member does not {what} on its own yet: the other servers' region lists                  need the master"
-            ))),
-            None => Ok(()),
-        }
-    }
-
     /// Flushes every region and stops. Writes after `close` fail.
     pub fn close(&self) -> Result<()> {
         if self.inner.mark_closed() {
