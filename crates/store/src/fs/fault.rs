@@ -82,6 +82,10 @@ struct FaultState {
     mutations: u64,
     /// After this many mutations, every mutation fails (a stopped process).
     stop_after: Option<u64>,
+    /// Files created and not closed read as empty (see
+    /// [`FaultInjectingFs::hide_unclosed_files`]), by their current path.
+    hide_unclosed: bool,
+    unclosed: std::collections::HashSet<PathBuf>,
 }
 
 #[derive(Clone)]
@@ -181,6 +185,14 @@ impl FaultInjectingFs {
 
     /// Removes every fault rule and the space limit (a hold on syncs stays:
     /// see [`release_syncs`](Self::release_syncs)).
+    /// From now on, a file created and not yet closed reads as empty (and
+    /// stays so if its writer is dropped unclosed), also under a new name
+    /// after a rename: what a reader on HDFS sees of a file whose writer
+    /// still holds its lease (hdfs-native reads a file's completed blocks).
+    pub fn hide_unclosed_files(&self) {
+        self.state.lock().hide_unclosed = true;
+    }
+
     /// Lets the next `n` mutations through and fails every later one (see
     /// the module doc); `heal` lifts it.
     pub fn stop_after(&self, n: u64) {
@@ -263,6 +275,9 @@ impl FileSystem for FaultInjectingFs {
             }
             let existed = self.inner.exists(path)?;
             s.synced.insert(path.to_path_buf(), 0);
+            if s.hide_unclosed {
+                s.unclosed.insert(path.to_path_buf());
+            }
             if !existed {
                 s.dirs.created(path, false);
             }
@@ -272,6 +287,9 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
+        if self.state.lock().unclosed.contains(path) {
+            return Ok(Arc::new(Unclosed { path: path.to_path_buf() }));
+        }
         self.inner.open(path)
     }
 
@@ -286,6 +304,9 @@ impl FileSystem for FaultInjectingFs {
             }
         }
         let mut s = self.state.lock();
+        if s.unclosed.remove(from) {
+            s.unclosed.insert(to.to_path_buf());
+        }
         let FaultState { dirs, synced, .. } = &mut *s;
         dirs.rename(self.inner.as_ref(), synced, from, to)
     }
@@ -337,6 +358,9 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn file_size(&self, path: &Path) -> Result<u64> {
+        if self.state.lock().unclosed.contains(path) {
+            return Ok(0);
+        }
         self.inner.file_size(path)
     }
 
@@ -414,7 +438,35 @@ impl WritableFile for FaultWritable {
     }
 
     fn close(self: Box<Self>) -> Result<()> {
+        self.state.lock().unclosed.remove(self.inner.path());
         self.inner.close()
+    }
+}
+
+/// A file created through a file system that hides unclosed files, not
+/// closed yet: it reads as empty.
+struct Unclosed {
+    path: PathBuf,
+}
+
+impl ReadableFile for Unclosed {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if buf.is_empty() && offset == 0 {
+            return Ok(());
+        }
+        Err(StoreError::io(
+            "read",
+            &self.path,
+            io::Error::new(io::ErrorKind::UnexpectedEof, "a file still open for writing reads as empty"),
+        ))
+    }
+
+    fn len(&self) -> u64 {
+        0
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
     }
 }
 
