@@ -473,6 +473,20 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
     }
+    // A call that comes from another server (a peer connection) is never
+    // forwarded again: a region held elsewhere is refused, not bounced.
+    let row = {
+        let mut c = connect(&servers[0].thrift.to_string(), false, false).expect("connect");
+        let regions = c.get_table_regions(b"s".to_vec()).expect("regions");
+        let other = regions.iter().find(|r| r.port != Some(i32::from(servers[0].thrift.port()))).expect("a region");
+        // The region's first row (the first region starts at the empty key).
+        other.start_key.clone().filter(|k| !k.is_empty()).unwrap_or_else(|| b"a".to_vec())
+    };
+    let mut peer = server::client::connect_as_peer(&servers[0].thrift.to_string(), Duration::from_secs(10))
+        .expect("connect as a peer");
+    let refused = peer.get_row(b"s".to_vec(), row, BTreeMap::new()).expect_err("a peer's call is not forwarded");
+    assert!(error_message(&refused).contains("NotServingRegionException"), "{}", error_message(&refused));
+
     // A batch over every region through server 0, read back through 1.
     let mut c = connect(&servers[0].thrift.to_string(), false, false).expect("connect");
     let batch: Vec<BatchMutation> = (b'a'..=b'z')

@@ -22,12 +22,34 @@ pub type ThriftClient = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn 
 /// Connects to `addr` ("host:port") with framed or buffered transport and
 /// the compact or binary protocol.
 pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
+    over(open(addr)?, framed, compact)
+}
+
+/// A connection from one region server to another that forwards calls
+/// for the regions the other holds (`routing.rs`): it announces itself with
+/// [`crate::connection::PEER_PREAMBLE`], so the other server never forwards
+/// its calls again (no loops), and a call may take at most `timeout` to be
+/// written or answered (HBase's `hbase.rpc.timeout` is 60 s).
+pub fn connect_as_peer(addr: &str, timeout: Duration) -> thrift::Result<ThriftClient> {
+    use std::io::Write;
+    let mut stream = open(addr)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.write_all(crate::connection::PEER_PREAMBLE)?;
+    over(stream, false, false)
+}
+
+fn open(addr: &str) -> thrift::Result<std::net::TcpStream> {
     let sock = addr
         .to_socket_addrs()?
         .next()
         .ok_or_else(|| thrift::Error::from(std::io::Error::other(format!("{addr} resolves to no address"))))?;
     let stream = std::net::TcpStream::connect_timeout(&sock, Duration::from_secs(10))?;
     stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+fn over(stream: std::net::TcpStream, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
     let (read, write) = TTcpChannel::with_stream(stream).split()?;
     let (input, output): (Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>) = match (framed, compact) {
         (false, false) => (

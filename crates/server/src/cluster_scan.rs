@@ -23,7 +23,7 @@ use std::sync::Arc;
 use memstore::{Cell, CellType};
 use store::{RegionState, Scan, Store};
 
-use crate::client::{THbaseSyncClient, ThriftClient, connect};
+use crate::client::{THbaseSyncClient, ThriftClient, connect_as_peer};
 use crate::hbase_thrift::{TRowResult, TScan};
 use crate::routing::Router;
 
@@ -149,7 +149,7 @@ impl PieceScan {
             }
             Piece::Elsewhere { region, start, stop } => {
                 let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
-                let opened = connect(&owner, false, false).and_then(|mut client| {
+                let opened = connect_as_peer(&owner, crate::routing::CALL_TIMEOUT).and_then(|mut client| {
                     let mut scan = self.remote.clone();
                     scan.start_row = Some(start);
                     scan.stop_row = Some(stop).filter(|s| !s.is_empty());

@@ -28,6 +28,12 @@ use thrift::protocol::{
 use thrift::server::TProcessor;
 use thrift::transport::{TBufferedWriteTransport, TFramedWriteTransport};
 
+/// What a region server forwarding calls to another sends before its
+/// first Thrift message (`client::connect_as_peer`): the calls of such a
+/// connection are answered here, never forwarded again (`routing.rs`). No
+/// wire starts so (Thrift: 0x80, 0x82, 0x00; HTTP: an upper-case method).
+pub const PEER_PREAMBLE: &[u8; 5] = b"ACCFW";
+
 /// How a connection talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
@@ -232,6 +238,23 @@ pub fn serve(
     let first = match reader.peek(5) {
         Ok(b) => b.to_vec(),
         Err(e) => return (Ended::Error(e.into()), None),
+    };
+    let first = if first == PEER_PREAMBLE {
+        let mut preamble = [0u8; 5];
+        if let Err(e) = reader.read_exact(&mut preamble) {
+            return (Ended::Error(e.into()), None);
+        }
+        crate::routing::serve_as_peer();
+        match reader
+            .wait_for_message(shutdown, limits)
+            .and_then(|more| if more { reader.peek(5).map(<[u8]>::to_vec) } else { Ok(Vec::new()) })
+        {
+            Ok(next) if next.is_empty() => return (Ended::ClientClosed, None),
+            Ok(next) => next,
+            Err(e) => return (Ended::Error(e.into()), None),
+        }
+    } else {
+        first
     };
     if let Some(http) = http.filter(|_| crate::http_relay::looks_like_http(&first)) {
         let (stream, head) = reader.into_parts();

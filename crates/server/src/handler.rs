@@ -131,7 +131,9 @@ impl ThriftHandler {
     /// region is OFFLINE here (a placeholder) and a live server has it
     /// OPEN. Otherwise the call is this server's to answer (or refuse).
     fn elsewhere(&self, table: &[u8], row: &[u8]) -> Option<(String, String)> {
-        if !self.router.is_cluster() {
+        // A call another server forwarded is answered here, never again
+        // forwarded (see `routing.rs`).
+        if !self.router.is_cluster() || crate::routing::serving_peer() {
             return None;
         }
         let name = std::str::from_utf8(table).ok()?;
@@ -518,7 +520,8 @@ impl ThriftHandler {
     /// In a cluster, the pieces of `scan` when other servers hold some of
     /// the regions it reads (`cluster_scan.rs`); `None`: the store scans it.
     fn pieces_of(&self, table: &str, scan: &Scan, remote: TScan) -> ThriftResult<Option<PieceScan>> {
-        if !self.router.is_cluster() {
+        // A scan another server forwarded covers only regions held here.
+        if !self.router.is_cluster() || crate::routing::serving_peer() {
             return Ok(None);
         }
         let regions = self.store.region_states(table).map_err(from_store)?;

@@ -12,11 +12,14 @@
 //! forwarded call fails, then asked again (at most every
 //! [`REFRESH_INTERVAL`]), so a region that moved is found at its new owner.
 //!
-//! A forwarded call is answered by a server that had the region OPEN when
-//! asked; if it has let the region go since, it refuses with
-//! NotServingRegion (or forwards in turn, to whoever holds it now), and the
+//! A forwarded call goes over a connection that announces itself as a
+//! peer's ([`serve_as_peer`]): the server that gets it answers or refuses,
+//! never forwards it again, so owner maps gone stale on two servers cannot
+//! bounce a call between them. If the region has moved since it was looked
+//! up, the answer is NotServingRegion, the owner is forgotten, and the
 //! client sees that error as an HBase client would, and retries. The lease
-//! gate of the owner still decides whether it may serve at all.
+//! gate of the owner still decides whether it may serve at all. A forwarded
+//! call may take at most [`CALL_TIMEOUT`].
 //!
 //! Thread safety: the owner map and the connection pool each sit behind a
 //! mutex held for a lookup or an insert, never across a network call; a
@@ -28,7 +31,33 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::client::{ThriftClient, connect};
+use crate::client::{ThriftClient, connect_as_peer};
+
+thread_local! {
+    /// Whether the connection this thread serves is another region server
+    /// forwarding calls (it sent `connection::PEER_PREAMBLE`).
+    static FROM_PEER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the current connection thread as serving another region server's
+/// forwarded calls: they are answered here or refused, never forwarded
+/// again, so a stale owner map on two servers cannot bounce a call between
+/// them.
+pub fn serve_as_peer() {
+    FROM_PEER.with(|p| p.set(true));
+}
+
+/// Whether the current thread serves forwarded calls (see [`serve_as_peer`]).
+pub fn serving_peer() -> bool {
+    FROM_PEER.with(std::cell::Cell::get)
+}
+
+/// How long a forwarded call may take (HBase's `hbase.rpc.timeout`).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A pooled connection idle longer than this is not reused: the other
+/// server closes idle connections after its idle timeout (60 s).
+const POOL_IDLE: Duration = Duration::from_secs(20);
 
 /// How often the owner map may be asked for again.
 pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
@@ -60,7 +89,7 @@ pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
 pub struct Router {
     peers: OnceLock<Peers>,
     owners: Mutex<Owners>,
-    pool: Mutex<HashMap<String, Vec<ThriftClient>>>,
+    pool: Mutex<HashMap<String, Vec<(ThriftClient, Instant)>>>,
 }
 
 #[derive(Default)]
@@ -166,10 +195,15 @@ impl Router {
     /// Runs `call` on a connection to the server at `addr` (pooled). A
     /// connection whose call failed below the Thrift layer is dropped.
     pub fn call<T>(&self, addr: &str, call: impl FnOnce(&mut ThriftClient) -> thrift::Result<T>) -> thrift::Result<T> {
-        let pooled = self.pool.lock().get_mut(addr).and_then(Vec::pop);
+        let pooled = {
+            let mut pool = self.pool.lock();
+            let idle = pool.entry(addr.to_string()).or_default();
+            idle.retain(|(_, since)| since.elapsed() < POOL_IDLE);
+            idle.pop()
+        };
         let mut client = match pooled {
-            Some(c) => c,
-            None => connect(addr, false, false)?,
+            Some((c, _)) => c,
+            None => connect_as_peer(addr, CALL_TIMEOUT)?,
         };
         let result = call(&mut client);
         let broken = matches!(&result, Err(e) if !matches!(e, thrift::Error::User(_)));
@@ -177,7 +211,7 @@ impl Router {
             let mut pool = self.pool.lock();
             let idle = pool.entry(addr.to_string()).or_default();
             if idle.len() < POOLED_PER_SERVER {
-                idle.push(client);
+                idle.push((client, Instant::now()));
             }
         }
         result

@@ -392,8 +392,13 @@ impl Store {
         let added = member::refresh_tables(&self.inner)?;
         // Another server's disable, enable or delete that this server was
         // not told of (its call to us failed) is taken from the root here.
+        // One table that cannot be synced (a failing flush, say) must not
+        // keep the others, or the master's pass, waiting: it is retried at
+        // the next pass.
         for name in self.inner.catalog.table_names() {
-            member::sync_table(&self.inner, &name)?;
+            if let Err(e) = member::sync_table(&self.inner, &name) {
+                tracing::warn!(table = %name, error = %e, "could not take a table's state from the root; retried at the next pass");
+            }
         }
         Ok(added)
     }
