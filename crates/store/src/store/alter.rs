@@ -18,7 +18,10 @@
 //! skipped at replay (`Region::replay`, as HBase skips them), and a removed
 //! family's directory left by the crash is never read (a region opens only
 //! the families its descriptor names); an alter that adds a family of that
-//! name removes it before it commits, and dropping the table removes it.
+//! name removes it before it commits, and dropping the table removes it. An
+//! added family's manifest starts at the region's highest flushed sequence
+//! id, so a removed family's edits of the same name still in the WAL are
+//! never replayed into it.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -136,14 +139,21 @@ impl Store {
         // A directory an earlier removal of a family of this name left
         // behind (a crash before its removal) must not come back as the new
         // family's data: it goes before the descriptor names the family.
+        // A family's replay floor is its manifest's flushed sequence id: an
+        // added family starts at the highest the region has flushed, so that
+        // edits of a removed family of the same name still in the WAL are
+        // not replayed into it after a crash.
         let fs = self.inner.ctx.fs.as_ref();
         for r in regions {
+            let floor = region_flushed_seq(fs, r.dir())?;
             for family in added {
                 let dir = r.dir().join(family);
                 if fs.exists(&dir)? {
                     fs.remove_dir_all(&dir)?;
-                    fs.sync_dir(r.dir())?;
                 }
+                fs.create_dir_all(&dir)?;
+                crate::manifest::StoreManifest { files: Vec::new(), flushed_seq: floor }.commit(fs, &dir)?;
+                fs.sync_dir(r.dir())?;
             }
         }
         self.write_table_file(desc, enabled)?;
@@ -152,6 +162,20 @@ impl Store {
         let table = Arc::new(TableState::new(desc.clone(), enabled, fresh));
         self.inner.catalog.apply(CatalogEdit::ReplaceTable(table))
     }
+}
+
+/// The highest sequence id any family of the region in `region_dir` has
+/// flushed, from the manifests on disk (the region is drained, so every
+/// edit up to it is in its files).
+fn region_flushed_seq(fs: &dyn crate::fs::FileSystem, region_dir: &std::path::Path) -> Result<u64> {
+    let mut floor = 0;
+    for family in fs.list(region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+        let dir = region_dir.join(family);
+        if fs.exists(&crate::manifest::StoreManifest::path(&dir))? {
+            floor = floor.max(crate::manifest::StoreManifest::load(fs, &dir)?.flushed_seq);
+        }
+    }
+    Ok(floor)
 }
 
 /// Flushes and drains the regions of `regions` open here, and retires
