@@ -191,8 +191,9 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
         println!("  server {}  thrift {}  http http://{}/  pid {}", i + 1, s.thrift, s.http, s.child.id());
     }
     println!(
-        "Connect a client (happybase) to a server's Thrift address; a table's regions open on the server that \
-         created it, and on the others when it dies. Ctrl-C stops the cluster."
+        "Connect a client (happybase) to any server's Thrift address: calls for regions another server holds \
+         are forwarded to it. A table's regions open on the server that created it, spread by the balancer, and \
+         move to the others when a server dies. Ctrl-C stops the cluster."
     );
     // Scripts and tests wait for this line.
     println!("accordion cluster ready");

@@ -105,7 +105,10 @@ pub struct PassMemory {
 /// could not be asked).
 pub type Registered<'a> = &'a dyn Fn(&str) -> Option<bool>;
 
-/// Regions one balancer run moves at most (HBase bounds a run by time).
+/// How long one balancer run may go on moving regions.
+const BALANCER_RUN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Regions one balancer run moves at most.
 const MOVES_PER_RUN: usize = 32;
 
 /// One assignment pass; see the module doc. Does nothing while a serving
@@ -157,8 +160,9 @@ fn assign(
         }
     }
     let mut open: BTreeMap<&str, usize> = serving.iter().map(|s| (s.name.as_str(), 0)).collect();
-    let mut open_regions: BTreeMap<String, Vec<String>> =
-        serving.iter().map(|s| (s.name.clone(), Vec::new())).collect();
+    // Open regions of enabled tables: (server, region, table), what the
+    // balancer may move.
+    let mut movable: Vec<(String, String, String)> = Vec::new();
     let mut held: BTreeSet<String> = BTreeSet::new();
     let mut all: BTreeMap<String, Listed> = BTreeMap::new();
     let mut wal_owners: BTreeSet<String> = BTreeSet::new();
@@ -170,7 +174,9 @@ fn assign(
                 held.insert(id.clone());
                 if listed.state == "OPEN" {
                     *open.entry(s.name.as_str()).or_default() += 1;
-                    open_regions.entry(s.name.clone()).or_default().push(id.clone());
+                    if listed.enabled {
+                        movable.push((s.name.clone(), id.clone(), listed.table.clone()));
+                    }
                 } else {
                     transit.push(InTransition {
                         region: id.clone(),
@@ -261,7 +267,22 @@ fn assign(
     {
         *ran = true;
         let by_name = |name: &str| serving.iter().find(|s| s.name == name).copied();
+        // Every open region counts toward its server's load; only regions
+        // of tables no server lists disabled (no DDL under way) move.
+        let mut open_regions: BTreeMap<String, Vec<String>> =
+            serving.iter().map(|s| (s.name.clone(), Vec::new())).collect();
+        for (server, region, table) in &movable {
+            if !disabled.contains(table) {
+                open_regions.entry(server.clone()).or_default().push(region.clone());
+            }
+        }
+        let run_started = Instant::now();
         for m in crate::balancer::plan(&open_regions, MOVES_PER_RUN) {
+            // A run is bounded in time, as HBase's (the poller also recovers
+            // dead servers' regions).
+            if run_started.elapsed() > BALANCER_RUN_LIMIT {
+                break;
+            }
             let (Some(from), Some(to)) = (by_name(&m.from), by_name(&m.to)) else { continue };
             let started = Instant::now();
             let region = encode(&m.region);

@@ -109,7 +109,13 @@ pub fn respond(
                 let around = store.member_name().is_some() && store.is_table_enabled(&table).map_err(failed)?;
                 if around {
                     store.disable_table(&table).map_err(failed)?;
-                    told_everywhere(router, &table)?;
+                    if let Err(e) = told_everywhere(router, &table) {
+                        // Not every server drained it: nothing is altered,
+                        // and the table serves again.
+                        let _ = store.enable_table(&table);
+                        let _ = told_everywhere(router, &table);
+                        return Err(e);
+                    }
                 }
                 let altered = store.alter_table(desc).map_err(failed).and_then(|()| told_everywhere(router, &table));
                 if around {

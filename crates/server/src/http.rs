@@ -75,11 +75,29 @@ impl HttpServer {
         let addr =
             server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
         let shutdown = Arc::new(AtomicBool::new(false));
+        let source = Arc::new(source);
         let thread = {
             let shutdown = shutdown.clone();
             std::thread::Builder::new().name("http".into()).spawn(move || {
                 while !shutdown.load(Ordering::Acquire) {
                     match server.recv_timeout(Duration::from_millis(100)) {
+                        // An admin call may take long (a split, an alter, a
+                        // cluster-wide DDL waiting on other servers' own
+                        // admin calls): on a thread of its own, so that
+                        // /status keeps answering (the master and the other
+                        // servers read it) and two servers' admin calls
+                        // cannot wait on each other.
+                        Ok(Some(request))
+                            if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
+                        {
+                            let source = source.clone();
+                            let spawned = std::thread::Builder::new()
+                                .name("http-admin".into())
+                                .spawn(move || respond(&source, request));
+                            if let Err(e) = spawned {
+                                tracing::warn!(error = %e, "cannot start a thread for an admin call");
+                            }
+                        }
                         Ok(Some(request)) => respond(&source, request),
                         Ok(None) => {}
                         Err(e) => tracing::warn!(error = %e, "HTTP receive failed"),

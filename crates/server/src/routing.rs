@@ -158,13 +158,25 @@ impl Router {
             }
         };
         let mut by_region = HashMap::new();
+        let mut unread = Vec::new();
         for peer in peers {
             match open_regions(&peer) {
                 Ok(regions) => by_region.extend(regions.into_iter().map(|r| (r, peer.thrift.clone()))),
-                Err(e) => tracing::debug!(server = %peer.thrift, error = %e, "cannot read a region server's regions"),
+                Err(e) => {
+                    tracing::debug!(server = %peer.thrift, error = %e, "cannot read a region server's regions");
+                    unread.push(peer.thrift);
+                }
             }
         }
-        self.owners.lock().by_region = by_region;
+        let mut owners = self.owners.lock();
+        // A live server that did not answer this time (busy) keeps the
+        // regions it was known to hold.
+        for (region, owner) in owners.by_region.drain() {
+            if unread.contains(&owner) {
+                by_region.entry(region).or_insert(owner);
+            }
+        }
+        owners.by_region = by_region;
     }
 
     /// Has every other live server take table `table`'s state from the

@@ -68,7 +68,6 @@ impl Services {
         }
     }
 
-    /// `<dir>/data`, where the tables are.
     /// A region id for a new region (a table's, a split's daughter, a
     /// merge's result): the store's counter, or in a cluster the cluster's
     /// source (ids key WAL entries and its split, so they must be unique
@@ -87,6 +86,7 @@ impl Services {
         Ok(id)
     }
 
+    /// `<dir>/data`, where the tables are.
     pub(crate) fn data_dir(&self) -> PathBuf {
         data_dir(&self.dir)
     }

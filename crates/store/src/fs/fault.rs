@@ -183,8 +183,6 @@ impl FaultInjectingFs {
         self.state.lock().rules.push(FaultRule { kind, path_contains: path_contains.to_string(), skip, times });
     }
 
-    /// Removes every fault rule and the space limit (a hold on syncs stays:
-    /// see [`release_syncs`](Self::release_syncs)).
     /// From now on, a file created and not yet closed reads as empty (and
     /// stays so if its writer is dropped unclosed), also under a new name
     /// after a rename: what a reader on HDFS sees of a file whose writer
@@ -205,6 +203,8 @@ impl FaultInjectingFs {
         self.state.lock().mutations
     }
 
+    /// Removes every fault rule and the space limit (a hold on syncs stays:
+    /// see [`release_syncs`](Self::release_syncs)).
     pub fn heal(&self) {
         let mut s = self.state.lock();
         s.stop_after = None;

@@ -59,6 +59,12 @@ impl Store {
         if self.inner.catalog.contains_table(&desc.name) {
             return Err(StoreError::TableExists(desc.name.clone()));
         }
+        // A cluster member may not have heard of a table another server
+        // created yet: the root's descriptor decides.
+        let on_root = self.inner.data_dir().join(&desc.name).join(TABLE_DESC_NAME);
+        if self.member_name().is_some() && self.inner.ctx.fs.exists(&on_root)? {
+            return Err(StoreError::TableExists(desc.name.clone()));
+        }
         let mut keys: Vec<Vec<u8>> = split_keys.to_vec();
         keys.sort();
         keys.dedup();
