@@ -501,6 +501,26 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         })
         .collect();
     c.mutate_rows(b"s".to_vec(), batch, BTreeMap::new()).expect("a batch over every region");
+    // A malformed row (a column without a qualifier) refuses the whole
+    // batch before any server writes any of its rows.
+    let bad: Vec<BatchMutation> = [b"b3".to_vec(), b"x3".to_vec(), b"m3".to_vec()]
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| BatchMutation {
+            row: Some(row),
+            mutations: Some(vec![Mutation {
+                is_delete: Some(false),
+                column: Some(if i == 2 { b"f".to_vec() } else { b"f:q".to_vec() }),
+                value: Some(b"bad".to_vec()),
+                write_to_w_a_l: Some(true),
+            }]),
+        })
+        .collect();
+    let refused = c.mutate_rows(b"s".to_vec(), bad, BTreeMap::new()).expect_err("a malformed row");
+    assert!(error_message(&refused).starts_with("IllegalArgument"), "{}", error_message(&refused));
+    for row in ["b3", "x3", "m3"] {
+        assert!(c.get_row(b"s".to_vec(), row.as_bytes().to_vec(), BTreeMap::new()).expect("get").is_empty(), "{row}");
+    }
     let mut d = connect(&servers[1].thrift.to_string(), false, false).expect("connect");
     let rows = scan_rows(&mut d, scan(None, None, Some("ValueFilter(=, 'binary:batched')"))).expect("scan");
     assert_eq!(rows.len(), 26, "{rows:?}");

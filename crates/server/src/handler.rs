@@ -368,8 +368,22 @@ impl ThriftHandler {
     fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
         let started = Instant::now();
         let name = table_name(table)?;
-        // Rows held by other servers go to them, one call per server.
+        // Rows held by other servers go to them, one call per server; every
+        // row is checked first, so that a malformed one refuses the call
+        // before anything is written anywhere (as on one server).
         let (batches, remote) = self.split_by_owner(table, batches);
+        let mut rows = Vec::with_capacity(batches.len());
+        for b in batches {
+            let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
+            if !ms.is_empty() {
+                rows.push((b.row.unwrap_or_default(), ms, durability));
+            }
+        }
+        for (_, batch) in remote.values() {
+            for b in batch {
+                self.row_mutations(b.mutations.clone().unwrap_or_default(), ts)?;
+            }
+        }
         let mut result = Ok(());
         for (owner, (encoded, batch)) in remote {
             let sent = self.router.call(&owner, |c| match ts {
@@ -382,13 +396,6 @@ impl ThriftHandler {
                 encoded.iter().for_each(|e| self.router.forget(e));
             }
             result = result.and(sent);
-        }
-        let mut rows = Vec::with_capacity(batches.len());
-        for b in batches {
-            let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
-            if !ms.is_empty() {
-                rows.push((b.row.unwrap_or_default(), ms, durability));
-            }
         }
         let refs: Vec<Vec<MutationRef<'_>>> =
             rows.iter().map(|(_, ms, _)| ms.iter().map(StoreMutation::as_ref).collect()).collect();
