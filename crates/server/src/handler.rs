@@ -152,17 +152,30 @@ impl ThriftHandler {
         &self,
         table: &[u8],
         row: &[u8],
-        call: impl FnOnce(&mut ThriftClient) -> ThriftResult<T>,
+        call: impl FnMut(&mut ThriftClient) -> ThriftResult<T>,
     ) -> Option<ThriftResult<T>> {
         let (encoded, owner) = self.elsewhere(table, row)?;
-        let result = self.router.call(&owner, call);
+        let mut call = call;
+        let mut result = self.router.call(&owner, &mut call);
         if let Err(e) = &result
             && Router::moved(e)
         {
-            // It has moved: ask again next time.
+            // It has moved (or its server died): look it up again, and call
+            // the new owner once, as HBase's client relocates and retries.
             self.router.forget(&encoded);
+            if let Some((_, now)) = self.elsewhere(table, row).filter(|(_, now)| *now != owner) {
+                result = self.router.call(&now, &mut call);
+            }
         }
-        Some(result)
+        // The owner's own answer as it gave it; a failure to reach it as
+        // the IOError HBase's client knows (not an "internal error").
+        Some(result.map_err(|e| match e {
+            e @ thrift::Error::User(_) => e,
+            other => io_error(format!(
+                "org.apache.hadoop.hbase.NotServingRegionException: the server holding region {encoded} ({owner}) \
+                 could not be reached: {other}"
+            )),
+        }))
     }
 
     /// Set once the Thrift listener is bound (see `served_at`).
@@ -387,8 +400,8 @@ impl ThriftHandler {
         let mut result = Ok(());
         for (owner, (encoded, batch)) in remote {
             let sent = self.router.call(&owner, |c| match ts {
-                Some(ts) => c.mutate_rows_ts(table.to_vec(), batch, ts, BTreeMap::new()),
-                None => c.mutate_rows(table.to_vec(), batch, BTreeMap::new()),
+                Some(ts) => c.mutate_rows_ts(table.to_vec(), batch.clone(), ts, BTreeMap::new()),
+                None => c.mutate_rows(table.to_vec(), batch.clone(), BTreeMap::new()),
             });
             if let Err(e) = &sent
                 && Router::moved(e)

@@ -205,20 +205,32 @@ impl Router {
     }
 
     /// Runs `call` on a connection to the server at `addr` (pooled). A
-    /// connection whose call failed below the Thrift layer is dropped.
-    pub fn call<T>(&self, addr: &str, call: impl FnOnce(&mut ThriftClient) -> thrift::Result<T>) -> thrift::Result<T> {
+    /// connection whose call failed below the Thrift layer is dropped; if it
+    /// came from the pool (the other server may have closed it meanwhile),
+    /// the call is made once more on a new connection.
+    pub fn call<T>(
+        &self,
+        addr: &str,
+        mut call: impl FnMut(&mut ThriftClient) -> thrift::Result<T>,
+    ) -> thrift::Result<T> {
         let pooled = {
             let mut pool = self.pool.lock();
             let idle = pool.entry(addr.to_string()).or_default();
             idle.retain(|(_, since)| since.elapsed() < POOL_IDLE);
             idle.pop()
         };
-        let mut client = match pooled {
-            Some((c, _)) => c,
-            None => connect_as_peer(addr, CALL_TIMEOUT)?,
+        let (mut client, reused) = match pooled {
+            Some((c, _)) => (c, true),
+            None => (connect_as_peer(addr, CALL_TIMEOUT)?, false),
         };
-        let result = call(&mut client);
-        let broken = matches!(&result, Err(e) if !matches!(e, thrift::Error::User(_)));
+        let stale = |r: &thrift::Result<T>| matches!(r, Err(e) if !matches!(e, thrift::Error::User(_)));
+        let mut result = call(&mut client);
+        if reused && stale(&result) {
+            tracing::debug!(server = %addr, "a pooled connection to another server failed; calling again on a new one");
+            client = connect_as_peer(addr, CALL_TIMEOUT)?;
+            result = call(&mut client);
+        }
+        let broken = stale(&result);
         if !broken {
             let mut pool = self.pool.lock();
             let idle = pool.entry(addr.to_string()).or_default();
