@@ -202,9 +202,14 @@ impl InFlight<'_> {
 }
 
 impl Drop for InFlight<'_> {
+    /// A request that arrived while this flush ran is queued again only if
+    /// the region is full again: the writes it was about, made before the
+    /// flush took its snapshot, went out with that flush (queuing it anyway
+    /// flushed the few KB written meanwhile as a file of their own). A failed
+    /// flush is retried on its own path (`flusher::flush_region`).
     fn drop(&mut self) {
         let requested = self.queue.in_flight.lock().remove(&self.region.info().id) == Some(true);
-        if requested {
+        if requested && self.region.flushable_heap_size() >= self.region.flush_size() {
             self.queue.request(&self.region);
         }
     }
