@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use parking_lot::Mutex;
 use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
-use server::hbase_thrift::{BatchMutation, Mutation};
+use server::hbase_thrift::BatchMutation;
 
 use crate::BenchError;
 use crate::engine::{Engine, EngineCounters};
@@ -138,15 +138,7 @@ impl Engine for ClusterEngine {
     }
 
     fn write_rows(&self, keys: &[&[u8]], value: &[u8], fields: usize) -> Result<(), BenchError> {
-        let columns: Vec<Mutation> = self.qualifiers[..fields.min(self.qualifiers.len())]
-            .iter()
-            .map(|q| Mutation {
-                is_delete: Some(false),
-                column: Some([&b"f:"[..], q].concat()),
-                value: Some(value.to_vec()),
-                write_to_w_a_l: Some(true),
-            })
-            .collect();
+        let columns = crate::thrift_engine::row_columns(&self.qualifiers, fields, value);
         let mut per_server: BTreeMap<usize, Vec<BatchMutation>> = BTreeMap::new();
         for k in keys {
             per_server

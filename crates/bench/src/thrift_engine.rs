@@ -75,6 +75,20 @@ impl ThriftEngine {
     }
 }
 
+/// A bench row's puts through Thrift: `fields` columns `f:field0..` of
+/// `value`, written to the WAL (the thrift and cluster engines' rows).
+pub(crate) fn row_columns(qualifiers: &[Vec<u8>], fields: usize, value: &[u8]) -> Vec<Mutation> {
+    qualifiers[..fields.min(qualifiers.len())]
+        .iter()
+        .map(|q| Mutation {
+            is_delete: Some(false),
+            column: Some([&b"f:"[..], q].concat()),
+            value: Some(value.to_vec()),
+            write_to_w_a_l: Some(true),
+        })
+        .collect()
+}
+
 impl Engine for ThriftEngine {
     fn name(&self) -> &str {
         "thrift"
@@ -85,17 +99,7 @@ impl Engine for ThriftEngine {
             .iter()
             .map(|k| BatchMutation {
                 row: Some(k.to_vec()),
-                mutations: Some(
-                    self.qualifiers[..fields.min(self.qualifiers.len())]
-                        .iter()
-                        .map(|q| Mutation {
-                            is_delete: Some(false),
-                            column: Some([&b"f:"[..], q].concat()),
-                            value: Some(value.to_vec()),
-                            write_to_w_a_l: Some(true),
-                        })
-                        .collect(),
-                ),
+                mutations: Some(row_columns(&self.qualifiers, fields, value)),
             })
             .collect();
         self.with_client(|c| c.mutate_rows(TABLE.to_vec(), batches, BTreeMap::new()))
