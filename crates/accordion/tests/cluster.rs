@@ -86,6 +86,26 @@ impl MasterProcess {
     }
 }
 
+impl MasterProcess {
+    /// Where the master's catalog puts each region of `table`: the Thrift
+    /// address of the server (its name if it is not live) and the state.
+    fn catalog_of(&self, table: &str) -> Vec<(String, String)> {
+        let Some(s) = self.status() else { return Vec::new() };
+        let thrift_of = |name: &str| {
+            s["servers"]
+                .as_array()
+                .and_then(|a| a.iter().find(|v| v["name"] == name))
+                .map_or(name.to_string(), |v| v["thrift"].as_str().unwrap_or_default().to_string())
+        };
+        let mut out = Vec::new();
+        for (_, l) in s["catalog"].as_object().into_iter().flatten().filter(|(_, l)| l["table"] == table) {
+            let server = l["server"].as_str().map_or("-".to_string(), thrift_of);
+            out.push((server, l["state"].as_str().unwrap_or_default().to_string()));
+        }
+        out
+    }
+}
+
 impl Drop for MasterProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -371,6 +391,13 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
     wait_for("no region in transition on the master's page", Duration::from_secs(10), || {
         master.status().is_some_and(|s| s["in_transition"].as_array().is_some_and(Vec::is_empty))
     });
+    // The master's durable map says where each region is now.
+    for t in tables {
+        let owner = servers[1..].iter().find(|s| open_tables(s).contains(&t.to_string())).expect("an owner");
+        wait_for("the catalog names the new owner", Duration::from_secs(10), || {
+            master.catalog_of(t) == [(owner.thrift.to_string(), "OPEN".to_string())]
+        });
+    }
     eprintln!(
         "failover: all {} regions open on the other servers {:.2} s after SIGKILL (waited {:.2} s; session {SESSION_MS} ms); \
          {total} acknowledged rows, 0 lost; regions per server {per_server:?}",
@@ -636,6 +663,12 @@ fn writes_go_on_through_a_master_failover_and_a_paused_servers_regions_move_with
         acked.extend(rows.into_iter().map(|(r, _)| r));
     }
     assert!(during > 0, "no write was acknowledged while no master was active");
+    // The new master took the region map from the catalog its predecessor
+    // kept in ZooKeeper.
+    wait_for("the new master loads the catalog", Duration::from_secs(10), || {
+        second.status().is_some_and(|s| s["events"].to_string().contains("loaded the catalog: 1 regions of 1 tables"))
+    });
+    assert_eq!(second.catalog_of("w"), [(a.thrift.to_string(), "OPEN".to_string())]);
     eprintln!(
         "standby master active {:.2} s after SIGKILL; {during} writes acknowledged meanwhile, none failed",
         took.as_secs_f64()
@@ -667,6 +700,9 @@ fn writes_go_on_through_a_master_failover_and_a_paused_servers_regions_move_with
         assert!(paused.elapsed() < Duration::from_secs(30), "w is not open elsewhere 30 s after the pause");
         std::thread::sleep(Duration::from_millis(25));
     };
+    wait_for("the catalog follows the region", Duration::from_secs(10), || {
+        second.catalog_of("w") == [(owner.thrift.to_string(), "OPEN".to_string())]
+    });
     eprintln!(
         "the paused server's region is open on {} {:.2} s after SIGSTOP",
         owner.thrift,
@@ -967,4 +1003,65 @@ fn happybase_writers_on_every_server_lose_no_acknowledged_row_when_the_regions_s
         }
     }
     eprintln!("{} rows acknowledged to happybase, 0 lost", acked.len());
+}
+
+#[test]
+fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let root = tempfile::tempdir().expect("shared root");
+    let master = MasterProcess::start(&url);
+    wait_for("a master is active", Duration::from_secs(20), || master.role() == "active");
+    // a and b with short sessions; p keeps its session for 30 s while paused.
+    let mut a = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    let b = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    let p = ServerProcess::start_in_cluster_at(root.path(), &url, 30_000);
+    wait_for("the master lists three serving servers", Duration::from_secs(20), || {
+        master.servers().iter().filter(|t| !t.is_empty()).count() == 3
+    });
+    let cd = || ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    let mut ca = connect(&a.thrift.to_string(), false, false).expect("connect");
+    ca.create_table(b"k".to_vec(), vec![cd()]).expect("create k on a");
+    let mut cp = connect(&p.thrift.to_string(), false, false).expect("connect");
+    cp.create_table(b"q".to_vec(), vec![cd()]).expect("create q on p");
+    wait_for("the catalog records k on a and q on p", Duration::from_secs(10), || {
+        master.catalog_of("k") == [(a.thrift.to_string(), "OPEN".to_string())]
+            && master.catalog_of("q") == [(p.thrift.to_string(), "OPEN".to_string())]
+    });
+    let mut acked = Vec::new();
+    for i in 0..500u32 {
+        let row = format!("r{i:05}");
+        let m = Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(row.clone().into_bytes()),
+            write_to_w_a_l: Some(true),
+        };
+        ca.mutate_row(b"k".to_vec(), row.clone().into_bytes(), vec![m], BTreeMap::new()).expect("write to k");
+        acked.push(row.into_bytes());
+    }
+
+    // p stops answering (its status cannot be read) but stays a member; a dies.
+    signal(&p.child, "-STOP");
+    a.kill();
+    // Without the catalog the master would wait for p's session (30 s): p
+    // might hold regions no status shows. The catalog says k was on a.
+    let took = wait_for("k reopens on b while p is paused", Duration::from_secs(15), || {
+        open_tables(&b).contains(&"k".to_string())
+    });
+    let mut cb = connect(&b.thrift.to_string(), false, false).expect("connect");
+    for chunk in acked.chunks(100) {
+        let got = cb.get_rows(b"k".to_vec(), chunk.to_vec(), BTreeMap::new()).expect("getRows");
+        assert_eq!(got.len(), chunk.len(), "acknowledged rows lost");
+    }
+    assert_eq!(master.catalog_of("k"), [(b.thrift.to_string(), "OPEN".to_string())]);
+    assert_eq!(master.catalog_of("q"), [(p.thrift.to_string(), "OPEN".to_string())], "q stays on the paused p");
+    assert!(!open_tables(&b).contains(&"q".to_string()), "q was not given away while p may still serve it");
+    eprintln!(
+        "k open on b {:.2} s after SIGKILL of a, with p paused (session 30 s); {} acknowledged rows, 0 lost",
+        took.as_secs_f64(),
+        acked.len()
+    );
+    signal(&p.child, "-CONT");
 }

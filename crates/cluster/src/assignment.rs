@@ -3,10 +3,11 @@
 //! fewest (HBase's `ServerCrashProcedure` and `AssignmentManager`, reduced
 //! to what the region servers report).
 //!
-//! The master keeps no region map of its own yet: every region server lists
-//! every region of the shared root in its `/status` (OPEN if it serves it,
-//! OFFLINE if not) and the WAL directories on the root (`wal_owners`). A
-//! pass, run on the statuses the master just read:
+//! Every region server lists every region of the shared root in its
+//! `/status` (OPEN if it serves it, OFFLINE if not) and the WAL directories
+//! on the root (`wal_owners`); the master's durable map of where it put each
+//! region is the catalog (`catalog.rs`, HBase's `hbase:meta`). A pass, run
+//! on the statuses the master just read:
 //! 1. **Recovery first.** A WAL directory whose server is not registered is
 //!    a dead server's (a server registers before its store creates the
 //!    directory: `membership.rs`; ZooKeeper is asked again before fencing). One live server fences and splits it
@@ -25,9 +26,13 @@
 //!    the most loaded servers to the least (`balancer.rs`), each closed on
 //!    its server (`POST /admin/unassign?region=`) and opened on the other.
 //!
-//! A pass runs only when every serving server's status was read: a server
-//! whose status could not be read may serve regions the pass would
-//! otherwise give to another. A region a paused server still holds is not
+//! A full pass runs only when every serving server's status was read: a
+//! server whose status could not be read may hold regions no status lists.
+//! Without it, the pass still recovers dead servers: it reassigns only the
+//! regions the catalog puts on a server that has left the membership, which
+//! no live server can hold (the catalog's invariant), and balances nothing.
+//! Each full pass first reconciles the catalog with what the servers
+//! report (`reconcile`). A region a paused server still holds is not
 //! touched until its session expires and it leaves the membership; it then
 //! stops serving (its gate closes when its lease runs out) before its WAL
 //! directory is fenced.
@@ -37,6 +42,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
+use crate::catalog::Catalog;
 use crate::membership::ServerInfo;
 use crate::server_load::request;
 
@@ -93,7 +99,8 @@ pub struct PassOutcome {
 /// What the master remembers from one pass to the next.
 #[derive(Debug, Default)]
 pub struct PassMemory {
-    /// Tables some pass has seen. A table first seen in this pass may be in
+    /// Tables some pass has seen (the catalog's tables count as seen). A
+    /// table first seen in this pass may be in
     /// the middle of its creation: its creator commits the descriptor (which
     /// the other servers' refresh finds) a moment before it lists the new
     /// regions as its own, so its regions are not assigned until a later
@@ -111,31 +118,145 @@ const BALANCER_RUN_LIMIT: Duration = Duration::from_secs(10);
 /// Regions one balancer run moves at most.
 const MOVES_PER_RUN: usize = 32;
 
-/// One assignment pass; see the module doc. Does nothing while a serving
-/// server's status is missing. `balance`: the balancer is due (the outcome
-/// says whether it ran).
+/// One assignment pass; see the module doc. With a serving server's status
+/// missing it only reassigns what the catalog puts on dead servers.
+/// `balance`: the balancer is due (the outcome says whether it ran).
 pub fn pass(
     live: &[ServerInfo],
     docs: &HashMap<String, serde_json::Value>,
     memory: &mut PassMemory,
+    catalog: &mut Catalog,
     registered: Registered<'_>,
     balance: bool,
 ) -> PassOutcome {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
-    if serving.is_empty() || serving.iter().any(|s| !docs.contains_key(&s.name)) {
+    let readable: Vec<&ServerInfo> = serving.iter().filter(|s| docs.contains_key(&s.name)).copied().collect();
+    if readable.is_empty() {
         return PassOutcome::default();
     }
+    let complete = readable.len() == serving.len();
     let mut transit = Vec::new();
     let mut balanced = false;
-    let events = assign(live, &serving, docs, memory, registered, &mut transit, balance.then_some(&mut balanced));
-    PassOutcome { events, in_transition: Some(transit), balanced }
+    let events = assign(
+        live,
+        &readable,
+        complete,
+        docs,
+        memory,
+        catalog,
+        registered,
+        &mut transit,
+        (balance && complete).then_some(&mut balanced),
+    );
+    PassOutcome { events, in_transition: complete.then_some(transit), balanced }
 }
 
+/// What the statuses of the readable servers say, gathered once.
+struct Listing {
+    /// Open regions per server (every readable server, even with none).
+    open: BTreeMap<String, usize>,
+    /// Open regions of enabled tables: (server, region, table), what the
+    /// balancer may move.
+    movable: Vec<(String, String, String)>,
+    /// Each region some server holds (in any state but OFFLINE): the
+    /// server and its state, OPEN preferred.
+    holders: BTreeMap<String, (String, String)>,
+    /// Every region listed, by id.
+    all: BTreeMap<String, Listed>,
+    wal_owners: BTreeSet<String>,
+    /// Tables some server lists as disabled.
+    disabled: BTreeSet<String>,
+}
+
+fn list(
+    readable: &[&ServerInfo],
+    docs: &HashMap<String, serde_json::Value>,
+    transit: &mut Vec<InTransition>,
+) -> Listing {
+    let mut l = Listing {
+        open: readable.iter().map(|s| (s.name.clone(), 0)).collect(),
+        movable: Vec::new(),
+        holders: BTreeMap::new(),
+        all: BTreeMap::new(),
+        wal_owners: BTreeSet::new(),
+        disabled: BTreeSet::new(),
+    };
+    for s in readable {
+        let doc = &docs[&s.name];
+        for (id, listed) in regions(doc) {
+            if listed.state != "OFFLINE" {
+                let replace = l.holders.get(&id).is_none_or(|(_, state)| state != "OPEN");
+                if replace {
+                    l.holders.insert(id.clone(), (s.name.clone(), listed.state.clone()));
+                }
+                if listed.state == "OPEN" {
+                    *l.open.entry(s.name.clone()).or_default() += 1;
+                    if listed.enabled {
+                        l.movable.push((s.name.clone(), id.clone(), listed.table.clone()));
+                    }
+                } else {
+                    transit.push(InTransition {
+                        region: id.clone(),
+                        table: listed.table.clone(),
+                        state: listed.state.clone(),
+                        server: Some(s.name.clone()),
+                    });
+                }
+            }
+            if !listed.enabled {
+                // Disabled on one server: a DDL in progress, or done there
+                // and not yet taken by the others. Nothing of it is assigned.
+                l.disabled.insert(listed.table.clone());
+            }
+            l.all.entry(id).or_insert(listed);
+        }
+        for owner in doc["server"]["wal_owners"].as_array().into_iter().flatten().filter_map(|o| o.as_str()) {
+            l.wal_owners.insert(owner.to_string());
+        }
+    }
+    l
+}
+
+/// Brings the catalog in step with what the servers report (see
+/// `catalog.rs`). `complete`: every serving server's status was read, so a
+/// region no status shows held is held by no live server.
+fn reconcile(catalog: &mut Catalog, listing: &Listing, live: &[ServerInfo], complete: bool, events: &mut Vec<String>) {
+    let mut failed = None;
+    for (id, (server, state)) in &listing.holders {
+        let table = &listing.all[id].table;
+        if let Err(e) = catalog.record(id, table, Some(server), state) {
+            failed = Some(e);
+        }
+    }
+    if complete {
+        let is_live = |name: &str| live.iter().any(|s| s.name == name);
+        for (id, listed) in listing.all.iter().filter(|(id, _)| !listing.holders.contains_key(*id)) {
+            // Kept on a dead server until its recovery reassigns it.
+            let on_dead = catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
+            if !on_dead && let Err(e) = catalog.record(id, &listed.table, None, "OFFLINE") {
+                failed = Some(e);
+            }
+        }
+        let gone: Vec<String> = catalog.entries().keys().filter(|id| !listing.all.contains_key(*id)).cloned().collect();
+        for id in gone {
+            if let Err(e) = catalog.remove(&id) {
+                failed = Some(e);
+            }
+        }
+    }
+    if let Some(e) = failed {
+        events.push(format!("could not bring the catalog up to date: {e}"));
+    }
+}
+
+#[expect(clippy::too_many_arguments, reason = "one pass's inputs, each used by a different step")]
 fn assign(
     live: &[ServerInfo],
-    serving: &[&ServerInfo],
+    readable: &[&ServerInfo],
+    complete: bool,
     docs: &HashMap<String, serde_json::Value>,
     memory: &mut PassMemory,
+    catalog: &mut Catalog,
     registered: Registered<'_>,
     transit: &mut Vec<InTransition>,
     balance: Option<&mut bool>,
@@ -144,7 +265,7 @@ fn assign(
     // Every server learns the tables created elsewhere (another server's
     // createTable), so that their regions are listed when their creator dies.
     let mut docs = docs.clone();
-    for s in serving {
+    for s in readable {
         match request(&s.http, "POST", "/admin/refresh", SLOW_CALL) {
             Ok(answer) if answer.starts_with("0 ") => {}
             Ok(_) => match request(&s.http, "GET", "/status", SLOW_CALL).map(|b| serde_json::from_str(&b)) {
@@ -159,51 +280,27 @@ fn assign(
             }
         }
     }
-    let mut open: BTreeMap<&str, usize> = serving.iter().map(|s| (s.name.as_str(), 0)).collect();
-    // Open regions of enabled tables: (server, region, table), what the
-    // balancer may move.
-    let mut movable: Vec<(String, String, String)> = Vec::new();
-    let mut held: BTreeSet<String> = BTreeSet::new();
-    let mut all: BTreeMap<String, Listed> = BTreeMap::new();
-    let mut wal_owners: BTreeSet<String> = BTreeSet::new();
-    let mut disabled: BTreeSet<String> = BTreeSet::new();
-    for s in serving {
-        let doc = &docs[&s.name];
-        for (id, listed) in regions(doc) {
-            if listed.state != "OFFLINE" {
-                held.insert(id.clone());
-                if listed.state == "OPEN" {
-                    *open.entry(s.name.as_str()).or_default() += 1;
-                    if listed.enabled {
-                        movable.push((s.name.clone(), id.clone(), listed.table.clone()));
-                    }
-                } else {
-                    transit.push(InTransition {
-                        region: id.clone(),
-                        table: listed.table.clone(),
-                        state: listed.state.clone(),
-                        server: Some(s.name.clone()),
-                    });
-                }
-            }
-            if !listed.enabled {
-                // Disabled on one server: a DDL in progress, or done there
-                // and not yet taken by the others. Nothing of it is assigned.
-                disabled.insert(listed.table.clone());
-            }
-            all.entry(id).or_insert(listed);
-        }
-        for owner in doc["server"]["wal_owners"].as_array().into_iter().flatten().filter_map(|o| o.as_str()) {
-            wal_owners.insert(owner.to_string());
-        }
-    }
-    let least_loaded = |open: &BTreeMap<&str, usize>| -> &ServerInfo {
-        let name = open.iter().min_by_key(|(name, n)| (**n, **name)).map(|(name, _)| *name).unwrap_or_default();
-        serving.iter().find(|s| s.name == name).copied().unwrap_or(serving[0])
+    // Tables the catalog had before this pass count as seen (not those
+    // this pass's reconciling adds: see `PassMemory`).
+    let catalog_tables = catalog.tables();
+    let Listing { mut open, movable, holders, all, wal_owners, disabled } = {
+        let listing = list(readable, &docs, transit);
+        reconcile(catalog, &listing, live, complete, &mut events);
+        listing
+    };
+    let least_loaded = |open: &BTreeMap<String, usize>| -> &ServerInfo {
+        let name = open.iter().min_by_key(|(name, n)| (**n, name.as_str())).map(|(name, _)| name.as_str());
+        readable.iter().find(|s| Some(s.name.as_str()) == name).copied().unwrap_or(readable[0])
     };
 
-    let assignable = |l: &Listed| l.enabled && !disabled.contains(&l.table);
-    for (id, listed) in all.iter().filter(|(id, l)| assignable(l) && !held.contains(*id)) {
+    let is_live = |name: &str| live.iter().any(|s| s.name == name);
+    // Without every status, only a region the catalog puts on a dead server
+    // is known to be on no live one.
+    let on_dead_server = |id: &str| catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
+    let assignable = |id: &str, l: &Listed| {
+        l.enabled && !disabled.contains(&l.table) && !holders.contains_key(id) && (complete || on_dead_server(id))
+    };
+    for (id, listed) in all.iter().filter(|(id, l)| assignable(id, l)) {
         transit.push(InTransition {
             region: id.clone(),
             table: listed.table.clone(),
@@ -215,8 +312,7 @@ fn assign(
     // 1. Recovery of every dead server's WAL directory. The membership
     // snapshot may predate a server that registered since and then created
     // its directory: ZooKeeper is asked again before anything is fenced.
-    let listed: BTreeSet<&str> = live.iter().map(|s| s.name.as_str()).collect();
-    for dead in wal_owners.iter().filter(|w| !listed.contains(w.as_str())) {
+    for dead in wal_owners.iter().filter(|w| !is_live(w)) {
         match registered(dead) {
             Some(false) => {}
             Some(true) => continue, // a server that joined after the snapshot
@@ -227,10 +323,14 @@ fn assign(
         }
         let by = least_loaded(&open);
         let started = Instant::now();
+        let held = catalog.entries().values().filter(|l| l.server.as_deref() == Some(dead.as_str())).count();
         match request(&by.http, "POST", &format!("/admin/recover?server={}", encode(dead)), SLOW_CALL) {
-            Ok(answer) => {
-                events.push(format!("{} ({:.2} s, by {})", answer.trim(), started.elapsed().as_secs_f64(), by.name))
-            }
+            Ok(answer) => events.push(format!(
+                "{} ({:.2} s, by {}; the catalog had {held} regions on it)",
+                answer.trim(),
+                started.elapsed().as_secs_f64(),
+                by.name
+            )),
             Err(e) => {
                 events.push(format!("recovering the WAL of dead server {dead} failed: {e}; assignment waits"));
                 return events;
@@ -239,19 +339,29 @@ fn assign(
     }
 
     // 2. Assignment of what no live server holds, in tables an earlier pass
-    // has seen (see `PassMemory`).
-    let known = std::mem::replace(&mut memory.known_tables, all.values().map(|l| l.table.clone()).collect());
-    for (id, listed) in all.iter().filter(|(id, l)| assignable(l) && !held.contains(*id) && known.contains(&l.table)) {
+    // or the catalog has seen (see `PassMemory`), the catalog first.
+    let mut known = std::mem::replace(&mut memory.known_tables, all.values().map(|l| l.table.clone()).collect());
+    known.extend(catalog_tables);
+    let todo: Vec<(&String, &Listed)> =
+        all.iter().filter(|(id, l)| assignable(id, l) && known.contains(&l.table)).collect();
+    for (id, listed) in todo {
         let to = least_loaded(&open);
         let started = Instant::now();
+        if let Err(e) = catalog.record(id, &listed.table, Some(&to.name), "OPENING") {
+            events
+                .push(format!("could not record region {id} opening on {} in the catalog: {e}; not assigned", to.name));
+            continue;
+        }
         match request(&to.http, "POST", &format!("/admin/assign?region={}", encode(id)), SLOW_CALL) {
             Ok(_) => {
-                *open.entry(to.name.as_str()).or_default() += 1;
+                *open.entry(to.name.clone()).or_default() += 1;
+                let recorded = catalog.record(id, &listed.table, Some(&to.name), "OPEN");
                 events.push(format!(
-                    "assigned region {id} of table {} to {} ({:.2} s)",
+                    "assigned region {id} of table {} to {} ({:.2} s){}",
                     listed.table,
                     to.name,
-                    started.elapsed().as_secs_f64()
+                    started.elapsed().as_secs_f64(),
+                    recorded.err().map_or(String::new(), |e| format!("; the catalog still says OPENING: {e}"))
                 ));
             }
             Err(e) => {
@@ -266,11 +376,11 @@ fn assign(
         && events.is_empty()
     {
         *ran = true;
-        let by_name = |name: &str| serving.iter().find(|s| s.name == name).copied();
+        let by_name = |name: &str| readable.iter().find(|s| s.name == name).copied();
         // Every open region counts toward its server's load; only regions
         // of tables no server lists disabled (no DDL under way) move.
         let mut open_regions: BTreeMap<String, Vec<String>> =
-            serving.iter().map(|s| (s.name.clone(), Vec::new())).collect();
+            readable.iter().map(|s| (s.name.clone(), Vec::new())).collect();
         for (server, region, table) in &movable {
             if !disabled.contains(table) {
                 open_regions.entry(server.clone()).or_default().push(region.clone());
@@ -284,20 +394,34 @@ fn assign(
                 break;
             }
             let (Some(from), Some(to)) = (by_name(&m.from), by_name(&m.to)) else { continue };
+            let table = all.get(&m.region).map_or(String::new(), |l| l.table.clone());
             let started = Instant::now();
             let region = encode(&m.region);
+            let intent = catalog.record(&m.region, &table, Some(&from.name), "CLOSING");
+            if let Err(e) = intent {
+                events.push(format!("balancer: could not record region {} closing in the catalog: {e}", m.region));
+                break;
+            }
             if let Err(e) = request(&from.http, "POST", &format!("/admin/unassign?region={region}"), SLOW_CALL) {
                 events.push(format!("balancer: closing region {} on {} failed: {e}", m.region, from.name));
                 break;
             }
+            if let Err(e) = catalog.record(&m.region, &table, Some(&to.name), "OPENING") {
+                // Closed and unassigned: the next pass assigns it.
+                events.push(format!("balancer: could not record region {} opening in the catalog: {e}", m.region));
+                break;
+            }
             match request(&to.http, "POST", &format!("/admin/assign?region={region}"), SLOW_CALL) {
-                Ok(_) => events.push(format!(
-                    "balancer moved region {} from {} to {} ({:.2} s)",
-                    m.region,
-                    from.name,
-                    to.name,
-                    started.elapsed().as_secs_f64()
-                )),
+                Ok(_) => {
+                    let _ = catalog.record(&m.region, &table, Some(&to.name), "OPEN");
+                    events.push(format!(
+                        "balancer moved region {} from {} to {} ({:.2} s)",
+                        m.region,
+                        from.name,
+                        to.name,
+                        started.elapsed().as_secs_f64()
+                    ))
+                }
                 Err(e) => {
                     // Closed and unassigned: the next pass assigns it.
                     events.push(format!("balancer: opening region {} on {} failed: {e}", m.region, to.name));
@@ -321,7 +445,14 @@ fn encode(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::catalog::tests::MemoryStore;
+
+    fn catalog() -> Catalog {
+        Catalog::load(Arc::new(MemoryStore::default())).expect("load")
+    }
 
     #[test]
     fn a_status_lists_regions_with_their_table_and_state() {
@@ -369,16 +500,23 @@ mod tests {
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a", "b"], serde_json::json!([{"id": "01", "state": "OPEN"}])))].into();
         // "b" is not in the membership snapshot but registered since: left alone.
-        let outcome =
-            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|name| Some(name == "b"), false);
+        let outcome = pass(
+            std::slice::from_ref(&a),
+            &docs,
+            &mut PassMemory::default(),
+            &mut catalog(),
+            &|name| Some(name == "b"),
+            false,
+        );
         assert!(outcome.events.is_empty(), "{:?}", outcome.events);
         assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
         // ZooKeeper cannot be asked: nothing is fenced and nothing assigned.
-        let outcome = pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| None, false);
+        let outcome =
+            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut catalog(), &|_| None, false);
         assert!(outcome.events[0].contains("assignment waits"), "{:?}", outcome.events);
         assert!(!seen.lock().expect("log").iter().any(|l| l.contains("recover")));
         // Gone: recovered.
-        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &|_| Some(false), false);
+        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut catalog(), &|_| Some(false), false);
         assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/recover?server=b"));
     }
 
@@ -391,10 +529,11 @@ mod tests {
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "02", "state": "OFFLINE"}])))].into();
         let mut memory = PassMemory::default();
-        let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true), false);
+        let mut cat = catalog();
+        let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &mut cat, &|_| Some(true), false);
         assert!(first.events.is_empty(), "a table seen for the first time may be mid-creation: {:?}", first.events);
         assert_eq!(first.in_transition.map(|t| t.len()), Some(1), "listed as unassigned meanwhile");
-        let second = pass(std::slice::from_ref(&a), &docs, &mut memory, &|_| Some(true), false);
+        let second = pass(std::slice::from_ref(&a), &docs, &mut memory, &mut cat, &|_| Some(true), false);
         assert!(second.events[0].starts_with("assigned region 02 of table t to a"), "{:?}", second.events);
         assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/assign?region=02"));
     }
@@ -406,9 +545,98 @@ mod tests {
         let starting = ServerInfo::starting("b".into(), 2);
         // No status for the serving server: nothing is done (no request is
         // even tried: its address would refuse), and nothing is known.
-        let outcome =
-            pass(&[a.clone(), starting], &HashMap::new(), &mut PassMemory::default(), &|_| Some(false), false);
+        let outcome = pass(
+            &[a.clone(), starting],
+            &HashMap::new(),
+            &mut PassMemory::default(),
+            &mut catalog(),
+            &|_| Some(false),
+            false,
+        );
         assert!(outcome.events.is_empty());
         assert_eq!(outcome.in_transition, None);
+    }
+
+    fn server(name: &str, http: String) -> ServerInfo {
+        let mut s = ServerInfo::new("127.0.0.1", 1, http, 1);
+        s.name = name.into();
+        s
+    }
+
+    fn answer_ok(line: &str) -> String {
+        if line.contains("refresh") { "0 new tables".into() } else { "ok".into() }
+    }
+
+    #[test]
+    fn a_dead_servers_regions_are_reassigned_from_the_catalog_while_another_status_is_missing() {
+        let (http, seen) = fake_server(answer_ok);
+        let a = server("a", http);
+        // x is live and serving, but its status could not be read.
+        let x = server("x", "127.0.0.1:9".into());
+        let docs: HashMap<String, serde_json::Value> = [(
+            "a".to_string(),
+            doc(
+                &["a", "d", "x"],
+                serde_json::json!([{"id": "01", "state": "OFFLINE"}, {"id": "02", "state": "OFFLINE"}, {"id": "03", "state": "OFFLINE"}]),
+            ),
+        )]
+        .into();
+        let mut cat = catalog();
+        cat.record("01", "t", Some("d"), "OPEN").expect("record");
+        cat.record("02", "t", Some("x"), "OPEN").expect("record");
+        // 03: no entry (made by a server since the last pass: x may hold it).
+        let outcome = pass(&[a, x], &docs, &mut PassMemory::default(), &mut cat, &|name| Some(name != "d"), true);
+        let seen = seen.lock().expect("log").clone();
+        assert!(seen.iter().any(|l| l == "POST /admin/recover?server=d"), "{seen:?}");
+        assert!(seen.iter().any(|l| l == "POST /admin/assign?region=01"), "{seen:?}");
+        assert!(!seen.iter().any(|l| l.contains("region=02") || l.contains("region=03")), "{seen:?}");
+        assert!(!outcome.balanced, "no balancing without every status");
+        assert_eq!(outcome.in_transition, None);
+        assert_eq!(cat.get("01").map(|l| (l.server.as_deref(), l.state.as_str())), Some((Some("a"), "OPEN")));
+        assert_eq!(cat.get("02").and_then(|l| l.server.as_deref()), Some("x"), "left where it was");
+        assert!(cat.get("03").is_none(), "nothing is said of what no status shows held");
+    }
+
+    #[test]
+    fn a_complete_pass_brings_the_catalog_in_step_with_the_servers() {
+        let (http, _) = fake_server(answer_ok);
+        let a = server("a", http);
+        let docs: HashMap<String, serde_json::Value> = [(
+            "a".to_string(),
+            serde_json::json!({"server": {"wal_owners": ["a"]}, "tables": [
+                {"name": "t", "enabled": true, "regions": [{"id": "01", "state": "OPEN"}, {"id": "02", "state": "OFFLINE"}]},
+                {"name": "u", "enabled": false, "regions": [{"id": "03", "state": "OFFLINE"}]}
+            ]}),
+        )]
+        .into();
+        let mut cat = catalog();
+        cat.record("02", "t", Some("a"), "CLOSING").expect("record");
+        cat.record("03", "u", Some("d"), "OPEN").expect("record");
+        cat.record("09", "gone", Some("a"), "OPEN").expect("record");
+        let outcome =
+            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut cat, &|_| Some(false), false);
+        let at = |id: &str| cat.get(id).map(|l| (l.table.clone(), l.server.clone(), l.state.clone()));
+        assert_eq!(at("01"), Some(("t".into(), Some("a".into()), "OPEN".into())));
+        // 02 was closed on live a and not yet reopened: the table's regions
+        // are known from the catalog, so it is assigned again at once.
+        assert_eq!(at("02"), Some(("t".into(), Some("a".into()), "OPEN".into())), "{:?}", outcome.events);
+        assert_eq!(at("03"), Some(("u".into(), Some("d".into()), "OPEN".into())), "kept on the dead server");
+        assert_eq!(at("09"), None, "a region no server lists is removed");
+    }
+
+    #[test]
+    fn nothing_is_assigned_that_the_catalog_could_not_record_first() {
+        let (http, seen) = fake_server(answer_ok);
+        let a = server("a", http);
+        let docs: HashMap<String, serde_json::Value> =
+            [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "01", "state": "OFFLINE"}])))].into();
+        let store = Arc::new(MemoryStore::default());
+        let mut cat = Catalog::load(store.clone()).expect("load");
+        cat.record("01", "t", None, "OFFLINE").expect("record");
+        store.fail_writes.store(true, std::sync::atomic::Ordering::Relaxed);
+        let outcome =
+            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut cat, &|_| Some(true), false);
+        assert!(outcome.events.iter().any(|e| e.contains("not assigned")), "{:?}", outcome.events);
+        assert!(!seen.lock().expect("log").iter().any(|l| l.contains("assign?")));
     }
 }

@@ -12,10 +12,13 @@
 //! Znodes under the cluster's root (`zk://…/accordion`): `rs/<server>`
 //! (ephemeral, one per live region server), `master-election/m-<seq>`
 //! (ephemeral sequential, the lowest is the active master) and
-//! `region-ids`, whose sequence numbers new regions' ids ([`zk::Zk::next_sequence`]).
+//! `region-ids`, whose sequence numbers new regions' ids ([`zk::Zk::next_sequence`]),
+//! and `regions/<id>` (persistent), the master's catalog of where each
+//! region is ([`catalog`], HBase's `hbase:meta`).
 
 pub mod assignment;
 pub mod balancer;
+pub mod catalog;
 pub mod election;
 pub mod error;
 pub mod lease;

@@ -9,7 +9,8 @@
 //! The active master also assigns: after each read of the servers'
 //! statuses (and at once when the membership changes) it runs an
 //! assignment pass (`assignment.rs`): a dead server's WAL is recovered and
-//! every region no live server holds is opened on the least loaded one.
+//! every region no live server holds is opened on the least loaded one,
+//! with the master's region map kept in ZooKeeper (`catalog.rs`).
 //!
 //! A master whose ZooKeeper session ends stops: it can no longer know it is
 //! the only active master (HBase's master aborts likewise). [`Master::wait`]
@@ -76,6 +77,9 @@ pub struct MasterView {
     pub in_transition: Vec<crate::assignment::InTransition>,
     /// The latest events, oldest first (at most `MAX_EVENTS`).
     pub events: Vec<Event>,
+    /// The catalog, by region id (active master only): where the master
+    /// put each region (`catalog.rs`).
+    pub catalog: std::collections::BTreeMap<String, crate::catalog::Location>,
 }
 
 const MAX_EVENTS: usize = 200;
@@ -126,6 +130,7 @@ impl Master {
             loads: Default::default(),
             in_transition: Vec::new(),
             events: Vec::new(),
+            catalog: Default::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
@@ -263,7 +268,7 @@ fn run(
 /// when the membership changed), and runs an assignment pass on what it
 /// read (`assignment.rs`).
 fn poll_loads(
-    zk: &Zk,
+    zk: &Arc<Zk>,
     view: &Mutex<MasterView>,
     stop: &AtomicBool,
     changed: &AtomicBool,
@@ -271,6 +276,8 @@ fn poll_loads(
 ) {
     let mut tracker = LoadTracker::default();
     let mut memory = crate::assignment::PassMemory::default();
+    // Loaded when this master becomes active (see `catalog.rs`).
+    let mut catalog: Option<crate::catalog::Catalog> = None;
     // The first run comes a period after this master becomes active.
     let mut balanced_at: Option<Instant> = None;
     while !stop.load(Ordering::Acquire) {
@@ -280,6 +287,25 @@ fn poll_loads(
         };
         match role {
             Role::Active => {
+                if catalog.is_none() {
+                    match crate::catalog::Catalog::load(zk.clone()) {
+                        Ok(c) => {
+                            let servers: std::collections::BTreeSet<_> =
+                                c.entries().values().filter_map(|l| l.server.clone()).collect();
+                            record(
+                                view,
+                                format!(
+                                    "loaded the catalog: {} regions of {} tables on {} servers",
+                                    c.entries().len(),
+                                    c.tables().len(),
+                                    servers.len()
+                                ),
+                            );
+                            catalog = Some(c);
+                        }
+                        Err(e) => record(view, format!("cannot read the catalog: {e}; assignment waits")),
+                    }
+                }
                 let (loads, docs) = tracker.poll(&servers);
                 view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
                 let registered = |name: &str| -> Option<bool> {
@@ -287,7 +313,12 @@ fn poll_loads(
                 };
                 let since = *balanced_at.get_or_insert_with(Instant::now);
                 let due = balancer_period.is_some_and(|p| since.elapsed() >= p);
-                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, &registered, due);
+                let Some(catalog) = catalog.as_mut() else {
+                    continue_after_sleep(stop, changed);
+                    continue;
+                };
+                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, catalog, &registered, due);
+                view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
                 if outcome.balanced {
                     balanced_at = Some(Instant::now());
                 }
@@ -301,15 +332,18 @@ fn poll_loads(
             Role::Stopped => return,
             Role::Standby => balanced_at = None,
         }
-        for _ in 0..20 {
-            if stop.load(Ordering::Acquire) {
-                return;
-            }
-            if changed.swap(false, Ordering::AcqRel) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        continue_after_sleep(stop, changed);
+    }
+}
+
+/// The poller's wait between passes: two seconds, cut short when the
+/// membership changes or the master stops.
+fn continue_after_sleep(stop: &AtomicBool, changed: &AtomicBool) {
+    for _ in 0..20 {
+        if stop.load(Ordering::Acquire) || changed.swap(false, Ordering::AcqRel) {
+            return;
         }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -369,6 +403,16 @@ fn page(v: &MasterView) -> String {
     if rit.is_empty() {
         rit.push_str("<tr><td colspan=4>none</td></tr>");
     }
+    let mut catalog = String::new();
+    for (id, l) in &v.catalog {
+        catalog.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(id),
+            escape(&l.table),
+            escape(l.server.as_deref().unwrap_or("–")),
+            escape(&l.state)
+        ));
+    }
     let mut events = String::new();
     for e in v.events.iter().rev() {
         events.push_str(&format!("<li>{} ms: {}</li>", e.at_ms, escape(&e.what)));
@@ -380,11 +424,13 @@ fn page(v: &MasterView) -> String {
          <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th><th>regions</th>\
          <th>requests/s</th><th>memstore</th></tr>{rows}</table>\
          <h2>Regions in transition ({})</h2><table><tr><th>region</th><th>table</th><th>state</th><th>server</th></tr>{rit}</table>\
+         <h2>Catalog ({})</h2><table><tr><th>region</th><th>table</th><th>server</th><th>state</th></tr>{catalog}</table>\
          <h2>Events</h2><ul>{events}</ul><p><a href=\"/status\">/status</a></p></body></html>",
         escape(&v.name),
         v.role,
         escape(&v.session),
         v.servers.len(),
-        v.in_transition.len()
+        v.in_transition.len(),
+        v.catalog.len()
     )
 }

@@ -256,6 +256,34 @@ impl Zk {
         }
     }
 
+    /// Creates persistent node `rel` (its parent must exist) holding
+    /// `data`; false if it existed already (its data is left as it was).
+    pub fn create_persistent(&self, rel: &str, data: &[u8]) -> Result<bool> {
+        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        match self.runtime.block_on(self.client().create(&self.path(rel), data, &options)) {
+            Ok(_) => Ok(true),
+            Err(ZkError::NodeExists) => Ok(false),
+            Err(e) => Err(self.fail("create", rel)(e)),
+        }
+    }
+
+    /// Writes `data` to persistent node `rel`, creating it if missing (its
+    /// parent must exist).
+    pub fn put(&self, rel: &str, data: &[u8]) -> Result<()> {
+        loop {
+            match self.runtime.block_on(self.client().set_data(&self.path(rel), data, None)) {
+                Ok(_) => return Ok(()),
+                Err(ZkError::NoNode) => {
+                    if self.create_persistent(rel, data)? {
+                        return Ok(());
+                    }
+                    // Created by someone else meanwhile: write over it.
+                }
+                Err(e) => return Err(self.fail("write", rel)(e)),
+            }
+        }
+    }
+
     /// Replaces the data of existing node `rel`.
     pub fn set(&self, rel: &str, data: &[u8]) -> Result<()> {
         self.runtime.block_on(self.client().set_data(&self.path(rel), data, None)).map_err(self.fail("write", rel))?;

@@ -1,0 +1,228 @@
+//! `Catalog`: the active master's durable region → server map, HBase's
+//! `hbase:meta` locations, kept in ZooKeeper: one persistent znode
+//! `regions/<region id>` per region, holding a [`Location`] as JSON.
+//!
+//! Why the master needs it: the servers' statuses say what each live server
+//! holds now, and say nothing about a server that died or cannot be read.
+//! The catalog says where the master put each region, and it outlives the
+//! master that wrote it and the server that held the region. So:
+//! - a dead server's regions are known from the catalog and reassigned even
+//!   while another live server's status cannot be read (HBase's
+//!   `ServerCrashProcedure` takes a dead server's regions from meta), and
+//! - a master that takes over knows every table at once and assigns at its
+//!   first pass, not a pass later.
+//!
+//! Writes come first (intent before action): before the master asks a
+//! server to open a region it records the region OPENING there; before it
+//! closes one to move it, CLOSING on the old server. After each pass that
+//! read every serving server's status it reconciles: each region a server
+//! holds is recorded with that server and the state it reports; a region no
+//! server holds is OFFLINE unless the catalog puts it on a dead server (kept,
+//! for its recovery); a region no server lists any more (a dropped table, a
+//! split or merged parent) is removed.
+//!
+//! Invariant the master relies on: a region the catalog puts on a server
+//! that has left the membership is on no live server. Servers open regions
+//! on their own only when they make new ones (a created table, split
+//! daughters, a merged region), which the catalog records at the next pass
+//! on the server holding them; every other open is the master's, recorded
+//! first. Server names are unique per start, so a dead server never comes
+//! back under its name.
+//!
+//! Thread safety: owned by the active master's poller thread, the only
+//! writer. A standby writes nothing; it loads the catalog when it becomes
+//! active. A master whose session ended can write nothing more (ZooKeeper
+//! refuses an expired session).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ClusterError, Result};
+use crate::zk::Zk;
+
+/// The znode (under the cluster root) whose children are the regions.
+pub const REGIONS: &str = "regions";
+
+/// Where the master put one region.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    pub table: String,
+    /// The server the region is on or going to; `None`: on none.
+    pub server: Option<String>,
+    /// OPENING, OPEN, CLOSING, SPLITTING, MERGING (as a server reports
+    /// them) or OFFLINE.
+    pub state: String,
+    /// When this was recorded (ms since the epoch).
+    pub at_ms: u64,
+}
+
+/// Where catalog entries are kept: ZooKeeper in a cluster; a map in the
+/// assignment pass's unit tests.
+pub trait CatalogStore: Send + Sync {
+    /// Every entry: region id and data.
+    fn list(&self) -> Result<Vec<(String, Vec<u8>)>>;
+    fn write(&self, region: &str, data: &[u8]) -> Result<()>;
+    fn remove(&self, region: &str) -> Result<()>;
+}
+
+impl CatalogStore for Zk {
+    fn list(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        self.ensure(REGIONS)?;
+        let mut out = Vec::new();
+        for id in self.children(REGIONS)? {
+            if let Some(data) = self.get(&format!("{REGIONS}/{id}"))? {
+                out.push((id, data));
+            }
+        }
+        Ok(out)
+    }
+
+    fn write(&self, region: &str, data: &[u8]) -> Result<()> {
+        self.ensure(REGIONS)?;
+        self.put(&format!("{REGIONS}/{region}"), data)
+    }
+
+    fn remove(&self, region: &str) -> Result<()> {
+        self.delete(&format!("{REGIONS}/{region}"))
+    }
+}
+
+/// The catalog as the master holds it: every entry, read once when it
+/// became active and kept in step with each write.
+pub struct Catalog {
+    store: Arc<dyn CatalogStore>,
+    entries: BTreeMap<String, Location>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog").field("entries", &self.entries).finish()
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Catalog {
+    /// Reads every entry. A malformed entry is reported and left out (the
+    /// next reconciling pass writes it again); it does not stop the master.
+    pub fn load(store: Arc<dyn CatalogStore>) -> Result<Catalog> {
+        let mut entries = BTreeMap::new();
+        for (id, data) in store.list()? {
+            match serde_json::from_slice::<Location>(&data) {
+                Ok(location) => {
+                    entries.insert(id, location);
+                }
+                Err(e) => {
+                    let e = ClusterError::Malformed { what: "catalog entry", path: id, reason: e.to_string() };
+                    tracing::warn!(error = %e, "catalog entry left out");
+                }
+            }
+        }
+        Ok(Catalog { store, entries })
+    }
+
+    pub fn get(&self, region: &str) -> Option<&Location> {
+        self.entries.get(region)
+    }
+
+    pub fn entries(&self) -> &BTreeMap<String, Location> {
+        &self.entries
+    }
+
+    /// The tables the catalog has regions of.
+    pub fn tables(&self) -> BTreeSet<String> {
+        self.entries.values().map(|l| l.table.clone()).collect()
+    }
+
+    /// Records `region` of `table` on `server` in `state`, durably, unless
+    /// that is what the catalog already says.
+    pub fn record(&mut self, region: &str, table: &str, server: Option<&str>, state: &str) -> Result<()> {
+        if let Some(l) = self.entries.get(region)
+            && l.table == table
+            && l.server.as_deref() == server
+            && l.state == state
+        {
+            return Ok(());
+        }
+        let location =
+            Location { table: table.into(), server: server.map(str::to_string), state: state.into(), at_ms: now_ms() };
+        self.store.write(region, &serde_json::to_vec(&location).expect("a location serialises"))?;
+        self.entries.insert(region.to_string(), location);
+        Ok(())
+    }
+
+    /// Removes `region`'s entry.
+    pub fn remove(&mut self, region: &str) -> Result<()> {
+        if self.entries.contains_key(region) {
+            self.store.remove(region)?;
+            self.entries.remove(region);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Catalog entries in memory, for unit tests of the pass.
+    #[derive(Default)]
+    pub(crate) struct MemoryStore {
+        pub(crate) entries: Mutex<BTreeMap<String, Vec<u8>>>,
+        pub(crate) fail_writes: std::sync::atomic::AtomicBool,
+    }
+
+    impl CatalogStore for MemoryStore {
+        fn list(&self) -> Result<Vec<(String, Vec<u8>)>> {
+            Ok(self.entries.lock().expect("entries").iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        }
+
+        fn write(&self, region: &str, data: &[u8]) -> Result<()> {
+            if self.fail_writes.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(ClusterError::Io(std::io::Error::other("injected catalog write failure")));
+            }
+            self.entries.lock().expect("entries").insert(region.into(), data.to_vec());
+            Ok(())
+        }
+
+        fn remove(&self, region: &str) -> Result<()> {
+            self.entries.lock().expect("entries").remove(region);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn entries_are_written_through_and_read_back_by_the_next_master() {
+        let store = Arc::new(MemoryStore::default());
+        let mut catalog = Catalog::load(store.clone()).expect("load");
+        catalog.record("01", "t", Some("a"), "OPENING").expect("record");
+        catalog.record("01", "t", Some("a"), "OPEN").expect("record");
+        catalog.record("02", "t", None, "OFFLINE").expect("record");
+        store.entries.lock().expect("entries").insert("bad".into(), b"not json".to_vec());
+        let next = Catalog::load(store.clone()).expect("load");
+        assert_eq!(next.entries().len(), 2, "the malformed entry is left out");
+        assert_eq!(next.get("01").map(|l| (l.server.as_deref(), l.state.as_str())), Some((Some("a"), "OPEN")));
+        assert_eq!(next.tables(), BTreeSet::from(["t".to_string()]));
+        catalog.remove("02").expect("remove");
+        assert!(!store.entries.lock().expect("entries").contains_key("02"));
+    }
+
+    #[test]
+    fn a_failed_write_changes_nothing_the_master_believes() {
+        let store = Arc::new(MemoryStore::default());
+        let mut catalog = Catalog::load(store.clone()).expect("load");
+        catalog.record("01", "t", Some("a"), "OPEN").expect("record");
+        store.fail_writes.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(catalog.record("01", "t", Some("b"), "OPENING").is_err());
+        assert_eq!(catalog.get("01").and_then(|l| l.server.as_deref()), Some("a"));
+        // An unchanged record writes nothing, so it cannot fail.
+        catalog.record("01", "t", Some("a"), "OPEN").expect("unchanged");
+    }
+}
