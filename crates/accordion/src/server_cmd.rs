@@ -63,17 +63,49 @@ struct Joining {
     info: cluster::membership::ServerInfo,
 }
 
-/// Connects to the cluster's ZooKeeper and registers as a starting server
-/// named `host,pid,start ms` (unique for each start, as HBase's
-/// `host,port,startcode`: the Thrift port may not be known before it binds).
-fn join_cluster(url: &str, host: &str, session_timeout: Duration) -> anyhow::Result<Joining> {
+/// Connects to the cluster's ZooKeeper, agrees on the cluster's root (see
+/// `cluster::cluster_config`; the root to use is returned) and registers as
+/// a starting server named `host,pid,start ms` (unique for each start, as
+/// HBase's `host,port,startcode`: the Thrift port may not be known before it
+/// binds).
+fn join_cluster(
+    url: &str,
+    host: &str,
+    session_timeout: Duration,
+    root: &cluster::cluster_config::Proposed,
+) -> anyhow::Result<(Joining, String)> {
     let url: cluster::zk::ZkUrl = url.parse()?;
     let zk = Arc::new(cluster::zk::Zk::connect(&url, session_timeout)?);
     let start_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let info = cluster::membership::ServerInfo::starting(format!("{host},{},{start_ms}", std::process::id()), start_ms);
+    let agreed = cluster::cluster_config::agree(&zk, &info.name, root)?;
     cluster::membership::register(&zk, &info)?;
-    Ok(Joining { zk, info })
+    Ok((Joining { zk, info }, agreed.root))
+}
+
+/// This server's root as the cluster records it: the `--root` URI, or the
+/// data directory as an absolute `file://` URI; `Given` when the operator
+/// chose it (a flag, a setting or a config file), `Default` otherwise.
+fn proposed_root(args: &ServerArgs, config: &ServerConfig) -> anyhow::Result<cluster::cluster_config::Proposed> {
+    let root = match &config.root {
+        Some(r) => r.clone(),
+        None => format!(
+            "file://{}",
+            std::path::absolute(&config.data_dir)
+                .with_context(|| format!("the data directory {}", config.data_dir.display()))?
+                .display()
+        ),
+    };
+    let given = args.root.is_some()
+        || args.data_dir.is_some()
+        || args.config.is_some()
+        || args.sets.iter().any(|s| s.starts_with("root=") || s.starts_with("data_dir="));
+    Ok(if given {
+        cluster::cluster_config::Proposed::Given(root)
+    } else {
+        cluster::cluster_config::Proposed::Default(root)
+    })
 }
 
 /// Once the server listens: its gate closes whenever its membership lease
@@ -151,7 +183,14 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
     let joining = match &args.cluster {
         Some(url) => {
             let host = config.thrift_addr.ip().to_string();
-            let joining = join_cluster(url, &host, Duration::from_millis(args.session_timeout_ms))?;
+            let proposed = proposed_root(args, &config)?;
+            let (joining, root) = join_cluster(url, &host, Duration::from_millis(args.session_timeout_ms), &proposed)?;
+            if let cluster::cluster_config::Proposed::Default(mine) = &proposed
+                && *mine != root
+            {
+                tracing::info!(root = %root, "using the cluster's root");
+                config.root = Some(root);
+            }
             // The store is one member of those sharing the root; its new
             // regions take ids from ZooKeeper's sequence, unique across
             // the cluster (above 2^40, clear of a single store's counter).

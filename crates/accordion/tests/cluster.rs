@@ -148,8 +148,24 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
     let second = MasterProcess::start(&url);
     wait_for("the second master is a standby", Duration::from_secs(20), || second.role() == "standby");
 
-    let mut a = ServerProcess::start_in_cluster(&url, SESSION_MS);
-    let mut b = ServerProcess::start_in_cluster(&url, SESSION_MS);
+    let root = tempfile::tempdir().expect("shared root");
+    let mut a = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    let mut b = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    // The first server recorded the cluster's root in ZooKeeper: a server
+    // given another is refused before it opens a store or registers.
+    let elsewhere = tempfile::tempdir().expect("another root");
+    let refused = Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["server", "--cluster", &url, "--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .args(["--data-dir", elsewhere.path().to_str().expect("UTF-8")])
+        .output()
+        .expect("run a server on another root");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "a server on another root joined: {stderr}");
+    assert!(
+        stderr.contains("keeps its files under") && stderr.contains(root.path().to_str().expect("UTF-8")),
+        "{stderr}"
+    );
+    assert!(std::fs::read_dir(elsewhere.path()).expect("read").next().is_none(), "it wrote nothing there");
     let both = {
         let mut v = vec![a.thrift.to_string(), b.thrift.to_string()];
         v.sort();

@@ -17,6 +17,8 @@ pub enum ClusterError {
     #[error("cannot start ZooKeeper ({path}): {reason}")]
     LocalZooKeeper { path: PathBuf, reason: String },
     #[error("{0}")]
+    Mismatch(String),
+    #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 

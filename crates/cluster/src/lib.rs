@@ -14,11 +14,13 @@
 //! (ephemeral sequential, the lowest is the active master) and
 //! `region-ids`, whose sequence numbers new regions' ids ([`zk::Zk::next_sequence`]),
 //! and `regions/<id>` (persistent), the master's catalog of where each
-//! region is ([`catalog`], HBase's `hbase:meta`).
+//! region is ([`catalog`], HBase's `hbase:meta`), and `config`, what every
+//! member shares: the root of their files ([`cluster_config`]).
 
 pub mod assignment;
 pub mod balancer;
 pub mod catalog;
+pub mod cluster_config;
 pub mod election;
 pub mod error;
 pub mod lease;

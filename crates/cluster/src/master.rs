@@ -80,6 +80,9 @@ pub struct MasterView {
     /// The catalog, by region id (active master only): where the master
     /// put each region (`catalog.rs`).
     pub catalog: std::collections::BTreeMap<String, crate::catalog::Location>,
+    /// What the cluster's members share (`cluster_config.rs`; active
+    /// master only).
+    pub config: Option<crate::cluster_config::ClusterConfig>,
 }
 
 const MAX_EVENTS: usize = 200;
@@ -131,6 +134,7 @@ impl Master {
             in_transition: Vec::new(),
             events: Vec::new(),
             catalog: Default::default(),
+            config: None,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
@@ -307,6 +311,9 @@ fn poll_loads(
                     }
                 }
                 let (loads, docs) = tracker.poll(&servers);
+                if let Ok(config) = crate::cluster_config::read(zk) {
+                    view.lock().unwrap_or_else(|p| p.into_inner()).config = config;
+                }
                 view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
                 let registered = |name: &str| -> Option<bool> {
                     zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
@@ -420,7 +427,7 @@ fn page(v: &MasterView) -> String {
     let active = v.active_master.as_ref().map_or("none".to_string(), |m| escape(&m.name));
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>Accordion master</title></head><body>\
-         <h1>Accordion master {}</h1><p>Role: <b>{:?}</b>. Active master: {active}. Session {}.</p>\
+         <h1>Accordion master {}</h1><p>Role: <b>{:?}</b>. Active master: {active}. Session {}. Root: {}.</p>\
          <h2>Region servers ({})</h2><table><tr><th>name</th><th>Thrift</th><th>status</th><th>regions</th>\
          <th>requests/s</th><th>memstore</th></tr>{rows}</table>\
          <h2>Regions in transition ({})</h2><table><tr><th>region</th><th>table</th><th>state</th><th>server</th></tr>{rit}</table>\
@@ -429,6 +436,7 @@ fn page(v: &MasterView) -> String {
         escape(&v.name),
         v.role,
         escape(&v.session),
+        v.config.as_ref().map_or("not recorded yet".to_string(), |c| escape(&c.root)),
         v.servers.len(),
         v.in_transition.len(),
         v.catalog.len()

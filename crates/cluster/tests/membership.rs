@@ -141,3 +141,28 @@ fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     s.read_to_string(&mut out).expect("read");
     out
 }
+
+#[test]
+fn the_first_server_records_the_clusters_root_and_the_others_agree_with_it() {
+    use cluster::cluster_config::{self, Proposed};
+    let (_dir, zk) = zookeeper();
+    let session = Zk::connect(&url(&zk), SESSION).expect("connect");
+    assert_eq!(cluster_config::read(&session).expect("read"), None);
+    let first = cluster_config::agree(&session, "s1", &Proposed::Given("file:///shared/root".into())).expect("first");
+    assert_eq!((first.root.as_str(), first.recorded_by.as_str()), ("file:///shared/root", "s1"));
+    // The same root, written with a trailing slash: agreed.
+    let same = cluster_config::agree(&session, "s2", &Proposed::Given("file:///shared/root/".into())).expect("same");
+    assert_eq!(same, first);
+    // Only the default: the cluster's root is taken.
+    let taken = cluster_config::agree(&session, "s3", &Proposed::Default("file:///cwd/data".into())).expect("default");
+    assert_eq!(taken.root, "file:///shared/root");
+    // Another root, given: refused, naming both.
+    let e = cluster_config::agree(&session, "s4", &Proposed::Given("hdfs://nn:9000/other".into()))
+        .expect_err("a second root is refused")
+        .to_string();
+    assert!(e.contains("hdfs://nn:9000/other") && e.contains("file:///shared/root"), "{e}");
+    // It is durable: a new session reads what the first recorded.
+    drop(session);
+    let again = Zk::connect(&url(&zk), SESSION).expect("connect");
+    assert_eq!(cluster_config::read(&again).expect("read"), Some(first));
+}

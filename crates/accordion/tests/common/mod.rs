@@ -63,16 +63,6 @@ impl ServerProcess {
         Self::launch_with(&["--root", root], sets, None)
     }
 
-    /// A server on a fresh data directory that joins the cluster at `url`
-    /// with the given ZooKeeper session timeout.
-    pub fn start_in_cluster(url: &str, session_timeout_ms: u64) -> ServerProcess {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().to_str().expect("a UTF-8 data directory").to_string();
-        let timeout = session_timeout_ms.to_string();
-        let place = ["--data-dir", &path, "--cluster", url, "--session-timeout-ms", &timeout];
-        Self::launch_with(&place, &[], Some(dir))
-    }
-
     /// A server that joins the cluster at `url` as one of several sharing
     /// the root `dir`.
     pub fn start_in_cluster_at(dir: &Path, url: &str, session_timeout_ms: u64) -> ServerProcess {
