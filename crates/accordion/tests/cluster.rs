@@ -508,10 +508,20 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         let id = c.scanner_open_with_prefix(b"s".to_vec(), b"p".to_vec(), Vec::new(), BTreeMap::new()).expect("prefix");
         let got = c.scanner_get_list(id, 10).expect("prefix rows");
         assert_eq!(got.len(), 1, "prefix p");
-        // A reverse scan over regions held elsewhere is refused, clearly.
-        let reverse = TScan { reversed: Some(true), ..scan(None, None, None) };
-        let refused = scan_rows(&mut c, reverse).expect_err("reverse over servers");
-        assert!(refused.contains("reverse scan over regions held by other servers"), "{refused}");
+        // Reverse scans read the regions from the last down, each where it
+        // is held, each row once: whole, bounded (from a region's start key,
+        // across boundaries, to a region's start key), filtered.
+        let reverse = |start, stop, filter| TScan { reversed: Some(true), ..scan(start, stop, filter) };
+        let down = |from: u8, to: u8| -> Vec<String> { letters(to, from).into_iter().rev().collect() };
+        assert_eq!(scan_rows(&mut c, reverse(None, None, None)).expect("whole, reversed"), down(b'z', b'a'));
+        assert_eq!(scan_rows(&mut c, reverse(Some("v"), Some("e"), None)).expect("bounded"), down(b'v', b'f'));
+        assert_eq!(scan_rows(&mut c, reverse(Some("n"), Some("g"), None)).expect("boundaries"), down(b'n', b'h'));
+        assert_eq!(scan_rows(&mut c, reverse(Some("m~"), None, None)).expect("to the start"), down(b'm', b'a'));
+        let odd = scan_rows(&mut c, reverse(None, None, Some("ValueFilter(=, 'binary:odd')"))).expect("filtered");
+        assert_eq!(
+            odd,
+            (b'a'..=b'z').rev().filter(|k| k % 2 == 1).map(|k| (k as char).to_string()).collect::<Vec<_>>()
+        );
         // Every row of every region, read by getRows.
         let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);

@@ -10,8 +10,13 @@
 //! region is looked up (`routing.rs`) when its rows are wanted: a region
 //! that moved meanwhile is read where it is now. A filter runs on each
 //! piece separately (its state, a PageFilter's count, is per piece, as it
-//! is per region in HBase). A reverse scan with a piece held elsewhere is
-//! refused for now.
+//! is per region in HBase). A reverse scan reads the pieces from the last
+//! down; each piece `[a, b)` is then read from just below `b` (an exclusive
+//! start row) down to `a` (an inclusive stop row), as HBase's reversed
+//! client scanner moves from region to region with `withStartRow(end,
+//! false)`. Thrift v1 has no such flags, so a remote piece carries them as
+//! scan attributes ([`START_EXCLUSIVE`], [`STOP_INCLUSIVE`]), which any
+//! client may use and real HBase ignores.
 //!
 //! Thread safety: one `PieceScan` is used by one Thrift call at a time (its
 //! `OpenScanner`'s mutex); the connection to a remote piece's owner is its
@@ -30,6 +35,11 @@ use crate::routing::Router;
 /// Rows asked of a remote scanner per call.
 const REMOTE_BATCH: i32 = 100;
 
+/// Scan attribute ("true"): the start row itself is not read.
+pub const START_EXCLUSIVE: &[u8] = b"accordion.scan.start_exclusive";
+/// Scan attribute ("true"): the stop row itself is read.
+pub const STOP_INCLUSIVE: &[u8] = b"accordion.scan.stop_inclusive";
+
 /// Why a piece could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
@@ -41,9 +51,6 @@ pub enum ScanError {
     /// No live server holds the region (it is in transition).
     #[error("region {0} is held by no live server (in transition); retry")]
     Unowned(String),
-    /// A scan this server cannot run over other servers' regions yet.
-    #[error("{0}")]
-    Unsupported(&'static str),
 }
 
 /// A stretch of the scan's key range, `[start, stop)` (`stop` empty: the
@@ -84,17 +91,14 @@ impl PieceScan {
         regions: &[(store::RegionInfo, RegionState)],
     ) -> Result<Option<PieceScan>, ScanError> {
         let (lo, hi) = bounds(&local);
-        let pieces = pieces(regions, &lo, &hi);
+        let mut pieces: VecDeque<Piece> = pieces(regions, &lo, &hi).into();
         if !pieces.iter().any(|p| matches!(p, Piece::Elsewhere { .. })) {
             return Ok(None);
         }
         if local.reverse {
-            return Err(ScanError::Unsupported(
-                "a reverse scan over regions held by other servers is not supported yet; scan forward, or \
-                 connect to the server holding the regions",
-            ));
+            pieces = pieces.into_iter().rev().collect();
         }
-        Ok(Some(PieceScan { store, router, table, local, remote, pieces: pieces.into(), current: None }))
+        Ok(Some(PieceScan { store, router, table, local, remote, pieces, current: None }))
     }
 
     /// The next row (or piece of a row, with a batch size), in key order.
@@ -143,18 +147,33 @@ impl PieceScan {
         match piece {
             Piece::Here { start, stop } => {
                 let mut scan = self.local.clone();
-                scan.start = Some(start).filter(|s| !s.is_empty());
-                scan.stop = Some(stop).filter(|s| !s.is_empty());
+                let (start, stop) = (Some(start).filter(|s| !s.is_empty()), Some(stop).filter(|s| !s.is_empty()));
+                if scan.reverse {
+                    (scan.start, scan.stop) = (stop, start);
+                    (scan.start_inclusive, scan.stop_inclusive) = (false, true);
+                } else {
+                    (scan.start, scan.stop) = (start, stop);
+                    (scan.start_inclusive, scan.stop_inclusive) = (true, false);
+                }
                 Ok(Current::Here(Box::new(self.store.scan(&self.table, scan)?)))
             }
             Piece::Elsewhere { region, start, stop } => {
                 let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
                 let opened = connect_as_peer(&owner, crate::routing::CALL_TIMEOUT).and_then(|mut client| {
                     let mut scan = self.remote.clone();
-                    scan.start_row = Some(start);
-                    scan.stop_row = Some(stop).filter(|s| !s.is_empty());
+                    let mut attributes = std::collections::BTreeMap::new();
+                    if self.local.reverse {
+                        scan.start_row = Some(stop).filter(|s| !s.is_empty());
+                        scan.stop_row = Some(start).filter(|s| !s.is_empty());
+                        scan.reversed = Some(true);
+                        attributes.insert(START_EXCLUSIVE.to_vec(), b"true".to_vec());
+                        attributes.insert(STOP_INCLUSIVE.to_vec(), b"true".to_vec());
+                    } else {
+                        scan.start_row = Some(start);
+                        scan.stop_row = Some(stop).filter(|s| !s.is_empty());
+                    }
                     scan.sort_columns = Some(false);
-                    let id = client.scanner_open_with_scan(self.table.as_bytes().to_vec(), scan, Default::default())?;
+                    let id = client.scanner_open_with_scan(self.table.as_bytes().to_vec(), scan, attributes)?;
                     Ok((client, id))
                 });
                 match opened {
@@ -172,17 +191,20 @@ impl PieceScan {
 }
 
 /// The key range `[lo, hi)` a scan reads (`hi` empty: unbounded), from its
-/// start, stop and prefix (a reverse scan starts at its inclusive upper
-/// end and stops above its exclusive lower one).
+/// start, stop, their inclusiveness and prefix (a reverse scan starts at its
+/// upper end and stops at its lower one).
 fn bounds(scan: &Scan) -> (Vec<u8>, Vec<u8>) {
-    let just_above = |k: &Vec<u8>| [k.as_slice(), &[0]].concat();
+    // A bound as a key of `[lo, hi)`: the key itself, or the one just above
+    // it (nothing lies between `k` and `k\0`).
+    let key = |k: &Option<Vec<u8>>, above: bool| match k.as_ref().filter(|k| !k.is_empty()) {
+        Some(k) if above => [k.as_slice(), &[0]].concat(),
+        Some(k) => k.clone(),
+        None => Vec::new(),
+    };
     let (mut lo, mut hi) = if scan.reverse {
-        (
-            scan.stop.as_ref().map(just_above).unwrap_or_default(),
-            scan.start.as_ref().map(just_above).unwrap_or_default(),
-        )
+        (key(&scan.stop, !scan.stop_inclusive), key(&scan.start, scan.start_inclusive))
     } else {
-        (scan.start.clone().unwrap_or_default(), scan.stop.clone().unwrap_or_default())
+        (key(&scan.start, !scan.start_inclusive), key(&scan.stop, scan.stop_inclusive))
     };
     if let Some(p) = &scan.prefix {
         lo = lo.max(p.clone());
@@ -309,6 +331,25 @@ mod tests {
         assert_eq!(bounds(&scan(b"ab")), (b"ab".to_vec(), b"ac".to_vec()));
         assert_eq!(bounds(&scan(b"a\xff")), (b"a\xff".to_vec(), b"b".to_vec()));
         assert_eq!(bounds(&scan(b"\xff")), (b"\xff".to_vec(), Vec::new()));
+    }
+
+    #[test]
+    fn inclusive_and_exclusive_rows_bound_the_range() {
+        let k = |s: &str| Some(s.as_bytes().to_vec());
+        let scan = |start, stop, reverse, start_inclusive, stop_inclusive| Scan {
+            start,
+            stop,
+            reverse,
+            start_inclusive,
+            stop_inclusive,
+            ..Scan::default()
+        };
+        assert_eq!(bounds(&scan(k("b"), k("m"), false, true, false)), (b"b".to_vec(), b"m".to_vec()));
+        assert_eq!(bounds(&scan(k("b"), k("m"), false, false, true)), (b"b\0".to_vec(), b"m\0".to_vec()));
+        // Reverse: from m down to b.
+        assert_eq!(bounds(&scan(k("m"), k("b"), true, true, false)), (b"b\0".to_vec(), b"m\0".to_vec()));
+        assert_eq!(bounds(&scan(k("m"), k("b"), true, false, true)), (b"b".to_vec(), b"m".to_vec()));
+        assert_eq!(bounds(&scan(None, None, true, false, true)), (Vec::new(), Vec::new()));
     }
 
     #[test]

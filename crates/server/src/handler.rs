@@ -75,7 +75,6 @@ fn scan_error(e: ScanError) -> thrift::Error {
     match e {
         ScanError::Store(e) => from_store(e),
         ScanError::Remote(e @ thrift::Error::User(_)) => e,
-        ScanError::Unsupported(why) => io_error(why.to_string()),
         other => io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {other}")),
     }
 }
@@ -493,6 +492,7 @@ impl ThriftHandler {
         batch: Option<i32>,
         sort_columns: bool,
         reverse: bool,
+        inclusive: Inclusive,
     ) -> ThriftResult<ScannerID> {
         let started = Instant::now();
         let table = table_name(table)?;
@@ -514,12 +514,15 @@ impl ThriftHandler {
         // (`getScan`): the stop row is included.
         if let (Some(a), Some(b)) = (&start, &stop)
             && a == b
+            && inclusive == Inclusive::default()
         {
             stop = Some([a.as_slice(), &[0]].concat());
         }
         let scan = Scan {
             start,
             stop,
+            start_inclusive: inclusive.start,
+            stop_inclusive: inclusive.stop,
             prefix,
             reverse,
             columns: parse_columns(columns),
@@ -891,8 +894,13 @@ impl HbaseSyncHandler for ThriftHandler {
         io_only(self.delete(&table, &row, None, Some(ts)))
     }
 
-    fn handle_scanner_open_with_scan(&self, table: Text, scan: TScan, _: Attributes) -> ThriftResult<ScannerID> {
+    fn handle_scanner_open_with_scan(&self, table: Text, scan: TScan, attrs: Attributes) -> ThriftResult<ScannerID> {
         let reverse = scan.reversed.unwrap_or(false);
+        let flag = |name: &[u8]| attrs.get(name).is_some_and(|v| v.eq_ignore_ascii_case(b"true"));
+        let inclusive = Inclusive {
+            start: !flag(crate::cluster_scan::START_EXCLUSIVE),
+            stop: flag(crate::cluster_scan::STOP_INCLUSIVE),
+        };
         io_only(self.open_scanner(
             &table,
             scan.start_row,
@@ -904,6 +912,7 @@ impl HbaseSyncHandler for ThriftHandler {
             scan.batch_size,
             scan.sort_columns.unwrap_or(false),
             reverse,
+            inclusive,
         ))
     }
 
@@ -914,7 +923,19 @@ impl HbaseSyncHandler for ThriftHandler {
         columns: Vec<Text>,
         _: Attributes,
     ) -> ThriftResult<ScannerID> {
-        io_only(self.open_scanner(&table, Some(start), None, None, &columns, None, None, None, false, false))
+        io_only(self.open_scanner(
+            &table,
+            Some(start),
+            None,
+            None,
+            &columns,
+            None,
+            None,
+            None,
+            false,
+            false,
+            Inclusive::default(),
+        ))
     }
 
     fn handle_scanner_open_with_stop(
@@ -925,7 +946,19 @@ impl HbaseSyncHandler for ThriftHandler {
         columns: Vec<Text>,
         _: Attributes,
     ) -> ThriftResult<ScannerID> {
-        io_only(self.open_scanner(&table, Some(start), Some(stop), None, &columns, None, None, None, false, false))
+        io_only(self.open_scanner(
+            &table,
+            Some(start),
+            Some(stop),
+            None,
+            &columns,
+            None,
+            None,
+            None,
+            false,
+            false,
+            Inclusive::default(),
+        ))
     }
 
     fn handle_scanner_open_with_prefix(
@@ -935,7 +968,19 @@ impl HbaseSyncHandler for ThriftHandler {
         columns: Vec<Text>,
         _: Attributes,
     ) -> ThriftResult<ScannerID> {
-        io_only(self.open_scanner(&table, None, None, Some(prefix), &columns, None, None, None, false, false))
+        io_only(self.open_scanner(
+            &table,
+            None,
+            None,
+            Some(prefix),
+            &columns,
+            None,
+            None,
+            None,
+            false,
+            false,
+            Inclusive::default(),
+        ))
     }
 
     fn handle_scanner_open_ts(
@@ -946,7 +991,19 @@ impl HbaseSyncHandler for ThriftHandler {
         ts: i64,
         _: Attributes,
     ) -> ThriftResult<ScannerID> {
-        io_only(self.open_scanner(&table, Some(start), None, None, &columns, Some(ts), None, None, false, false))
+        io_only(self.open_scanner(
+            &table,
+            Some(start),
+            None,
+            None,
+            &columns,
+            Some(ts),
+            None,
+            None,
+            false,
+            false,
+            Inclusive::default(),
+        ))
     }
 
     fn handle_scanner_open_with_stop_ts(
@@ -958,7 +1015,19 @@ impl HbaseSyncHandler for ThriftHandler {
         ts: i64,
         _: Attributes,
     ) -> ThriftResult<ScannerID> {
-        io_only(self.open_scanner(&table, Some(start), Some(stop), None, &columns, Some(ts), None, None, false, false))
+        io_only(self.open_scanner(
+            &table,
+            Some(start),
+            Some(stop),
+            None,
+            &columns,
+            Some(ts),
+            None,
+            None,
+            false,
+            false,
+            Inclusive::default(),
+        ))
     }
 
     fn handle_scanner_get(&self, id: ScannerID) -> ThriftResult<Vec<TRowResult>> {
@@ -1059,5 +1128,21 @@ impl HbaseSyncHandler for ThriftHandler {
         self.store
             .check_and_mutate(&name, &row, &c.family, &c.qualifier.unwrap_or_default(), expected, &ms)
             .map_err(from_store)
+    }
+}
+
+/// Whether a scan reads its start and stop rows themselves (HBase's
+/// `withStartRow(row, inclusive)` and `withStopRow(row, inclusive)`; Thrift
+/// v1 has no such fields, so they come as scan attributes, see
+/// `cluster_scan.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Inclusive {
+    start: bool,
+    stop: bool,
+}
+
+impl Default for Inclusive {
+    fn default() -> Self {
+        Inclusive { start: true, stop: false }
     }
 }

@@ -29,6 +29,8 @@ pub struct RegionScanner {
     started: bool,
     /// Reverse only: the start row itself was already returned.
     exclusive_start: bool,
+    /// Reverse only: the stop row itself is read.
+    inclusive_stop: bool,
 }
 
 impl RegionScanner {
@@ -44,6 +46,7 @@ impl RegionScanner {
             last_row: None,
             started: false,
             exclusive_start: false,
+            inclusive_stop: false,
         }
     }
 
@@ -59,6 +62,13 @@ impl RegionScanner {
     /// (a table scan resuming below rows it has already returned).
     pub fn with_exclusive_start(mut self) -> Self {
         self.exclusive_start = true;
+        self
+    }
+
+    /// For a reverse scan: read the stop row too (the scan's lower bound
+    /// is inclusive).
+    pub fn with_inclusive_stop(mut self, inclusive: bool) -> Self {
+        self.inclusive_stop = inclusive;
         self
     }
 
@@ -118,7 +128,7 @@ impl RegionScanner {
                 }
             };
             let Some(row) = row else { return Ok(None) };
-            if self.stop.as_ref().is_some_and(|stop| row <= *stop) {
+            if self.stop.as_ref().is_some_and(|stop| if self.inclusive_stop { row < *stop } else { row <= *stop }) {
                 return Ok(None);
             }
             self.cursor.seek(&CellKey::first_on_row(&row))?;

@@ -33,6 +33,14 @@ pub struct Scan {
     pub start: Option<Vec<u8>>,
     /// Forward: end row (exclusive). Reverse: the row to stop above (exclusive).
     pub stop: Option<Vec<u8>>,
+    /// Whether the start row itself is read (HBase's
+    /// `withStartRow(row, inclusive)`; true by default). A reverse scan of a
+    /// key range `[a, b)` starts below `b`, which no inclusive start row
+    /// names: a scan across servers reads each region's range so.
+    pub start_inclusive: bool,
+    /// Whether the stop row itself is read (HBase's
+    /// `withStopRow(row, inclusive)`; false by default).
+    pub stop_inclusive: bool,
     /// Only rows starting with this prefix.
     pub prefix: Option<Vec<u8>>,
     pub reverse: bool,
@@ -54,6 +62,8 @@ impl Default for Scan {
         Scan {
             start: None,
             stop: None,
+            start_inclusive: true,
+            stop_inclusive: false,
             prefix: None,
             reverse: false,
             columns: Vec::new(),
@@ -90,6 +100,22 @@ pub struct Scanner {
 impl Scanner {
     pub(crate) fn new(table: Arc<TableState>, mut scan: Scan) -> Result<Scanner> {
         let reverse = scan.reverse;
+        if !reverse {
+            // Forward, an exclusive bound is the inclusive one just above
+            // it: nothing lies between `k` and `k\0`.
+            let just_above = |k: &mut Option<Vec<u8>>| {
+                if let Some(k) = k.as_mut().filter(|k| !k.is_empty()) {
+                    k.push(0);
+                }
+            };
+            if !scan.start_inclusive {
+                just_above(&mut scan.start);
+            }
+            if scan.stop_inclusive {
+                just_above(&mut scan.stop);
+            }
+            (scan.start_inclusive, scan.stop_inclusive) = (true, false);
+        }
         if let Some(f) = scan.filter.as_mut() {
             f.set_reversed(reverse);
         }
@@ -113,10 +139,14 @@ impl Scanner {
             }
         }
         let mut s = Scanner { table, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
-        let (reverse, start) = (s.scan.reverse, s.scan.start.clone());
+        let (reverse, start, inclusive) = (s.scan.reverse, s.scan.start.clone(), s.scan.start_inclusive);
         s.current = s.open_retrying(None, |t| {
             if reverse {
                 match start.as_ref().filter(|r| !r.is_empty()) {
+                    // The region holding the rows just below the start row.
+                    Some(start) if !inclusive => {
+                        t.regions().iter().rev().find(|r| r.info().start_key < *start).cloned()
+                    }
                     Some(start) => t.region_for(start),
                     None => t.regions().last().cloned(),
                 }
@@ -164,13 +194,19 @@ impl Scanner {
             // Forward: rows from the old region's end key on; reverse: rows
             // before the old region's start key.
             let scanner = scanner.with_range(Some(resume.to_vec()), stop, self.scan.reverse);
-            return Ok(if self.scan.reverse { scanner.with_exclusive_start() } else { scanner });
+            return Ok(if self.scan.reverse {
+                scanner.with_exclusive_start().with_inclusive_stop(self.scan.stop_inclusive)
+            } else {
+                scanner
+            });
         }
         Ok(if self.scan.reverse {
             // Start at the scan's start row if it lies in this region, else
             // at the region's last row.
             let start = self.scan.start.clone().filter(|s| !s.is_empty() && info.contains(s));
-            scanner.with_range(start, stop, true)
+            let exclusive = start.is_some() && !self.scan.start_inclusive;
+            let scanner = scanner.with_range(start, stop, true).with_inclusive_stop(self.scan.stop_inclusive);
+            if exclusive { scanner.with_exclusive_start() } else { scanner }
         } else {
             scanner.with_range(self.scan.start.clone(), stop, false)
         })

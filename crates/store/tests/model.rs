@@ -346,6 +346,8 @@ impl ScanSpec {
         Scan {
             start: key(self.start),
             stop: key(self.stop),
+            start_inclusive: true,
+            stop_inclusive: false,
             prefix: self.prefix.map(|i| PREFIXES[i % PREFIXES.len()].to_vec()),
             reverse: self.reverse,
             columns: self.read.columns(),

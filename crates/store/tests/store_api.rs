@@ -384,3 +384,55 @@ fn a_family_removed_and_added_back_stays_empty_after_a_crash() {
     assert_eq!(value(&store, "after", "a"), Some(b"2".to_vec()));
     assert_eq!(rows(&store, Scan::default()).len(), 21);
 }
+
+#[test]
+fn scans_read_or_skip_their_start_and_stop_rows_as_asked_in_both_directions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(table("t"), &[b"d".to_vec(), b"h".to_vec(), b"m".to_vec()]).expect("create");
+    let written = ["a", "c", "d", "d\0", "e", "g", "h", "i", "m", "n", "p"];
+    for (i, r) in written.iter().enumerate() {
+        store.put("t", r.as_bytes(), &[(b"f", b"q", b"v")], None).expect("put");
+        if i == 5 {
+            // Part of the rows in files, part in memstores.
+            store.flush_table("t").expect("flush");
+        }
+    }
+    let keys = [None, Some(""), Some("a"), Some("b"), Some("d"), Some("e"), Some("h"), Some("m"), Some("p"), Some("z")];
+    let mut checked = 0;
+    for start in keys {
+        for stop in keys {
+            for reverse in [false, true] {
+                for (start_inclusive, stop_inclusive) in [(true, false), (false, false), (true, true), (false, true)] {
+                    let scan = Scan {
+                        start: start.map(|k| k.as_bytes().to_vec()),
+                        stop: stop.map(|k| k.as_bytes().to_vec()),
+                        start_inclusive,
+                        stop_inclusive,
+                        reverse,
+                        ..Scan::default()
+                    };
+                    // The model: every written row within the bounds, in order.
+                    let after_start = |r: &str| match start.filter(|s| !s.is_empty()) {
+                        None => true,
+                        Some(s) if reverse => r < s || (start_inclusive && r == s),
+                        Some(s) => r > s || (start_inclusive && r == s),
+                    };
+                    let before_stop = |r: &str| match stop.filter(|s| !s.is_empty()) {
+                        None => true,
+                        Some(s) if reverse => r > s || (stop_inclusive && r == s),
+                        Some(s) => r < s || (stop_inclusive && r == s),
+                    };
+                    let mut want: Vec<String> =
+                        written.iter().filter(|r| after_start(r) && before_stop(r)).map(|r| r.to_string()).collect();
+                    if reverse {
+                        want.reverse();
+                    }
+                    assert_eq!(rows(&store, scan.clone()), want, "{scan:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 800);
+}
