@@ -25,8 +25,14 @@
 //! held only for a lookup or a splice, never across I/O. Region list
 //! changes and the state transitions around them (split, merge, close,
 //! open, parent removal) run under the table's change lock
-//! ([`TableState::lock_changes`]), so two never interleave on one table;
+//! ([`Catalog::lock_changes`]), so two never interleave on one table;
 //! table DDL runs under the catalog's DDL lock ([`Catalog::lock_ddl`]).
+//! An edit that replaces or drops a table's state (`ReplaceTable`,
+//! `DropTable`) runs under the DDL lock and the old state's change lock, and
+//! retires the old state: a job that looked the table up before and waited
+//! for the old lock must not go on under it (a job on the new state would
+//! run beside it), so `Catalog::lock_changes` looks the table up again
+//! until the state it locked is current.
 //! Lock order: DDL lock → change lock → retired counters → table map →
 //! region list. The retired counters' lock is held for a whole edit that
 //! removes regions, and for a read of the counters; never across I/O.
@@ -36,7 +42,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::{ArcMutexGuard, Mutex, MutexGuard, RawMutex, RwLock};
 
 use crate::error::{Result, StoreError};
 use crate::region::Region;
@@ -48,8 +54,14 @@ pub struct TableState {
     pub desc: Arc<TableDescriptor>,
     enabled: AtomicBool,
     regions: RwLock<Vec<Arc<Region>>>,
-    change_lock: Mutex<()>,
+    change_lock: Arc<Mutex<()>>,
+    /// Set by the edit that replaced or dropped this state (under its
+    /// change lock): it is no table's current state any more.
+    retired: AtomicBool,
 }
+
+/// A table's change lock, held (see [`Catalog::lock_changes`]).
+pub(crate) type ChangeGuard = ArcMutexGuard<RawMutex, ()>;
 
 impl TableState {
     /// A table with `regions` (sorted by start key, covering the key space).
@@ -58,7 +70,8 @@ impl TableState {
             desc,
             enabled: AtomicBool::new(enabled),
             regions: RwLock::new(regions),
-            change_lock: Mutex::new(()),
+            change_lock: Arc::new(Mutex::new(())),
+            retired: AtomicBool::new(false),
         }
     }
 
@@ -103,6 +116,8 @@ impl TableState {
     }
 
     /// Held while a job changes this table's regions (see the module doc).
+    /// Only for a state looked up under the DDL lock (no edit can replace
+    /// it meanwhile); other jobs take [`Catalog::lock_changes`].
     pub(crate) fn lock_changes(&self) -> MutexGuard<'_, ()> {
         self.change_lock.lock()
     }
@@ -194,6 +209,7 @@ impl Catalog {
             CatalogEdit::DropTable(name) => {
                 let mut retired = self.retired.lock();
                 let t = self.tables.write().remove(&name).ok_or(StoreError::TableNotFound(name.clone()))?;
+                t.retired.store(true, Ordering::Release);
                 retired.retire_table(&name, t.regions.read().iter().map(|r| r.as_ref()));
             }
             CatalogEdit::ReplaceTable(t) => {
@@ -217,6 +233,7 @@ impl Catalog {
                 for r in current.regions.read().iter().filter(|r| !kept.iter().any(|k| Arc::ptr_eq(k, r))) {
                     retired.retire_region(&name, r);
                 }
+                current.retired.store(true, Ordering::Release);
                 tables.insert(name, t);
             }
             CatalogEdit::SetEnabled { table, enabled } => {
@@ -257,6 +274,19 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+
+    /// The current state of table `name` with its change lock held (see the
+    /// module doc): a state an edit replaced while this waited for its lock
+    /// is let go, and the table looked up again.
+    pub(crate) fn lock_changes(&self, name: &str) -> Result<(Arc<TableState>, ChangeGuard)> {
+        loop {
+            let t = self.table(name)?;
+            let guard = t.change_lock.lock_arc();
+            if !t.retired.load(Ordering::Acquire) {
+                return Ok((t, guard));
+            }
+        }
     }
 
     pub(crate) fn table(&self, name: &str) -> Result<Arc<TableState>> {

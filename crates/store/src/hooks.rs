@@ -41,6 +41,9 @@ pub enum HookPoint {
     /// has found the region of its row and not yet called it. An error
     /// fails the request.
     RegionLookedUp,
+    /// A split has looked its table up and is about to take the table's
+    /// change lock.
+    ChangeLockWanted,
     /// Opening a store has fenced the WAL directories of earlier instances
     /// (renamed, leases recovered) and not yet read them. An error fails
     /// the open.

@@ -39,7 +39,8 @@ pub(crate) fn merge_regions(
     a: &Arc<Region>,
     b: &Arc<Region>,
 ) -> Result<Arc<Region>> {
-    let _change = table.lock_changes();
+    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     let (low, high) = if a.info().start_key <= b.info().start_key { (a, b) } else { (b, a) };
     let regions = table.regions();
     let adjacent = regions.windows(2).any(|w| Arc::ptr_eq(&w[0], low) && Arc::ptr_eq(&w[1], high));

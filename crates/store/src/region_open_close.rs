@@ -58,7 +58,8 @@ fn not_open(region: &Region) -> StoreError {
 /// Closes `region` of `table` (see the module docs). Fails, leaving the
 /// region OPEN, if a flush or the marker cannot be written.
 pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
-    let _change = table.lock_changes();
+    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     if region.state() != RegionState::Open || !table.is_current(region) {
         return Err(not_open(region));
     }
@@ -100,7 +101,8 @@ pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Re
 
 /// Opens the CLOSED `region` of `table` again from its directory.
 pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
-    let _change = table.lock_changes();
+    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     if region.state() != RegionState::Closed || !table.is_current(region) {
         return Err(StoreError::InvalidArgument(format!(
             "region {} is {}, not CLOSED; only a closed region can be opened",

@@ -96,8 +96,7 @@ pub(crate) fn is_region_dir_name(name: &str) -> bool {
 /// Removes the directory of retired parent `parent_id` of `table` once no
 /// region of the table reads through references into it.
 pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, parent_id: u64) -> Result<()> {
-    let Ok(t) = inner.catalog.table(table) else { return Ok(()) };
-    let _change = t.lock_changes();
+    let Ok((t, _change)) = inner.catalog.lock_changes(table) else { return Ok(()) };
     let regions = t.regions();
     let parent_dir = inner.data_dir().join(table).join(format!("{parent_id:016x}"));
     remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)

@@ -80,7 +80,9 @@ pub(crate) fn split_region(
     region: &Arc<Region>,
     at: Option<Vec<u8>>,
 ) -> Result<bool> {
-    let _split = table.lock_changes();
+    inner.hook(crate::hooks::HookPoint::ChangeLockWanted)?;
+    let (table, _split) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     if region.state() != RegionState::Open || region.has_references() || !table.is_current(region) {
         return Ok(false);
     }

@@ -268,3 +268,122 @@ fn tables_created_on_two_members_get_distinct_region_ids_and_a_member_without_a_
     assert!(refused.to_string().contains("region ids"), "{refused}");
     c.close().expect("close");
 }
+
+/// Pauses the named threads at the hook points given, each once, until the
+/// test lets them go; tells the test which thread reached which point.
+struct Pauses {
+    /// (thread name, point) → released?
+    gates: std::sync::Mutex<std::collections::HashMap<(String, store::hooks::HookPoint), bool>>,
+    changed: std::sync::Condvar,
+    reached: std::sync::Mutex<std::sync::mpsc::Sender<(String, store::hooks::HookPoint)>>,
+}
+
+impl store::hooks::WriteHooks for Pauses {
+    fn at(&self, point: store::hooks::HookPoint, _region: u64) -> store::Result<()> {
+        let name = std::thread::current().name().unwrap_or_default().to_string();
+        let _ = self.reached.lock().expect("sender").send((name.clone(), point));
+        let mut gates = self.gates.lock().expect("gates");
+        while gates.get(&(name.clone(), point)) == Some(&false) {
+            gates = self.changed.wait(gates).expect("gates");
+        }
+        Ok(())
+    }
+}
+
+impl Pauses {
+    fn release(&self, thread: &str, point: store::hooks::HookPoint) {
+        self.gates.lock().expect("gates").insert((thread.into(), point), true);
+        self.changed.notify_all();
+    }
+}
+
+/// A race found by reading: a split that looked its table up, then waited
+/// for the table's change lock while a sync rebuilt the table's region list
+/// (a `ReplaceTable`, which keeps the open regions), took the *old* state's
+/// lock and split beside a job holding the new state's: two region changes
+/// on one table at once. The split now takes the lock of the table's
+/// current state.
+#[test]
+fn a_split_that_waited_while_the_table_was_rebuilt_does_not_run_beside_another_change() {
+    use store::hooks::HookPoint::{ChangeLockWanted, OpenCommittedRegion};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let a = member(root, "host-a,16020,1");
+    a.create_table(table(), &[b"h".to_vec(), b"q".to_vec()]).expect("create");
+    write(&a, 60);
+    a.flush_table("t").expect("flush");
+    let (tx, reached) = std::sync::mpsc::channel();
+    let pauses = Arc::new(Pauses {
+        gates: std::sync::Mutex::new(
+            [(("A".to_string(), ChangeLockWanted), false), (("C".to_string(), OpenCommittedRegion), false)].into(),
+        ),
+        changed: std::sync::Condvar::new(),
+        reached: std::sync::Mutex::new(tx),
+    });
+    let options = StoreOptions {
+        background: false,
+        region_flush_size: 1 << 30,
+        memory_budget: 1 << 30,
+        member: Some("host-b,16020,2".into()),
+        region_ids: Some(ids()),
+        hooks: Some(pauses.clone()),
+        ..StoreOptions::default()
+    };
+    let b = Arc::new(Store::open(root, options).expect("open b"));
+    // b holds the first and the last region; a the middle one.
+    let names = region_names(&a);
+    for n in [&names[0], &names[2]] {
+        a.unassign_region(n).expect("unassign on a");
+        b.assign_region(n).expect("assign on b");
+    }
+
+    // A: a split of b's first region, paused before the change lock.
+    let split_a = {
+        let b = b.clone();
+        std::thread::Builder::new()
+            .name("A".into())
+            .spawn(move || b.split_region("t", b"a", Some(b"d")))
+            .expect("spawn A")
+    };
+    let wait_for = |thread: &str, point| loop {
+        let (name, at) = reached.recv_timeout(std::time::Duration::from_secs(20)).expect("a hook is reached");
+        if name == thread && at == point {
+            break;
+        }
+    };
+    wait_for("A", ChangeLockWanted);
+    // a splits its middle region; b takes the new list from the root: its
+    // table state is replaced, its open regions kept.
+    assert!(a.split_region("t", b"i", Some(b"m")).expect("split on a"));
+    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
+    // C: a split of b's last region, paused after its commit, holding the
+    // (new) table's change lock.
+    let split_c = {
+        let b = b.clone();
+        std::thread::Builder::new()
+            .name("C".into())
+            .spawn(move || b.split_region("t", b"r", Some(b"u")))
+            .expect("spawn C")
+    };
+    wait_for("C", OpenCommittedRegion);
+    // A goes on: it must wait for C, not split meanwhile.
+    pauses.release("A", ChangeLockWanted);
+    let early = loop {
+        match reached.recv_timeout(std::time::Duration::from_secs(2)) {
+            Ok((name, at)) if name == "A" && at == OpenCommittedRegion => break true,
+            Ok(_) => {}
+            Err(_) => break false,
+        }
+    };
+    assert!(!early, "A split under the replaced table's lock while C held the current one");
+    pauses.release("C", OpenCommittedRegion);
+    assert!(split_c.join().expect("C").expect("C's split"), "C split");
+    assert!(split_a.join().expect("A").expect("A's split"), "A split once C was done");
+    // Both splits are in b's list, which still covers the key space once.
+    let ranges: Vec<(Vec<u8>, Vec<u8>)> =
+        b.all_regions().iter().map(|r| (r.info().start_key.clone(), r.info().end_key.clone())).collect();
+    let keys = |v: &[&str]| v.iter().map(|k| k.as_bytes().to_vec()).collect::<Vec<_>>();
+    let starts: Vec<Vec<u8>> = ranges.iter().map(|r| r.0.clone()).collect();
+    assert_eq!(starts, keys(&["", "d", "h", "m", "q", "u"]), "{ranges:?}");
+    assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0));
+}

@@ -136,7 +136,8 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
 /// Opens the OFFLINE `region` of `table` from disk on this server,
 /// replaying (and flushing) the recovered edits a WAL split left for it.
 pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
-    let _change = table.lock_changes();
+    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     if region.state() != RegionState::Offline || !table.is_current(region) {
         return Err(StoreError::InvalidArgument(format!(
             "region {} is {} here, not OFFLINE; only an unassigned region can be assigned",
@@ -166,7 +167,8 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
 /// placeholder in its place: another server may open it next. Fails,
 /// leaving it OPEN, if the flush fails.
 pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
-    let _change = table.lock_changes();
+    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let table = table.as_ref();
     if region.state() != RegionState::Open || !table.is_current(region) {
         return Err(StoreError::NotServingRegion { region: region.info().region_name(), state: region.state() });
     }
