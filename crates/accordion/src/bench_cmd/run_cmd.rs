@@ -79,7 +79,7 @@ pub struct RunArgs {
     pub hbase_script: PathBuf,
 }
 
-fn parse_durability(s: &str) -> Result<Durability, String> {
+pub(crate) fn parse_durability(s: &str) -> Result<Durability, String> {
     match s.to_ascii_uppercase().as_str() {
         "SYNC_WAL" => Ok(Durability::SyncWal),
         "ASYNC_WAL" => Ok(Durability::AsyncWal),
