@@ -1091,3 +1091,87 @@ fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_ans
     );
     signal(&p.child, "-CONT");
 }
+
+/// POSTs to a server's admin call and returns the answer's body.
+fn admin_post(server: &ServerProcess, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(server.http).expect("connect");
+    write!(s, "POST {path} HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    out
+}
+
+/// The ids of `table`'s regions as `server` lists them, with their states.
+fn listed_regions(server: &ServerProcess, table: &str) -> Vec<(String, String)> {
+    let Some(body) = http_get(server.http, "/status") else { return Vec::new() };
+    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return Vec::new() };
+    let tables = status["tables"].as_array().cloned().unwrap_or_default();
+    let Some(t) = tables.iter().find(|t| t["name"] == table) else { return Vec::new() };
+    t["regions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((r["id"].as_str()?.to_string(), r["state"].as_str()?.to_string())))
+        .collect()
+}
+
+/// A region that grows past the table's maximum size splits on its server
+/// (no call asked for it), and the other servers learn the daughters at
+/// once: here there is no master, whose passes would tell them too.
+#[test]
+fn a_split_by_size_reaches_the_other_servers_without_a_master() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let root = tempfile::tempdir().expect("shared root");
+    {
+        let store = store::Store::open(root.path(), store::StoreOptions::default()).expect("open the root");
+        let mut desc = store::TableDescriptor::new("g", vec![store::FamilyDescriptor::new("f")]);
+        desc.max_region_size = 64 << 10;
+        store.create_table(desc, &[]).expect("create g");
+        store.close().expect("close");
+    }
+    let flags = ["--cluster", url.as_str(), "--session-timeout-ms", "2000"];
+    let sets = ["hbase.hregion.memstore.flush.size=65536"];
+    let a = ServerProcess::start_with_flags(root.path(), &flags, &sets);
+    let b = ServerProcess::start_with_flags(root.path(), &flags, &sets);
+    // The test assigns the table's one region to a, as a master would.
+    let id = listed_regions(&a, "g").first().expect("g's region").0.clone();
+    let answer = admin_post(&a, &format!("/admin/assign?region={id}"));
+    assert!(answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"), "{answer}");
+
+    let mut c = connect(&a.thrift.to_string(), false, false).expect("connect");
+    let value = vec![b'x'; 200];
+    let mut written = 0;
+    let split = Instant::now();
+    while listed_regions(&a, "g").iter().filter(|(_, s)| s == "OPEN").count() < 2 {
+        assert!(split.elapsed() < Duration::from_secs(60), "g did not split by size within 60 s");
+        let batch: Vec<server::hbase_thrift::BatchMutation> = (0..100)
+            .map(|i| server::hbase_thrift::BatchMutation {
+                row: Some(format!("row{:07}", written + i).into_bytes()),
+                mutations: Some(vec![Mutation {
+                    is_delete: Some(false),
+                    column: Some(b"f:q".to_vec()),
+                    value: Some(value.clone()),
+                    write_to_w_a_l: Some(true),
+                }]),
+            })
+            .collect();
+        c.mutate_rows(b"g".to_vec(), batch, BTreeMap::new()).expect("write");
+        written += 100;
+    }
+    let on_a: Vec<String> = listed_regions(&a, "g").into_iter().map(|(id, _)| id).collect();
+    let learned = wait_for("b lists the daughters", Duration::from_secs(10), || {
+        listed_regions(&b, "g").into_iter().map(|(id, _)| id).collect::<Vec<_>>() == on_a
+    });
+    eprintln!(
+        "the split by size ({} regions after {written} rows) reached b {:.2} s later",
+        on_a.len(),
+        learned.as_secs_f64()
+    );
+    // Through b, every row is read from the daughters a holds.
+    let mut cb = connect(&b.thrift.to_string(), false, false).expect("connect");
+    let rows: Vec<Vec<u8>> = (0..written).step_by(37).map(|i| format!("row{i:07}").into_bytes()).collect();
+    assert_eq!(cb.get_rows(b"g".to_vec(), rows.clone(), BTreeMap::new()).expect("getRows").len(), rows.len());
+}

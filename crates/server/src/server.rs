@@ -71,6 +71,24 @@ impl Server {
         );
         let requests = handler.request_metrics().clone();
         let router = handler.router().clone();
+        // In a cluster, every split or merge here (a call's, or one the
+        // region's size started) reaches the other servers at once, as a
+        // split call's does: they take the new regions from the root. On a
+        // thread of its own: the store calls this holding the table's lock.
+        let told = Arc::downgrade(&router);
+        store.on_regions_changed(move |table| {
+            if told.upgrade().is_none_or(|r| !r.is_cluster()) {
+                return;
+            }
+            let (told, table) = (told.clone(), table.to_string());
+            let _ = std::thread::Builder::new().name("tell-peers".into()).spawn(move || {
+                if let Some(router) = told.upgrade() {
+                    for failure in router.sync_table_everywhere(&table) {
+                        tracing::warn!(table = %table, %failure, "another server did not take a split or merge; the master's next pass tells it");
+                    }
+                }
+            });
+        });
         let served_at = handler.served_at().clone();
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });

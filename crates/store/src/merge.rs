@@ -165,6 +165,7 @@ fn merge_closed(
         "regions merged"
     );
     inner.compaction_queue.request_all(&merged);
+    inner.regions_changed(&table.desc.name);
     Ok(merged)
 }
 

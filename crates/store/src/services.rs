@@ -38,7 +38,13 @@ pub(crate) struct Services {
     closed: AtomicBool,
     /// The root's lock, held until the store is closed or dropped.
     root_lock: parking_lot::Mutex<Option<crate::fs::RootLock>>,
+    /// Told the table's name after each split or merge (see
+    /// [`crate::Store::on_regions_changed`]).
+    region_listener: parking_lot::RwLock<Option<RegionListener>>,
 }
+
+/// What [`crate::Store::on_regions_changed`] installs.
+pub(crate) type RegionListener = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl Services {
     pub(crate) fn new(
@@ -65,6 +71,21 @@ impl Services {
             catalog: Catalog::new(),
             closed: AtomicBool::new(false),
             root_lock: parking_lot::Mutex::new(root_lock),
+            region_listener: parking_lot::RwLock::new(None),
+        }
+    }
+
+    pub(crate) fn set_region_listener(&self, listener: RegionListener) {
+        *self.region_listener.write() = Some(listener);
+    }
+
+    /// Tells the listener that `table`'s regions changed (a split or merge
+    /// committed). It runs on the calling thread, outside the listener's
+    /// lock.
+    pub(crate) fn regions_changed(&self, table: &str) {
+        let listener = self.region_listener.read().clone();
+        if let Some(l) = listener {
+            l(table);
         }
     }
 

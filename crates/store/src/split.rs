@@ -103,7 +103,9 @@ pub(crate) fn split_region(
         // It did not commit: the parent serves on.
         region.reopen();
     }
-    result.map(|()| true)
+    result?;
+    inner.regions_changed(&table.desc.name);
+    Ok(true)
 }
 
 /// The split of `region` at `mid` once chosen (the region is SPLITTING).

@@ -339,6 +339,16 @@ impl Store {
         Ok(self.table(table)?.region_for(row).map(|r| (r.info().clone(), r.state())))
     }
 
+    /// Installs `listener`, called with a table's name after each split or
+    /// merge of its regions commits here, whatever started it (a call, or a
+    /// region grown past the table's maximum size). It runs on the thread
+    /// that split or merged, holding the table's change lock: it must not
+    /// block (a cluster server hands the news to a thread of its own, which
+    /// tells the other servers).
+    pub fn on_regions_changed(&self, listener: impl Fn(&str) + Send + Sync + 'static) {
+        self.inner.set_region_listener(std::sync::Arc::new(listener));
+    }
+
     /// Cluster mode: brings this server's view of table `name` in line with
     /// the root after another server's DDL (see `store/member.rs`).
     pub fn sync_table(&self, name: &str) -> Result<member::TableSync> {
