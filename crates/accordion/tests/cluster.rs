@@ -287,6 +287,16 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
         master.load_of(&servers[0].thrift.to_string()).is_some_and(|l| l["regions"] == 3)
     });
 
+    // The survivors-to-be have told a client where the tables are (and
+    // learned it themselves): after the failover they must not name the
+    // dead server again.
+    for s in &servers[1..] {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        for t in tables {
+            let regions = c.get_table_regions(t.as_bytes().to_vec()).expect("regions");
+            assert_eq!(regions[0].port, Some(i32::from(servers[0].thrift.port())), "table {t}: held by server 0");
+        }
+    }
     // A writer per table writes rows until its server dies; the rows whose
     // call returned are acknowledged.
     let writers: Vec<_> = tables

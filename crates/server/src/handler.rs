@@ -616,7 +616,11 @@ impl HbaseSyncHandler for ThriftHandler {
                 Err(store::StoreError::TableNotFound(_)) => Vec::new(),
                 other => other.map_err(from_store)?,
             };
-            // In a cluster, a region held elsewhere names its owner.
+            // In a cluster, a region held elsewhere names its owner, as the
+            // live servers report it now.
+            if self.router.is_cluster() && regions.iter().any(|(_, s)| *s == store::RegionState::Offline) {
+                self.router.refresh();
+            }
             let owner_of = |r: &store::RegionInfo, state| -> Option<(String, u16)> {
                 if state != store::RegionState::Offline || !self.router.is_cluster() {
                     return None;

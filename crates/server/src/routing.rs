@@ -140,8 +140,11 @@ impl Router {
     }
 
     /// Asks every other live server which regions it has OPEN, unless that
-    /// was done less than [`REFRESH_INTERVAL`] ago.
-    fn refresh(&self) {
+    /// was done less than [`REFRESH_INTERVAL`] ago. A lookup trusts what it
+    /// learned until a call fails; a caller that tells clients where
+    /// regions are (`getTableRegions`) refreshes first, or a client would be
+    /// sent on to a dead server's address that no call here ever tried.
+    pub fn refresh(&self) {
         let Some(peers) = self.peers.get() else { return };
         {
             let mut owners = self.owners.lock();
