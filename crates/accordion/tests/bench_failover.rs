@@ -13,7 +13,7 @@ fn a_server_killed_under_load_loses_no_acknowledged_key_and_its_regions_reopen()
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("failover.json");
     let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
-        .args(["bench", "scale-out", "--servers", "2", "--scale", "0.005", "--kill-after-secs", "1"])
+        .args(["bench", "scale-out", "--servers", "2", "--scale", "0.05", "--kill-after-secs", "0.5"])
         .args(["--session-timeout-ms", "2000", "--durability", "SYNC_WAL", "--json"])
         .arg(&json)
         .output()
