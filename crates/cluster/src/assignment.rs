@@ -118,6 +118,22 @@ const BALANCER_RUN_LIMIT: Duration = Duration::from_secs(10);
 /// Regions one balancer run moves at most.
 const MOVES_PER_RUN: usize = 32;
 
+/// How long a region the catalog records OPENING on a live server that does
+/// not list it yet counts as on its way there (the assign call may still be
+/// in flight, sent by this master or by one that died meanwhile), before it
+/// is taken as unassigned. A server lists a region it is opening as
+/// OPENING, so this covers only a call not yet received, or one that failed.
+const OPENING_GRACE: Duration = Duration::from_secs(10);
+
+/// Whether the catalog has `id` on its way to live server (see
+/// [`OPENING_GRACE`]).
+fn pending_open(catalog: &Catalog, id: &str, is_live: impl Fn(&str) -> bool) -> bool {
+    catalog.get(id).is_some_and(|l| {
+        let age = crate::catalog::now_ms().saturating_sub(l.at_ms);
+        l.state == "OPENING" && l.server.as_deref().is_some_and(&is_live) && Duration::from_millis(age) < OPENING_GRACE
+    })
+}
+
 /// One assignment pass; see the module doc. With a serving server's status
 /// missing it only reassigns what the catalog puts on dead servers.
 /// `balance`: the balancer is due (the outcome says whether it ran).
@@ -231,9 +247,13 @@ fn reconcile(catalog: &mut Catalog, listing: &Listing, live: &[ServerInfo], comp
     if complete {
         let is_live = |name: &str| live.iter().any(|s| s.name == name);
         for (id, listed) in listing.all.iter().filter(|(id, _)| !listing.holders.contains_key(*id)) {
-            // Kept on a dead server until its recovery reassigns it.
+            // Kept on a dead server until its recovery reassigns it; kept
+            // OPENING while its assign call may still arrive.
             let on_dead = catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
-            if !on_dead && let Err(e) = catalog.record(id, &listed.table, None, "OFFLINE") {
+            if !on_dead
+                && !pending_open(catalog, id, is_live)
+                && let Err(e) = catalog.record(id, &listed.table, None, "OFFLINE")
+            {
                 failed = Some(e);
             }
         }
@@ -263,11 +283,13 @@ fn assign(
 ) -> Vec<String> {
     let mut events = Vec::new();
     // Every server learns the tables created elsewhere (another server's
-    // createTable), so that their regions are listed when their creator dies.
+    // createTable), so that their regions are listed when their creator
+    // dies, and takes every table's state and regions from the root (a
+    // disable, split or merge it was not told of); its status is read
+    // again after that, so the pass acts on what it lists now.
     let mut docs = docs.clone();
     for s in readable {
         match request(&s.http, "POST", "/admin/refresh", SLOW_CALL) {
-            Ok(answer) if answer.starts_with("0 ") => {}
             Ok(_) => match request(&s.http, "GET", "/status", SLOW_CALL).map(|b| serde_json::from_str(&b)) {
                 Ok(Ok(doc)) => {
                     docs.insert(s.name.clone(), doc);
@@ -298,7 +320,11 @@ fn assign(
     // is known to be on no live one.
     let on_dead_server = |id: &str| catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
     let assignable = |id: &str, l: &Listed| {
-        l.enabled && !disabled.contains(&l.table) && !holders.contains_key(id) && (complete || on_dead_server(id))
+        l.enabled
+            && !disabled.contains(&l.table)
+            && !holders.contains_key(id)
+            && !pending_open(catalog, id, is_live)
+            && (complete || on_dead_server(id))
     };
     for (id, listed) in all.iter().filter(|(id, l)| assignable(id, l)) {
         transit.push(InTransition {
@@ -339,7 +365,7 @@ fn assign(
     }
 
     // 2. Assignment of what no live server holds, in tables an earlier pass
-    // or the catalog has seen (see `PassMemory`), the catalog first.
+    // or the catalog has seen (see `PassMemory`).
     let mut known = std::mem::replace(&mut memory.known_tables, all.values().map(|l| l.table.clone()).collect());
     known.extend(catalog_tables);
     let todo: Vec<(&String, &Listed)> =
@@ -467,24 +493,26 @@ mod tests {
         assert_eq!(encode("host,1,2"), "host%2C1%2C2");
     }
 
-    /// A fake region server's HTTP side: answers every request with 200
+    type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;
+
+    /// A fake region server's HTTP side: answers `GET /status` with the
+    /// status the test puts in the third slot, every other request with 200
     /// and the body `answer` gives, and records the requests.
-    fn fake_server(
-        answer: impl Fn(&str) -> String + Send + 'static,
-    ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    fn fake_server(answer: impl Fn(&str) -> String + Send + 'static) -> (String, Shared<Vec<String>>, Shared<String>) {
         let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
         let addr = server.server_addr().to_ip().expect("ip").to_string();
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let log = seen.clone();
+        let status = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (log, doc) = (seen.clone(), status.clone());
         std::thread::spawn(move || {
             for request in server.incoming_requests() {
                 let line = format!("{} {}", request.method(), request.url());
-                let body = answer(&line);
+                let body = if line == "GET /status" { doc.lock().expect("status").clone() } else { answer(&line) };
                 log.lock().expect("log").push(line);
                 let _ = request.respond(tiny_http::Response::from_string(body));
             }
         });
-        (addr, seen)
+        (addr, seen, status)
     }
 
     fn doc(wal_owners: &[&str], regions: serde_json::Value) -> serde_json::Value {
@@ -493,12 +521,13 @@ mod tests {
 
     #[test]
     fn a_wal_directory_is_fenced_only_if_zookeeper_confirms_its_server_is_gone() {
-        let (http, seen) =
+        let (http, seen, status) =
             fake_server(|line| if line.contains("refresh") { "0 new tables".into() } else { "ok".into() });
         let mut a = ServerInfo::new("127.0.0.1", 1, http, 1);
         a.name = "a".into();
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a", "b"], serde_json::json!([{"id": "01", "state": "OPEN"}])))].into();
+        *status.lock().expect("status") = docs["a"].to_string();
         // "b" is not in the membership snapshot but registered since: left alone.
         let outcome = pass(
             std::slice::from_ref(&a),
@@ -522,12 +551,13 @@ mod tests {
 
     #[test]
     fn a_table_first_seen_in_a_pass_is_assigned_from_the_next_one() {
-        let (http, seen) =
+        let (http, seen, status) =
             fake_server(|line| if line.contains("refresh") { "0 new tables".into() } else { "ok".into() });
         let mut a = ServerInfo::new("127.0.0.1", 1, http, 1);
         a.name = "a".into();
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "02", "state": "OFFLINE"}])))].into();
+        *status.lock().expect("status") = docs["a"].to_string();
         let mut memory = PassMemory::default();
         let mut cat = catalog();
         let first = pass(std::slice::from_ref(&a), &docs, &mut memory, &mut cat, &|_| Some(true), false);
@@ -569,7 +599,7 @@ mod tests {
 
     #[test]
     fn a_dead_servers_regions_are_reassigned_from_the_catalog_while_another_status_is_missing() {
-        let (http, seen) = fake_server(answer_ok);
+        let (http, seen, status) = fake_server(answer_ok);
         let a = server("a", http);
         // x is live and serving, but its status could not be read.
         let x = server("x", "127.0.0.1:9".into());
@@ -581,6 +611,7 @@ mod tests {
             ),
         )]
         .into();
+        *status.lock().expect("status") = docs["a"].to_string();
         let mut cat = catalog();
         cat.record("01", "t", Some("d"), "OPEN").expect("record");
         cat.record("02", "t", Some("x"), "OPEN").expect("record");
@@ -599,7 +630,7 @@ mod tests {
 
     #[test]
     fn a_complete_pass_brings_the_catalog_in_step_with_the_servers() {
-        let (http, _) = fake_server(answer_ok);
+        let (http, _, status) = fake_server(answer_ok);
         let a = server("a", http);
         let docs: HashMap<String, serde_json::Value> = [(
             "a".to_string(),
@@ -609,6 +640,7 @@ mod tests {
             ]}),
         )]
         .into();
+        *status.lock().expect("status") = docs["a"].to_string();
         let mut cat = catalog();
         cat.record("02", "t", Some("a"), "CLOSING").expect("record");
         cat.record("03", "u", Some("d"), "OPEN").expect("record");
@@ -626,10 +658,11 @@ mod tests {
 
     #[test]
     fn nothing_is_assigned_that_the_catalog_could_not_record_first() {
-        let (http, seen) = fake_server(answer_ok);
+        let (http, seen, status) = fake_server(answer_ok);
         let a = server("a", http);
         let docs: HashMap<String, serde_json::Value> =
             [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "01", "state": "OFFLINE"}])))].into();
+        *status.lock().expect("status") = docs["a"].to_string();
         let store = Arc::new(MemoryStore::default());
         let mut cat = Catalog::load(store.clone()).expect("load");
         cat.record("01", "t", None, "OFFLINE").expect("record");
@@ -638,5 +671,37 @@ mod tests {
             pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut cat, &|_| Some(true), false);
         assert!(outcome.events.iter().any(|e| e.contains("not assigned")), "{:?}", outcome.events);
         assert!(!seen.lock().expect("log").iter().any(|l| l.contains("assign?")));
+    }
+
+    #[test]
+    fn a_region_recorded_opening_on_a_live_server_waits_for_its_assign_call() {
+        let (http, seen, status) = fake_server(answer_ok);
+        let a = server("a", http);
+        let docs: HashMap<String, serde_json::Value> =
+            [("a".to_string(), doc(&["a"], serde_json::json!([{"id": "01", "state": "OFFLINE"}])))].into();
+        *status.lock().expect("status") = docs["a"].to_string();
+        // Recorded OPENING on a a moment ago (an earlier master's call, say),
+        // which a does not list yet: neither reassigned nor marked OFFLINE.
+        let store = Arc::new(MemoryStore::default());
+        let entry = |at_ms: u64| {
+            serde_json::to_vec(&crate::catalog::Location {
+                table: "t".into(),
+                server: Some("a".into()),
+                state: "OPENING".into(),
+                at_ms,
+            })
+            .expect("json")
+        };
+        store.entries.lock().expect("entries").insert("01".into(), entry(crate::catalog::now_ms()));
+        let mut cat = Catalog::load(store.clone()).expect("load");
+        let outcome =
+            pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut cat, &|_| Some(true), false);
+        assert!(!seen.lock().expect("log").iter().any(|l| l.contains("assign?")), "{:?}", outcome.events);
+        assert_eq!(cat.get("01").map(|l| l.state.as_str()), Some("OPENING"));
+        // Past the grace, the call is taken as lost: the region is assigned.
+        store.entries.lock().expect("entries").insert("01".into(), entry(crate::catalog::now_ms() - 60_000));
+        let mut cat = Catalog::load(store).expect("load");
+        pass(std::slice::from_ref(&a), &docs, &mut PassMemory::default(), &mut cat, &|_| Some(true), false);
+        assert!(seen.lock().expect("log").iter().any(|l| l == "POST /admin/assign?region=01"));
     }
 }

@@ -18,7 +18,7 @@
 //! replays none; edits written elsewhere (another server's WAL, cluster
 //! mode) are the WAL splitter's to deliver.
 //!
-//! Both run under the table's change lock (`TableState::lock_changes`), so they never interleave with
+//! Both run under the table's change lock (`Catalog::lock_changes`), so they never interleave with
 //! a split, a merge or each other on one table.
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! `RegionState`: where a region is in its life on this server, as HBase's
 //! `RegionState.State` names it, and whether it serves requests then.
 //!
-//! Transitions (made under the table's change lock (`TableState::lock_changes`), so two never
+//! Transitions (made under the table's change lock (`Catalog::lock_changes`), so two never
 //! interleave on one region — except closing every region when the store
 //! closes, and setting CLOSED at open for a region closed by an operator,
 //! which no other transition can race):

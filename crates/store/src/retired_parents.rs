@@ -43,7 +43,7 @@ pub(crate) struct OnDisk {
     pub(crate) retired: Vec<PathBuf>,
 }
 
-fn is_retired(fs: &dyn FileSystem, dir: &Path) -> Result<bool> {
+pub(crate) fn is_retired(fs: &dyn FileSystem, dir: &Path) -> Result<bool> {
     Ok(fs.exists(&dir.join(SPLIT_MARKER))? || fs.exists(&dir.join(MERGED_MARKER))?)
 }
 

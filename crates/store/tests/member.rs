@@ -171,7 +171,13 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
     a.flush_table("t").expect("flush");
 
     // a splits its first region at h; b takes the list from the root.
+    let parent = region_names(&b)[0].clone();
     assert!(a.split_region("t", b"b", Some(b"h")).expect("split on a member"), "split");
+    // Before b has taken the split, the retired parent cannot be opened on
+    // it: its daughters serve its rows.
+    let refused = b.assign_region(&parent).expect_err("a retired parent is refused");
+    assert!(refused.to_string().contains("retired"), "{refused}");
+    assert_eq!(states(&b)[0], RegionState::Offline, "left as it was");
     assert_eq!(region_names(&a).len(), 3);
     assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
     assert_eq!(region_names(&b), region_names(&a), "b lists the daughters");

@@ -145,13 +145,34 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
             region.state()
         )));
     }
+    // A parent another server split or merged (this server's list not yet
+    // rebuilt): its daughters serve its rows, it must not open again.
+    if crate::retired_parents::is_retired(inner.ctx.fs.as_ref(), region.dir())? {
+        return Err(StoreError::InvalidArgument(format!(
+            "region {} was split or merged on another server; it is retired",
+            region.info().region_name()
+        )));
+    }
     let started = std::time::Instant::now();
-    let fresh = inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
-    inner.catalog.apply(CatalogEdit::ReplaceRegions {
-        table: table.desc.name.clone(),
-        old: vec![region.clone()],
-        new: vec![fresh.clone()],
-    })?;
+    // OPENING while it opens (a replay may take long): the master sees it
+    // held here, not unassigned, and gives it to no other server meanwhile.
+    region.set_state(RegionState::Opening);
+    let opened =
+        inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone()).and_then(|fresh| {
+            inner.catalog.apply(CatalogEdit::ReplaceRegions {
+                table: table.desc.name.clone(),
+                old: vec![region.clone()],
+                new: vec![fresh.clone()],
+            })?;
+            Ok(fresh)
+        });
+    let fresh = match opened {
+        Ok(fresh) => fresh,
+        Err(e) => {
+            region.set_state(RegionState::Offline);
+            return Err(e);
+        }
+    };
     if fresh.has_references() {
         inner.compaction_queue.request_all(&fresh);
     }
