@@ -24,6 +24,9 @@
 //! Thread safety: the owner map and the connection pool each sit behind a
 //! mutex held for a lookup or an insert, never across a network call; a
 //! pooled connection is used by one call at a time (taken out, put back).
+//! One refresh of the owner map runs at a time (`refreshing`, held across
+//! its requests and taken before the map's mutex): a caller that arrives
+//! meanwhile waits for it and reads its answer, not the map it replaces.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -89,6 +92,7 @@ pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
 pub struct Router {
     peers: OnceLock<Peers>,
     owners: Mutex<Owners>,
+    refreshing: Mutex<()>,
     pool: Mutex<HashMap<String, Vec<(ThriftClient, Instant)>>>,
 }
 
@@ -139,20 +143,27 @@ impl Router {
         }
     }
 
-    /// Asks every other live server which regions it has OPEN, unless that
-    /// was done less than [`REFRESH_INTERVAL`] ago. A lookup trusts what it
-    /// learned until a call fails; a caller that tells clients where
-    /// regions are (`getTableRegions`) refreshes first, or a client would be
-    /// sent on to a dead server's address that no call here ever tried.
+    /// Asks every other live server which regions it has OPEN, so that
+    /// the map is newer than this call: a refresh that began after it was
+    /// made is enough (it waits for that one); otherwise it refreshes, at
+    /// most once per [`REFRESH_INTERVAL`] (waiting out the rest of it). A
+    /// lookup trusts what it learned until a call fails or it misses (a
+    /// region split or moved a moment ago must be found, not refused); a
+    /// caller that tells clients where regions are (`getTableRegions`)
+    /// refreshes first, or a client would be sent on to a dead server's
+    /// address that no call here ever tried.
     pub fn refresh(&self) {
         let Some(peers) = self.peers.get() else { return };
-        {
-            let mut owners = self.owners.lock();
-            if owners.refreshed.is_some_and(|t| t.elapsed() < REFRESH_INTERVAL) {
-                return;
-            }
-            owners.refreshed = Some(Instant::now());
+        let asked = Instant::now();
+        let _one = self.refreshing.lock();
+        let last = self.owners.lock().refreshed;
+        if last.is_some_and(|began| began >= asked) {
+            return;
         }
+        if let Some(wait) = last.and_then(|began| REFRESH_INTERVAL.checked_sub(began.elapsed())) {
+            std::thread::sleep(wait);
+        }
+        self.owners.lock().refreshed = Some(Instant::now());
         let peers = match peers() {
             Ok(p) => p,
             Err(e) => {
@@ -293,19 +304,39 @@ mod tests {
     }
 
     #[test]
-    fn owners_are_asked_again_after_a_miss_but_not_more_often_than_the_interval() {
+    fn a_miss_right_after_a_refresh_asks_again_once_the_interval_is_over() {
+        // One peer whose status lists region "a" at first, then "a" and
+        // "b" (a split there, say).
+        let server = tiny_http::Server::http("127.0.0.1:0").expect("bind");
+        let http = server.server_addr().to_ip().expect("ip").to_string();
+        let regions = std::sync::Arc::new(parking_lot::Mutex::new(vec!["a"]));
+        let listed = regions.clone();
+        std::thread::spawn(move || {
+            for request in server.incoming_requests() {
+                let open: Vec<serde_json::Value> =
+                    listed.lock().iter().map(|id| serde_json::json!({"id": id, "state": "OPEN"})).collect();
+                let doc = serde_json::json!({"tables": [{"name": "t", "regions": open}]});
+                let _ = request.respond(tiny_http::Response::from_string(doc.to_string()));
+            }
+        });
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let router = Router::default();
         let counter = asked.clone();
+        let peer = Peer { thrift: "127.0.0.1:1".into(), http };
         router.set_peers(Box::new(move || {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Ok(Vec::new())
+            Ok(vec![peer.clone()])
         }));
-        assert_eq!(router.owner("a"), None);
-        assert_eq!(router.owner("a"), None);
-        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "within the interval: asked once");
-        std::thread::sleep(REFRESH_INTERVAL + Duration::from_millis(20));
-        assert_eq!(router.owner("a"), None);
+        let first = Instant::now();
+        assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:1"));
+        regions.lock().push("b");
+        // Asked again (not refused from the map of a moment ago), once the
+        // interval since the last asking is over.
+        assert_eq!(router.owner("b").as_deref(), Some("127.0.0.1:1"), "a region new since the last refresh");
+        assert!(first.elapsed() >= REFRESH_INTERVAL, "not asked again within the interval");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
+        // A hit asks nobody.
+        assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:1"));
         assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 }
