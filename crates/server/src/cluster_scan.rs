@@ -92,7 +92,10 @@ impl PieceScan {
     ) -> Result<Option<PieceScan>, ScanError> {
         let (lo, hi) = bounds(&local);
         let mut pieces: VecDeque<Piece> = pieces(regions, &lo, &hi).into();
-        if !pieces.iter().any(|p| matches!(p, Piece::Elsewhere { .. })) {
+        // An empty range reads nothing, wherever its key lies (a piece
+        // [k, k) sent on would be read there as a get of k).
+        let empty = !hi.is_empty() && lo >= hi;
+        if !empty && !pieces.iter().any(|p| matches!(p, Piece::Elsewhere { .. })) {
             return Ok(None);
         }
         if local.reverse {
@@ -234,6 +237,9 @@ fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
 /// here form one piece, each region held elsewhere its own.
 fn pieces(regions: &[(store::RegionInfo, RegionState)], lo: &[u8], hi: &[u8]) -> Vec<Piece> {
     let mut out: Vec<Piece> = Vec::new();
+    if !hi.is_empty() && lo >= hi {
+        return out;
+    }
     for (r, state) in regions {
         let below_hi = hi.is_empty() || r.start_key.as_slice() < hi;
         let above_lo = r.end_key.is_empty() || r.end_key.as_slice() > lo;
@@ -323,6 +329,9 @@ mod tests {
         assert_eq!(pieces(&regions, b"g", b"h"), [elsewhere("g", "h")]);
         assert_eq!(pieces(&regions, b"a", b"b"), [here("a", "b")]);
         assert_eq!(pieces(&regions, b"n", b""), [here("n", "")]);
+        // An empty range has no piece, even inside a region held elsewhere.
+        assert_eq!(pieces(&regions, b"g\0", b"g\0"), []);
+        assert_eq!(pieces(&regions, b"h", b"g"), []);
     }
 
     #[test]
