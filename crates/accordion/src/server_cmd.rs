@@ -86,7 +86,8 @@ fn join_cluster(
 
 /// This server's root as the cluster records it: the `--root` URI, or the
 /// data directory as an absolute `file://` URI; `Given` when the operator
-/// chose it (a flag, a setting or a config file), `Default` otherwise.
+/// chose it (a flag, a setting, or a config file that names a root or a
+/// data directory other than the default), `Default` otherwise.
 fn proposed_root(args: &ServerArgs, config: &ServerConfig) -> anyhow::Result<cluster::cluster_config::Proposed> {
     let root = match &config.root {
         Some(r) => r.clone(),
@@ -97,10 +98,12 @@ fn proposed_root(args: &ServerArgs, config: &ServerConfig) -> anyhow::Result<clu
                 .display()
         ),
     };
+    let defaults = ServerConfig::load(None, &[])?;
     let given = args.root.is_some()
         || args.data_dir.is_some()
-        || args.config.is_some()
-        || args.sets.iter().any(|s| s.starts_with("root=") || s.starts_with("data_dir="));
+        || args.sets.iter().any(|s| s.starts_with("root=") || s.starts_with("data_dir="))
+        || config.root != defaults.root
+        || config.data_dir != defaults.data_dir;
     Ok(if given {
         cluster::cluster_config::Proposed::Given(root)
     } else {
@@ -188,6 +191,14 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
             if let cluster::cluster_config::Proposed::Default(mine) = &proposed
                 && *mine != root
             {
+                // A local root is shared only by servers on one machine;
+                // this one may be on another, where that path is another disk.
+                if root.starts_with("file:") {
+                    anyhow::bail!(
+                        "cluster {url} keeps its files under the local root {root}; a server joins a local root \
+                         only when told so: start it with --root {root} on the machine that has it"
+                    );
+                }
                 tracing::info!(root = %root, "using the cluster's root");
                 config.root = Some(root);
             }
