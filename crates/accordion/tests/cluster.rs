@@ -166,6 +166,16 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
         "{stderr}"
     );
     assert!(std::fs::read_dir(elsewhere.path()).expect("read").next().is_none(), "it wrote nothing there");
+    // Given no root, a server does not take a local one a server on another
+    // machine may have recorded: it is told to name it.
+    let unset = Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["server", "--cluster", &url, "--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .current_dir(elsewhere.path())
+        .output()
+        .expect("run a server without a root");
+    let stderr = String::from_utf8_lossy(&unset.stderr);
+    assert!(!unset.status.success() && stderr.contains("only when told so"), "{stderr}");
+    assert!(std::fs::read_dir(elsewhere.path()).expect("read").next().is_none(), "it wrote nothing there");
     let both = {
         let mut v = vec![a.thrift.to_string(), b.thrift.to_string()];
         v.sort();
