@@ -79,6 +79,11 @@ impl TableState {
         self.enabled.load(Ordering::Acquire)
     }
 
+    /// Whether an edit replaced or dropped this state (see the module doc).
+    pub(crate) fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
     /// The region holding `row`.
     pub fn region_for(&self, row: &[u8]) -> Option<Arc<Region>> {
         let regions = self.regions.read();

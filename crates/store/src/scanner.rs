@@ -88,8 +88,14 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The table's current state by name (`None`: dropped): a scanner whose
+/// state was replaced (an alter, a member's rebuild of its region list)
+/// looks the table up again to find the regions that replaced its own.
+pub(crate) type TableLookup = Arc<dyn Fn(&str) -> Option<Arc<TableState>> + Send + Sync>;
+
 pub struct Scanner {
     table: Arc<TableState>,
+    lookup: TableLookup,
     scan: Scan,
     current: Option<RegionScanner>,
     pending: VecDeque<Vec<Cell>>,
@@ -98,7 +104,7 @@ pub struct Scanner {
 }
 
 impl Scanner {
-    pub(crate) fn new(table: Arc<TableState>, mut scan: Scan) -> Result<Scanner> {
+    pub(crate) fn new(table: Arc<TableState>, lookup: TableLookup, mut scan: Scan) -> Result<Scanner> {
         let reverse = scan.reverse;
         if !reverse {
             // Forward, an exclusive bound is the inclusive one just above
@@ -138,7 +144,7 @@ impl Scanner {
                 scan.start = prefix_successor(&prefix);
             }
         }
-        let mut s = Scanner { table, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
+        let mut s = Scanner { table, lookup, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
         let (reverse, start, inclusive) = (s.scan.reverse, s.scan.start.clone(), s.scan.start_inclusive);
         s.current = s.open_retrying(None, |t| {
             if reverse {
@@ -160,11 +166,16 @@ impl Scanner {
     /// Opens the region `locate` finds, looking again while a split closes
     /// it (the daughters take its place a moment later).
     fn open_retrying(
-        &self,
+        &mut self,
         resume: Option<&[u8]>,
         locate: impl Fn(&TableState) -> Option<Arc<crate::region::Region>>,
     ) -> Result<Option<RegionScanner>> {
         for _ in 0..10_000 {
+            if self.table.is_retired()
+                && let Some(current) = (self.lookup)(&self.table.desc.name)
+            {
+                self.table = current;
+            }
             let Some(region) = locate(&self.table) else { return Ok(None) };
             match self.open(&region, resume) {
                 Err(e)

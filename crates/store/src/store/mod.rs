@@ -243,7 +243,8 @@ impl Store {
     pub fn scan(&self, table: &str, scan: Scan) -> Result<Scanner> {
         self.check_open()?;
         let t = self.enabled_table(table)?;
-        Scanner::new(t, scan)
+        let inner = self.inner.clone();
+        Scanner::new(t, Arc::new(move |name| inner.catalog.table(name).ok()), scan)
     }
 
     /// Runs `op` on the region holding `row`, retrying while a split or merge
