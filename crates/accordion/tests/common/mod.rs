@@ -72,6 +72,14 @@ impl ServerProcess {
         Self::launch_with(&place, &[], None)
     }
 
+    /// A server that joins the cluster at `url` with its store at the root
+    /// URI `root` (`hdfs://…` or `file://…`), shared with the others.
+    pub fn start_in_cluster_at_root(root: &str, url: &str, session_timeout_ms: u64) -> ServerProcess {
+        let timeout = session_timeout_ms.to_string();
+        let place = ["--root", root, "--cluster", url, "--session-timeout-ms", &timeout];
+        Self::launch_with(&place, &[], None)
+    }
+
     /// A server on `dir` with extra command-line flags (e.g. logging).
     pub fn start_with_flags(dir: &Path, flags: &[&str], sets: &[&str]) -> ServerProcess {
         let dir = dir.to_str().expect("a UTF-8 data directory").to_string();
