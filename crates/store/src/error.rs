@@ -26,6 +26,10 @@ pub enum StoreError {
     NoSuchFamily { table: String, family: String },
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A table, family or server name that breaks HBase's naming rules, or
+    /// cannot be a path segment (`names.rs`; HBase's IllegalArgumentException).
+    #[error("{0}")]
+    IllegalName(String),
     /// An increment found a value that is not an 8-byte counter (HBase's
     /// DoNotRetryIOException "Field is not a long").
     #[error("field {column} is not a long, it's {len} bytes wide")]
@@ -42,6 +46,10 @@ pub enum StoreError {
     Closed,
     #[error("writes are stopped: {0}")]
     WritesStopped(String),
+    /// A commit refused because this server can no longer prove it owns
+    /// the region (`StoreOptions::commit_fence`).
+    #[error("commit refused, this server may no longer own its regions: {0}")]
+    Fenced(String),
 }
 
 impl StoreError {

@@ -56,6 +56,10 @@ pub struct StoreContext {
     pub block_cache: Option<Arc<BlockCache>>,
     pub next_file_id: Arc<AtomicU64>,
     pub events: Arc<crate::events::EventLog>,
+    /// Asked before each commit (see `StoreOptions::commit_fence`).
+    pub commit_fence: Option<crate::options::CommitFence>,
+    /// Pause points (tests only; `StoreOptions::hooks`).
+    pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
 }
 
 impl StoreContext {
@@ -68,6 +72,25 @@ impl StoreContext {
             block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
             next_file_id: Arc::new(AtomicU64::new(1)),
             events: Arc::new(crate::events::EventLog::default()),
+            commit_fence: options.commit_fence.clone(),
+            hooks: options.hooks.clone(),
+        }
+    }
+
+    /// Runs the test hook at `point`, if any.
+    pub(crate) fn hook(&self, point: crate::hooks::HookPoint) -> Result<()> {
+        self.hooks.as_ref().map_or(Ok(()), |h| h.at(point, 0))
+    }
+
+    /// Whether this store may still commit: the fence's answer, as
+    /// [`StoreError::Fenced`].
+    pub fn may_commit(&self) -> Result<()> {
+        match &self.commit_fence {
+            Some(fence) => fence().map_err(|why| {
+                tracing::error!(reason = %why, "refused a commit: this server may no longer own its regions");
+                StoreError::Fenced(why)
+            }),
+            None => Ok(()),
         }
     }
 }
@@ -339,11 +362,12 @@ impl FamilyStore {
                 new_reader = Some(reader);
             }
         }
+        self.ctx.hook(crate::hooks::HookPoint::BeforeManifestCommit)?;
         let mut manifest = self.manifest.lock();
         let mut next = manifest.clone();
         next.files.extend(file_name);
         next.flushed_seq = next.flushed_seq.max(flush_seq);
-        next.commit(self.ctx.fs.as_ref(), &self.dir)?;
+        next.commit_fenced(self.ctx.fs.as_ref(), &self.dir, &|| self.ctx.may_commit())?;
         *manifest = next;
         if let Some(reader) = new_reader {
             let mut files = self.files.write();
@@ -431,6 +455,7 @@ impl FamilyStore {
         let selected_names: Vec<String> =
             selected.iter().filter_map(|f| f.path().file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
         {
+            self.ctx.hook(crate::hooks::HookPoint::BeforeManifestCommit)?;
             let mut manifest = self.manifest.lock();
             let mut next = manifest.clone();
             next.files.retain(|n| !selected_names.contains(n));
@@ -439,7 +464,7 @@ impl FamilyStore {
                 // that the list stays ordered by age.
                 next.files.insert(0, path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
             }
-            next.commit(self.ctx.fs.as_ref(), &self.dir)?;
+            next.commit_fenced(self.ctx.fs.as_ref(), &self.dir, &|| self.ctx.may_commit())?;
             *manifest = next;
             let mut files = self.files.write();
             let mut list: Vec<_> =

@@ -44,6 +44,10 @@ pub enum HookPoint {
     /// A split has looked its table up and is about to take the table's
     /// change lock.
     ChangeLockWanted,
+    /// A flush or compaction has written its new store file and is about to
+    /// commit the family's manifest (region id 0: the family does not know
+    /// it). An error fails the flush or compaction before its commit.
+    BeforeManifestCommit,
     /// Opening a store has fenced the WAL directories of earlier instances
     /// (renamed, leases recovered) and not yet read them. An error fails
     /// the open.

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod manifest;
 pub mod merge;
 pub mod metrics;
+pub mod names;
 pub mod options;
 pub(crate) mod reference_region;
 pub mod region;

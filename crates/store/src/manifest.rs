@@ -39,7 +39,13 @@ impl StoreManifest {
     }
 
     pub fn commit(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
+        self.commit_fenced(fs, dir, &|| Ok(()))
+    }
+
+    /// Commits only if `fence` allows it once the new manifest is durable
+    /// under its temporary name (see `fs::write_atomic_fenced`).
+    pub fn commit_fenced(&self, fs: &dyn FileSystem, dir: &Path, fence: &dyn Fn() -> Result<()>) -> Result<()> {
         let bytes = serde_json::to_vec_pretty(self).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-        fs.write_atomic(&Self::path(dir), &bytes)
+        crate::fs::write_atomic_fenced(fs, &Self::path(dir), &bytes, fence)
     }
 }

@@ -109,7 +109,9 @@ fn merge_closed(
         let dir = low.dir().with_file_name(info.dir_name());
         written_dir = Some(dir.clone());
         let families = merged_references(low, high);
-        write_region(fs, &dir, &info, &families, || inner.hook(HookPoint::MergeBeforeCommit))?;
+        write_region(fs, &dir, &info, &families, || inner.hook(HookPoint::MergeBeforeCommit), &|| {
+            inner.ctx.may_commit()
+        })?;
         Ok((info, dir))
     })();
     let (info, dir) = match committed {

@@ -55,10 +55,22 @@ pub struct StoreOptions {
     /// cannot promise; the cluster hands them out (a ZooKeeper sequence).
     /// A member without one cannot create tables.
     pub region_ids: Option<RegionIdSource>,
+    /// Cluster mode: asked right before every commit that changes which
+    /// files a region reads (a flush's or a compaction's MANIFEST, a split's
+    /// or a merge's new `.regioninfo`), after everything else of the commit
+    /// is written and synced; an error refuses the commit (`Fenced`). The
+    /// region server answers from its ZooKeeper lease: a server whose
+    /// session may have ended — its regions possibly open elsewhere —
+    /// commits nothing over the new owner's files.
+    pub commit_fence: Option<CommitFence>,
 }
 
 /// Hands out cluster-unique region ids (see [`StoreOptions::region_ids`]).
 pub type RegionIdSource = Arc<dyn Fn() -> std::result::Result<u64, String> + Send + Sync>;
+
+/// Whether this store may still commit (see [`StoreOptions::commit_fence`]):
+/// `Err` says why not.
+pub type CommitFence = Arc<dyn Fn() -> std::result::Result<(), String> + Send + Sync>;
 
 impl std::fmt::Debug for StoreOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,6 +107,7 @@ impl Default for StoreOptions {
             hooks: None,
             member: None,
             region_ids: None,
+            commit_fence: None,
         }
     }
 }

@@ -53,18 +53,20 @@ pub(crate) fn references_into(parent: &Region, half: &Half) -> Vec<FamilyReferen
 
 /// Writes the region `info` into `dir` from `families` (see the module
 /// docs), calling `before_commit` just before `.regioninfo` (an error there
-/// stops it). On error the directory may be left without `.regioninfo`;
-/// the caller removes it (or open does).
+/// stops it), whose rename — the commit — `fence` must then allow
+/// (`StoreContext::may_commit`). On error the directory may be left without
+/// `.regioninfo`; the caller removes it (or open does).
 pub(crate) fn write_region(
     fs: &dyn FileSystem,
     dir: &Path,
     info: &RegionInfo,
     families: &[FamilyReferences],
     before_commit: impl FnOnce() -> Result<()>,
+    fence: &dyn Fn() -> Result<()>,
 ) -> Result<()> {
     fs.create_dir_all(dir)?;
     for f in families {
-        let family_dir = dir.join(&f.family);
+        let family_dir = crate::names::child(dir, &f.family)?;
         fs.create_dir_all(&family_dir)?;
         let mut manifest = StoreManifest { files: Vec::with_capacity(f.references.len()), flushed_seq: f.flushed_seq };
         for reference in &f.references {
@@ -76,7 +78,7 @@ pub(crate) fn write_region(
     fs.sync_dir(dir)?;
     before_commit()?;
     let bytes = serde_json::to_vec_pretty(info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-    fs.write_atomic(&dir.join(REGION_INFO_NAME), &bytes)?;
+    crate::fs::write_atomic_fenced(fs, &dir.join(REGION_INFO_NAME), &bytes, fence)?;
     if let Some(table_dir) = dir.parent() {
         fs.sync_dir(table_dir)?;
     }

@@ -201,7 +201,7 @@ fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result
         };
         let dir = parent.dir().with_file_name(info.dir_name());
         let families = references_into(parent, &Half { split_row: mid.to_vec(), top });
-        if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(())) {
+        if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(()), &|| inner.ctx.may_commit()) {
             // Uncommitted daughters (references only); open removes what
             // is left if this fails too.
             for d in out.iter().map(|(d, _)| d).chain([&dir]) {

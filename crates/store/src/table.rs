@@ -86,12 +86,7 @@ impl FamilyDescriptor {
 
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(StoreError::InvalidArgument(m));
-        if self.name.is_empty() || self.name.len() > memstore::cell::MAX_FAMILY_LEN {
-            return bad(format!("family name {:?} must be 1..=127 bytes", self.name));
-        }
-        if self.name.contains(':') || self.name.contains('/') {
-            return bad(format!("family name {:?} must not contain ':' or '/'", self.name));
-        }
+        crate::names::check_family_name(&self.name)?;
         if self.max_versions == 0 {
             return bad(format!("family {:?}: max versions must be at least 1", self.name));
         }
@@ -134,17 +129,7 @@ impl TableDescriptor {
     }
 
     pub fn validate(&self) -> Result<()> {
-        let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-        if self.name.is_empty()
-            || self.name.len() > 255
-            || !self.name.chars().all(ok_char)
-            || self.name.starts_with('.')
-        {
-            return Err(StoreError::InvalidArgument(format!(
-                "table name {:?} must be 1..=255 of [A-Za-z0-9_.-] and not start with '.'",
-                self.name
-            )));
-        }
+        crate::names::check_table_name(&self.name)?;
         if self.families.is_empty() {
             return Err(StoreError::InvalidArgument(format!("table {:?} needs at least one column family", self.name)));
         }

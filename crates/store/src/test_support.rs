@@ -17,6 +17,8 @@ pub(crate) fn regions(dir: &Path, wal: &Arc<Wal>, bounds: &[(&str, &str)], first
         block_cache: None,
         next_file_id: Arc::new(AtomicU64::new(1)),
         events: Arc::new(crate::events::EventLog::default()),
+        commit_fence: None,
+        hooks: None,
     };
     let cfg = RegionConfig { ctx, flush_size: 1 << 20, max_cell_size: 1 << 20, hooks: None };
     let desc = Arc::new(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]));

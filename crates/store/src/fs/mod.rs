@@ -93,6 +93,31 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 }
 
+/// [`FileSystem::write_atomic`] whose rename — the commit — happens only if
+/// `fence` allows it once the new content is durable under its temporary
+/// name; refused, the temporary file is removed and nothing changes.
+pub fn write_atomic_fenced(
+    fs: &dyn FileSystem,
+    path: &Path,
+    data: &[u8],
+    fence: &dyn Fn() -> Result<()>,
+) -> Result<()> {
+    let tmp = tmp_path(path);
+    let mut f = fs.create(&tmp)?;
+    f.append(data)?;
+    f.sync()?;
+    f.close()?;
+    if let Err(e) = fence() {
+        let _ = fs.remove(&tmp);
+        return Err(e);
+    }
+    fs.rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        fs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
 /// A file being written.
 pub trait WritableFile: Send {
     fn append(&mut self, data: &[u8]) -> Result<()>;

@@ -141,7 +141,13 @@ impl Region {
         let mut max_seq = 0;
         for f in &desc.families {
             let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
-            let store = FamilyStore::open(dir.join(&f.name), f.clone(), memstore, mvcc.clone(), cfg.ctx.clone())?;
+            let store = FamilyStore::open(
+                crate::names::child(&dir, &f.name)?,
+                f.clone(),
+                memstore,
+                mvcc.clone(),
+                cfg.ctx.clone(),
+            )?;
             max_seq = max_seq.max(store.flushed_seq());
             for file in store.files().iter() {
                 max_seq = max_seq.max(file.info().max_seq_id);

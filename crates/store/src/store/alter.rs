@@ -98,7 +98,7 @@ impl Store {
         let fs = self.inner.ctx.fs.as_ref();
         for r in &regions {
             for family in &removed {
-                let dir = r.dir().join(family);
+                let dir = crate::names::child(r.dir(), family)?;
                 if fs.exists(&dir)? {
                     fs.remove_dir_all(&dir)?;
                 }
@@ -147,7 +147,7 @@ impl Store {
         for r in regions {
             let floor = region_flushed_seq(fs, r.dir())?;
             for family in added {
-                let dir = r.dir().join(family);
+                let dir = crate::names::child(r.dir(), family)?;
                 if fs.exists(&dir)? {
                     fs.remove_dir_all(&dir)?;
                 }

@@ -28,9 +28,35 @@ pub(super) struct TableFile {
     pub(super) enabled: bool,
 }
 
-/// Reads a table's descriptor file.
+/// Reads a table's descriptor file. Its names are checked as a client's
+/// are (an older version accepted names that destroy data when opened, a
+/// family `.` among them) and its table name must be its directory's: such
+/// a descriptor is refused as corrupt, and nothing of the table is touched.
 pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableFile> {
-    parse_json(path, &fs.read_all(path)?)
+    let file: TableFile = parse_json(path, &fs.read_all(path)?)?;
+    let dir_name = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
+    if dir_name != Some(file.descriptor.name.as_str()) {
+        return Err(StoreError::corruption(
+            path,
+            0,
+            format!("the descriptor names table {:?}, not its directory's {:?}", file.descriptor.name, dir_name),
+        ));
+    }
+    let names = std::iter::once(crate::names::check_table_name(&file.descriptor.name))
+        .chain(file.descriptor.families.iter().map(|f| crate::names::check_family_name(&f.name)));
+    for checked in names {
+        if let Err(e) = checked {
+            return Err(StoreError::corruption(
+                path,
+                0,
+                format!(
+                    "{e}; the table cannot be opened safely under this name: rename the family (or table) in the \
+                     descriptor and its directories, or move the table's directory away"
+                ),
+            ));
+        }
+    }
+    Ok(file)
 }
 
 fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
@@ -43,7 +69,7 @@ pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]
 
 impl Store {
     pub(super) fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
-        let table_dir = self.inner.data_dir().join(&desc.name);
+        let table_dir = crate::names::child(&self.inner.data_dir(), &desc.name)?;
         self.inner.ctx.fs.create_dir_all(&table_dir)?;
         self.inner
             .ctx
@@ -61,7 +87,7 @@ impl Store {
         }
         // A cluster member may not have heard of a table another server
         // created yet: the root's descriptor decides.
-        let on_root = self.inner.data_dir().join(&desc.name).join(TABLE_DESC_NAME);
+        let on_root = crate::names::child(&self.inner.data_dir(), &desc.name)?.join(TABLE_DESC_NAME);
         if self.member_name().is_some() && self.inner.ctx.fs.exists(&on_root)? {
             return Err(StoreError::TableExists(desc.name.clone()));
         }
@@ -72,7 +98,7 @@ impl Store {
             return Err(StoreError::InvalidArgument("split keys must not be empty".into()));
         }
         let desc = Arc::new(desc);
-        let table_dir = self.inner.data_dir().join(&desc.name);
+        let table_dir = crate::names::child(&self.inner.data_dir(), &desc.name)?;
         let fs = self.inner.ctx.fs.as_ref();
         fs.create_dir_all(&table_dir)?;
         let mut bounds = vec![Vec::new()];
@@ -216,7 +242,10 @@ impl Store {
             self.inner.wal.forget_region(r.info().id);
         }
         self.inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
-        crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.data_dir().join(name))?;
+        crate::retired_parents::remove_region_dir(
+            self.inner.ctx.fs.as_ref(),
+            &crate::names::child(&self.inner.data_dir(), name)?,
+        )?;
         self.inner.archive_wal()?;
         tracing::info!(table = %name, "deleted table");
         Ok(())

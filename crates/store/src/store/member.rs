@@ -50,21 +50,20 @@ use crate::wal::{ARCHIVE_DIR, Wal, WalPlace};
 
 /// Opens the store as region server `name` on the shared root `dir`.
 pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Arc<Services>> {
-    if name.is_empty() || name.contains('/') || name.ends_with(SPLITTING_SUFFIX) {
-        return Err(StoreError::InvalidArgument(format!("{name:?} cannot name a region server")));
-    }
+    crate::names::check_server_name(name)?;
     let fs = options.fs.clone();
     crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    mark_cluster_root(fs.as_ref(), &dir, name)?;
     let wals = dir.join(WALS_DIR);
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
-    let own = wals.join(name);
+    let own = crate::names::child(&wals, name)?;
     if fs.exists(&own)? || fs.exists(&wals.join(format!("{name}{SPLITTING_SUFFIX}")))? {
         return Err(StoreError::InvalidArgument(format!(
             "a region server named {name} has run on this root before; a server's name carries its start code \
              and is never reused"
         )));
     }
-    let archive_dir = dir.join(ARCHIVE_DIR).join(name);
+    let archive_dir = crate::names::child(&dir.join(ARCHIVE_DIR), name)?;
     let ctx = StoreContext::new(&options);
     let place = WalPlace { dir: own, archive_dir, numbered_after: 0 };
     let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
@@ -76,6 +75,42 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     }
     tracing::info!(server = name, tables = services.catalog.table_names().len(), "opened as a cluster member");
     Ok(services)
+}
+
+/// The file that marks a root as a cluster's shared root: written by the
+/// first member that opens it, it keeps a standalone store out (one would
+/// fence and retire every live member's WAL directory as its own earlier
+/// instances'). An operator who retires the cluster removes it.
+pub const CLUSTER_MARKER: &str = "CLUSTER";
+
+fn mark_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path, name: &str) -> Result<()> {
+    let marker = dir.join(CLUSTER_MARKER);
+    if !fs.exists(&marker)? {
+        let text = format!(
+            "This root is shared by the region servers of a cluster (first opened by {name}).\n\
+             A standalone store refuses it. Remove this file only once no server of the cluster runs.\n"
+        );
+        fs.write_atomic(&marker, text.as_bytes())?;
+        fs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Refuses, for a standalone store, a root a cluster shares (see
+/// [`CLUSTER_MARKER`]).
+pub(super) fn refuse_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path) -> Result<()> {
+    let marker = dir.join(CLUSTER_MARKER);
+    if fs.exists(&marker)? {
+        return Err(StoreError::InvalidArgument(format!(
+            "{} is a cluster's shared root ({} exists): a store opened on it alone would fence the WAL of every \
+             live region server of that cluster. Start the server with --cluster zk://HOST:PORT/PATH to join the \
+             cluster, or, once no server of the cluster runs, remove {} to own the root alone",
+            dir.display(),
+            marker.display(),
+            marker.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A table on the root: its descriptor, whether it is enabled, and its
@@ -245,7 +280,7 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
         region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
     }
     let summary = crate::wal::split::split(fs, &checked, &region_dirs)?;
-    let archive_dir = inner.dir.join(ARCHIVE_DIR).join(server);
+    let archive_dir = crate::names::child(&inner.dir.join(ARCHIVE_DIR), server)?;
     crate::fs::create_dir_all_durably(fs, &archive_dir)?;
     takeover::retire(fs, &fenced.dir, &archive_dir, inner.options.wal.keep_archived)?;
     tracing::info!(
@@ -355,7 +390,8 @@ fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Re
 /// deleted one closed and forgotten (its files are gone), a new one listed.
 pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
     let _ddl = inner.catalog.lock_ddl();
-    let desc_path = inner.data_dir().join(name).join(super::ddl::TABLE_DESC_NAME);
+    crate::names::check_table_name(name)?;
+    let desc_path = crate::names::child(&inner.data_dir(), name)?.join(super::ddl::TABLE_DESC_NAME);
     let fs = inner.ctx.fs.as_ref();
     let on_root = if fs.exists(&desc_path)? { Some(super::ddl::read_table_file(fs, &desc_path)?) } else { None };
     let listed = inner.catalog.table(name).ok();

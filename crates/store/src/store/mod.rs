@@ -389,6 +389,7 @@ impl Store {
     pub fn recover_server(&self, server: &str) -> Result<crate::wal::split::SplitSummary> {
         self.check_open()?;
         self.require_member("recover a dead server's WAL")?;
+        crate::names::check_server_name(server)?;
         if self.member_name() == Some(server) {
             return Err(StoreError::InvalidArgument(format!("{server} is this server; it is not dead")));
         }

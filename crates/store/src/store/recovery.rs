@@ -36,8 +36,10 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     }
     let fs = options.fs.clone();
     crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
-    // Before anything is read or changed: one process at a time.
+    // Before anything is read or changed: one process at a time, and not a
+    // cluster's root.
     let root_lock = fs.lock_root(&dir)?;
+    super::member::refuse_cluster_root(fs.as_ref(), &dir)?;
     let ctx = StoreContext::new(&options);
     // Earlier instances' WAL directories are fenced first: a writer of one
     // that still runs can then acknowledge nothing more.

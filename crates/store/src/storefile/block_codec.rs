@@ -29,6 +29,17 @@ pub(crate) const FRAME_HEADER_LEN: usize = 10;
 pub(crate) const FRAME_OVERHEAD: usize = FRAME_HEADER_LEN + 4;
 /// zstd's own default level, which is also HBase's.
 const ZSTD_LEVEL: i32 = 3;
+/// The most an LZ4 block can expand: a match's length is spelled in bytes
+/// of at most 255 each, so no payload decompresses to more than 255 times
+/// its size (plus the last literals' few bytes).
+const LZ4_MAX_RATIO: usize = 255;
+/// The most a zstd frame can expand: an RLE block of 128 KiB takes four
+/// bytes.
+const ZSTD_MAX_RATIO: usize = 32 << 10;
+/// The largest uncompressed block any writer of ours makes: the 16 MiB
+/// block-size limit plus one cell (HBase bounds a cell at 2 GiB; a block
+/// this size is only ever corrupt here).
+pub(crate) const MAX_UNCOMPRESSED_BLOCK: usize = 1 << 30;
 
 /// What a block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +159,21 @@ pub(crate) fn decode(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) ->
     if payload_len != payload.len() {
         return Err(bad(format!("header says {payload_len} payload bytes, the block has {}", payload.len())));
     }
+    // A declared length that no payload of this size can decompress to is
+    // damage: refused before anything is allocated for it, so a corrupt (or
+    // hostile) file cannot make a reader allocate more than a small multiple
+    // of the bytes it holds.
+    let most = match compression {
+        Compression::None => payload_len,
+        Compression::Lz4 => payload_len.saturating_mul(LZ4_MAX_RATIO).saturating_add(16),
+        Compression::Zstd => payload_len.saturating_mul(ZSTD_MAX_RATIO),
+    };
+    if uncompressed_len > most.min(MAX_UNCOMPRESSED_BLOCK) {
+        return Err(bad(format!(
+            "claims {uncompressed_len} uncompressed bytes, more than a {payload_len}-byte {} payload can hold",
+            compression.name()
+        )));
+    }
     let data = match compression {
         Compression::None => {
             if uncompressed_len != payload_len {
@@ -245,6 +271,21 @@ mod tests {
             assert!(err.to_string().contains("/x/file-7"), "{err}");
         }
         assert!(decode(&path, 0, BlockKind::Index, &out[..7]).is_err());
+    }
+
+    #[test]
+    fn impossible_uncompressed_lengths_are_refused_before_any_allocation() {
+        for (code, len) in [(1u8, u32::MAX), (1, 255 * 100 + 17), (2, u32::MAX), (2, (32 << 10) * 100 + 1)] {
+            let mut f = vec![b'D', code];
+            f.extend_from_slice(&len.to_be_bytes());
+            f.extend_from_slice(&100u32.to_be_bytes());
+            f.extend(0..100u8);
+            let crc = crc32c::crc32c(&f);
+            f.extend_from_slice(&crc.to_be_bytes());
+            let err = decode(Path::new("f"), 7, BlockKind::Data, &f).expect_err("impossible length");
+            assert!(matches!(&err, StoreError::Corruption { offset: 7, .. }), "{err}");
+            assert!(err.to_string().contains("more than a 100-byte"), "{err}");
+        }
     }
 
     #[test]

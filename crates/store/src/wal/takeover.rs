@@ -129,7 +129,7 @@ pub fn fence_earlier(
 /// acknowledge nothing more. `None` if the server has no WAL directory.
 pub fn fence_server(fs: &dyn FileSystem, root: &Path, server: &str) -> Result<Option<FencedDir>> {
     let wals = root.join(WALS_DIR);
-    let live = wals.join(server);
+    let live = crate::names::child(&wals, server)?;
     let fenced = wals.join(format!("{server}{SPLITTING_SUFFIX}"));
     if fs.exists(&live)? {
         tracing::info!(from = %live.display(), to = %fenced.display(), "fencing a dead server's WAL directory");
