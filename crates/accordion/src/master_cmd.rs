@@ -28,6 +28,10 @@ pub struct MasterArgs {
     /// (HBase's hbase.balancer.period, 300000); 0 turns it off.
     #[arg(long, default_value_t = 300_000)]
     pub balancer_period_ms: u64,
+    /// The region servers' admin token file (their admin_token_file): the
+    /// master's admin calls to them carry it.
+    #[arg(long)]
+    pub admin_token_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
@@ -37,6 +41,9 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
     };
+    if let Some(path) = &args.admin_token_file {
+        cluster::server_load::set_admin_token(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;

@@ -61,6 +61,8 @@ const REGION_IDS: &str = "region-ids";
 struct Joining {
     zk: Arc<cluster::zk::Zk>,
     info: cluster::membership::ServerInfo,
+    /// Proves the membership: the gate and every commit ask it.
+    lease: Arc<cluster::lease::Lease>,
 }
 
 /// Connects to the cluster's ZooKeeper, agrees on the cluster's root (see
@@ -81,7 +83,9 @@ fn join_cluster(
     let info = cluster::membership::ServerInfo::starting(format!("{host},{},{start_ms}", std::process::id()), start_ms);
     let agreed = cluster::cluster_config::agree(&zk, &info.name, root)?;
     cluster::membership::register(&zk, &info)?;
-    Ok((Joining { zk, info }, agreed.root))
+    let lease =
+        cluster::lease::Lease::keep_member(zk.clone(), format!("{}/{}", cluster::membership::SERVERS, info.name));
+    Ok((Joining { zk, info, lease }, agreed.root))
 }
 
 /// This server's root as the cluster records it: the `--root` URI, or the
@@ -114,8 +118,7 @@ fn proposed_root(args: &ServerArgs, config: &ServerConfig) -> anyhow::Result<clu
 /// Once the server listens: its gate closes whenever its membership lease
 /// has run out, and its addresses are published.
 fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<cluster::zk::Zk>> {
-    let Joining { zk, mut info } = joining;
-    let lease = cluster::lease::Lease::keep(zk.clone());
+    let Joining { zk, mut info, lease } = joining;
     server.gate().set(move || {
         (!lease.valid())
             .then(|| "this region server cannot prove its cluster membership (ZooKeeper lease expired)".to_string())
@@ -123,6 +126,8 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
     info.thrift = server.thrift_addr().to_string();
     info.http = server.http_addr().to_string();
     cluster::membership::publish(&zk, &info)?;
+    // Admin calls that fence a WAL or open a region check ZooKeeper first.
+    server.set_cluster_authority(Box::new(ZkAuthority(zk.clone())));
     // The shell's `status` and the page show the cluster.
     let view_zk = zk.clone();
     server.set_cluster_view(Box::new(move || cluster_view(&view_zk)));
@@ -138,6 +143,21 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
     }));
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
     Ok(zk)
+}
+
+/// The cluster's membership and the master's catalog, read from ZooKeeper
+/// for admin calls' checks (`server::cluster_authority`).
+struct ZkAuthority(Arc<cluster::zk::Zk>);
+
+impl server::cluster_authority::ClusterAuthority for ZkAuthority {
+    fn is_member(&self, name: &str) -> Result<bool, String> {
+        let live = cluster::membership::live_servers(&self.0).map_err(|e| e.to_string())?;
+        Ok(live.iter().any(|s| s.name == name))
+    }
+
+    fn catalog_server(&self, encoded: &str) -> Result<Option<String>, String> {
+        Ok(cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())?.and_then(|l| l.server))
+    }
 }
 
 /// The cluster as ZooKeeper shows it, for `/status`'s `cluster`.
@@ -206,6 +226,12 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
             // regions take ids from ZooKeeper's sequence, unique across
             // the cluster (above 2^40, clear of a single store's counter).
             config.store.member = Some(joining.info.name.clone());
+            // Nothing commits over a new owner's files once the membership
+            // can no longer be proven (flushes, compactions, splits, merges).
+            let lease = joining.lease.clone();
+            config.store.commit_fence = Some(Arc::new(move || {
+                if lease.valid() { Ok(()) } else { Err("the ZooKeeper membership lease has expired".to_string()) }
+            }));
             let zk = joining.zk.clone();
             config.store.region_ids =
                 Some(Arc::new(move || zk.next_sequence(REGION_IDS).map(|n| (1 << 40) + n).map_err(|e| e.to_string())));

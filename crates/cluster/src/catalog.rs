@@ -90,6 +90,17 @@ impl CatalogStore for Zk {
     }
 }
 
+/// Where the catalog puts one region, as any member reads it (a region
+/// server checks an assign call against it). `None`: no entry.
+pub fn location(zk: &Zk, region: &str) -> Result<Option<Location>> {
+    let Some(data) = zk.get(&format!("{REGIONS}/{region}"))? else { return Ok(None) };
+    serde_json::from_slice(&data).map(Some).map_err(|e| ClusterError::Malformed {
+        what: "catalog entry",
+        path: zk.path(&format!("{REGIONS}/{region}")),
+        reason: e.to_string(),
+    })
+}
+
 /// The catalog as the master holds it: every entry, read once when it
 /// became active and kept in step with each write.
 pub struct Catalog {

@@ -95,6 +95,16 @@ fn read_status(http: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(&body).map_err(|e| format!("{http}: status is not JSON: {e}"))
 }
 
+/// The token the region servers' admin calls need (`admin_token_file`), sent
+/// with every request: set once by the master at start. Process-wide, as the
+/// cluster's servers share one token.
+static ADMIN_TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sends `token` with every request to the region servers from now on.
+pub fn set_admin_token(token: String) {
+    let _ = ADMIN_TOKEN.set(token);
+}
+
 /// One HTTP/1.0 request to a server's HTTP address; its body if the answer
 /// is 200, else the status line and body as the error. (A handful of
 /// requests a second to our own servers: no HTTP client crate needed.)
@@ -106,7 +116,8 @@ pub(crate) fn request(http: &str, method: &str, path: &str, timeout: Duration) -
         .ok_or_else(|| format!("{http}: no address"))?;
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).map_err(|e| format!("{http}: {e}"))?;
     s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    write!(s, "{method} {path} HTTP/1.0\r\nHost: {http}\r\nContent-Length: 0\r\n\r\n")
+    let auth = ADMIN_TOKEN.get().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(s, "{method} {path} HTTP/1.0\r\nHost: {http}\r\n{auth}Content-Length: 0\r\n\r\n")
         .map_err(|e| format!("{http}: {e}"))?;
     let mut response = String::new();
     s.read_to_string(&mut response).map_err(|e| format!("{http}: {e}"))?;

@@ -133,6 +133,28 @@ fn the_lease_runs_out_when_zookeeper_cannot_be_reached() {
     eprintln!("lease ran out {lost:?} after ZooKeeper went (session timeout {timeout:?})");
 }
 
+/// A member's lease proves its own membership node, not only its session:
+/// once the node is gone (an operator or a master removed it) the lease
+/// runs out although the session lives on.
+#[test]
+fn a_member_lease_runs_out_when_its_node_is_gone() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let session = Arc::new(Zk::connect(&url, SESSION).expect("connect"));
+    let info = ServerInfo::starting("host-a,1,2".into(), 2);
+    membership::register(&session, &info).expect("register");
+    let timeout = session.session_timeout();
+    let lease = Lease::keep_member(session.clone(), format!("{}/{}", membership::SERVERS, info.name));
+    assert!(lease.valid());
+    std::thread::sleep(timeout);
+    assert!(lease.valid(), "renewed while the node is there");
+    let other = Zk::connect(&url, SESSION).expect("connect");
+    other.delete(&format!("{}/{}", membership::SERVERS, info.name)).expect("delete the node");
+    let lost = wait_for("the lease runs out", timeout, || !lease.valid());
+    assert!(!session.has_ended(), "the session itself lives on");
+    eprintln!("lease ran out {lost:?} after the node went (session timeout {timeout:?})");
+}
+
 fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).expect("connect");

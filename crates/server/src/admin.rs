@@ -17,6 +17,8 @@
 
 use store::{FamilyDescriptor, Store, StoreError, TableDescriptor};
 
+use crate::cluster_authority::ClusterAuthority;
+
 type Response = (String, &'static str, u16);
 
 /// The bytes of query parameter `key` (`+` is a space, `%XX` a byte).
@@ -46,7 +48,7 @@ fn failed(e: StoreError) -> Response {
     let code = match &e {
         StoreError::TableNotFound(_) | StoreError::UnknownRegion(_) => 404,
         StoreError::NotServingRegion { .. } => 409,
-        StoreError::InvalidArgument(_) | StoreError::TableDisabled(_) => 400,
+        StoreError::InvalidArgument(_) | StoreError::IllegalName(_) | StoreError::TableDisabled(_) => 400,
         _ => 500,
     };
     (format!("{e}\n"), "text/plain", code)
@@ -57,6 +59,7 @@ pub fn respond(
     store: &Store,
     template: &FamilyDescriptor,
     router: &crate::routing::Router,
+    authority: Option<&dyn ClusterAuthority>,
     call: &str,
     query: &str,
 ) -> Response {
@@ -87,6 +90,9 @@ pub fn respond(
             }
             "assign" => {
                 let region = text_param(query, "region")?;
+                if store.member_name().is_some() {
+                    held_elsewhere(store, router, authority, &region)?;
+                }
                 store.open_region(&region).map_err(failed)?;
                 ok(format!("opened region {region}"))
             }
@@ -129,6 +135,16 @@ pub fn respond(
             // WAL into recovered edits; list tables other servers created.
             "recover" => {
                 let server = text_param(query, "server")?;
+                store::names::check_server_name(&server).map_err(failed)?;
+                if store.member_name().is_some() {
+                    let authority = authority.ok_or_else(not_joined)?;
+                    if authority.is_member(&server).map_err(unreadable)? {
+                        return Err(conflict(format!(
+                            "region server {server} is live (ZooKeeper lists it); only a dead server's WAL is \
+                             recovered"
+                        )));
+                    }
+                }
                 let summary = store.recover_server(&server).map_err(failed)?;
                 ok(format!(
                     "recovered the WAL of {server}: {} entries for {} regions",
@@ -149,6 +165,45 @@ pub fn respond(
         })
     };
     run().unwrap_or_else(|e| e)
+}
+
+fn conflict(message: String) -> Response {
+    (message + "\n", "text/plain", 409)
+}
+
+fn not_joined() -> Response {
+    ("this server has not joined its cluster yet; try again\n".into(), "text/plain", 503)
+}
+
+fn unreadable(e: String) -> Response {
+    (format!("cannot read the cluster's state in ZooKeeper: {e}\n"), "text/plain", 503)
+}
+
+/// Refuses to open region `encoded` here while the master's catalog puts it
+/// on another live server, or another live server lists it OPEN: two
+/// servers writing one region's files lose each other's flushes.
+fn held_elsewhere(
+    store: &Store,
+    router: &crate::routing::Router,
+    authority: Option<&dyn ClusterAuthority>,
+    encoded: &str,
+) -> Result<(), Response> {
+    let authority = authority.ok_or_else(not_joined)?;
+    let me = store.member_name().unwrap_or_default();
+    if let Some(server) = authority.catalog_server(encoded).map_err(unreadable)?
+        && server != me
+        && authority.is_member(&server).map_err(unreadable)?
+    {
+        return Err(conflict(format!(
+            "region {encoded} is assigned to live region server {server} in the master's catalog; \
+             regions move through the master"
+        )));
+    }
+    router.forget(encoded);
+    if let Some(owner) = router.owner(encoded) {
+        return Err(conflict(format!("region {encoded} is open on live region server {owner}")));
+    }
+    Ok(())
 }
 
 /// In a cluster, has every other server take `table`'s regions from the

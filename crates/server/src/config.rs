@@ -58,6 +58,8 @@ pub struct ServerConfig {
     pub log_level: Option<String>,
     pub thrift_addr: SocketAddr,
     pub http_addr: SocketAddr,
+    /// A file holding the token admin calls must carry (`admin_auth.rs`).
+    pub admin_token_file: Option<PathBuf>,
     pub store: StoreOptions,
     /// New families' settings (memstore policy, A, S) for createTable.
     pub family_template: FamilyDescriptor,
@@ -93,10 +95,12 @@ impl Default for ServerConfig {
             log_level: None,
             thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            admin_token_file: None,
             store: StoreOptions::default(),
             family_template: FamilyDescriptor::new("template"),
             connection: ConnectionLimits {
-                max_frame_bytes: 2 << 20,
+                max_frame_bytes: 0,
+                max_message_bytes: 0,
                 max_string_bytes: 64 << 20,
                 max_container_len: 1 << 20,
                 read_timeout: Duration::from_secs(60),
@@ -256,6 +260,21 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.http_addr.to_string()),
         set: |c, v| {
             c.http_addr = addr(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "admin_token_file",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "A file holding a token (16+ characters) that every POST /admin/ call must carry as \
+               Authorization: Bearer TOKEN. Without one, admin calls are served only while the Thrift and HTTP \
+               ports listen on loopback.",
+        example: "/etc/accordion/admin.token",
+        get: |c| c.admin_token_file.as_ref().map(|p| p.display().to_string()),
+        set: |c, v| {
+            c.admin_token_file = Some(PathBuf::from(v));
             Ok(())
         },
     },
@@ -595,6 +614,34 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some((c.connection.max_frame_bytes >> 20).to_string()),
         set: |c, v| {
             c.connection.max_frame_bytes = (int(v)?.max(1) as usize) << 20;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_max_message_size_mb",
+        hbase: None,
+        default: Some("100"),
+        kind: Kind::Integer,
+        help: "Largest Thrift message on a buffered transport, in MiB (Thrift's own default); a bigger one \
+               closes its connection.",
+        example: "",
+        get: |c| Some((c.connection.max_message_bytes >> 20).to_string()),
+        set: |c, v| {
+            c.connection.max_message_bytes = (int(v)?.max(1) as usize) << 20;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_result_size",
+        hbase: Some("hbase.server.scanner.max.result.size"),
+        default: Some("104857600"),
+        kind: Kind::Integer,
+        help: "Bytes one scannerGetList answer may carry (it ends early; the client asks again) or one getRows \
+               answer (more is refused).",
+        example: "",
+        get: |c| Some(c.requests.max_result_bytes.to_string()),
+        set: |c, v| {
+            c.requests.max_result_bytes = int(v)?.max(1) as usize;
             Ok(())
         },
     },

@@ -8,9 +8,12 @@
 //! framed one with a 4-byte length whose first byte is 0x00 for any frame
 //! under 16 MiB, followed by one of the above.
 //!
-//! Limits: a frame over `max_frame_bytes`, a string or container over the
-//! protocol limits, or bytes that are no Thrift message close this
-//! connection only (HBase does the same); other connections go on.
+//! Limits: a frame over `max_frame_bytes`, a buffered message over
+//! `max_message_bytes` (it has no length in front: it is counted as it is
+//! read), a string or container over the protocol limits, or bytes that are
+//! no Thrift message close this connection only (HBase does the same);
+//! other connections go on. So one message holds at most its cap plus one
+//! string in memory, whatever its lengths claim.
 //!
 //! Thread safety: a connection is served by one thread, which owns its
 //! reader, writer and protocols; only the shutdown flag is shared.
@@ -66,6 +69,9 @@ impl Wire {
 pub struct ConnectionLimits {
     /// `hbase.regionserver.thrift.framed.max_frame_size_in_mb` (2 MiB in HBase).
     pub max_frame_bytes: usize,
+    /// Largest message on a buffered transport (Thrift's own default
+    /// `TConfiguration` maximum message size, 100 MiB).
+    pub max_message_bytes: usize,
     /// Longest string or binary field in a message.
     pub max_string_bytes: usize,
     /// Most elements in one list or map.
@@ -192,6 +198,29 @@ impl Read for FrameReader<'_> {
     }
 }
 
+/// Counts the bytes of one buffered message as it is read, refusing it once
+/// it passes the limit.
+struct CappedReader<'a> {
+    inner: &'a mut ConnReader,
+    left: usize,
+    max: usize,
+}
+
+impl Read for CappedReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("message over the limit of {} bytes", self.max),
+            ));
+        }
+        let n = out.len().min(self.left);
+        let got = self.inner.read(&mut out[..n])?;
+        self.left -= got;
+        Ok(got)
+    }
+}
+
 /// Why a connection ended.
 #[derive(Debug)]
 pub enum Ended {
@@ -299,10 +328,14 @@ pub fn serve(
             frame = fr.frame;
             r
         } else {
-            process(wire, &mut reader, &config, processor, out.as_mut())
+            let max = limits.max_message_bytes;
+            process(wire, &mut CappedReader { inner: &mut reader, left: max, max }, &config, processor, out.as_mut())
         };
         if let Err(e) = result {
-            let _ = out.flush();
+            // An answer the gate withheld is dropped with the connection.
+            if !crate::gate::is_withheld(&e) {
+                let _ = out.flush();
+            }
             return (Ended::Error(e), Some(wire));
         }
     }

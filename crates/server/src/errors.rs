@@ -41,6 +41,7 @@ pub fn from_store(e: StoreError) -> thrift::Error {
             "org.apache.hadoop.hbase.TableExistsException: {t}"
         )))),
         StoreError::InvalidArgument(m) => illegal_argument(m.clone()),
+        StoreError::IllegalName(m) => illegal_argument(m.clone()),
         // The memstore refuses malformed input (a cell over
         // hbase.server.keyvalue.maxsize, an empty row key, ...).
         StoreError::MemStore(m) => illegal_argument(m.to_string()),
@@ -81,6 +82,7 @@ mod tests {
         assert_eq!(kind(from_store(StoreError::TableExists("t".into()))), "AlreadyExists");
         assert_eq!(kind(from_store(StoreError::TableNotFound("t".into()))), "IOError");
         assert_eq!(kind(from_store(StoreError::InvalidArgument("x".into()))), "IllegalArgument");
+        assert_eq!(kind(from_store(StoreError::IllegalName("x".into()))), "IllegalArgument");
         assert_eq!(kind(from_store(StoreError::NoSuchFamily { table: "t".into(), family: "f".into() })), "IOError");
     }
 }

@@ -40,11 +40,15 @@ pub struct RequestLimits {
     pub max_row_bytes: usize,
     /// Rows one scannerGetList or getRows may return.
     pub max_rows_per_call: usize,
+    /// `hbase.server.scanner.max.result.size` (100 MiB): a scannerGetList
+    /// answer stops at the row that reaches it (the client asks again for
+    /// the rest); a getRows answer over it is refused.
+    pub max_result_bytes: usize,
 }
 
 impl Default for RequestLimits {
     fn default() -> Self {
-        RequestLimits { max_row_bytes: 1 << 30, max_rows_per_call: 100_000 }
+        RequestLimits { max_row_bytes: 1 << 30, max_rows_per_call: 100_000, max_result_bytes: 100 << 20 }
     }
 }
 
@@ -79,8 +83,21 @@ fn scan_error(e: ScanError) -> thrift::Error {
     }
 }
 
-fn row_bytes(cells: &[Cell]) -> usize {
+pub(crate) fn row_bytes(cells: &[Cell]) -> usize {
     cells.iter().map(|c| c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 12).sum()
+}
+
+/// The bytes of a row another server answered, counted as [`row_bytes`].
+fn result_bytes(r: &TRowResult) -> usize {
+    let row = r.row.as_ref().map_or(0, Vec::len);
+    let columns =
+        r.columns.iter().flatten().map(|(name, c)| row + name.len() + c.value.as_ref().map_or(0, Vec::len) + 12);
+    let sorted = r.sorted_columns.iter().flatten().map(|c| {
+        row + c.column_name.as_ref().map_or(0, Vec::len)
+            + c.cell.as_ref().and_then(|c| c.value.as_ref()).map_or(0, Vec::len)
+            + 12
+    });
+    columns.chain(sorted).sum()
 }
 
 /// A read at "timestamp": HBase's `setTimeRange(0, ts)`.
@@ -264,7 +281,15 @@ impl ThriftHandler {
         }
         let result = (|| {
             let mut out = Vec::new();
+            let mut bytes = 0usize;
             for row in rows {
+                if bytes > self.limits.max_result_bytes {
+                    return Err(io_error(format!(
+                        "org.apache.hadoop.hbase.DoNotRetryIOException: the rows asked for hold more than \
+                         hbase.server.scanner.max.result.size ({} bytes); ask for fewer rows at a time",
+                        self.limits.max_result_bytes
+                    )));
+                }
                 let remote = self.forwarded(table, row, |c| {
                     let (t, r, cols) = (table.to_vec(), row.clone(), columns.to_vec());
                     match ts {
@@ -273,9 +298,14 @@ impl ThriftHandler {
                     }
                 });
                 match remote {
-                    Some(found) => out.extend(found?),
+                    Some(found) => {
+                        let found = found?;
+                        bytes += found.iter().map(result_bytes).sum::<usize>();
+                        out.extend(found);
+                    }
                     None => {
                         let cells = self.read_row(table, row, columns, ts, 1)?;
+                        bytes += row_bytes(&cells);
                         out.extend(row_result(&cells, false));
                     }
                 }
@@ -560,7 +590,7 @@ impl ThriftHandler {
         let n = (n as usize).min(self.limits.max_rows_per_call);
         let scanner = self.scanners.get(id).ok_or_else(|| illegal_argument("scanner ID is invalid"))?;
         let mut s = scanner.lock();
-        let result = s.next_rows(n).map_err(scan_error).and_then(|rows| {
+        let result = s.next_rows(n, self.limits.max_result_bytes).map_err(scan_error).and_then(|rows| {
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 self.check_row_size(&r)?;

@@ -56,6 +56,11 @@ pub struct StatusSource {
     pub cluster: Arc<std::sync::OnceLock<ClusterView>>,
     /// Cluster mode: the other servers, told of a split or merge here.
     pub router: Arc<crate::routing::Router>,
+    /// Cluster mode: ZooKeeper's membership and the master's catalog, which
+    /// admin calls check (set once the server has joined).
+    pub authority: Arc<std::sync::OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
+    /// Who may make admin calls.
+    pub admin_auth: crate::admin_auth::AdminAuth,
 }
 
 /// The cluster as this server sees it, as JSON: `{"active_master": {name,
@@ -132,10 +137,20 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         None => (request.url().to_string(), String::new()),
     };
     let (body, content_type, code) = match (request.method(), path.as_str()) {
+        (tiny_http::Method::Post, admin)
+            if admin.starts_with("/admin/")
+                && let Err((code, why)) = source.admin_auth.check(
+                    request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str()),
+                ) =>
+        {
+            tracing::warn!(call = admin, code, peer = ?request.remote_addr(), "admin call refused");
+            (why + "\n", "text/plain", code)
+        }
         (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => crate::admin::respond(
             &source.store,
             &source.family_template,
             &source.router,
+            source.authority.get().map(|a| a.as_ref()),
             &admin["/admin/".len()..],
             &query,
         ),

@@ -17,7 +17,9 @@
 //! in [`config`].
 
 pub mod admin;
+pub mod admin_auth;
 pub mod client;
+pub mod cluster_authority;
 pub mod cluster_scan;
 pub mod config;
 pub mod connection;

@@ -91,6 +91,8 @@ pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
 #[derive(Default)]
 pub struct Router {
     peers: OnceLock<Peers>,
+    /// The token other servers' admin calls need (`admin_auth.rs`).
+    admin_token: OnceLock<String>,
     owners: Mutex<Owners>,
     refreshing: Mutex<()>,
     pool: Mutex<HashMap<String, Vec<(ThriftClient, Instant)>>>,
@@ -108,6 +110,12 @@ impl Router {
     /// `peers`. Without it (one server) nothing is forwarded.
     pub fn set_peers(&self, peers: Peers) {
         let _ = self.peers.set(peers);
+    }
+
+    /// The token this server sends with its admin calls to other servers
+    /// (the cluster's servers share one).
+    pub fn set_admin_token(&self, token: String) {
+        let _ = self.admin_token.set(token);
     }
 
     pub fn is_cluster(&self) -> bool {
@@ -210,7 +218,11 @@ impl Router {
         let mut failed = Vec::new();
         for peer in peers {
             let url = format!("http://{}/admin/sync_table?table={query}", peer.http);
-            let answer = ureq::post(&url).config().timeout_global(Some(SYNC_TIMEOUT)).build().send_empty();
+            let mut post = ureq::post(&url);
+            if let Some(token) = self.admin_token.get() {
+                post = post.header("Authorization", crate::admin_auth::bearer(token));
+            }
+            let answer = post.config().timeout_global(Some(SYNC_TIMEOUT)).build().send_empty();
             if let Err(e) = answer {
                 failed.push(format!("{}: {e}", peer.thrift));
             }

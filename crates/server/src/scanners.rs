@@ -64,17 +64,24 @@ impl OpenScanner {
     }
 
     /// Up to `n` results (rows, or pieces of them of the scan's batch
-    /// size). The lease restarts when the call starts and ends.
-    pub fn next_rows(&mut self, n: usize) -> Result<Vec<Vec<Cell>>, ScanError> {
+    /// size), ending early after the row that brings them to `max_bytes`
+    /// (HBase's `hbase.server.scanner.max.result.size`: at least one row
+    /// is returned, and the client asks again for the rest). The lease
+    /// restarts when the call starts and ends.
+    pub fn next_rows(&mut self, n: usize, max_bytes: usize) -> Result<Vec<Vec<Cell>>, ScanError> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
-        while out.len() < n && !self.done {
+        let mut bytes = 0;
+        while out.len() < n && !self.done && bytes < max_bytes {
             let next = match &mut self.source {
                 Source::Store(scanner) => scanner.next().transpose()?,
                 Source::Pieces(pieces) => pieces.next_row()?,
             };
             match next {
-                Some(row) => out.push(row),
+                Some(row) => {
+                    bytes += crate::handler::row_bytes(&row);
+                    out.push(row);
+                }
                 None => self.done = true,
             }
         }

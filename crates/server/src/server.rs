@@ -31,6 +31,8 @@ pub enum ServerError {
     Thread(std::io::Error),
     #[error("closing the store: {0}")]
     Close(store::StoreError),
+    #[error("{0}")]
+    AdminToken(String),
 }
 
 pub struct Server {
@@ -38,6 +40,7 @@ pub struct Server {
     gate: Arc<ServingGate>,
     router: Arc<crate::routing::Router>,
     cluster: Arc<OnceLock<crate::http::ClusterView>>,
+    authority: Arc<OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
@@ -49,6 +52,10 @@ pub struct Server {
 
 impl Server {
     pub fn start(config: ServerConfig) -> Result<Server, ServerError> {
+        let admin_token = match &config.admin_token_file {
+            Some(path) => Some(crate::admin_auth::read_token_file(path).map_err(ServerError::AdminToken)?),
+            None => None,
+        };
         let where_ = config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string());
         let store = match &config.root {
             Some(root) => store::fs::resolve_root(root)
@@ -71,6 +78,9 @@ impl Server {
         );
         let requests = handler.request_metrics().clone();
         let router = handler.router().clone();
+        if let Some(token) = &admin_token {
+            router.set_admin_token(token.clone());
+        }
         // In a cluster, every split or merge here (a call's, or one the
         // region's size started) reaches the other servers at once, as a
         // split call's does: they take the new regions from the root. On a
@@ -107,6 +117,7 @@ impl Server {
         let _ = served_at.set(thrift.local_addr());
         let history = Arc::new(RequestHistory::new(config.metrics_period));
         let cluster = Arc::new(OnceLock::new());
+        let authority = Arc::new(OnceLock::new());
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),
@@ -120,6 +131,11 @@ impl Server {
             family_template: config.family_template.clone(),
             cluster: cluster.clone(),
             router: router.clone(),
+            authority: authority.clone(),
+            admin_auth: crate::admin_auth::AdminAuth::new(
+                admin_token.clone(),
+                &[thrift.local_addr(), config.http_addr],
+            ),
         };
         let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
@@ -164,7 +180,19 @@ impl Server {
             http = %http.local_addr(),
             "accordion server started"
         );
-        Ok(Server { store, gate, router, cluster, thrift, http, scanners, background_stop, background, closed: false })
+        Ok(Server {
+            store,
+            gate,
+            router,
+            cluster,
+            authority,
+            thrift,
+            http,
+            scanners,
+            background_stop,
+            background,
+            closed: false,
+        })
     }
 
     pub fn thrift_addr(&self) -> SocketAddr {
@@ -189,6 +217,12 @@ impl Server {
     /// Cluster mode: what `/status` shows of the cluster (once joined).
     pub fn set_cluster_view(&self, view: crate::http::ClusterView) {
         let _ = self.cluster.set(view);
+    }
+
+    /// Cluster mode: what admin calls check before they fence a WAL or open
+    /// a region (once joined; until then they are refused).
+    pub fn set_cluster_authority(&self, authority: Box<dyn crate::cluster_authority::ClusterAuthority>) {
+        let _ = self.authority.set(authority);
     }
 
     /// Thrift scanners open now.

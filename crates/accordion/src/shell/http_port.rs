@@ -29,11 +29,17 @@ pub struct HttpPort {
     thrift: String,
     /// Given with `--http`, or found.
     addr: Option<String>,
+    /// Sent with admin calls (`--admin-token-file`).
+    admin_token: Option<String>,
 }
 
 impl HttpPort {
     pub fn new(thrift: &str, http: Option<&str>) -> HttpPort {
-        HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string) }
+        HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string), admin_token: None }
+    }
+
+    pub fn set_admin_token(&mut self, token: String) {
+        self.admin_token = Some(token);
     }
 
     /// The HTTP address: `--http`'s, or found from the Thrift address.
@@ -51,7 +57,11 @@ impl HttpPort {
         let addr = self.addr()?;
         let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
         let url = format!("http://{addr}/admin/{call}?{}", query.join("&"));
-        match ureq::post(&url).config().http_status_as_error(false).build().send_empty() {
+        let mut post = ureq::post(&url);
+        if let Some(token) = &self.admin_token {
+            post = post.header("Authorization", server::admin_auth::bearer(token));
+        }
+        match post.config().http_status_as_error(false).build().send_empty() {
             Ok(mut response) => {
                 let body = response.body_mut().read_to_string().unwrap_or_default();
                 if response.status().is_success() { Ok(body) } else { bail!("{call}: {}", body.trim_end()) }

@@ -43,6 +43,11 @@ pub struct ShellArgs {
     /// serves the --server Thrift port.
     #[arg(long)]
     pub http: Option<String>,
+    /// The server's admin token file (its admin_token_file), for the
+    /// commands that change things through its HTTP port (flush, split,
+    /// alter, ...).
+    #[arg(long)]
+    pub admin_token_file: Option<PathBuf>,
     /// Framed transport (default buffered).
     #[arg(long)]
     pub framed: bool,
@@ -84,7 +89,11 @@ fn session_of(args: &ShellArgs) -> anyhow::Result<bool> {
     };
     let client = connect(&args.server, args.framed, args.compact)
         .map_err(|e| anyhow!("cannot connect to {}: {}", args.server, thrift_message(&e)))?;
-    let mut shell = Shell { client, http: HttpPort::new(&args.server, args.http.as_deref()), out: std::io::stdout() };
+    let mut http = HttpPort::new(&args.server, args.http.as_deref());
+    if let Some(path) = &args.admin_token_file {
+        http.set_admin_token(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?);
+    }
+    let mut shell = Shell { client, http, out: std::io::stdout() };
     match script {
         Some(text) => session::run_script(&mut shell, &text),
         None => session::interactive(&mut shell).map(|()| true),
