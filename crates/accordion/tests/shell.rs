@@ -557,6 +557,9 @@ fn without_http_the_shell_reaches_http_calls_through_the_thrift_port() {
 struct DefaultPortServer {
     child: Child,
     thrift: String,
+    /// Its admin token file: listening beyond loopback, it serves admin
+    /// calls only with the token.
+    token: String,
     _dir: tempfile::TempDir,
 }
 
@@ -565,8 +568,12 @@ impl DefaultPortServer {
     fn start() -> Option<DefaultPortServer> {
         drop(std::net::TcpListener::bind("127.0.0.1:16030").ok()?);
         let dir = tempfile::tempdir().expect("tempdir");
+        let token = dir.path().join("admin.token");
+        std::fs::write(&token, "shell-test-admin-token\n").expect("write the token file");
+        let token = token.to_str().expect("UTF-8 path").to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
             .args(["server", "--data-dir", dir.path().to_str().expect("UTF-8 path")])
+            .args(["--set", &format!("admin_token_file={token}")])
             // HTTP narrower than Thrift: the Thrift port does not relay
             // HTTP, so the shell must find the default port.
             .args(["--thrift-addr", "0.0.0.0:0", "--http-addr", "127.0.0.1:16030"])
@@ -579,7 +586,7 @@ impl DefaultPortServer {
         // "accordion server listening: thrift ADDR http ADDR", or the end of
         // output if it could not bind (another test run took the port).
         let line = stdout.lines().map_while(Result::ok).find(|l| l.starts_with("accordion server listening:"));
-        let mut server = DefaultPortServer { child, thrift: String::new(), _dir: dir };
+        let mut server = DefaultPortServer { child, thrift: String::new(), token, _dir: dir };
         // Bound on every address; the shell is given the loopback one.
         server.thrift = line?.split_whitespace().nth(4)?.replace("0.0.0.0", "127.0.0.1");
         Some(server)
@@ -599,10 +606,15 @@ fn without_http_the_shell_finds_the_default_port() {
         eprintln!("port 16030 is taken; skipping");
         return;
     };
+    // Without the token the server, which listens beyond loopback, refuses
+    // the admin call; with it, the shell's flush goes through.
+    let refused = run_shell(&server.thrift, None, &["-e", "create 't', 'f'; flush 't'"], None, None);
+    let said = format!("{}{}", refused.out, refused.err);
+    assert!(!refused.ok && said.contains("Authorization: Bearer"), "{said}");
     let run = run_shell(
         &server.thrift,
         None,
-        &["-e", "create 't', 'f'; put 't', 'r', 'f:q', 'v'; flush 't'; status"],
+        &["--admin-token-file", &server.token, "-e", "put 't', 'r', 'f:q', 'v'; flush 't'; status"],
         None,
         None,
     );
