@@ -82,11 +82,40 @@ fn nth_port(port: u16, i: usize) -> anyhow::Result<u16> {
     u16::try_from(usize::from(port) + i).context("port out of range")
 }
 
-fn start_server(url: &str, root: &str, args: &StartArgs, i: usize) -> anyhow::Result<ServerChild> {
+fn start_server(
+    url: &str,
+    root: &str,
+    secret: &std::path::Path,
+    args: &StartArgs,
+    i: usize,
+) -> anyhow::Result<ServerChild> {
     let thrift = format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?);
     let http = format!("127.0.0.1:{}", nth_port(args.http_port, i)?);
     let log = args.dir.join(format!("server-{}.log", i + 1));
-    spawn_server(url, root, &thrift, &http, args.session_timeout_ms, &[], &log)
+    let extra = ["--cluster-secret-file".to_string(), secret.display().to_string()];
+    spawn_server(url, root, &thrift, &http, args.session_timeout_ms, &extra, &log)
+}
+
+/// The cluster's secret file in `dir` (made once, readable by its owner
+/// only): its ZooKeeper nodes are open only to sessions that know it.
+fn cluster_secret(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("cluster.secret");
+    if !path.exists() {
+        let mut bytes = [0u8; 24];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+            .context("reading /dev/urandom")?;
+        let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        std::io::Write::write_all(&mut f, format!("{secret}\n").as_bytes())?;
+    }
+    Ok(path)
 }
 
 /// Starts `accordion server --cluster url --root root` listening on the
@@ -160,8 +189,9 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     }
     let zk = LocalZooKeeper::start(&dir.join("zookeeper"))?;
     let url = zk.url("/accordion");
+    let secret = cluster_secret(&dir)?;
     let master = Master::start(MasterConfig {
-        cluster: url.parse()?,
+        cluster: url.parse::<cluster::zk::ZkUrl>()?.with_secret(cluster::zk::Secret::from_file(&secret)?),
         http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
@@ -177,7 +207,7 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     };
     let mut servers = Vec::with_capacity(args.servers);
     for i in 0..args.servers {
-        match start_server(&url, &root, args, i) {
+        match start_server(&url, &root, &secret, args, i) {
             Ok(s) => servers.push(s),
             Err(e) => {
                 stop_servers(&mut servers);

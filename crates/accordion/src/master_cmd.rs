@@ -32,11 +32,20 @@ pub struct MasterArgs {
     /// master's admin calls to them carry it.
     #[arg(long)]
     pub admin_token_file: Option<std::path::PathBuf>,
+    /// The cluster's secret file (the region servers' --cluster-secret-file):
+    /// ZooKeeper digest authentication, nodes open only to its holders.
+    #[arg(long)]
+    pub cluster_secret_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
     let config = MasterConfig {
-        cluster: args.cluster.parse()?,
+        cluster: match &args.cluster_secret_file {
+            Some(path) => {
+                args.cluster.parse::<cluster::zk::ZkUrl>()?.with_secret(cluster::zk::Secret::from_file(path)?)
+            }
+            None => args.cluster.parse()?,
+        },
         http_addr: args.http_addr.parse().with_context(|| format!("--http-addr {}", args.http_addr))?,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),

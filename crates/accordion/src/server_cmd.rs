@@ -41,6 +41,11 @@ pub struct ServerArgs {
     /// zookeeper.session.timeout, 90000).
     #[arg(long, default_value_t = 90_000)]
     pub session_timeout_ms: u64,
+    /// The cluster's secret file with --cluster: ZooKeeper digest
+    /// authentication, and every node made readable and writable only by
+    /// sessions that know it (the master and every server use the same).
+    #[arg(long)]
+    pub cluster_secret_file: Option<PathBuf>,
     /// A setting by HBase property name, e.g.
     /// --set hbase.hregion.compacting.memstore.type=EAGER (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -75,8 +80,12 @@ fn join_cluster(
     host: &str,
     session_timeout: Duration,
     root: &cluster::cluster_config::Proposed,
+    secret: Option<&std::path::Path>,
 ) -> anyhow::Result<(Joining, String)> {
-    let url: cluster::zk::ZkUrl = url.parse()?;
+    let mut url: cluster::zk::ZkUrl = url.parse()?;
+    if let Some(path) = secret {
+        url = url.with_secret(cluster::zk::Secret::from_file(path)?);
+    }
     let zk = Arc::new(cluster::zk::Zk::connect(&url, session_timeout)?);
     let start_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
@@ -207,7 +216,13 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
         Some(url) => {
             let host = config.thrift_addr.ip().to_string();
             let proposed = proposed_root(args, &config)?;
-            let (joining, root) = join_cluster(url, &host, Duration::from_millis(args.session_timeout_ms), &proposed)?;
+            let (joining, root) = join_cluster(
+                url,
+                &host,
+                Duration::from_millis(args.session_timeout_ms),
+                &proposed,
+                args.cluster_secret_file.as_deref(),
+            )?;
             if let cluster::cluster_config::Proposed::Default(mine) = &proposed
                 && *mine != root
             {

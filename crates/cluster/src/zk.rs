@@ -34,6 +34,51 @@ pub struct ZkUrl {
     pub servers: String,
     /// The cluster's root znode, e.g. `/accordion`.
     pub root: String,
+    /// The cluster's secret (`--cluster-secret-file`), never part of the
+    /// URL's text: with it, the session authenticates with ZooKeeper's
+    /// digest scheme and every node it creates is readable and writable
+    /// only by sessions that know the secret (HBase's `zookeeper.znode.acl`
+    /// with SASL; here the `digest` scheme).
+    pub secret: Option<Secret>,
+}
+
+/// A cluster secret; its `Debug` does not show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+impl Secret {
+    /// Reads a secret file: its content, trimmed, at least 16 characters.
+    pub fn from_file(path: &std::path::Path) -> Result<Secret> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ClusterError::BadUrl(format!("reading the cluster secret file {}: {e}", path.display())))?;
+        let secret = text.trim().to_string();
+        if secret.len() < 16 || secret.chars().any(char::is_whitespace) {
+            return Err(ClusterError::BadUrl(format!(
+                "the cluster secret file {} must hold one secret of at least 16 characters without spaces",
+                path.display()
+            )));
+        }
+        Ok(Secret(secret))
+    }
+
+    /// A secret from text (tests; binaries read a file).
+    pub fn new(secret: impl Into<String>) -> Secret {
+        Secret(secret.into())
+    }
+}
+
+impl ZkUrl {
+    /// This URL, authenticating with `secret`.
+    pub fn with_secret(mut self, secret: Secret) -> ZkUrl {
+        self.secret = Some(secret);
+        self
+    }
 }
 
 impl FromStr for ZkUrl {
@@ -54,7 +99,7 @@ impl FromStr for ZkUrl {
         if root.is_empty() {
             return Err(bad("the root znode must not be /"));
         }
-        Ok(ZkUrl { servers: servers.to_string(), root: root.to_string() })
+        Ok(ZkUrl { servers: servers.to_string(), root: root.to_string(), secret: None })
     }
 }
 
@@ -63,6 +108,10 @@ impl std::fmt::Display for ZkUrl {
         write!(f, "zk://{}{}", self.servers, self.root)
     }
 }
+
+/// The digest scheme's user name of every session of a cluster (the secret
+/// is the password).
+const DIGEST_USER: &str = "accordion";
 
 /// Whether the session ended, shared with the task that watches it.
 #[derive(Default)]
@@ -96,9 +145,20 @@ impl Zk {
             .enable_all()
             .build()
             .map_err(ClusterError::Runtime)?;
-        let client = runtime
-            .block_on(Client::connector().with_session_timeout(session_timeout).connect(&url.servers))
-            .map_err(|source| ClusterError::Zk { op: "connect to", path: url.to_string(), source })?;
+        let mut connector = Client::connector().with_session_timeout(session_timeout);
+        if let Some(Secret(secret)) = &url.secret {
+            connector = connector.with_auth("digest", format!("{DIGEST_USER}:{secret}").as_bytes());
+        } else {
+            tracing::warn!(
+                cluster = %url,
+                "no cluster secret: the cluster's znodes are world-writable (set --cluster-secret-file)"
+            );
+        }
+        let client = runtime.block_on(connector.connect(&url.servers)).map_err(|source| ClusterError::Zk {
+            op: "connect to",
+            path: url.to_string(),
+            source,
+        })?;
         let ended = Arc::new(Ended::default());
         let mut states = client.state_watcher();
         let signal = ended.clone();
@@ -123,6 +183,12 @@ impl Zk {
         let zk = Zk { runtime, client: Some(client), url: url.clone(), ended };
         zk.ensure("")?;
         Ok(zk)
+    }
+
+    /// The ACL of every node this session creates: only sessions that know
+    /// the cluster's secret, when it has one.
+    fn acls(&self) -> Acls<'static> {
+        if self.url.secret.is_some() { Acls::creator_all() } else { Acls::anyone_all() }
     }
 
     fn client(&self) -> &Client {
@@ -173,13 +239,13 @@ impl Zk {
 
     /// Creates `rel` and its parents as persistent nodes if missing.
     pub fn ensure(&self, rel: &str) -> Result<()> {
-        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        let options = CreateMode::Persistent.with_acls(self.acls());
         self.runtime.block_on(self.client().mkdir(&self.path(rel), &options)).map_err(self.fail("create", rel))
     }
 
     /// Creates an ephemeral node (it lives as long as this session).
     pub fn create_ephemeral(&self, rel: &str, data: &[u8]) -> Result<()> {
-        let options = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+        let options = CreateMode::Ephemeral.with_acls(self.acls());
         self.runtime
             .block_on(self.client().create(&self.path(rel), data, &options))
             .map_err(self.fail("create", rel))?;
@@ -189,7 +255,7 @@ impl Zk {
     /// Creates an ephemeral sequential node `rel_prefix` + a sequence number;
     /// returns its name (the last path component).
     pub fn create_ephemeral_sequential(&self, rel_prefix: &str, data: &[u8]) -> Result<String> {
-        let options = CreateMode::EphemeralSequential.with_acls(Acls::anyone_all());
+        let options = CreateMode::EphemeralSequential.with_acls(self.acls());
         let (_, sequence) = self
             .runtime
             .block_on(self.client().create(&self.path(rel_prefix), data, &options))
@@ -204,7 +270,7 @@ impl Zk {
     /// number no one else got.
     pub fn next_sequence(&self, rel_parent: &str) -> Result<u64> {
         self.ensure(rel_parent)?;
-        let options = CreateMode::PersistentSequential.with_acls(Acls::anyone_all());
+        let options = CreateMode::PersistentSequential.with_acls(self.acls());
         let prefix = format!("{rel_parent}/n-");
         let (_, sequence) = self
             .runtime
@@ -259,7 +325,7 @@ impl Zk {
     /// Creates persistent node `rel` (its parent must exist) holding
     /// `data`; false if it existed already (its data is left as it was).
     pub fn create_persistent(&self, rel: &str, data: &[u8]) -> Result<bool> {
-        let options = CreateMode::Persistent.with_acls(Acls::anyone_all());
+        let options = CreateMode::Persistent.with_acls(self.acls());
         match self.runtime.block_on(self.client().create(&self.path(rel), data, &options)) {
             Ok(_) => Ok(true),
             Err(ZkError::NodeExists) => Ok(false),
@@ -345,7 +411,7 @@ mod tests {
     #[test]
     fn urls_parse_as_zookeeper_clients_take_them() {
         let u: ZkUrl = "zk://127.0.0.1:2181,h2:2182/acc/one".parse().expect("valid");
-        assert_eq!(u, ZkUrl { servers: "127.0.0.1:2181,h2:2182".into(), root: "/acc/one".into() });
+        assert_eq!(u, ZkUrl { servers: "127.0.0.1:2181,h2:2182".into(), root: "/acc/one".into(), secret: None });
         assert_eq!(u.to_string(), "zk://127.0.0.1:2181,h2:2182/acc/one");
         let d: ZkUrl = "zk://h:1".parse().expect("valid");
         assert_eq!(d.root, "/accordion");
