@@ -72,6 +72,10 @@ pub struct ServerConfig {
     pub max_open_scanners: usize,
     /// Thrift scanners one connection may hold open at once.
     pub max_scanners_per_connection: usize,
+    /// Thrift scanners the connections of one client address may hold.
+    pub max_scanners_per_client: usize,
+    /// Thrift connections one client address may hold open.
+    pub max_connections_per_client: usize,
     /// `hbase.hregion.compacting.memstore.adaptive.compaction.threshold`.
     pub adaptive_threshold: Option<f64>,
     /// How long shutdown waits for in-flight calls before cutting their
@@ -111,6 +115,8 @@ impl Default for ServerConfig {
             scanner_lease: Duration::ZERO,
             max_open_scanners: 0,
             max_scanners_per_connection: 0,
+            max_scanners_per_client: 0,
+            max_connections_per_client: 0,
             adaptive_threshold: None,
             table_durability: Durability::SyncWal,
             shutdown_grace: Duration::ZERO,
@@ -720,6 +726,34 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.max_scanners_per_connection.to_string()),
         set: |c, v| {
             c.max_scanners_per_connection = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "max_scanners_per_client",
+        hbase: None,
+        default: Some("2500"),
+        kind: Kind::Integer,
+        help: "Thrift scanners the connections of one client address may hold open at once (a quarter of \
+               max_open_scanners: no one client can take them all).",
+        example: "",
+        get: |c| Some(c.max_scanners_per_client.to_string()),
+        set: |c, v| {
+            c.max_scanners_per_client = int(v)?.max(1) as usize;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "thrift_max_connections_per_client",
+        hbase: None,
+        default: Some("250"),
+        kind: Kind::Integer,
+        help: "Thrift connections one client address may hold open (a quarter of thrift_max_connections: no one \
+               client can take every thread); more are refused.",
+        example: "",
+        get: |c| Some(c.max_connections_per_client.to_string()),
+        set: |c, v| {
+            c.max_connections_per_client = int(v)?.max(1) as usize;
             Ok(())
         },
     },

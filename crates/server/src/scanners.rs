@@ -23,6 +23,7 @@
 
 use std::cell::Cell as StdCell;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -101,14 +102,19 @@ impl OpenScanner {
 thread_local! {
     /// The connection the current thread serves (0: none).
     static CONNECTION: StdCell<u64> = const { StdCell::new(0) };
+    /// The address of that connection's client (`None`: none).
+    static CLIENT: StdCell<Option<IpAddr>> = const { StdCell::new(None) };
 }
 
-/// Runs `f` as connection `id`'s thread: scanners opened meanwhile belong
-/// to that connection.
-pub fn on_connection<R>(id: u64, f: impl FnOnce() -> R) -> R {
+/// Runs `f` as connection `id`'s thread, whose client is at `client`:
+/// scanners opened meanwhile belong to that connection and count against
+/// that address.
+pub fn on_connection<R>(id: u64, client: IpAddr, f: impl FnOnce() -> R) -> R {
     CONNECTION.with(|c| c.set(id));
+    CLIENT.with(|c| c.set(Some(client)));
     let result = f();
     CONNECTION.with(|c| c.set(0));
+    CLIENT.with(|c| c.set(None));
     result
 }
 
@@ -119,22 +125,38 @@ pub enum ScannerLimit {
     Total(usize),
     #[error("this connection has {0} scanners open (max_scanners_per_connection); close some first")]
     PerConnection(usize),
+    #[error("connections from this address have {0} scanners open (max_scanners_per_client); close some first")]
+    PerClient(usize),
 }
 
 struct Entry {
     scanner: Arc<Mutex<OpenScanner>>,
     /// The connection that opened it (0: none).
     owner: u64,
+    /// Its client's address (`None`: not opened by a connection).
+    client: Option<IpAddr>,
 }
 
 /// The open scanners, and how many each connection holds (kept with them,
 /// so that opening a scanner and ending a connection do not scan them all).
 /// Invariant: `per_owner[o]` is the number of entries of owner `o != 0`,
-/// and owners holding none are absent.
+/// `per_client[a]` the number of entries of client address `a`, and owners
+/// and addresses holding none are absent.
 #[derive(Default)]
 struct Open {
     by_id: HashMap<i32, Entry>,
     per_owner: HashMap<u64, usize>,
+    per_client: HashMap<IpAddr, usize>,
+}
+
+/// One fewer for `key`, removing it at zero.
+fn decrement<K: std::hash::Hash + Eq>(counts: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = counts.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(key);
+        }
+    }
 }
 
 impl Open {
@@ -142,15 +164,16 @@ impl Open {
         if entry.owner != 0 {
             *self.per_owner.entry(entry.owner).or_default() += 1;
         }
+        if let Some(client) = entry.client {
+            *self.per_client.entry(client).or_default() += 1;
+        }
         self.by_id.insert(id, entry);
     }
 
     fn forget_owner_of(&mut self, entry: &Entry) {
-        if let Some(n) = self.per_owner.get_mut(&entry.owner) {
-            *n -= 1;
-            if *n == 0 {
-                self.per_owner.remove(&entry.owner);
-            }
+        decrement(&mut self.per_owner, &entry.owner);
+        if let Some(client) = &entry.client {
+            decrement(&mut self.per_client, client);
         }
     }
 
@@ -180,27 +203,31 @@ pub struct ScannerRegistry {
     lease: Duration,
     max_open: usize,
     max_per_connection: usize,
+    max_per_client: usize,
     expired: AtomicU64,
     closed_on_disconnect: AtomicU64,
 }
 
 impl ScannerRegistry {
-    pub fn new(lease: Duration, max_open: usize, max_per_connection: usize) -> ScannerRegistry {
+    pub fn new(lease: Duration, max_open: usize, max_per_connection: usize, max_per_client: usize) -> ScannerRegistry {
         ScannerRegistry {
             next_id: AtomicI32::new(1),
             open: Mutex::new(Open::default()),
             lease,
             max_open,
             max_per_connection,
+            max_per_client,
             expired: AtomicU64::new(0),
             closed_on_disconnect: AtomicU64::new(0),
         }
     }
 
     /// Registers a scanner for the current connection; an error when
-    /// `max_open` are open, or the connection has `max_per_connection`.
+    /// `max_open` are open, the connection has `max_per_connection`, or its
+    /// client's address has `max_per_client`.
     pub fn insert(&self, scanner: OpenScanner) -> Result<i32, ScannerLimit> {
         let owner = CONNECTION.with(StdCell::get);
+        let client = CLIENT.with(StdCell::get);
         let mut open = self.open.lock();
         if open.by_id.len() >= self.max_open {
             return Err(ScannerLimit::Total(open.by_id.len()));
@@ -209,13 +236,19 @@ impl ScannerRegistry {
         if owner != 0 && mine >= self.max_per_connection {
             return Err(ScannerLimit::PerConnection(mine));
         }
+        if let Some(client) = client {
+            let theirs = open.per_client.get(&client).copied().unwrap_or(0);
+            if theirs >= self.max_per_client {
+                return Err(ScannerLimit::PerClient(theirs));
+            }
+        }
         let mut id = self.next_id.fetch_add(1, Ordering::Relaxed);
         while id <= 0 || open.by_id.contains_key(&id) {
             // Wrapped around after 2^31 scanners: skip ids still in use.
             self.next_id.store(1, Ordering::Relaxed);
             id = self.next_id.fetch_add(1, Ordering::Relaxed);
         }
-        open.insert(id, Entry { scanner: Arc::new(Mutex::new(scanner)), owner });
+        open.insert(id, Entry { scanner: Arc::new(Mutex::new(scanner)), owner, client });
         Ok(id)
     }
 

@@ -68,6 +68,7 @@ impl Server {
             config.scanner_lease,
             config.max_open_scanners,
             config.max_scanners_per_connection,
+            config.max_scanners_per_client,
         ));
         let handler = ThriftHandler::new(
             store.clone(),
@@ -108,7 +109,10 @@ impl Server {
             config.thrift_addr,
             processor,
             config.connection.clone(),
-            config.max_connections,
+            crate::thrift_server::ConnectionCaps {
+                total: config.max_connections,
+                per_client: config.max_connections_per_client,
+            },
             config.shutdown_grace,
             scanners.clone(),
             http_relay.clone(),

@@ -62,10 +62,20 @@ pub struct ThriftServer {
     pub counters: Arc<ThriftCounters>,
 }
 
+/// How many connections are served at once: in all, and from one client
+/// address (so that no one client can take every thread).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionCaps {
+    pub total: usize,
+    pub per_client: usize,
+}
+
 /// A connection's thread, and its socket so that shutdown can cut it.
 struct Connection {
     thread: JoinHandle<()>,
     socket: Option<std::net::TcpStream>,
+    /// Its client's address, for the per-client cap.
+    client: std::net::IpAddr,
 }
 
 impl ThriftServer {
@@ -74,11 +84,12 @@ impl ThriftServer {
         addr: SocketAddr,
         processor: Arc<dyn TProcessor + Send + Sync>,
         limits: ConnectionLimits,
-        max_connections: usize,
+        caps: ConnectionCaps,
         shutdown_grace: Duration,
         scanners: Arc<ScannerRegistry>,
         http_relay: Arc<OnceLock<SocketAddr>>,
     ) -> std::io::Result<ThriftServer> {
+        let ConnectionCaps { total: max_connections, per_client: max_connections_per_client } = caps;
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         // Polled, so that shutdown is noticed without a wake-up connection.
@@ -107,9 +118,20 @@ impl ThriftServer {
                     };
                     let mut conns = connections.lock();
                     conns.retain(|c| !c.thread.is_finished());
-                    if conns.len() >= max_connections || stream.set_nonblocking(false).is_err() {
+                    let from_client = conns.iter().filter(|c| c.client == peer.ip()).count();
+                    if conns.len() >= max_connections
+                        || from_client >= max_connections_per_client
+                        || stream.set_nonblocking(false).is_err()
+                    {
                         counters.refused.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(%peer, max_connections, "refusing connection: too many open");
+                        tracing::warn!(
+                            %peer,
+                            open = conns.len(),
+                            from_client,
+                            max_connections,
+                            max_connections_per_client,
+                            "refusing connection: too many open"
+                        );
                         refuse(stream);
                         continue;
                     }
@@ -126,8 +148,9 @@ impl ThriftServer {
                     let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
-                        let (ended, wire) =
-                            on_connection(id, || serve(stream, processor.as_ref(), &limits, &shutdown, http));
+                        let (ended, wire) = on_connection(id, peer.ip(), || {
+                            serve(stream, processor.as_ref(), &limits, &shutdown, http)
+                        });
                         // Its scanners would pin memory until their leases ran out.
                         let closed = scanners.close_connection(id);
                         if closed > 0 {
@@ -151,7 +174,7 @@ impl ThriftServer {
                         }
                     });
                     match spawned {
-                        Ok(thread) => conns.push(Connection { thread, socket }),
+                        Ok(thread) => conns.push(Connection { thread, socket, client: peer.ip() }),
                         Err(e) => tracing::error!(error = %e, "cannot start a connection thread"),
                     }
                 }

@@ -599,3 +599,47 @@ fn a_connections_scanners_are_capped_and_closed_when_it_ends() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// One client address may hold at most thrift_max_connections_per_client
+/// connections and max_scanners_per_client scanners over all of them, so
+/// that no one client can take every thread or scanner (issue 25 item 5);
+/// what it holds within the caps keeps working, and a slot freed is
+/// taken again.
+#[test]
+fn one_client_address_cannot_take_every_connection_or_scanner() {
+    let (_dir, server, mut c) = start_with(&[
+        "thrift_max_connections_per_client=3",
+        "max_scanners_per_client=3",
+        "max_scanners_per_connection=2",
+    ]);
+    let addr = server.thrift_addr().to_string();
+    let open = |c: &mut ThriftClient| {
+        let scan = TScan::new(None, None, None, None, None, None, None, None, None);
+        c.scanner_open_with_scan(b"t".to_vec(), scan, BTreeMap::new())
+    };
+    open(&mut c).expect("first scanner");
+    open(&mut c).expect("second scanner");
+    let mut second = connect(&addr, true, false).expect("a second connection");
+    open(&mut second).expect("third scanner, on another connection");
+    let e = open(&mut second).expect_err("a fourth from the same address");
+    assert!(error_message(&e).contains("max_scanners_per_client"), "{}", error_message(&e));
+    let mut third = connect(&addr, true, false).expect("a third connection");
+    third.get_table_names().expect("the third connection is served");
+    // A fourth connection from this address is closed at once.
+    let refused = connect(&addr, true, false).and_then(|mut c| c.get_table_names());
+    assert!(refused.is_err(), "a fourth connection from one address was served");
+    assert_eq!(server.scanners_open(), 3);
+    // The first connection goes: its slot and its scanners are free again.
+    drop(c);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut fourth = loop {
+        if let Ok(mut c) = connect(&addr, true, false)
+            && c.get_table_names().is_ok()
+        {
+            break c;
+        }
+        assert!(std::time::Instant::now() < deadline, "the freed slot was not taken again");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    open(&mut fourth).expect("a scanner again once the first connection's were closed");
+}
