@@ -30,6 +30,17 @@ pub struct ServerArgs {
     /// 127.0.0.1:16030).
     #[arg(long)]
     pub http_addr: Option<String>,
+    /// Serve the Thrift and HTTP ports over TLS with this certificate chain
+    /// (PEM); needs --tls-key (the setting tls_cert; with tls_enabled).
+    #[arg(long)]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long)]
+    pub tls_key: Option<PathBuf>,
+    /// Require Thrift clients to present a certificate signed by one of
+    /// these CAs (PEM): mutual TLS.
+    #[arg(long)]
+    pub tls_client_ca: Option<PathBuf>,
     /// Join a cluster: zk://HOST:PORT[,HOST:PORT]/ROOT. The server registers
     /// with ZooKeeper, shares its root with the cluster's other servers and
     /// serves the regions the master assigns it, only while its membership
@@ -200,6 +211,16 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
     }
     if let Some(a) = &args.http_addr {
         sets.push(format!("http_addr={a}"));
+    }
+    for (name, path) in
+        [("tls_cert", &args.tls_cert), ("tls_key", &args.tls_key), ("tls_client_ca", &args.tls_client_ca)]
+    {
+        if let Some(p) = path {
+            sets.push(format!("{name}={}", p.display()));
+        }
+    }
+    if args.tls_cert.is_some() || args.tls_key.is_some() {
+        sets.push("tls_enabled=true".into());
     }
     let config = ServerConfig::load(args.config.as_deref(), &sets)?;
     if args.print_config {

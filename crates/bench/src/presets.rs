@@ -294,9 +294,14 @@ pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError
 /// Runs `exp` against a running server over Thrift (`addr`; its HTTP port
 /// `http` for counters). Reader-under-writes presets load first, as on the
 /// embedded engine.
-pub fn run_thrift(exp: &Experiment, addr: &str, http: Option<&str>) -> Result<RunReport, BenchError> {
+pub fn run_thrift(
+    exp: &Experiment,
+    addr: &str,
+    http: Option<&str>,
+    tls_ca: Option<&std::path::Path>,
+) -> Result<RunReport, BenchError> {
     let preset = &exp.preset;
-    let engine = crate::thrift_engine::ThriftEngine::open(addr, http, preset.workload.fields)?;
+    let engine = crate::thrift_engine::ThriftEngine::open(addr, http, preset.workload.fields, tls_ca)?;
     match &exp.mode {
         Mode::Workload => measure(preset, &engine, "server"),
         Mode::ReaderUnderWrites { load_ops } => {
@@ -468,7 +473,7 @@ mod tests {
         for name in ["paper-write-zipf", "paper-mixed"] {
             let mut exp = experiments(name, 0.002, &["basic".to_string()]).expect("preset").remove(0);
             exp.preset.threads = 3;
-            let report = run_thrift(&exp, &addr, Some(&http)).expect("runs over thrift");
+            let report = run_thrift(&exp, &addr, Some(&http), None).expect("runs over thrift");
             assert_eq!((report.engine.as_str(), report.ops), ("thrift", exp.preset.workload.ops));
             assert!(report.user_bytes >= exp.preset.workload.ops * 100 / 2, "server counters reached: {report:?}");
             assert!(report.bytes_wal > 0, "{report:?}");

@@ -22,10 +22,20 @@ const TABLE: &[u8] = b"usertable";
 
 pub struct ThriftEngine {
     addr: String,
+    /// The CA file of a server serving Thrift over TLS.
+    tls_ca: Option<std::path::PathBuf>,
     http: Option<String>,
     pool: Mutex<Vec<ThriftClient>>,
     qualifiers: Vec<Vec<u8>>,
     before: EngineCounters,
+}
+
+/// A framed compact connection, over TLS when the server's CA is given.
+fn connect_to(addr: &str, tls_ca: Option<&std::path::Path>) -> thrift::Result<ThriftClient> {
+    match tls_ca {
+        None => connect(addr, true, true),
+        Some(ca) => server::client::connect_tls(addr, ca, true, true),
+    }
 }
 
 fn err(e: thrift::Error) -> BenchError {
@@ -35,8 +45,13 @@ fn err(e: thrift::Error) -> BenchError {
 impl ThriftEngine {
     /// Connects, (re)creates the bench table, and notes the server's
     /// counters so the run reports only its own.
-    pub fn open(addr: &str, http: Option<&str>, fields: usize) -> Result<ThriftEngine, BenchError> {
-        let mut c = connect(addr, true, true).map_err(err)?;
+    pub fn open(
+        addr: &str,
+        http: Option<&str>,
+        fields: usize,
+        tls_ca: Option<&std::path::Path>,
+    ) -> Result<ThriftEngine, BenchError> {
+        let mut c = connect_to(addr, tls_ca).map_err(err)?;
         if c.get_table_names().map_err(err)?.iter().any(|t| t == TABLE) {
             if c.is_table_enabled(TABLE.to_vec()).map_err(err)? {
                 c.disable_table(TABLE.to_vec()).map_err(err)?;
@@ -47,6 +62,7 @@ impl ThriftEngine {
         c.create_table(TABLE.to_vec(), vec![cd]).map_err(err)?;
         let mut engine = ThriftEngine {
             addr: addr.to_string(),
+            tls_ca: tls_ca.map(std::path::Path::to_path_buf),
             http: http.map(str::to_string),
             pool: Mutex::new(vec![c]),
             qualifiers: (0..fields.max(1)).map(|i| format!("field{i}").into_bytes()).collect(),
@@ -60,7 +76,7 @@ impl ThriftEngine {
         let pooled = self.pool.lock().pop();
         let mut c = match pooled {
             Some(c) => c,
-            None => connect(&self.addr, true, true).map_err(err)?,
+            None => connect_to(&self.addr, self.tls_ca.as_deref()).map_err(err)?,
         };
         let r = f(&mut c).map_err(err);
         // A connection that failed may be out of step; drop it.

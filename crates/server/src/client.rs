@@ -49,8 +49,65 @@ fn open(addr: &str) -> thrift::Result<std::net::TcpStream> {
     Ok(stream)
 }
 
+/// Connects to a server serving Thrift over TLS (`tls_enabled`), trusting
+/// the CA certificates in `ca_file` (PEM); `addr`'s host must be a name or
+/// address the server's certificate names.
+pub fn connect_tls(addr: &str, ca_file: &std::path::Path, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
+    use rustls::pki_types::pem::PemObject;
+    let other = |m: String| thrift::Error::from(std::io::Error::other(m));
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca_file)
+        .map_err(|e| other(format!("{}: {e}", ca_file.display())))?
+    {
+        roots.add(cert.map_err(|e| other(format!("{}: {e}", ca_file.display())))?).map_err(|e| other(e.to_string()))?;
+    }
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| other(e.to_string()))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| other(e.to_string()))?;
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).map_err(|e| other(e.to_string()))?;
+    let tls = TlsClient(std::sync::Arc::new(parking_lot::Mutex::new(rustls::StreamOwned::new(conn, open(addr)?))));
+    Ok(over_halves(tls.clone(), tls, framed, compact))
+}
+
+/// A client's TLS stream, shared by its read and write halves (one call at
+/// a time: write the call, then read the answer).
+#[derive(Clone)]
+struct TlsClient(
+    std::sync::Arc<parking_lot::Mutex<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>>,
+);
+
+impl std::io::Read for TlsClient {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        self.0.lock().read(b)
+    }
+}
+
+impl std::io::Write for TlsClient {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().write(b)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().flush()
+    }
+}
+
 fn over(stream: std::net::TcpStream, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
     let (read, write) = TTcpChannel::with_stream(stream).split()?;
+    Ok(over_halves(read, write, framed, compact))
+}
+
+fn over_halves(
+    read: impl std::io::Read + Send + 'static,
+    write: impl std::io::Write + Send + 'static,
+    framed: bool,
+    compact: bool,
+) -> ThriftClient {
     let (input, output): (Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>) = match (framed, compact) {
         (false, false) => (
             Box::new(TBinaryInputProtocol::new(TBufferedReadTransport::new(read), true)),
@@ -69,7 +126,7 @@ fn over(stream: std::net::TcpStream, framed: bool, compact: bool) -> thrift::Res
             Box::new(TCompactOutputProtocol::new(TFramedWriteTransport::new(write))),
         ),
     };
-    Ok(HbaseSyncClient::new(input, output))
+    HbaseSyncClient::new(input, output)
 }
 
 /// The message of a Thrift error, with HBase's exceptions unwrapped.

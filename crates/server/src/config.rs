@@ -60,6 +60,12 @@ pub struct ServerConfig {
     pub http_addr: SocketAddr,
     /// A file holding the token admin calls must carry (`admin_auth.rs`).
     pub admin_token_file: Option<PathBuf>,
+    /// Serve both ports over TLS (`hbase.thrift.ssl.enabled`; `tls.rs`).
+    pub tls_enabled: bool,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// With it, Thrift clients must present a certificate it signed.
+    pub tls_client_ca: Option<PathBuf>,
     pub store: StoreOptions,
     /// New families' settings (memstore policy, A, S) for createTable.
     pub family_template: FamilyDescriptor,
@@ -100,6 +106,10 @@ impl Default for ServerConfig {
             thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             admin_token_file: None,
+            tls_enabled: false,
+            tls_cert: None,
+            tls_key: None,
+            tls_client_ca: None,
             store: StoreOptions::default(),
             family_template: FamilyDescriptor::new("template"),
             connection: ConnectionLimits {
@@ -281,6 +291,64 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| c.admin_token_file.as_ref().map(|p| p.display().to_string()),
         set: |c, v| {
             c.admin_token_file = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "tls_enabled",
+        hbase: Some("hbase.thrift.ssl.enabled"),
+        default: Some("false"),
+        kind: Kind::Text,
+        help: "Serve the Thrift and HTTP ports over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn \
+               it on).",
+        example: "",
+        get: |c| Some(c.tls_enabled.to_string()),
+        set: |c, v| {
+            c.tls_enabled = match v.to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(format!("{v:?} is not true or false")),
+            };
+            Ok(())
+        },
+    },
+    Setting {
+        name: "tls_cert",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "The server's TLS certificate chain (PEM), its own certificate first.",
+        example: "/etc/accordion/server.pem",
+        get: |c| c.tls_cert.as_ref().map(|p| p.display().to_string()),
+        set: |c, v| {
+            c.tls_cert = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "tls_key",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "The private key of tls_cert (PEM: PKCS#8, PKCS#1 or SEC1).",
+        example: "/etc/accordion/server.key",
+        get: |c| c.tls_key.as_ref().map(|p| p.display().to_string()),
+        set: |c, v| {
+            c.tls_key = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "tls_client_ca",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "CA certificates (PEM) that Thrift clients' certificates must chain to: with it, a client without \
+               a valid certificate is refused (mutual TLS).",
+        example: "/etc/accordion/clients-ca.pem",
+        get: |c| c.tls_client_ca.as_ref().map(|p| p.display().to_string()),
+        set: |c, v| {
+            c.tls_client_ca = Some(PathBuf::from(v));
             Ok(())
         },
     },

@@ -83,11 +83,59 @@ pub struct ConnectionLimits {
     pub idle_timeout: Duration,
 }
 
+/// A connection's socket: plain TCP, or TLS over it (`tls.rs`).
+pub enum Socket {
+    Plain(TcpStream),
+    Tls(crate::tls::TlsSocket),
+}
+
+impl Socket {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Socket::Plain(s) => s.set_read_timeout(timeout),
+            Socket::Tls(s) => s.set_read_timeout(timeout),
+        }
+    }
+
+    /// A second handle on the same connection (its writing half).
+    fn try_clone(&self) -> io::Result<Socket> {
+        Ok(match self {
+            Socket::Plain(s) => Socket::Plain(s.try_clone()?),
+            Socket::Tls(s) => Socket::Tls(s.clone()),
+        })
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Socket::Plain(s) => s.read(buf),
+            Socket::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Socket::Plain(s) => s.write(buf),
+            Socket::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Socket::Plain(s) => s.flush(),
+            Socket::Tls(s) => s.flush(),
+        }
+    }
+}
+
 /// A buffered reader over the socket that can wait for the next message
 /// while watching the shutdown flag, and knows whether it holds bytes
 /// already (a pipelining client's next call).
 pub struct ConnReader {
-    stream: TcpStream,
+    stream: Socket,
     buf: Vec<u8>,
     pos: usize,
     cap: usize,
@@ -96,7 +144,7 @@ pub struct ConnReader {
 const POLL: Duration = Duration::from_millis(100);
 
 impl ConnReader {
-    pub fn new(stream: TcpStream) -> ConnReader {
+    pub fn new(stream: Socket) -> ConnReader {
         ConnReader { stream, buf: vec![0; 64 * 1024], pos: 0, cap: 0 }
     }
 
@@ -127,7 +175,7 @@ impl ConnReader {
     }
 
     /// The socket and the bytes read from it that were not consumed.
-    pub fn into_parts(self) -> (TcpStream, Vec<u8>) {
+    pub fn into_parts(self) -> (Socket, Vec<u8>) {
         (self.stream, self.buf[self.pos..self.cap].to_vec())
     }
 
@@ -239,20 +287,29 @@ pub enum Ended {
 /// recognised.
 ///
 /// A connection that starts with an HTTP request is relayed to `http`, the
-/// server's HTTP port, when it is given (see `http_relay.rs`).
+/// server's HTTP port, when it is given (see `http_relay.rs`; never over
+/// TLS). With `tls`, the connection speaks TLS (`tls.rs`).
 pub fn serve(
     stream: TcpStream,
     processor: &dyn TProcessor,
     limits: &ConnectionLimits,
     shutdown: &AtomicBool,
     http: Option<SocketAddr>,
+    tls: Option<&std::sync::Arc<rustls::ServerConfig>>,
 ) -> (Ended, Option<Wire>) {
     let _ = stream.set_nodelay(true);
     // A client that stops reading its replies cannot hold this thread
     // for longer than a slow one may take to send a call.
     let _ = stream.set_write_timeout(Some(limits.read_timeout));
-    let writer = match stream.try_clone() {
-        Ok(w) => w,
+    let stream = match tls {
+        None => Socket::Plain(stream),
+        Some(config) => match crate::tls::TlsSocket::accept(config, stream) {
+            Ok(s) => Socket::Tls(s),
+            Err(e) => return (Ended::Error(e.into()), None),
+        },
+    };
+    let writer: Box<dyn Write + Send> = match stream.try_clone() {
+        Ok(w) => Box::new(w),
         Err(e) => return (Ended::Error(e.into()), None),
     };
     let mut reader = ConnReader::new(stream);
@@ -287,6 +344,7 @@ pub fn serve(
     };
     if let Some(http) = http.filter(|_| crate::http_relay::looks_like_http(&first)) {
         let (stream, head) = reader.into_parts();
+        let Socket::Plain(stream) = stream else { return (Ended::UnknownWire(first), None) };
         return match crate::http_relay::relay(stream, &head, http, limits.idle_timeout) {
             Ok(()) => (Ended::RelayedHttp, None),
             Err(e) => (Ended::Error(e.into()), None),

@@ -46,6 +46,7 @@ pub mod routing;
 pub mod scanners;
 pub mod server;
 pub mod thrift_server;
+pub mod tls;
 
 pub use config::ServerConfig;
 pub use server::{Server, ServerError};

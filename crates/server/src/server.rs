@@ -33,6 +33,8 @@ pub enum ServerError {
     Close(store::StoreError),
     #[error("{0}")]
     AdminToken(String),
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 pub struct Server {
@@ -56,6 +58,7 @@ impl Server {
             Some(path) => Some(crate::admin_auth::read_token_file(path).map_err(ServerError::AdminToken)?),
             None => None,
         };
+        let tls = tls_files(&config)?;
         let where_ = config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string());
         let store = match &config.root {
             Some(root) => store::fs::resolve_root(root)
@@ -105,6 +108,12 @@ impl Server {
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         // Set once the HTTP port is bound (see `relay_target`).
         let http_relay = Arc::new(OnceLock::new());
+        let security = match &tls {
+            Some(files) => {
+                crate::thrift_server::Security::Tls(crate::tls::thrift_config(files).map_err(ServerError::Tls)?)
+            }
+            None => crate::thrift_server::Security::Plain { http_relay: http_relay.clone() },
+        };
         let thrift = ThriftServer::start(
             config.thrift_addr,
             processor,
@@ -115,7 +124,7 @@ impl Server {
             },
             config.shutdown_grace,
             scanners.clone(),
-            http_relay.clone(),
+            security,
         )
         .map_err(|source| ServerError::Bind { addr: config.thrift_addr, what: "thrift", source })?;
         let _ = served_at.set(thrift.local_addr());
@@ -141,7 +150,8 @@ impl Server {
                 &[thrift.local_addr(), config.http_addr],
             ),
         };
-        let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
+        let http_tls = tls.as_ref().map(crate::tls::http_config).transpose().map_err(ServerError::Tls)?;
+        let http = HttpServer::start(config.http_addr, source, http_tls).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
             what: "http",
             source,
@@ -289,6 +299,26 @@ fn relay_target(thrift: SocketAddr, http: SocketAddr) -> Option<SocketAddr> {
         http.ip()
     };
     Some(SocketAddr::new(ip, http.port()))
+}
+
+/// The TLS files when `tls_enabled`, checked: both a certificate and a key,
+/// and (for now) a standalone server: the cluster's servers and master
+/// talk to each other in plain HTTP and Thrift.
+fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, ServerError> {
+    if !config.tls_enabled {
+        return Ok(None);
+    }
+    let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
+        return Err(ServerError::Tls("tls_enabled (hbase.thrift.ssl.enabled) needs tls_cert and tls_key".into()));
+    };
+    if config.store.member.is_some() {
+        return Err(ServerError::Tls(
+            "TLS is served by a standalone server only: a cluster's servers and master do not speak it to each \
+             other yet"
+                .into(),
+        ));
+    }
+    Ok(Some(crate::tls::TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: config.tls_client_ca.clone() }))
 }
 
 #[cfg(test)]

@@ -62,6 +62,13 @@ pub struct ThriftServer {
     pub counters: Arc<ThriftCounters>,
 }
 
+/// Plain Thrift, whose port also relays HTTP to the HTTP port once that
+/// address is set, or TLS (no relay: the HTTP port serves TLS itself).
+pub enum Security {
+    Plain { http_relay: Arc<OnceLock<SocketAddr>> },
+    Tls(Arc<rustls::ServerConfig>),
+}
+
 /// How many connections are served at once: in all, and from one client
 /// address (so that no one client can take every thread).
 #[derive(Debug, Clone, Copy)]
@@ -87,8 +94,12 @@ impl ThriftServer {
         caps: ConnectionCaps,
         shutdown_grace: Duration,
         scanners: Arc<ScannerRegistry>,
-        http_relay: Arc<OnceLock<SocketAddr>>,
+        security: Security,
     ) -> std::io::Result<ThriftServer> {
+        let (http_relay, tls) = match security {
+            Security::Plain { http_relay } => (Some(http_relay), None),
+            Security::Tls(config) => (None, Some(config)),
+        };
         let ConnectionCaps { total: max_connections, per_client: max_connections_per_client } = caps;
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -144,12 +155,13 @@ impl ThriftServer {
                     let closer = stream.try_clone().ok();
                     let (processor, limits, shutdown, counters, scanners) =
                         (processor.clone(), limits.clone(), shutdown.clone(), counters.clone(), scanners.clone());
-                    let http = http_relay.get().copied();
+                    let http = http_relay.as_ref().and_then(|r| r.get().copied());
+                    let tls = tls.clone();
                     let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
                         let (ended, wire) = on_connection(id, peer.ip(), || {
-                            serve(stream, processor.as_ref(), &limits, &shutdown, http)
+                            serve(stream, processor.as_ref(), &limits, &shutdown, http, tls.as_ref())
                         });
                         // Its scanners would pin memory until their leases ran out.
                         let closed = scanners.close_connection(id);

@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// For --engines thrift: the server's HTTP address, to read its counters.
     #[arg(long)]
     pub server_http: Option<String>,
+    /// For --engines thrift: the server serves Thrift over TLS; trust the
+    /// CA certificates in this PEM file.
+    #[arg(long, value_name = "CA_FILE")]
+    pub server_tls_ca: Option<PathBuf>,
     /// For --engines acc-hdfs: `mini` starts the repository's mini HDFS
     /// (3 DataNodes that fsync on hsync) for this invocation and reports the
     /// bytes its DataNodes wrote per run; or an `hdfs://host:port/path` of a
@@ -203,7 +207,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
                 }
                 Job::Thrift(exp, addr) => {
                     bar.set_label(&format!("{name} thrift {addr}"));
-                    bench::presets::run_thrift(exp, addr, args.server_http.as_deref())
+                    bench::presets::run_thrift(exp, addr, args.server_http.as_deref(), args.server_tls_ca.as_deref())
                         .with_context(|| format!("{name} / thrift {addr}"))?
                 }
                 #[cfg(feature = "rocksdb")]
@@ -340,6 +344,7 @@ mod tests {
             write_rate,
             server: None,
             server_http: None,
+            server_tls_ca: None,
             hbase_script: PathBuf::from("/nonexistent"),
             hdfs: None,
             hdfs_script: PathBuf::from("/nonexistent"),

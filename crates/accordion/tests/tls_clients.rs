@@ -1,0 +1,93 @@
+//! `accordion server --tls-cert --tls-key --tls-client-ca` against real
+//! clients: a Python thriftpy2 client over TLS (HBase's IDL, as shipped
+//! with happybase) with a client certificate is served — it creates a
+//! table, writes and reads back — and without one is refused; `curl` over
+//! HTTPS reads `/health`, and its admin call is refused without the admin
+//! token and done with it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::ServerProcess;
+use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+
+fn ca(name: &str) -> (Certificate, KeyPair) {
+    let mut params = CertificateParams::new(Vec::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let key = KeyPair::generate().expect("key");
+    (params.self_signed(&key).expect("CA"), key)
+}
+
+fn leaf(ca: &(Certificate, KeyPair), names: &[&str]) -> (String, String) {
+    let params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("params");
+    let key = KeyPair::generate().expect("key");
+    (params.signed_by(&key, &ca.0, &ca.1).expect("signed").pem(), key.serialize_pem())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path.to_str().expect("UTF-8").to_string()
+}
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("ACCORDION_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"));
+    let ok = Command::new(&p).args(["-c", "import happybase"]).status().is_ok_and(|s| s.success());
+    assert!(ok, "{} cannot import happybase: run .ci/run or set ACCORDION_PYTHON", p.display());
+    p
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run");
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn python_over_tls_with_and_without_a_client_certificate_and_curl_over_https() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = dir.path();
+    let (server_ca, client_ca) = (ca("server CA"), ca("client CA"));
+    let (cert, key) = leaf(&server_ca, &["localhost", "127.0.0.1"]);
+    let (client_cert, client_key) = leaf(&client_ca, &["a client"]);
+    let ca_file = write(files, "ca.pem", &server_ca.0.pem());
+    let (client_cert, client_key) = (write(files, "client.pem", &client_cert), write(files, "client.key", &client_key));
+    let token = write(files, "admin.token", "curl-test-admin-token-0123\n");
+    let flags = [
+        "--tls-cert".to_string(),
+        write(files, "server.pem", &cert),
+        "--tls-key".into(),
+        write(files, "server.key", &key),
+        "--tls-client-ca".into(),
+        write(files, "clients.pem", &client_ca.0.pem()),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let data = files.join("data");
+    let server = ServerProcess::start_with_flags(&data, &flags, &[&format!("admin_token_file={token}")]);
+    let port = server.thrift.port().to_string();
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls/client.py");
+
+    let served =
+        run(Command::new(python()).arg(&client).args(["127.0.0.1", &port, &ca_file, &client_cert, &client_key]));
+    assert!(served.starts_with("served py"), "{served}");
+    let refused = run(Command::new(python()).arg(&client).args(["127.0.0.1", &port, &ca_file]));
+    assert!(refused.starts_with("refused"), "a client without a certificate was served: {refused}");
+
+    let base = format!("https://127.0.0.1:{}", server.http.port());
+    let health = run(Command::new("curl").args(["-sS", "--cacert", &ca_file, &format!("{base}/health")]));
+    assert!(health.contains("\"status\":\"ok\""), "{health}");
+    let flush = format!("{base}/admin/flush?table=py");
+    let without = run(Command::new("curl").args(["-sS", "-XPOST", "--cacert", &ca_file, &flush]));
+    assert!(without.contains("Authorization: Bearer"), "{without}");
+    let bearer = "Authorization: Bearer curl-test-admin-token-0123";
+    let with = run(Command::new("curl").args(["-sS", "-XPOST", "--cacert", &ca_file, "-H", bearer, &flush]));
+    assert!(with.contains("flushed py"), "{with}");
+    let plain =
+        run(Command::new("curl").args(["-sS", "-m", "5", &format!("http://127.0.0.1:{}/health", server.http.port())]));
+    assert!(!plain.contains("\"status\":\"ok\""), "the HTTPS port answered plain HTTP: {plain}");
+}

@@ -1,0 +1,187 @@
+//! The server over TLS, in process, with certificates made here (rcgen): a
+//! Thrift client that trusts the server's CA and presents a certificate of
+//! the client CA is served; one without a certificate, with a certificate
+//! of another CA, or speaking plain Thrift to the TLS port is refused; the
+//! HTTP port serves HTTPS, and its admin calls still need the admin token.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use server::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, THbaseSyncClient};
+use server::{Server, ServerConfig};
+use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
+use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport};
+
+struct Ca {
+    cert: Certificate,
+    key: KeyPair,
+}
+
+fn ca(name: &str) -> Ca {
+    let mut params = CertificateParams::new(Vec::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let key = KeyPair::generate().expect("key");
+    Ca { cert: params.self_signed(&key).expect("CA certificate"), key }
+}
+
+/// A certificate for `names` signed by `ca`, and its key, as PEM.
+fn leaf(ca: &Ca, names: &[&str]) -> (String, String) {
+    let params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("params");
+    let key = KeyPair::generate().expect("key");
+    let cert = params.signed_by(&key, &ca.cert, &ca.key).expect("signed");
+    (cert.pem(), key.serialize_pem())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+/// A TLS stream shared by a Thrift client's two halves.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<StreamOwned<ClientConnection, TcpStream>>>);
+
+impl Read for Shared {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("stream").read(b)
+    }
+}
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("stream").write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().expect("stream").flush()
+    }
+}
+
+fn client_config(server_ca: &str, client: Option<(&str, &str)>) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_slice(server_ca.as_bytes()).expect("CA pem")).expect("root");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder =
+        ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions().expect("versions");
+    let builder = builder.with_root_certificates(roots);
+    Arc::new(match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => builder
+            .with_client_auth_cert(
+                vec![CertificateDer::from_pem_slice(cert.as_bytes()).expect("cert")],
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("key"),
+            )
+            .expect("client auth"),
+    })
+}
+
+fn tls_stream(addr: std::net::SocketAddr, config: Arc<ClientConfig>) -> Shared {
+    let tcp = TcpStream::connect(addr).expect("connect");
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).expect("timeout");
+    let conn = ClientConnection::new(config, ServerName::try_from("localhost").expect("name")).expect("client");
+    Shared(Arc::new(Mutex::new(StreamOwned::new(conn, tcp))))
+}
+
+/// `getTableNames` over TLS with `config`.
+fn table_names(addr: std::net::SocketAddr, config: Arc<ClientConfig>) -> thrift::Result<Vec<Vec<u8>>> {
+    let s = tls_stream(addr, config);
+    let mut c = HbaseSyncClient::new(
+        TBinaryInputProtocol::new(TBufferedReadTransport::new(s.clone()), true),
+        TBinaryOutputProtocol::new(TBufferedWriteTransport::new(s), true),
+    );
+    c.get_table_names()
+}
+
+/// One HTTP/1.0 request over TLS; the status line and body.
+fn https(addr: std::net::SocketAddr, config: Arc<ClientConfig>, request: &str) -> String {
+    let mut s = tls_stream(addr, config);
+    s.write_all(request.as_bytes()).expect("send");
+    s.flush().expect("flush");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn thrift_and_http_over_tls_with_client_certificates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server_ca, client_ca, rogue_ca) = (ca("server CA"), ca("client CA"), ca("rogue CA"));
+    let (cert, key) = leaf(&server_ca, &["localhost", "127.0.0.1"]);
+    let (client_cert, client_key) = leaf(&client_ca, &["a client"]);
+    let (rogue_cert, rogue_key) = leaf(&rogue_ca, &["a rogue"]);
+    let token = write(dir.path(), "admin.token", "tls-test-admin-token-0123\n");
+    let sets = [
+        format!("data_dir={}", dir.path().join("data").display()),
+        "thrift_addr=127.0.0.1:0".into(),
+        "http_addr=127.0.0.1:0".into(),
+        "hbase.thrift.ssl.enabled=true".into(),
+        format!("tls_cert={}", write(dir.path(), "server.pem", &cert).display()),
+        format!("tls_key={}", write(dir.path(), "server.key", &key).display()),
+        format!("tls_client_ca={}", write(dir.path(), "clients.pem", &client_ca.cert.pem()).display()),
+        format!("admin_token_file={}", token.display()),
+    ];
+    let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
+    let thrift = server.thrift_addr();
+    let ca_pem = server_ca.cert.pem();
+    let trusted = client_config(&ca_pem, Some((&client_cert, &client_key)));
+
+    // A client with a certificate of the client CA is served, calls and all.
+    let s = tls_stream(thrift, trusted.clone());
+    let mut c = HbaseSyncClient::new(
+        TBinaryInputProtocol::new(TBufferedReadTransport::new(s.clone()), true),
+        TBinaryOutputProtocol::new(TBufferedWriteTransport::new(s), true),
+    );
+    let f = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"t".to_vec(), vec![f]).expect("create over TLS");
+    let m = server::hbase_thrift::Mutation {
+        is_delete: Some(false),
+        column: Some(b"f:q".to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: Some(true),
+    };
+    c.mutate_row(b"t".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new()).expect("put over TLS");
+    assert_eq!(c.get_row(b"t".to_vec(), b"r".to_vec(), BTreeMap::new()).expect("get over TLS").len(), 1);
+    assert_eq!(table_names(thrift, trusted.clone()).expect("a second connection"), vec![b"t".to_vec()]);
+
+    // Without a certificate, or with another CA's, or in plain Thrift: refused.
+    assert!(table_names(thrift, client_config(&ca_pem, None)).is_err(), "served a client without a certificate");
+    let rogue = client_config(&ca_pem, Some((&rogue_cert, &rogue_key)));
+    assert!(table_names(thrift, rogue).is_err(), "served a client whose certificate another CA signed");
+    let mut plain = server::client::connect(&thrift.to_string(), false, false).expect("tcp connect");
+    assert!(plain.get_table_names().is_err(), "served plain Thrift on the TLS port");
+
+    // The HTTP port speaks HTTPS; reads are open, admin calls need the token.
+    let http = server.http_addr();
+    let status = https(http, trusted.clone(), "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
+    assert!(status.starts_with("HTTP/1.1 200") || status.starts_with("HTTP/1.0 200"), "{status}");
+    let refused = https(http, trusted.clone(), "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\n\r\n");
+    assert!(refused.contains(" 401 "), "{refused}");
+    let flushed = https(
+        http,
+        trusted,
+        "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer tls-test-admin-token-0123\r\n\r\n",
+    );
+    assert!(flushed.contains(" 200 ") && flushed.contains("flushed t"), "{flushed}");
+}
+
+#[test]
+fn tls_needs_a_certificate_and_a_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sets = [
+        format!("data_dir={}", dir.path().display()),
+        "thrift_addr=127.0.0.1:0".into(),
+        "http_addr=127.0.0.1:0".into(),
+        "hbase.thrift.ssl.enabled=true".into(),
+    ];
+    let err = Server::start(ServerConfig::load(None, &sets).expect("config")).err().map(|e| e.to_string());
+    assert!(err.as_deref().is_some_and(|e| e.contains("needs tls_cert and tls_key")), "{err:?}");
+}
