@@ -1,0 +1,117 @@
+//! In a cluster, the admin calls that could make two writers of one
+//! region's files check ZooKeeper first (issue 25): `recover` of a server
+//! ZooKeeper still lists is refused (it would fence and retire a live
+//! server's WAL), and so is `assign` of a region another live server holds
+//! open; malformed server names are refused before any path is built. Once
+//! the server is dead (SIGKILL, its session expired), the same calls are
+//! accepted and every acknowledged row is read back. No master runs here,
+//! so nothing else moves the region meanwhile.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use cluster::local_zk::LocalZooKeeper;
+use common::ServerProcess;
+use server::client::{THbaseSyncClient, connect};
+use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
+
+const SESSION_MS: u64 = 2000;
+
+fn post(server: &ServerProcess, path: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(server.http).expect("connect");
+    write!(s, "POST {path} HTTP/1.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    let code = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, out)
+}
+
+fn status(server: &ServerProcess) -> serde_json::Value {
+    let mut s = std::net::TcpStream::connect(server.http).expect("connect");
+    write!(s, "GET /status HTTP/1.0\r\nHost: x\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    serde_json::from_str(out.split_once("\r\n\r\n").map_or("", |(_, b)| b)).unwrap_or_default()
+}
+
+/// The cluster's server names `server` sees, by Thrift address.
+fn members(server: &ServerProcess) -> BTreeMap<String, String> {
+    status(server)["server"]["cluster"]["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| Some((s["thrift"].as_str()?.to_string(), s["name"].as_str()?.to_string())))
+        .collect()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{what}: not within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn pct(s: &str) -> String {
+    s.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+}
+
+fn rows(server: &ServerProcess) -> usize {
+    let mut c = connect(&server.thrift.to_string(), false, false).expect("connect");
+    let keys: Vec<Vec<u8>> = (0..100).map(|i| format!("row{i:03}").into_bytes()).collect();
+    c.get_rows(b"t".to_vec(), keys, BTreeMap::new()).map(|r| r.len()).unwrap_or(0)
+}
+
+#[test]
+fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let root = tempfile::tempdir().expect("shared root");
+    let mut a = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    let b = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    let mut c = connect(&a.thrift.to_string(), false, false).expect("connect");
+    let f = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"t".to_vec(), vec![f]).expect("create t on a");
+    let batch: Vec<BatchMutation> = (0..100)
+        .map(|i| BatchMutation {
+            row: Some(format!("row{i:03}").into_bytes()),
+            mutations: Some(vec![Mutation {
+                is_delete: Some(false),
+                column: Some(b"f:q".to_vec()),
+                value: Some(b"v".to_vec()),
+                write_to_w_a_l: Some(true),
+            }]),
+        })
+        .collect();
+    c.mutate_rows(b"t".to_vec(), batch, BTreeMap::new()).expect("acknowledged rows on a");
+    wait_for("b sees both servers", || members(&b).len() == 2);
+    let a_name = members(&b)[&a.thrift.to_string()].clone();
+    let region = status(&a)["tables"][0]["regions"][0]["id"].as_str().expect("a's region").to_string();
+    wait_for("b lists t", || status(&b)["tables"].as_array().is_some_and(|t| !t.is_empty()));
+
+    let (code, answer) = post(&b, &format!("/admin/recover?server={}", pct(&a_name)));
+    assert_eq!(code, 409, "recovering a live server's WAL: {answer}");
+    assert!(answer.contains("is live"), "{answer}");
+    assert!(root.path().join("WALs").join(&a_name).exists(), "a's WAL directory is untouched");
+    let (code, answer) = post(&b, &format!("/admin/assign?region={region}"));
+    assert_eq!(code, 409, "opening a region a live server holds: {answer}");
+    assert!(answer.contains("open on live region server"), "{answer}");
+    for bad in ["..%2Fdata%2Ft", "a%2C1", "%2E%2E", "h%2C1%2C2%2F..", ""] {
+        let (code, answer) = post(&b, &format!("/admin/recover?server={bad}"));
+        assert_eq!(code, 400, "recover?server={bad}: {answer}");
+    }
+    assert_eq!(rows(&a), 100, "a still serves every row");
+
+    // a dies; once ZooKeeper no longer lists it, b recovers and opens.
+    a.kill();
+    wait_for("a's session expires", || !members(&b).values().any(|n| *n == a_name));
+    let (code, answer) = post(&b, &format!("/admin/recover?server={}", pct(&a_name)));
+    assert_eq!(code, 200, "recovering a dead server's WAL: {answer}");
+    let (code, answer) = post(&b, &format!("/admin/assign?region={region}"));
+    assert_eq!(code, 200, "opening a dead server's region: {answer}");
+    assert_eq!(rows(&b), 100, "every acknowledged row, on b");
+}
