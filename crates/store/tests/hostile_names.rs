@@ -243,3 +243,27 @@ fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
     let store = Store::open(dir.path(), options()).expect("reopen");
     assert_eq!(rows(&store, "u"), 50);
 }
+
+/// A table an older version named by laxer rules (`-legacy`: HBase's rules
+/// refuse a leading `-`) is one plain path segment and still opens with its
+/// rows; only names that are unsafe on disk refuse the open.
+#[test]
+fn a_legacy_table_name_that_is_safe_on_disk_still_opens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = Store::open(dir.path(), options()).expect("open");
+        store.create_table(TableDescriptor::new("legacy", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
+        write_rows(&store, "legacy", "f", 20);
+        store.flush_table("legacy").expect("flush");
+        store.close().expect("close");
+    }
+    let data = dir.path().join("data");
+    std::fs::rename(data.join("legacy"), data.join("-legacy")).expect("rename the table's directory");
+    let desc_path = data.join("-legacy/.tabledesc");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&desc_path).expect("descriptor")).expect("json");
+    json["descriptor"]["name"] = "-legacy".into();
+    std::fs::write(&desc_path, serde_json::to_vec_pretty(&json).expect("json")).expect("write");
+    let store = Store::open(dir.path(), options()).expect("a legacy table name opens");
+    assert_eq!(rows(&store, "-legacy"), 20);
+}

@@ -28,10 +28,12 @@ pub(super) struct TableFile {
     pub(super) enabled: bool,
 }
 
-/// Reads a table's descriptor file. Its names are checked as a client's
-/// are (an older version accepted names that destroy data when opened, a
-/// family `.` among them) and its table name must be its directory's: such
-/// a descriptor is refused as corrupt, and nothing of the table is touched.
+/// Reads a table's descriptor file. Its family names are checked as a
+/// client's are (an older version accepted names that destroy data when
+/// opened, a family `.` among them) and its table name must be its
+/// directory's (so it is one plain path segment; a table an older version
+/// named by laxer rules, `-t` say, still opens): such a descriptor is
+/// refused as corrupt, and nothing of the table is touched.
 pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableFile> {
     let file: TableFile = parse_json(path, &fs.read_all(path)?)?;
     let dir_name = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
@@ -42,15 +44,13 @@ pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableF
             format!("the descriptor names table {:?}, not its directory's {:?}", file.descriptor.name, dir_name),
         ));
     }
-    let names = std::iter::once(crate::names::check_table_name(&file.descriptor.name))
-        .chain(file.descriptor.families.iter().map(|f| crate::names::check_family_name(&f.name)));
-    for checked in names {
-        if let Err(e) = checked {
+    for family in &file.descriptor.families {
+        if let Err(e) = crate::names::check_family_name(&family.name) {
             return Err(StoreError::corruption(
                 path,
                 0,
                 format!(
-                    "{e}; the table cannot be opened safely under this name: rename the family (or table) in the \
+                    "{e}; the table cannot be opened safely with this family: rename the family in the \
                      descriptor and its directories, or move the table's directory away"
                 ),
             ));

@@ -390,7 +390,6 @@ fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Re
 /// deleted one closed and forgotten (its files are gone), a new one listed.
 pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
     let _ddl = inner.catalog.lock_ddl();
-    crate::names::check_table_name(name)?;
     let desc_path = crate::names::child(&inner.data_dir(), name)?.join(super::ddl::TABLE_DESC_NAME);
     let fs = inner.ctx.fs.as_ref();
     let on_root = if fs.exists(&desc_path)? { Some(super::ddl::read_table_file(fs, &desc_path)?) } else { None };
