@@ -299,8 +299,8 @@ pub static SETTINGS: &[Setting] = &[
         hbase: Some("hbase.thrift.ssl.enabled"),
         default: Some("false"),
         kind: Kind::Text,
-        help: "Serve the Thrift and HTTP ports over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn \
-               it on).",
+        help: "Serve the Thrift port over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn it on). The \
+               HTTP port stays plain: keep it on loopback or behind a TLS proxy.",
         example: "",
         get: |c| Some(c.tls_enabled.to_string()),
         set: |c, v| {

@@ -67,7 +67,7 @@ pub struct GatedProcessor<P> {
 impl<P: TProcessor> TProcessor for GatedProcessor<P> {
     fn process(&self, i: &mut dyn TInputProtocol, o: &mut dyn TOutputProtocol) -> thrift::Result<()> {
         let Some(why) = self.gate.refusal() else {
-            return self.inner.process(i, &mut AckGate { out: o, gate: &self.gate });
+            return self.inner.process(i, &mut AckGate { out: o, gate: &self.gate, withheld: None });
         };
         let call = i.read_message_begin()?;
         i.skip(TType::Struct)?;
@@ -82,91 +82,132 @@ impl<P: TProcessor> TProcessor for GatedProcessor<P> {
 }
 
 /// The answer's protocol: everything passes through, but the answer leaves
-/// (`flush`) only if the gate is still open after the call ran.
+/// (`flush`) only if the gate is still open after the call ran. Once it
+/// withholds an answer it latches: every later write fails too, so neither
+/// the exception the processor then writes (which could overflow the
+/// transport's buffer and send the withheld bytes with it) nor a second
+/// flush (after the lease came back) sends anything.
 struct AckGate<'a> {
     out: &'a mut dyn TOutputProtocol,
     gate: &'a ServingGate,
+    withheld: Option<String>,
+}
+
+impl AckGate<'_> {
+    fn open(&self) -> thrift::Result<()> {
+        match &self.withheld {
+            None => Ok(()),
+            Some(why) => Err(withheld(why)),
+        }
+    }
+}
+
+fn withheld(why: &str) -> thrift::Error {
+    thrift::Error::Transport(TransportError::new(TransportErrorKind::Unknown, format!("{WITHHELD}{why}")))
 }
 
 impl TOutputProtocol for AckGate<'_> {
     fn flush(&mut self) -> thrift::Result<()> {
+        self.open()?;
         if let Some(why) = self.gate.refusal() {
             tracing::error!(reason = %why, "withheld the answer of a call that ran while the gate closed");
-            return Err(thrift::Error::Transport(TransportError::new(
-                TransportErrorKind::Unknown,
-                format!("{WITHHELD}{why}"),
-            )));
+            let e = withheld(&why);
+            self.withheld = Some(why);
+            return Err(e);
         }
         self.out.flush()
     }
 
     fn write_message_begin(&mut self, identifier: &TMessageIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_message_begin(identifier)
     }
     fn write_message_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_message_end()
     }
     fn write_struct_begin(&mut self, identifier: &TStructIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_struct_begin(identifier)
     }
     fn write_struct_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_struct_end()
     }
     fn write_field_begin(&mut self, identifier: &TFieldIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_field_begin(identifier)
     }
     fn write_field_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_field_end()
     }
     fn write_field_stop(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_field_stop()
     }
     fn write_bool(&mut self, b: bool) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_bool(b)
     }
     fn write_bytes(&mut self, b: &[u8]) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_bytes(b)
     }
     fn write_i8(&mut self, i: i8) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_i8(i)
     }
     fn write_i16(&mut self, i: i16) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_i16(i)
     }
     fn write_i32(&mut self, i: i32) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_i32(i)
     }
     fn write_i64(&mut self, i: i64) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_i64(i)
     }
     fn write_double(&mut self, d: f64) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_double(d)
     }
     fn write_uuid(&mut self, uuid: &uuid::Uuid) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_uuid(uuid)
     }
     fn write_string(&mut self, s: &str) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_string(s)
     }
     fn write_list_begin(&mut self, identifier: &TListIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_list_begin(identifier)
     }
     fn write_list_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_list_end()
     }
     fn write_set_begin(&mut self, identifier: &TSetIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_set_begin(identifier)
     }
     fn write_set_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_set_end()
     }
     fn write_map_begin(&mut self, identifier: &TMapIdentifier) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_map_begin(identifier)
     }
     fn write_map_end(&mut self) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_map_end()
     }
     fn write_byte(&mut self, b: u8) -> thrift::Result<()> {
+        self.open()?;
         self.out.write_byte(b)
     }
 }
@@ -197,7 +238,10 @@ mod tests {
 
     /// A call that "writes" (flips `ran`), while which the lease lapses if
     /// `lapse` is set (a pause between the gate's first check and the
-    /// answer), then answers and flushes as a generated processor does.
+    /// answer), then answers — almost 4 KiB, nearly filling the buffered
+    /// transport — and flushes as a generated processor does; when that
+    /// fails it writes an exception and flushes again, as thrift's
+    /// `handle_process_result` does, after the lease came back.
     struct Call {
         ran: Arc<AtomicBool>,
         lapse: bool,
@@ -213,12 +257,24 @@ mod tests {
             if self.lapse {
                 self.lapsed.store(true, Ordering::SeqCst);
             }
-            o.write_message_begin(&TMessageIdentifier::new(call.name, TMessageType::Reply, call.sequence_number))?;
+            let id = TMessageIdentifier::new(call.name.clone(), TMessageType::Reply, call.sequence_number);
+            o.write_message_begin(&id)?;
             o.write_struct_begin(&TStructIdentifier::new("ok"))?;
+            o.write_field_begin(&TFieldIdentifier::new("value", TType::String, 0))?;
+            o.write_string(&"v".repeat(4000))?;
+            o.write_field_end()?;
             o.write_field_stop()?;
             o.write_struct_end()?;
             o.write_message_end()?;
-            o.flush()
+            o.flush().inspect_err(|_| {
+                self.lapsed.store(false, Ordering::SeqCst);
+                let error = ApplicationError::new(ApplicationErrorKind::InternalError, "e".repeat(300));
+                let id = TMessageIdentifier::new(call.name, TMessageType::Exception, call.sequence_number);
+                let _ = o.write_message_begin(&id);
+                let _ = thrift::Error::write_application_error_to_out_protocol(&error, o);
+                let _ = o.write_message_end();
+                let _ = o.flush();
+            })
         }
     }
 
@@ -263,6 +319,6 @@ mod tests {
         let e = result.expect_err("withheld");
         assert!(is_withheld(&e), "{e:?}");
         assert!(ran, "the call ran (its write may be in the WAL) ...");
-        assert!(sent.is_empty(), "... but its answer never left: {sent:?}");
+        assert!(sent.is_empty(), "... but its answer never left: {} bytes were sent", sent.len());
     }
 }

@@ -283,13 +283,6 @@ impl ThriftHandler {
             let mut out = Vec::new();
             let mut bytes = 0usize;
             for row in rows {
-                if bytes > self.limits.max_result_bytes {
-                    return Err(io_error(format!(
-                        "org.apache.hadoop.hbase.DoNotRetryIOException: the rows asked for hold more than \
-                         hbase.server.scanner.max.result.size ({} bytes); ask for fewer rows at a time",
-                        self.limits.max_result_bytes
-                    )));
-                }
                 let remote = self.forwarded(table, row, |c| {
                     let (t, r, cols) = (table.to_vec(), row.clone(), columns.to_vec());
                     match ts {
@@ -308,6 +301,13 @@ impl ThriftHandler {
                         bytes += row_bytes(&cells);
                         out.extend(row_result(&cells, false));
                     }
+                }
+                if bytes > self.limits.max_result_bytes {
+                    return Err(io_error(format!(
+                        "org.apache.hadoop.hbase.DoNotRetryIOException: the rows asked for hold more than \
+                         hbase.server.scanner.max.result.size ({} bytes); ask for fewer rows at a time",
+                        self.limits.max_result_bytes
+                    )));
                 }
             }
             Ok(out)

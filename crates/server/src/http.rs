@@ -75,17 +75,8 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Serves on `addr`, over TLS with `tls`.
-    pub fn start(
-        addr: SocketAddr,
-        source: StatusSource,
-        tls: Option<tiny_http::SslConfig>,
-    ) -> std::io::Result<HttpServer> {
-        let server = match tls {
-            None => tiny_http::Server::http(addr),
-            Some(ssl) => tiny_http::Server::https(addr, ssl),
-        }
-        .map_err(std::io::Error::other)?;
+    pub fn start(addr: SocketAddr, source: StatusSource) -> std::io::Result<HttpServer> {
+        let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
         let addr =
             server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
         let shutdown = Arc::new(AtomicBool::new(false));

@@ -150,8 +150,7 @@ impl Server {
                 &[thrift.local_addr(), config.http_addr],
             ),
         };
-        let http_tls = tls.as_ref().map(crate::tls::http_config).transpose().map_err(ServerError::Tls)?;
-        let http = HttpServer::start(config.http_addr, source, http_tls).map_err(|source| ServerError::Bind {
+        let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
             what: "http",
             source,
@@ -306,6 +305,13 @@ fn relay_target(thrift: SocketAddr, http: SocketAddr) -> Option<SocketAddr> {
 /// talk to each other in plain HTTP and Thrift.
 fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, ServerError> {
     if !config.tls_enabled {
+        if config.tls_cert.is_some() || config.tls_key.is_some() || config.tls_client_ca.is_some() {
+            // Serving plain Thrift to clients that were meant to use TLS
+            // would be a silent downgrade.
+            return Err(ServerError::Tls(
+                "tls_cert, tls_key or tls_client_ca is set but tls_enabled (hbase.thrift.ssl.enabled) is false".into(),
+            ));
+        }
         return Ok(None);
     }
     let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {

@@ -98,7 +98,7 @@ pub(crate) fn is_region_dir_name(name: &str) -> bool {
 pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, parent_id: u64) -> Result<()> {
     let Ok((t, _change)) = inner.catalog.lock_changes(table) else { return Ok(()) };
     let regions = t.regions();
-    let parent_dir = inner.data_dir().join(table).join(format!("{parent_id:016x}"));
+    let parent_dir = crate::names::child(&inner.data_dir(), table)?.join(format!("{parent_id:016x}"));
     remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
 }
 

@@ -135,7 +135,7 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     };
     // The commit point.
     let marker = region.dir().join(SPLIT_MARKER);
-    if let Err(e) = fs.write_atomic(&marker, b"split") {
+    if let Err(e) = crate::fs::write_atomic_fenced(fs, &marker, b"split", &|| inner.ctx.may_commit()) {
         // The marker may be in place if only the directory sync failed:
         // with it, open would retire the parent and (its daughters gone)
         // lose it whole. Take it back, or stop serving the parent.

@@ -80,16 +80,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// Writes a whole file under a temporary name, syncs it, and renames it
     /// into place (then syncs the directory).
     fn write_atomic(&self, path: &Path, data: &[u8]) -> Result<()> {
-        let tmp = tmp_path(path);
-        let mut f = self.create(&tmp)?;
-        f.append(data)?;
-        f.sync()?;
-        f.close()?;
-        self.rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            self.sync_dir(dir)?;
-        }
-        Ok(())
+        write_then_rename(self, path, data, &|| Ok(()))
     }
 }
 
@@ -102,7 +93,19 @@ pub fn write_atomic_fenced(
     data: &[u8],
     fence: &dyn Fn() -> Result<()>,
 ) -> Result<()> {
-    let tmp = tmp_path(path);
+    write_then_rename(fs, path, data, fence)
+}
+
+fn write_then_rename<F: FileSystem + ?Sized>(
+    fs: &F,
+    path: &Path,
+    data: &[u8],
+    fence: &dyn Fn() -> Result<()>,
+) -> Result<()> {
+    // A temporary name of this writer's own: two servers that both believe
+    // they own a region (the fence is what tells them apart) must not write
+    // one temporary file, nor remove the other's.
+    let tmp = unique_tmp_path(path);
     let mut f = fs.create(&tmp)?;
     f.append(data)?;
     f.sync()?;
@@ -190,6 +193,16 @@ pub fn create_dir_all_durably(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
 }
 
 /// The temporary name a file is written under before its atomic rename.
+/// `path` + `.<pid>-<n>.tmp`: a temporary name no other writer, in this
+/// process or another, uses at the same time.
+fn unique_tmp_path(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".{}-{n}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
 pub fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".tmp");

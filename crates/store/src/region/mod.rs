@@ -184,7 +184,13 @@ impl Region {
         let mut stores = BTreeMap::new();
         for f in &desc.families {
             let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
-            let store = FamilyStore::unassigned(dir.join(&f.name), f.clone(), memstore, mvcc.clone(), cfg.ctx.clone());
+            let store = FamilyStore::unassigned(
+                crate::names::child(&dir, &f.name)?,
+                f.clone(),
+                memstore,
+                mvcc.clone(),
+                cfg.ctx.clone(),
+            );
             stores.insert(f.name.as_bytes().to_vec(), Arc::new(store));
         }
         Ok(Region::assemble(info, dir, desc, stores, mvcc, wal, cfg, StateCell::new(RegionState::Offline, false)))

@@ -161,8 +161,8 @@ pub(crate) fn decode(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) ->
     }
     // A declared length that no payload of this size can decompress to is
     // damage: refused before anything is allocated for it, so a corrupt (or
-    // hostile) file cannot make a reader allocate more than a small multiple
-    // of the bytes it holds.
+    // hostile) file cannot make a reader allocate more than the most its
+    // bytes could expand to (255x for LZ4, 32768x for zstd), nor over 1 GiB.
     let most = match compression {
         Compression::None => payload_len,
         Compression::Lz4 => payload_len.saturating_mul(LZ4_MAX_RATIO).saturating_add(16),
