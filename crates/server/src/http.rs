@@ -91,9 +91,12 @@ impl HttpServer {
                         // admin calls): on a thread of its own, so that
                         // /status keeps answering (the master and the other
                         // servers read it) and two servers' admin calls
-                        // cannot wait on each other.
+                        // cannot wait on each other. Only an authenticated
+                        // call gets a thread: a refusal is answered here.
                         Ok(Some(request))
-                            if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
+                            if *request.method() == tiny_http::Method::Post
+                                && request.url().starts_with("/admin/")
+                                && source.admin_auth.check(authorization(&request)).is_ok() =>
                         {
                             let source = source.clone();
                             let spawned = std::thread::Builder::new()
@@ -131,6 +134,11 @@ impl Drop for HttpServer {
     }
 }
 
+/// The request's `Authorization` header, if any.
+fn authorization(request: &tiny_http::Request) -> Option<&str> {
+    request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str())
+}
+
 fn respond(source: &StatusSource, request: tiny_http::Request) {
     let (path, query) = match request.url().split_once('?') {
         Some((p, q)) => (p.to_string(), q.to_string()),
@@ -139,9 +147,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     let (body, content_type, code) = match (request.method(), path.as_str()) {
         (tiny_http::Method::Post, admin)
             if admin.starts_with("/admin/")
-                && let Err((code, why)) = source.admin_auth.check(
-                    request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str()),
-                ) =>
+                && let Err((code, why)) = source.admin_auth.check(authorization(&request)) =>
         {
             tracing::warn!(call = admin, code, peer = ?request.remote_addr(), "admin call refused");
             (why + "\n", "text/plain", code)
