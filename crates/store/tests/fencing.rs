@@ -12,6 +12,14 @@
 //! replaced). With it, A's commit is refused with `Fenced`, every manifest
 //! names only files that exist, and every row is there, on B and on a
 //! third server opened after B closed.
+//!
+//! Splits and merges are fenced the same way: a split whose lease ran out
+//! before it started, or just before its commit point (the parent's
+//! `.split` marker, once both daughters are written), and a merge whose
+//! lease ran out before it started or at its commit point (the merged
+//! region's `.regioninfo`), are refused with `Fenced`; nothing on disk
+//! names a new region or retires a parent, and a new owner opens the
+//! original regions with every row.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -22,8 +30,11 @@ use parking_lot::{Condvar, Mutex};
 use store::error::StoreError;
 use store::fs::{FileSystem, LocalFs};
 use store::hooks::{HookPoint, WriteHooks};
+use store::options::CommitFence;
+use store::region::REGION_INFO_NAME;
+use store::retired_parents::{MERGED_MARKER, SPLIT_MARKER};
 use store::wal::Durability;
-use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
+use store::{FamilyDescriptor, Get, RegionInfo, Store, StoreOptions, TableDescriptor};
 
 fn ids() -> store::RegionIdSource {
     static NEXT: AtomicU64 = AtomicU64::new(1 << 40);
@@ -80,17 +91,29 @@ impl WriteHooks for Pause {
 }
 
 fn member(root: &Path, name: &str, pause: Option<Arc<Pause>>, valid: Option<Arc<AtomicBool>>) -> Store {
+    member_fenced_by(root, name, pause.map(|p| p as Arc<dyn WriteHooks>), valid.map(lease_fence))
+}
+
+/// A fence that allows while `valid` holds.
+fn lease_fence(valid: Arc<AtomicBool>) -> CommitFence {
+    Arc::new(move || if valid.load(Ordering::SeqCst) { Ok(()) } else { Err("lease expired".into()) })
+}
+
+fn member_fenced_by(
+    root: &Path,
+    name: &str,
+    hooks: Option<Arc<dyn WriteHooks>>,
+    commit_fence: Option<CommitFence>,
+) -> Store {
     let options = StoreOptions {
         fs: Arc::new(LocalFs) as Arc<dyn FileSystem>,
-        hooks: pause.map(|p| p as Arc<dyn WriteHooks>),
+        hooks,
         background: false,
         region_flush_size: 1 << 30,
         memory_budget: 1 << 30,
         member: Some(name.to_string()),
         region_ids: Some(ids()),
-        commit_fence: valid.map(|v| -> store::options::CommitFence {
-            Arc::new(move || if v.load(Ordering::SeqCst) { Ok(()) } else { Err("lease expired".into()) })
-        }),
+        commit_fence,
         ..StoreOptions::default()
     };
     Store::open(root, options).unwrap_or_else(|e| panic!("open member {name}: {e}"))
@@ -208,4 +231,180 @@ fn a_member_with_its_lease_commits() {
     a.flush_table("t").expect("a flush with a valid lease commits");
     a.compact_table("t", true).expect("so does a compaction");
     assert_rows(&a, 50, "after the flush");
+}
+
+/// When the lease of the server splitting or merging runs out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeaseRunsOut {
+    /// Before the call: its first commit is refused (the manifest commit
+    /// of the flush it begins with, which commits even with nothing new).
+    BeforeTheCall,
+    /// With everything but the commit written: a split's daughters (each
+    /// with its `.regioninfo`) before the parent's `.split` marker, a
+    /// merge's references and manifests before the merged `.regioninfo`.
+    AtTheCommitPoint,
+}
+
+const A: &str = "host-a,16020,1";
+
+/// How many regions of table `t` on `root` are split daughters with their
+/// `.regioninfo` in place (none exist before the split under test).
+fn committed_daughters(root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root.join("data/t")) else { return 0 };
+    entries
+        .filter_map(|e| std::fs::read(e.ok()?.path().join(REGION_INFO_NAME)).ok())
+        .filter_map(|bytes| serde_json::from_slice::<RegionInfo>(&bytes).ok())
+        .filter(|info| info.parent.is_some())
+        .count()
+}
+
+/// Nothing of a refused split or merge is committed on disk: no region
+/// directory but the `original` ones holds a `.regioninfo` (a reopen would
+/// adopt it, or retire the parents it names), and no original region
+/// carries a `.split` or `.merged` marker (a reopen would retire it).
+fn assert_nothing_committed(root: &Path, original: &[RegionInfo], what: &str) {
+    let table_dir = root.join("data/t");
+    let original_dirs: Vec<String> = original.iter().map(|r| r.dir_name()).collect();
+    for entry in std::fs::read_dir(&table_dir).expect("table dir") {
+        let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
+        if !original_dirs.contains(&name) {
+            let info = table_dir.join(&name).join(REGION_INFO_NAME);
+            assert!(!info.exists(), "{what}: {} was committed", info.display());
+        }
+    }
+    for dir in &original_dirs {
+        for marker in [SPLIT_MARKER, MERGED_MARKER] {
+            let path = table_dir.join(dir).join(marker);
+            assert!(!path.exists(), "{what}: {} retires an original region", path.display());
+        }
+    }
+}
+
+/// A new owner (with a valid lease) of A's regions after A is gone: it
+/// recovers A's WAL and opens every region on the root. The table has
+/// exactly its `original` regions, and every row.
+fn assert_a_new_owner_finds_the_original_regions(root: &Path, original: &[RegionInfo], what: &str) {
+    let b = member(root, "host-b,16020,2", None, Some(Arc::new(AtomicBool::new(true))));
+    b.recover_server(A).expect("recover A's WAL");
+    assert_eq!(b.table_regions("t").expect("regions"), original, "{what}: the regions on the root");
+    for r in b.all_regions() {
+        b.assign_region(&r.info().dir_name()).expect("assign on B");
+    }
+    assert_rows(&b, 300, &format!("{what}: on the new owner"));
+    b.close().expect("close B");
+}
+
+/// Server A holds table `t` (split at `split_keys`) with 300 rows in
+/// flushed files, so a split or merge has files to refer to.
+fn a_with_flushed_rows(
+    root: &Path,
+    hooks: Option<Arc<dyn WriteHooks>>,
+    fence: CommitFence,
+    split_keys: &[Vec<u8>],
+) -> Store {
+    let a = member_fenced_by(root, A, hooks, Some(fence));
+    a.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), split_keys).expect("create");
+    write(&a, 0, 300);
+    a.flush_table("t").expect("flush");
+    a
+}
+
+fn a_split_after_the_lease_ran_out_commits_nothing(when: LeaseRunsOut) {
+    let what = format!("split, lease runs out {when:?}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let valid = Arc::new(AtomicBool::new(true));
+    // No hook point lies between the daughters' commits and the marker's,
+    // but the fence itself is asked there: the first time it is asked with
+    // both daughters committed is for the marker, so that is when it lets
+    // the lease run out.
+    let fence: CommitFence = {
+        let (valid, root) = (valid.clone(), root.clone());
+        Arc::new(move || {
+            if when == LeaseRunsOut::AtTheCommitPoint && committed_daughters(&root) == 2 {
+                valid.store(false, Ordering::SeqCst);
+            }
+            if valid.load(Ordering::SeqCst) { Ok(()) } else { Err("lease expired".into()) }
+        })
+    };
+    let a = a_with_flushed_rows(&root, None, fence, &[]);
+    let original = a.table_regions("t").expect("regions");
+    if when == LeaseRunsOut::BeforeTheCall {
+        valid.store(false, Ordering::SeqCst);
+    }
+    match a.split_region("t", b"row00000", Some(b"row00150")) {
+        Err(StoreError::Fenced(why)) => assert!(why.contains("lease expired"), "{what}: {why}"),
+        other => panic!("{what}: a split after the lease ran out must be refused, got {other:?}"),
+    }
+    if when == LeaseRunsOut::AtTheCommitPoint {
+        // The fence was asked with both daughters committed: what it
+        // refused was the marker.
+        assert!(!valid.load(Ordering::SeqCst), "{what}: the split never had both daughters committed");
+    }
+    assert_eq!(a.table_regions("t").expect("regions"), original, "{what}: A's regions");
+    assert_nothing_committed(&root, &original, &what);
+    drop(a);
+    assert_a_new_owner_finds_the_original_regions(&root, &original, &what);
+}
+
+#[test]
+fn a_split_started_after_the_lease_ran_out_commits_nothing() {
+    a_split_after_the_lease_ran_out_commits_nothing(LeaseRunsOut::BeforeTheCall);
+}
+
+/// The `.split` marker is the split's commit point: daughters complete
+/// with their `.regioninfo` are still not a split without it.
+#[test]
+fn a_split_whose_lease_ran_out_before_its_marker_commits_nothing() {
+    a_split_after_the_lease_ran_out_commits_nothing(LeaseRunsOut::AtTheCommitPoint);
+}
+
+/// Lets the lease run out when a merge reaches its commit point.
+struct LeaseRunsOutBeforeTheMergeCommits {
+    valid: Arc<AtomicBool>,
+}
+
+impl WriteHooks for LeaseRunsOutBeforeTheMergeCommits {
+    fn at(&self, point: HookPoint, _region: u64) -> store::Result<()> {
+        if point == HookPoint::MergeBeforeCommit {
+            self.valid.store(false, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+fn a_merge_after_the_lease_ran_out_commits_nothing(when: LeaseRunsOut) {
+    let what = format!("merge, lease runs out {when:?}");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let valid = Arc::new(AtomicBool::new(true));
+    let hooks = (when == LeaseRunsOut::AtTheCommitPoint)
+        .then(|| Arc::new(LeaseRunsOutBeforeTheMergeCommits { valid: valid.clone() }) as Arc<dyn WriteHooks>);
+    let a = a_with_flushed_rows(root, hooks, lease_fence(valid.clone()), &[b"row00150".to_vec()]);
+    let original = a.table_regions("t").expect("regions");
+    assert_eq!(original.len(), 2, "{what}: two regions to merge");
+    if when == LeaseRunsOut::BeforeTheCall {
+        valid.store(false, Ordering::SeqCst);
+    }
+    match a.merge_regions(&original[0].dir_name(), &original[1].dir_name()) {
+        Err(StoreError::Fenced(why)) => assert!(why.contains("lease expired"), "{what}: {why}"),
+        other => panic!("{what}: a merge after the lease ran out must be refused, got {other:?}"),
+    }
+    if when == LeaseRunsOut::AtTheCommitPoint {
+        assert!(!valid.load(Ordering::SeqCst), "{what}: the merge never reached its commit point");
+    }
+    assert_eq!(a.table_regions("t").expect("regions"), original, "{what}: A's regions");
+    assert_nothing_committed(root, &original, &what);
+    drop(a);
+    assert_a_new_owner_finds_the_original_regions(root, &original, &what);
+}
+
+#[test]
+fn a_merge_started_after_the_lease_ran_out_commits_nothing() {
+    a_merge_after_the_lease_ran_out_commits_nothing(LeaseRunsOut::BeforeTheCall);
+}
+
+#[test]
+fn a_merge_whose_lease_ran_out_at_its_commit_point_commits_nothing() {
+    a_merge_after_the_lease_ran_out_commits_nothing(LeaseRunsOut::AtTheCommitPoint);
 }
