@@ -36,9 +36,67 @@ pub struct MasterArgs {
     /// ZooKeeper digest authentication, nodes open only to its holders.
     #[arg(long)]
     pub cluster_secret_file: Option<std::path::PathBuf>,
+    /// A cluster serving TLS: the master's certificate chain (PEM), signed
+    /// by the cluster's CA. Its page is served over TLS and its calls to the
+    /// region servers present this certificate (needs --tls-key, --tls-ca).
+    #[arg(long)]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long)]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// The cluster's CA (the region servers' tls_client_ca): the servers'
+    /// certificates are checked against it.
+    #[arg(long)]
+    pub tls_ca: Option<std::path::PathBuf>,
+}
+
+/// The master's TLS files, if it serves TLS: all three flags or none.
+fn tls_files(args: &MasterArgs) -> anyhow::Result<Option<server::tls::TlsFiles>> {
+    match (&args.tls_cert, &args.tls_key, &args.tls_ca) {
+        (None, None, None) => Ok(None),
+        (Some(cert), Some(key), Some(ca)) => {
+            Ok(Some(server::tls::TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: Some(ca.clone()) }))
+        }
+        _ => anyhow::bail!("a master serving TLS needs --tls-cert, --tls-key and --tls-ca (the cluster's CA)"),
+    }
 }
 
 pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
+    let http_addr: std::net::SocketAddr =
+        args.http_addr.parse().with_context(|| format!("--http-addr {}", args.http_addr))?;
+    let token = match &args.admin_token_file {
+        Some(path) => Some(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    if let Some(token) = &token {
+        cluster::server_load::set_admin_token(token.clone());
+    }
+    let tls = tls_files(args)?;
+    // With TLS the page is served by a TLS front on --http-addr (bound
+    // first: its address is the one the cluster is told), relaying to the
+    // page on loopback; the master's calls to the servers go over TLS with
+    // its certificate.
+    let front = match &tls {
+        Some(files) => {
+            let access = server::peer_http::PeerAccess {
+                token,
+                tls: Some(server::tls::peer_client_config(files).map_err(anyhow::Error::msg)?),
+            };
+            cluster::server_load::set_requester(Box::new(move |http, method, path, timeout| {
+                access.request(http, method, path, timeout)
+            }));
+            let listener =
+                std::net::TcpListener::bind(http_addr).with_context(|| format!("--http-addr {http_addr}"))?;
+            let setup = server::https::HttpsSetup {
+                config: server::tls::http_config(files).map_err(anyhow::Error::msg)?,
+                verified: Default::default(),
+                idle: Duration::from_secs(60),
+                max_connections: 64,
+            };
+            Some((listener, setup))
+        }
+        None => None,
+    };
     let config = MasterConfig {
         cluster: match &args.cluster_secret_file {
             Some(path) => {
@@ -46,18 +104,26 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
             }
             None => args.cluster.parse()?,
         },
-        http_addr: args.http_addr.parse().with_context(|| format!("--http-addr {}", args.http_addr))?,
+        http_addr: match &front {
+            Some(_) => std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), 0),
+            None => http_addr,
+        },
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
+        advertised_http: front.as_ref().map(|(l, _)| l.local_addr()).transpose()?,
     };
-    if let Some(path) = &args.admin_token_file {
-        cluster::server_load::set_admin_token(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?);
-    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, stop.clone()).context("installing signal handlers")?;
     }
     let master = Master::start(config)?;
+    let _front = match front {
+        Some((listener, setup)) => {
+            // The page's own (loopback) address, bound now.
+            Some(server::https::HttpsFront::on(listener, master.page_addr(), setup)?)
+        }
+        None => None,
+    };
     // Tests and scripts wait for this line.
     println!("accordion master listening: http {}", master.http_addr());
     let mut last_role = None;

@@ -12,23 +12,17 @@ mod common;
 mod mini_hdfs;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use cluster::local_zk::LocalZooKeeper;
-use common::ServerProcess;
+use common::{MasterProcess, ServerProcess};
 use server::client::{THbaseSyncClient, connect, error_message};
 use server::hbase_thrift::{ColumnDescriptor, Mutation};
 
 const SESSION_MS: u64 = 2000;
-
-struct MasterProcess {
-    child: Child,
-    http: SocketAddr,
-}
 
 impl MasterProcess {
     fn start(url: &str) -> MasterProcess {
@@ -36,31 +30,7 @@ impl MasterProcess {
     }
 
     fn start_with(url: &str, extra: &[&str]) -> MasterProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
-            .args(["master", "--cluster", url, "--http-addr", "127.0.0.1:0"])
-            .args(extra)
-            .args(["--session-timeout-ms", &SESSION_MS.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn accordion master");
-        let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().expect("stdout");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        // Owned from here, so that it is killed (Drop) if it never starts.
-        let mut master = MasterProcess { child, http: ([127, 0, 0, 1], 0).into() };
-        loop {
-            let line = rx.recv_timeout(Duration::from_secs(60)).expect("the master prints its address");
-            if let Some(addr) = line.strip_prefix("accordion master listening: http ") {
-                master.http = addr.parse().expect("address");
-                return master;
-            }
-        }
+        MasterProcess::launch(url, SESSION_MS, extra)
     }
 
     fn status(&self) -> Option<serde_json::Value> {
@@ -106,13 +76,6 @@ impl MasterProcess {
             out.push((server, l["state"].as_str().unwrap_or_default().to_string()));
         }
         out
-    }
-}
-
-impl Drop for MasterProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -558,7 +521,7 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         // The region's first row (the first region starts at the empty key).
         other.start_key.clone().filter(|k| !k.is_empty()).unwrap_or_else(|| b"a".to_vec())
     };
-    let mut peer = server::client::connect_as_peer(&servers[0].thrift.to_string(), Duration::from_secs(10))
+    let mut peer = server::client::connect_as_peer(&servers[0].thrift.to_string(), Duration::from_secs(10), None)
         .expect("connect as a peer");
     let refused = peer.get_row(b"s".to_vec(), row, BTreeMap::new()).expect_err("a peer's call is not forwarded");
     assert!(error_message(&refused).contains("NotServingRegionException"), "{}", error_message(&refused));

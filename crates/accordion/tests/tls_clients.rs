@@ -2,31 +2,16 @@
 //! clients: a Python thriftpy2 client over TLS (HBase's IDL, as shipped
 //! with happybase) with a client certificate is served — it creates a
 //! table, writes and reads back — and without one is refused; `curl` on the
-//! HTTP port (plain: see `server/src/tls.rs`) reads `/health`, and its admin
-//! call is refused without the admin token and done with it.
+//! HTTP port, which speaks TLS too, reads `/health` without a client
+//! certificate, and its admin call is refused without the admin token or a
+//! client certificate and done with either; plain HTTP is not served.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::ServerProcess;
-use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
-
-fn ca(name: &str) -> (Certificate, KeyPair) {
-    let mut params = CertificateParams::new(Vec::new()).expect("params");
-    params.distinguished_name.push(DnType::CommonName, name);
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let key = KeyPair::generate().expect("key");
-    (params.self_signed(&key).expect("CA"), key)
-}
-
-fn leaf(ca: &(Certificate, KeyPair), names: &[&str]) -> (String, String) {
-    let params = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("params");
-    let key = KeyPair::generate().expect("key");
-    (params.signed_by(&key, &ca.0, &ca.1).expect("signed").pem(), key.serialize_pem())
-}
+use common::{ServerProcess, test_ca as ca, test_leaf as leaf};
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -78,13 +63,18 @@ fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin
     let refused = run(Command::new(python()).arg(&client).args(["127.0.0.1", &port, &ca_file]));
     assert!(refused.starts_with("refused"), "a client without a certificate was served: {refused}");
 
-    let base = format!("http://127.0.0.1:{}", server.http.port());
-    let health = run(Command::new("curl").args(["-sS", &format!("{base}/health")]));
+    let base = format!("https://127.0.0.1:{}", server.http.port());
+    let curl = |args: &[&str]| run(Command::new("curl").args(["-sS", "--cacert", &ca_file]).args(args));
+    let health = curl(&[&format!("{base}/health")]);
     assert!(health.contains("\"status\":\"ok\""), "{health}");
     let flush = format!("{base}/admin/flush?table=py");
-    let without = run(Command::new("curl").args(["-sS", "-XPOST", &flush]));
+    let without = curl(&["-XPOST", &flush]);
     assert!(without.contains("Authorization: Bearer"), "{without}");
     let bearer = "Authorization: Bearer curl-test-admin-token-0123";
-    let with = run(Command::new("curl").args(["-sS", "-XPOST", "-H", bearer, &flush]));
+    let with = curl(&["-XPOST", "-H", bearer, &flush]);
     assert!(with.contains("flushed py"), "{with}");
+    let certified = curl(&["-XPOST", "--cert", &client_cert, "--key", &client_key, &flush]);
+    assert!(certified.contains("flushed py"), "a client certificate authenticates an admin call: {certified}");
+    let plain = run(Command::new("curl").args(["-sS", &format!("http://127.0.0.1:{}/health", server.http.port())]));
+    assert!(!plain.contains("\"status\":\"ok\""), "plain HTTP served on the TLS port: {plain}");
 }

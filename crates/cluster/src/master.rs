@@ -43,6 +43,9 @@ pub struct MasterConfig {
     /// How often the balancer runs (HBase's `hbase.balancer.period`, 5
     /// minutes); `None`: never.
     pub balancer_period: Option<Duration>,
+    /// The address the cluster is told for the page when it is not
+    /// `http_addr`'s: a TLS front's, the page itself then being on loopback.
+    pub advertised_http: Option<SocketAddr>,
 }
 
 /// This master's role.
@@ -90,6 +93,7 @@ const MAX_EVENTS: usize = 200;
 pub struct Master {
     view: Arc<Mutex<MasterView>>,
     http_addr: SocketAddr,
+    page_addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Result<()>>>,
     http: Option<JoinHandle<()>>,
@@ -120,6 +124,10 @@ impl Master {
             .to_ip()
             .ok_or_else(|| ClusterError::Io(std::io::Error::other("the master's HTTP server has no IP address")))?;
         let zk = Arc::new(Zk::connect(&config.cluster, config.session_timeout)?);
+        // Behind a TLS front the page listens on loopback; the front's
+        // address is the one the cluster sees.
+        let page_addr = http_addr;
+        let http_addr = config.advertised_http.unwrap_or(http_addr);
         let host = http_addr.ip().to_string();
         let info =
             MasterInfo { name: format!("{host},{},{}", http_addr.port(), now_ms()), http: http_addr.to_string() };
@@ -169,11 +177,17 @@ impl Master {
                 }
             })?
         };
-        Ok(Master { view, http_addr, stop, thread: Some(thread), http: Some(http_thread) })
+        Ok(Master { view, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
     }
 
+    /// Where the cluster reaches the page (see `MasterConfig::advertised_http`).
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Where the page's own listener is.
+    pub fn page_addr(&self) -> SocketAddr {
+        self.page_addr
     }
 
     /// A snapshot of what the master knows.
@@ -390,7 +404,7 @@ fn page(v: &MasterView) -> String {
             None => "<td colspan=3>not read yet</td>".to_string(),
         };
         rows.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td><a href=\"http://{}/\">{}</a></td>{load}</tr>",
+            "<tr><td>{}</td><td>{}</td><td><a href=\"//{}/\">{}</a></td>{load}</tr>",
             escape(&s.name),
             escape(&s.thrift),
             escape(&s.http),

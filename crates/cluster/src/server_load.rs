@@ -105,10 +105,32 @@ pub fn set_admin_token(token: String) {
     let _ = ADMIN_TOKEN.set(token);
 }
 
+/// How a request reaches a server when not in plain HTTP: `(http address,
+/// method, path, timeout)` to the answer's body, or why not.
+pub type Requester = Box<dyn Fn(&str, &str, &str, Duration) -> Result<String, String> + Send + Sync>;
+
+/// A cluster serving TLS: the master's requests go through this (the
+/// binary gives it one that speaks TLS with the master's certificate).
+static REQUESTER: std::sync::OnceLock<Requester> = std::sync::OnceLock::new();
+
+/// Sends every request to the region servers through `requester` from now on.
+pub fn set_requester(requester: Requester) {
+    let _ = REQUESTER.set(requester);
+}
+
+/// One request to a server's HTTP address: through the requester when one
+/// is set, else [`plain_request`].
+pub(crate) fn request(http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
+    match REQUESTER.get() {
+        Some(requester) => requester(http, method, path, timeout),
+        None => plain_request(http, method, path, timeout),
+    }
+}
+
 /// One HTTP/1.0 request to a server's HTTP address; its body if the answer
 /// is 200, else the status line and body as the error. (A handful of
 /// requests a second to our own servers: no HTTP client crate needed.)
-pub(crate) fn request(http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
+fn plain_request(http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
     let addr = http
         .to_socket_addrs()
         .map_err(|e| format!("{http}: {e}"))?

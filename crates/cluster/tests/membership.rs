@@ -29,6 +29,7 @@ fn master(url: &ZkUrl) -> Master {
         http_addr: "127.0.0.1:0".parse().expect("addr"),
         session_timeout: SESSION,
         balancer_period: None,
+        advertised_http: None,
     })
     .expect("master starts")
 }

@@ -3,6 +3,8 @@
 //! calls against ACLs; ours takes a bearer token from a file.
 //!
 //! The rules:
+//! - a client that presented a certificate chaining to `tls_client_ca`
+//!   (mTLS, on the HTTPS port or the Thrift port's relay) is admitted;
 //! - with a token (`admin_token_file`), every admin call must carry
 //!   `Authorization: Bearer <token>`, however it arrives (the HTTP port, or
 //!   the Thrift port's HTTP relay, which forwards the header unchanged);
@@ -59,9 +61,13 @@ impl AdminAuth {
         AdminAuth { token, exposed }
     }
 
-    /// Whether a call with `authorization` (the header's value) may run;
-    /// else the answer's status and text.
-    pub fn check(&self, authorization: Option<&str>) -> Result<(), (u16, String)> {
+    /// Whether a call with `authorization` (the header's value) may run,
+    /// `certified` saying whether it came with a verified client
+    /// certificate; else the answer's status and text.
+    pub fn check(&self, authorization: Option<&str>, certified: bool) -> Result<(), (u16, String)> {
+        if certified {
+            return Ok(());
+        }
         if self.exposed {
             return Err((
                 403,
@@ -100,18 +106,19 @@ mod tests {
     #[test]
     fn a_token_is_required_once_set() {
         let auth = AdminAuth::new(Some("0123456789abcdef".into()), &loopback());
-        assert_eq!(auth.check(Some("Bearer 0123456789abcdef")), Ok(()));
+        assert_eq!(auth.check(Some("Bearer 0123456789abcdef"), false), Ok(()));
         for bad in [None, Some(""), Some("Bearer "), Some("Bearer 0123456789abcdeF"), Some("0123456789abcdef")] {
-            assert_eq!(auth.check(bad).expect_err("refused").0, 401, "{bad:?}");
+            assert_eq!(auth.check(bad, false).expect_err("refused").0, 401, "{bad:?}");
         }
     }
 
     #[test]
     fn without_a_token_only_a_loopback_server_serves_admin_calls() {
-        assert_eq!(AdminAuth::new(None, &loopback()).check(None), Ok(()));
+        assert_eq!(AdminAuth::new(None, &loopback()).check(None, false), Ok(()));
         let exposed = AdminAuth::new(None, &["0.0.0.0:16030".parse().expect("addr")]);
-        let (code, why) = exposed.check(Some("Bearer anything-at-all-here")).expect_err("refused");
+        let (code, why) = exposed.check(Some("Bearer anything-at-all-here"), false).expect_err("refused");
         assert_eq!(code, 403);
+        assert_eq!(exposed.check(None, true), Ok(()), "a verified client certificate is enough");
         assert!(why.contains("admin_token_file"), "{why}");
     }
 

@@ -29,14 +29,30 @@ pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<Thrift
 /// for the regions the other holds (`routing.rs`): it announces itself with
 /// [`crate::connection::PEER_PREAMBLE`], so the other server never forwards
 /// its calls again (no loops), and a call may take at most `timeout` to be
-/// written or answered (HBase's `hbase.rpc.timeout` is 60 s).
-pub fn connect_as_peer(addr: &str, timeout: Duration) -> thrift::Result<ThriftClient> {
+/// written or answered (HBase's `hbase.rpc.timeout` is 60 s). With `tls`
+/// (a cluster serving TLS) the connection is TLS and presents this
+/// server's certificate.
+pub fn connect_as_peer(
+    addr: &str,
+    timeout: Duration,
+    tls: Option<&std::sync::Arc<rustls::ClientConfig>>,
+) -> thrift::Result<ThriftClient> {
     use std::io::Write;
-    let mut stream = open(addr)?;
-    stream.set_read_timeout(Some(timeout))?;
-    stream.set_write_timeout(Some(timeout))?;
-    stream.write_all(crate::connection::PEER_PREAMBLE)?;
-    over(stream, false, false)
+    match tls {
+        None => {
+            let mut stream = open(addr)?;
+            stream.set_read_timeout(Some(timeout))?;
+            stream.set_write_timeout(Some(timeout))?;
+            stream.write_all(crate::connection::PEER_PREAMBLE)?;
+            over(stream, false, false)
+        }
+        Some(config) => {
+            let mut tls =
+                TlsClient(std::sync::Arc::new(parking_lot::Mutex::new(crate::tls::connect(config, addr, timeout)?)));
+            tls.write_all(crate::connection::PEER_PREAMBLE)?;
+            Ok(over_halves(tls.clone(), tls, false, false))
+        }
+    }
 }
 
 fn open(addr: &str) -> thrift::Result<std::net::TcpStream> {
@@ -53,24 +69,20 @@ fn open(addr: &str) -> thrift::Result<std::net::TcpStream> {
 /// the CA certificates in `ca_file` (PEM); `addr`'s host must be a name or
 /// address the server's certificate names.
 pub fn connect_tls(addr: &str, ca_file: &std::path::Path, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
-    use rustls::pki_types::pem::PemObject;
-    let other = |m: String| thrift::Error::from(std::io::Error::other(m));
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::CertificateDer::pem_file_iter(ca_file)
-        .map_err(|e| other(format!("{}: {e}", ca_file.display())))?
-    {
-        roots.add(cert.map_err(|e| other(format!("{}: {e}", ca_file.display())))?).map_err(|e| other(e.to_string()))?;
-    }
-    let config =
-        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| other(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
-    let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| other(e.to_string()))?;
-    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).map_err(|e| other(e.to_string()))?;
-    let tls = TlsClient(std::sync::Arc::new(parking_lot::Mutex::new(rustls::StreamOwned::new(conn, open(addr)?))));
+    let config = crate::tls::client_config(ca_file).map_err(|m| thrift::Error::from(std::io::Error::other(m)))?;
+    connect_tls_with(addr, &config, framed, compact)
+}
+
+/// Connects over TLS with a client configuration of the caller's (one
+/// that presents a client certificate, say).
+pub fn connect_tls_with(
+    addr: &str,
+    config: &std::sync::Arc<rustls::ClientConfig>,
+    framed: bool,
+    compact: bool,
+) -> thrift::Result<ThriftClient> {
+    let stream = crate::tls::connect(config, addr, Duration::from_secs(60))?;
+    let tls = TlsClient(std::sync::Arc::new(parking_lot::Mutex::new(stream)));
     Ok(over_halves(tls.clone(), tls, framed, compact))
 }
 

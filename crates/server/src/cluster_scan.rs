@@ -28,7 +28,7 @@ use std::sync::Arc;
 use memstore::{Cell, CellType};
 use store::{RegionState, Scan, Store};
 
-use crate::client::{THbaseSyncClient, ThriftClient, connect_as_peer};
+use crate::client::{THbaseSyncClient, ThriftClient};
 use crate::hbase_thrift::{TRowResult, TScan};
 use crate::routing::Router;
 
@@ -162,7 +162,7 @@ impl PieceScan {
             }
             Piece::Elsewhere { region, start, stop } => {
                 let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
-                let opened = connect_as_peer(&owner, crate::routing::CALL_TIMEOUT).and_then(|mut client| {
+                let opened = self.router.connect(&owner).and_then(|mut client| {
                     let mut scan = self.remote.clone();
                     let mut attributes = std::collections::BTreeMap::new();
                     if self.local.reverse {

@@ -299,8 +299,9 @@ pub static SETTINGS: &[Setting] = &[
         hbase: Some("hbase.thrift.ssl.enabled"),
         default: Some("false"),
         kind: Kind::Text,
-        help: "Serve the Thrift port over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn it on). The \
-               HTTP port stays plain: keep it on loopback or behind a TLS proxy.",
+        help: "Serve the Thrift and HTTP ports over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn it \
+               on). In a cluster, every member and the master serve TLS with certificates of the cluster's CA \
+               (tls_client_ca), which they present to each other.",
         example: "",
         get: |c| Some(c.tls_enabled.to_string()),
         set: |c, v| {
@@ -343,8 +344,10 @@ pub static SETTINGS: &[Setting] = &[
         hbase: None,
         default: None,
         kind: Kind::Text,
-        help: "CA certificates (PEM) that Thrift clients' certificates must chain to: with it, a client without \
-               a valid certificate is refused (mutual TLS).",
+        help: "CA certificates (PEM) that clients' certificates must chain to: with it, a Thrift client without a \
+               valid certificate is refused (mutual TLS), and on the HTTP port a valid one authenticates admin \
+               calls as the admin token does. In a cluster, the cluster's CA: members check each other's \
+               certificates against it.",
         example: "/etc/accordion/clients-ca.pem",
         get: |c| c.tls_client_ca.as_ref().map(|p| p.display().to_string()),
         set: |c, v| {

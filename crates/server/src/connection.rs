@@ -287,8 +287,9 @@ pub enum Ended {
 /// recognised.
 ///
 /// A connection that starts with an HTTP request is relayed to `http`, the
-/// server's HTTP port, when it is given (see `http_relay.rs`; never over
-/// TLS). With `tls`, the connection speaks TLS (`tls.rs`).
+/// server's HTTP listener, when it is given (`http_relay.rs`; over TLS
+/// `tls_relay.rs`, which records a verified client certificate in
+/// `verified`). With `tls`, the connection speaks TLS (`tls.rs`).
 pub fn serve(
     stream: TcpStream,
     processor: &dyn TProcessor,
@@ -296,6 +297,7 @@ pub fn serve(
     shutdown: &AtomicBool,
     http: Option<SocketAddr>,
     tls: Option<&std::sync::Arc<rustls::ServerConfig>>,
+    verified: &std::sync::Arc<crate::tls_relay::VerifiedPeers>,
 ) -> (Ended, Option<Wire>) {
     let _ = stream.set_nodelay(true);
     // A client that stops reading its replies cannot hold this thread
@@ -343,9 +345,17 @@ pub fn serve(
         first
     };
     if let Some(http) = http.filter(|_| crate::http_relay::looks_like_http(&first)) {
+        // The reader must hold the connection's only handle to give it up.
+        drop(writer);
         let (stream, head) = reader.into_parts();
-        let Socket::Plain(stream) = stream else { return (Ended::UnknownWire(first), None) };
-        return match crate::http_relay::relay(stream, &head, http, limits.idle_timeout) {
+        let relayed = match stream {
+            Socket::Plain(stream) => crate::http_relay::relay(stream, &head, http, limits.idle_timeout),
+            Socket::Tls(tls) => match tls.into_parts() {
+                Some((conn, tcp)) => crate::tls_relay::relay(conn, tcp, &head, http, limits.idle_timeout, verified),
+                None => Err(io::Error::other("a TLS connection still shared at its HTTP relay")),
+            },
+        };
+        return match relayed {
             Ok(()) => (Ended::RelayedHttp, None),
             Err(e) => (Ended::Error(e.into()), None),
         };

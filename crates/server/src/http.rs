@@ -61,6 +61,9 @@ pub struct StatusSource {
     pub authority: Arc<std::sync::OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
     /// Who may make admin calls.
     pub admin_auth: crate::admin_auth::AdminAuth,
+    /// Requests relayed from TLS connections whose client presented a
+    /// verified certificate (which authenticates admin calls).
+    pub verified: Arc<crate::tls_relay::VerifiedPeers>,
 }
 
 /// The cluster as this server sees it, as JSON: `{"active_master": {name,
@@ -69,16 +72,33 @@ pub struct StatusSource {
 pub type ClusterView = Box<dyn Fn() -> Value + Send + Sync>;
 
 pub struct HttpServer {
+    /// Where clients reach it (the TLS front's address when it serves TLS).
     addr: SocketAddr,
+    /// Where tiny_http listens: `addr`, or loopback behind the TLS front.
+    plain: SocketAddr,
+    front: Option<crate::https::HttpsFront>,
     shutdown: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl HttpServer {
-    pub fn start(addr: SocketAddr, source: StatusSource) -> std::io::Result<HttpServer> {
-        let server = tiny_http::Server::http(addr).map_err(std::io::Error::other)?;
-        let addr =
+    /// Serves the pages at `addr`; with `tls`, over TLS (`https.rs`), the
+    /// plain listener then being on loopback only.
+    pub fn start(
+        addr: SocketAddr,
+        source: StatusSource,
+        tls: Option<crate::https::HttpsSetup>,
+    ) -> std::io::Result<HttpServer> {
+        let listen = match &tls {
+            None => addr,
+            Some(_) if addr.is_ipv4() => SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
+            Some(_) => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0)),
+        };
+        let server = tiny_http::Server::http(listen).map_err(std::io::Error::other)?;
+        let plain =
             server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
+        let front = tls.map(|setup| crate::https::HttpsFront::start(addr, plain, setup)).transpose()?;
+        let addr = front.as_ref().map_or(plain, crate::https::HttpsFront::local_addr);
         let shutdown = Arc::new(AtomicBool::new(false));
         let source = Arc::new(source);
         let thread = {
@@ -96,7 +116,7 @@ impl HttpServer {
                         Ok(Some(request))
                             if *request.method() == tiny_http::Method::Post
                                 && request.url().starts_with("/admin/")
-                                && source.admin_auth.check(authorization(&request)).is_ok() =>
+                                && admit(&source, &request).is_ok() =>
                         {
                             let source = source.clone();
                             let spawned = std::thread::Builder::new()
@@ -113,14 +133,22 @@ impl HttpServer {
                 }
             })?
         };
-        Ok(HttpServer { addr, shutdown, thread: Some(thread) })
+        Ok(HttpServer { addr, plain, front, shutdown, thread: Some(thread) })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
+    /// Where the plain listener is (the Thrift port relays HTTP there).
+    pub fn plain_addr(&self) -> SocketAddr {
+        self.plain
+    }
+
     pub fn shutdown(&mut self) {
+        if let Some(front) = &mut self.front {
+            front.shutdown();
+        }
         self.shutdown.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -132,6 +160,12 @@ impl Drop for HttpServer {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Whether an admin call may run (`admin_auth.rs`): a verified client
+/// certificate or the token.
+fn admit(source: &StatusSource, request: &tiny_http::Request) -> Result<(), (u16, String)> {
+    source.admin_auth.check(authorization(request), source.verified.contains(request.remote_addr().copied()))
 }
 
 /// The request's `Authorization` header, if any.
@@ -147,7 +181,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     let (body, content_type, code) = match (request.method(), path.as_str()) {
         (tiny_http::Method::Post, admin)
             if admin.starts_with("/admin/")
-                && let Err((code, why)) = source.admin_auth.check(authorization(&request)) =>
+                && let Err((code, why)) = admit(source, &request) =>
         {
             tracing::warn!(call = admin, code, peer = ?request.remote_addr(), "admin call refused");
             (why + "\n", "text/plain", code)

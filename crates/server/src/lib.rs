@@ -13,6 +13,9 @@
 //! latency percentiles of the last minutes ([`request_history`]), tables
 //! and regions, the live memstores, `/conf`, `/logs` ([`recent_logs`]) and
 //! `/health`.
+//! TLS ([`tls`]) serves the Thrift port itself and the HTTP port through a
+//! relay ([`https`]); cluster members call each other with [`peer_http`]
+//! and [`client::connect_as_peer`], over TLS when the cluster serves it.
 //! Settings have our names and HBase's property names, one table of them
 //! in [`config`].
 
@@ -37,6 +40,8 @@ pub mod handler;
 pub mod hbase_thrift;
 pub mod http;
 pub mod http_relay;
+pub mod https;
+pub mod peer_http;
 pub mod process_metrics;
 pub mod prometheus;
 pub mod recent_logs;
@@ -47,6 +52,7 @@ pub mod scanners;
 pub mod server;
 pub mod thrift_server;
 pub mod tls;
+pub mod tls_relay;
 
 pub use config::ServerConfig;
 pub use server::{Server, ServerError};

@@ -93,6 +93,8 @@ pub struct Router {
     peers: OnceLock<Peers>,
     /// The token other servers' admin calls need (`admin_auth.rs`).
     admin_token: OnceLock<String>,
+    /// A cluster serving TLS: how this server calls the others (`tls.rs`).
+    peer_tls: OnceLock<std::sync::Arc<rustls::ClientConfig>>,
     owners: Mutex<Owners>,
     refreshing: Mutex<()>,
     pool: Mutex<HashMap<String, Vec<(ThriftClient, Instant)>>>,
@@ -116,6 +118,22 @@ impl Router {
     /// (the cluster's servers share one).
     pub fn set_admin_token(&self, token: String) {
         let _ = self.admin_token.set(token);
+    }
+
+    /// A cluster serving TLS: this server calls the others over TLS with
+    /// this configuration (its own certificate, the cluster's CA).
+    pub fn set_peer_tls(&self, config: std::sync::Arc<rustls::ClientConfig>) {
+        let _ = self.peer_tls.set(config);
+    }
+
+    /// How this server reaches the others' HTTP ports.
+    pub fn peer_access(&self) -> crate::peer_http::PeerAccess {
+        crate::peer_http::PeerAccess { token: self.admin_token.get().cloned(), tls: self.peer_tls.get().cloned() }
+    }
+
+    /// A new connection to another server's Thrift port, as a peer.
+    pub fn connect(&self, addr: &str) -> thrift::Result<ThriftClient> {
+        connect_as_peer(addr, CALL_TIMEOUT, self.peer_tls.get())
     }
 
     pub fn is_cluster(&self) -> bool {
@@ -181,8 +199,9 @@ impl Router {
         };
         let mut by_region = HashMap::new();
         let mut unread = Vec::new();
+        let access = self.peer_access();
         for peer in peers {
-            match open_regions(&peer) {
+            match open_regions(&access, &peer) {
                 Ok(regions) => by_region.extend(regions.into_iter().map(|r| (r, peer.thrift.clone()))),
                 Err(e) => {
                     tracing::debug!(server = %peer.thrift, error = %e, "cannot read a region server's regions");
@@ -215,15 +234,11 @@ impl Router {
             .bytes()
             .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
             .collect();
+        let access = self.peer_access();
         let mut failed = Vec::new();
         for peer in peers {
-            let url = format!("http://{}/admin/sync_table?table={query}", peer.http);
-            let mut post = ureq::post(&url);
-            if let Some(token) = self.admin_token.get() {
-                post = post.header("Authorization", crate::admin_auth::bearer(token));
-            }
-            let answer = post.config().timeout_global(Some(SYNC_TIMEOUT)).build().send_empty();
-            if let Err(e) = answer {
+            let path = format!("/admin/sync_table?table={query}");
+            if let Err(e) = access.request(&peer.http, "POST", &path, SYNC_TIMEOUT) {
                 failed.push(format!("{}: {e}", peer.thrift));
             }
         }
@@ -247,13 +262,13 @@ impl Router {
         };
         let (mut client, reused) = match pooled {
             Some((c, _)) => (c, true),
-            None => (connect_as_peer(addr, CALL_TIMEOUT)?, false),
+            None => (self.connect(addr)?, false),
         };
         let stale = |r: &thrift::Result<T>| matches!(r, Err(e) if !matches!(e, thrift::Error::User(_)));
         let mut result = call(&mut client);
         if reused && stale(&result) {
             tracing::debug!(server = %addr, "a pooled connection to another server failed; calling again on a new one");
-            client = connect_as_peer(addr, CALL_TIMEOUT)?;
+            client = self.connect(addr)?;
             result = call(&mut client);
         }
         let broken = stale(&result);
@@ -269,17 +284,8 @@ impl Router {
 }
 
 /// The encoded names of the regions `peer` has OPEN, from its `/status`.
-fn open_regions(peer: &Peer) -> Result<Vec<String>, String> {
-    let url = format!("http://{}/status", peer.http);
-    let body = ureq::get(&url)
-        .config()
-        .timeout_global(Some(STATUS_TIMEOUT))
-        .build()
-        .call()
-        .map_err(|e| e.to_string())?
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())?;
+fn open_regions(access: &crate::peer_http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
+    let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
     let status: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
     Ok(open_in_status(&status))
 }

@@ -85,6 +85,11 @@ impl Server {
         if let Some(token) = &admin_token {
             router.set_admin_token(token.clone());
         }
+        // A cluster member serving TLS calls the others over TLS with its
+        // own certificate (`tls.rs`).
+        if let Some(files) = tls.as_ref().filter(|_| config.store.member.is_some()) {
+            router.set_peer_tls(crate::tls::peer_client_config(files).map_err(ServerError::Tls)?);
+        }
         // In a cluster, every split or merge here (a call's, or one the
         // region's size started) reaches the other servers at once, as a
         // split call's does: they take the new regions from the root. On a
@@ -108,11 +113,20 @@ impl Server {
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         // Set once the HTTP port is bound (see `relay_target`).
         let http_relay = Arc::new(OnceLock::new());
-        let security = match &tls {
-            Some(files) => {
-                crate::thrift_server::Security::Tls(crate::tls::thrift_config(files).map_err(ServerError::Tls)?)
-            }
-            None => crate::thrift_server::Security::Plain { http_relay: http_relay.clone() },
+        let verified = Arc::new(crate::tls_relay::VerifiedPeers::default());
+        let security = crate::thrift_server::Security {
+            tls: tls.as_ref().map(crate::tls::thrift_config).transpose().map_err(ServerError::Tls)?,
+            http_relay: http_relay.clone(),
+            verified: verified.clone(),
+        };
+        let https = match &tls {
+            None => None,
+            Some(files) => Some(crate::https::HttpsSetup {
+                config: crate::tls::http_config(files).map_err(ServerError::Tls)?,
+                verified: verified.clone(),
+                idle: config.connection.idle_timeout,
+                max_connections: config.max_connections,
+            }),
         };
         let thrift = ThriftServer::start(
             config.thrift_addr,
@@ -149,14 +163,16 @@ impl Server {
                 admin_token.clone(),
                 &[thrift.local_addr(), config.http_addr],
             ),
+            verified,
         };
-        let http = HttpServer::start(config.http_addr, source).map_err(|source| ServerError::Bind {
+        let http = HttpServer::start(config.http_addr, source, https).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
             what: "http",
             source,
         })?;
         if let Some(target) = relay_target(thrift.local_addr(), http.local_addr()) {
-            let _ = http_relay.set(target);
+            // Behind a TLS front the pages are served on loopback.
+            let _ = http_relay.set(if tls.is_some() { http.plain_addr() } else { target });
         }
         let background_stop = Arc::new(AtomicBool::new(false));
         let reaper = {
@@ -301,8 +317,8 @@ fn relay_target(thrift: SocketAddr, http: SocketAddr) -> Option<SocketAddr> {
 }
 
 /// The TLS files when `tls_enabled`, checked: both a certificate and a key,
-/// and (for now) a standalone server: the cluster's servers and master
-/// talk to each other in plain HTTP and Thrift.
+/// and for a cluster member the cluster's CA (`tls_client_ca`), by which
+/// members and the master authenticate each other.
 fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, ServerError> {
     if !config.tls_enabled {
         if config.tls_cert.is_some() || config.tls_key.is_some() || config.tls_client_ca.is_some() {
@@ -317,10 +333,10 @@ fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, Serv
     let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
         return Err(ServerError::Tls("tls_enabled (hbase.thrift.ssl.enabled) needs tls_cert and tls_key".into()));
     };
-    if config.store.member.is_some() {
+    if config.store.member.is_some() && config.tls_client_ca.is_none() {
         return Err(ServerError::Tls(
-            "TLS is served by a standalone server only: a cluster's servers and master do not speak it to each \
-             other yet"
+            "a cluster member serving TLS needs tls_client_ca (the cluster's CA): the servers and the master \
+             present certificates it signed to each other"
                 .into(),
         ));
     }

@@ -62,11 +62,15 @@ pub struct ThriftServer {
     pub counters: Arc<ThriftCounters>,
 }
 
-/// Plain Thrift, whose port also relays HTTP to the HTTP port once that
-/// address is set, or TLS (no relay: the HTTP port serves TLS itself).
-pub enum Security {
-    Plain { http_relay: Arc<OnceLock<SocketAddr>> },
-    Tls(Arc<rustls::ServerConfig>),
+/// Plain Thrift or TLS; either way the port relays HTTP to the HTTP
+/// listener once `http_relay` is set (over TLS, decrypted, to the loopback
+/// listener behind the HTTPS port: `tls_relay.rs`).
+pub struct Security {
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    pub http_relay: Arc<OnceLock<SocketAddr>>,
+    /// Where relayed TLS connections with a verified client certificate
+    /// are recorded (`admin_auth.rs` reads it).
+    pub verified: Arc<crate::tls_relay::VerifiedPeers>,
 }
 
 /// How many connections are served at once: in all, and from one client
@@ -96,10 +100,7 @@ impl ThriftServer {
         scanners: Arc<ScannerRegistry>,
         security: Security,
     ) -> std::io::Result<ThriftServer> {
-        let (http_relay, tls) = match security {
-            Security::Plain { http_relay } => (Some(http_relay), None),
-            Security::Tls(config) => (None, Some(config)),
-        };
+        let Security { tls, http_relay, verified } = security;
         let ConnectionCaps { total: max_connections, per_client: max_connections_per_client } = caps;
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -155,13 +156,13 @@ impl ThriftServer {
                     let closer = stream.try_clone().ok();
                     let (processor, limits, shutdown, counters, scanners) =
                         (processor.clone(), limits.clone(), shutdown.clone(), counters.clone(), scanners.clone());
-                    let http = http_relay.as_ref().and_then(|r| r.get().copied());
-                    let tls = tls.clone();
+                    let http = http_relay.get().copied();
+                    let (tls, verified) = (tls.clone(), verified.clone());
                     let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
                         counters.open.fetch_add(1, Ordering::Relaxed);
                         let (ended, wire) = on_connection(id, peer.ip(), || {
-                            serve(stream, processor.as_ref(), &limits, &shutdown, http, tls.as_ref())
+                            serve(stream, processor.as_ref(), &limits, &shutdown, http, tls.as_ref(), &verified)
                         });
                         // Its scanners would pin memory until their leases ran out.
                         let closed = scanners.close_connection(id);

@@ -1,11 +1,15 @@
-//! TLS for the Thrift port (rustls), with client certificates required when
-//! a client CA is given (mTLS).
+//! TLS (rustls) for both ports and for the calls cluster members make to
+//! each other.
 //!
-//! The HTTP port stays plain: tiny_http's TLS is built on rustls 0.20, which
-//! has a known denial of service (RUSTSEC-2024-0336, a connection that
-//! closes after its ClientHello spins a thread for ever) and no fixed
-//! release; keep the HTTP port on loopback or behind a TLS proxy (its admin
-//! calls need the admin token either way).
+//! - The Thrift port speaks TLS itself; with a client CA every client must
+//!   present a certificate that chains to it (mTLS).
+//! - The HTTP port is served through a relay (`https.rs`, `tls_relay.rs`);
+//!   with a client CA a certificate is asked for but not required, so that
+//!   read-only pages stay open, and a valid one authenticates admin calls.
+//! - In a cluster the client CA is the cluster's CA: every server and the
+//!   master present their own certificate to each other as clients, and
+//!   check each other's server certificate against the same CA
+//!   ([`peer_client_config`]).
 //!
 //! Why rustls: a memory-safe TLS stack with no system OpenSSL to match;
 //! certificates and keys are PEM files (HBase's gateway takes a Java
@@ -28,9 +32,9 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection, StreamOwned};
 
 /// The files TLS is configured from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,31 +62,97 @@ fn certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
-/// The Thrift port's TLS configuration.
+fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| format!("reading the private key {}: {e}", path.display()))
+}
+
+fn roots(ca: &Path) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in certs(ca)? {
+        roots.add(cert).map_err(|e| format!("CA {}: {e}", ca.display()))?;
+    }
+    Ok(roots)
+}
+
+/// The Thrift port's TLS configuration: a client certificate is required
+/// when a client CA is given.
 pub fn thrift_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
+    server_config(files, true)
+}
+
+/// The HTTP port's: a client certificate is asked for when a client CA is
+/// given, and checked if sent, but not required (see the module doc).
+pub fn http_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
+    server_config(files, false)
+}
+
+fn server_config(files: &TlsFiles, require_client_cert: bool) -> Result<Arc<ServerConfig>, String> {
     let chain = certs(&files.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&files.key)
-        .map_err(|e| format!("reading the private key {}: {e}", files.key.display()))?;
+    let key = private_key(&files.key)?;
     let builder = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
     let builder = match &files.client_ca {
         None => builder.with_no_client_auth(),
         Some(ca) => {
-            let mut roots = RootCertStore::empty();
-            for cert in certs(ca)? {
-                roots.add(cert).map_err(|e| format!("client CA {}: {e}", ca.display()))?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-                .build()
-                .map_err(|e| format!("client CA {}: {e}", ca.display()))?;
-            builder.with_client_cert_verifier(verifier)
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider());
+            let verifier = if require_client_cert { verifier } else { verifier.allow_unauthenticated() };
+            builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("client CA {}: {e}", ca.display()))?)
         }
     };
     let config = builder
         .with_single_cert(chain, key)
         .map_err(|e| format!("the certificate {} and key {}: {e}", files.cert.display(), files.key.display()))?;
     Ok(Arc::new(config))
+}
+
+/// How a cluster member calls the others: it trusts server certificates
+/// that chain to the cluster's CA (`client_ca`, required) and presents its
+/// own certificate (`cert`, `key`) as a client.
+pub fn peer_client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
+    let ca = files.client_ca.as_ref().ok_or_else(|| {
+        "a cluster member serving TLS needs tls_client_ca (the cluster's CA): members and the master \
+         authenticate each other with certificates that chain to it"
+            .to_string()
+    })?;
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots(ca)?)
+        .with_client_auth_cert(certs(&files.cert)?, private_key(&files.key)?)
+        .map_err(|e| format!("the certificate {} and key {}: {e}", files.cert.display(), files.key.display()))?;
+    Ok(Arc::new(config))
+}
+
+/// A client configuration that trusts the CAs in `ca` and presents no
+/// certificate (the shell's and the bench's `--tls-ca`).
+pub fn client_config(ca: &Path) -> Result<Arc<ClientConfig>, String> {
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots(ca)?)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// A TLS connection to `addr` ("host:port"), whose host the server's
+/// certificate must name.
+pub fn connect(
+    config: &Arc<ClientConfig>,
+    addr: &str,
+    timeout: Duration,
+) -> io::Result<StreamOwned<ClientConnection, TcpStream>> {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(host.to_string()).map_err(io::Error::other)?;
+    let sock = std::net::ToSocketAddrs::to_socket_addrs(addr)?
+        .next()
+        .ok_or_else(|| io::Error::other(format!("{addr} resolves to no address")))?;
+    let tcp = TcpStream::connect_timeout(&sock, timeout.min(Duration::from_secs(10)))?;
+    tcp.set_nodelay(true)?;
+    tcp.set_read_timeout(Some(timeout))?;
+    tcp.set_write_timeout(Some(timeout))?;
+    let conn = ClientConnection::new(config.clone(), name).map_err(io::Error::other)?;
+    Ok(StreamOwned::new(conn, tcp))
 }
 
 /// One TLS connection, shared by its reader and writer halves.
@@ -99,6 +169,15 @@ impl TlsSocket {
 
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.0.lock().sock.set_read_timeout(timeout)
+    }
+
+    /// The TLS state and its socket, once this is the connection's only
+    /// handle (to relay it: `tls_relay.rs`).
+    pub fn into_parts(self) -> Option<(ServerConnection, TcpStream)> {
+        Arc::try_unwrap(self.0).ok().map(|m| {
+            let s = m.into_inner();
+            (s.conn, s.sock)
+        })
     }
 }
 

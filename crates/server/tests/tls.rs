@@ -1,9 +1,11 @@
 //! The server over TLS, in process, with certificates made here (rcgen): a
 //! Thrift client that trusts the server's CA and presents a certificate of
 //! the client CA is served; one without a certificate, with a certificate
-//! of another CA, or speaking plain Thrift to the TLS port is refused; the
-//! HTTP port stays plain (tiny_http's TLS has a known denial of service),
-//! and its admin calls need the admin token.
+//! of another CA, or speaking plain Thrift to the TLS port is refused. The
+//! HTTP port serves TLS too (`https.rs`): its pages are open to a client
+//! without a certificate, and its admin calls need a verified client
+//! certificate or the admin token — there and through the Thrift port's
+//! relay; plain HTTP is not served on either.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -105,7 +107,20 @@ fn table_names(addr: std::net::SocketAddr, config: Arc<ClientConfig>) -> thrift:
 /// One plain HTTP/1.0 request; the status line and body.
 fn http(addr: std::net::SocketAddr, request: &str) -> String {
     let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).expect("timeout");
     s.write_all(request.as_bytes()).expect("send");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One HTTP/1.0 request over TLS with `config`; the status line and body
+/// (empty if the handshake was refused).
+fn https(addr: std::net::SocketAddr, config: Arc<ClientConfig>, request: &str) -> String {
+    let mut s = tls_stream(addr, config);
+    if s.write_all(request.as_bytes()).and_then(|()| s.flush()).is_err() {
+        return String::new();
+    }
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     String::from_utf8_lossy(&out).into_owned()
@@ -159,17 +174,46 @@ fn thrift_and_http_over_tls_with_client_certificates() {
     let mut plain = server::client::connect(&thrift.to_string(), false, false).expect("tcp connect");
     assert!(plain.get_table_names().is_err(), "served plain Thrift on the TLS port");
 
-    // The HTTP port: reads are open, admin calls need the token.
+    // The HTTP port speaks TLS: pages are open without a client
+    // certificate; admin calls need a verified one or the token.
     let addr = server.http_addr();
-    let status = http(addr, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
+    let anonymous = client_config(&ca_pem, None);
+    let status = https(addr, anonymous.clone(), "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
     assert!(status.starts_with("HTTP/1.1 200") || status.starts_with("HTTP/1.0 200"), "{status}");
-    let refused = http(addr, "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\n\r\n");
+    let flush = "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\n\r\n";
+    let refused = https(addr, anonymous.clone(), flush);
     assert!(refused.contains(" 401 "), "{refused}");
-    let flushed = http(
-        addr,
-        "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer tls-test-admin-token-0123\r\n\r\n",
-    );
+    let with_token =
+        "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer tls-test-admin-token-0123\r\n\r\n";
+    let flushed = https(addr, anonymous.clone(), with_token);
     assert!(flushed.contains(" 200 ") && flushed.contains("flushed t"), "{flushed}");
+    let flushed = https(addr, trusted.clone(), flush);
+    assert!(
+        flushed.contains(" 200 ") && flushed.contains("flushed t"),
+        "a client certificate authenticates: {flushed}"
+    );
+    let rogue = client_config(&ca_pem, Some((&rogue_cert, &rogue_key)));
+    assert!(!https(addr, rogue, flush).contains(" 200 "), "served a certificate another CA signed");
+    // A keep-alive connection carries its certificate's mark to every request.
+    let mut s = tls_stream(addr, trusted.clone());
+    for _ in 0..3 {
+        s.write_all(b"POST /admin/flush?table=t HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").expect("send");
+        let mut answer = [0u8; 512];
+        let n = s.read(&mut answer).expect("answer");
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    // Plain HTTP is not served on the TLS port.
+    let plain = http(addr, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
+    assert!(!plain.contains("200"), "plain HTTP served on the HTTPS port: {plain}");
+
+    // HTTP through the Thrift port's relay: TLS with a client certificate
+    // (the port requires one), which admits admin calls there too.
+    let flushed = https(thrift, trusted.clone(), flush);
+    assert!(flushed.contains(" 200 ") && flushed.contains("flushed t"), "through the Thrift port: {flushed}");
+    let status = https(thrift, trusted, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(https(thrift, anonymous, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n").is_empty());
 }
 
 #[test]

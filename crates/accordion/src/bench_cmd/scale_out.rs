@@ -195,6 +195,7 @@ fn one_size(preset: &Preset, args: &ScaleOutArgs, n: usize) -> anyhow::Result<Si
         http_addr: "127.0.0.1:0".parse()?,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: Some(Duration::from_millis(500)),
+        advertised_http: None,
     })?;
     let settings = [
         format!("memory_budget={}", (preset.memstore_bytes as f64 / 0.4) as u64),

@@ -219,3 +219,68 @@ impl Drop for ServerProcess {
         }
     }
 }
+
+/// A real `accordion master` process on a port the OS picks, killed when
+/// dropped.
+pub struct MasterProcess {
+    pub child: Child,
+    pub http: SocketAddr,
+}
+
+impl MasterProcess {
+    /// `accordion master --cluster url` with a session of `session_ms` and
+    /// `extra` flags; returns once it prints its address.
+    pub fn launch(url: &str, session_ms: u64, extra: &[&str]) -> MasterProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["master", "--cluster", url, "--http-addr", "127.0.0.1:0"])
+            .args(extra)
+            .args(["--session-timeout-ms", &session_ms.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn accordion master");
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Owned from here, so that it is killed (Drop) if it never starts.
+        let mut master = MasterProcess { child, http: ([127, 0, 0, 1], 0).into() };
+        loop {
+            let line = rx.recv_timeout(START_TIMEOUT).expect("the master prints its address");
+            if let Some(addr) = line.strip_prefix("accordion master listening: http ") {
+                master.http = addr.parse().expect("address");
+                return master;
+            }
+        }
+    }
+}
+
+impl Drop for MasterProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A self-signed CA for the TLS tests, and its key.
+pub fn test_ca(name: &str) -> (rcgen::Certificate, rcgen::KeyPair) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
+    let mut params = CertificateParams::new(Vec::new()).expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let key = KeyPair::generate().expect("key");
+    (params.self_signed(&key).expect("CA"), key)
+}
+
+/// A certificate of `ca` for `names`, and its key, as PEM.
+pub fn test_leaf(ca: &(rcgen::Certificate, rcgen::KeyPair), names: &[&str]) -> (String, String) {
+    let params =
+        rcgen::CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).expect("params");
+    let key = rcgen::KeyPair::generate().expect("key");
+    (params.signed_by(&key, &ca.0, &ca.1).expect("signed").pem(), key.serialize_pem())
+}

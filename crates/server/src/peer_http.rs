@@ -1,0 +1,70 @@
+//! One HTTP/1.0 request from a cluster member (or the master) to another
+//! server's HTTP port, plain or over TLS with this member's certificate.
+//!
+//! Why by hand: these are a handful of requests a second to our own
+//! servers (`/status`, `/admin/sync_table`, the master's admin calls), and
+//! the TLS one must present a client certificate from the cluster's files;
+//! a request line, two headers and reading to the end is all it takes.
+//!
+//! Thread safety: stateless; each call has its own connection.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a member reaches the others: the admin token it sends and, in a
+/// cluster serving TLS, its client configuration.
+#[derive(Clone, Default)]
+pub struct PeerAccess {
+    pub token: Option<String>,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl PeerAccess {
+    /// `method path` on the server whose HTTP port is `http` ("host:port"):
+    /// the answer's body if its status is 200, else the status line and body.
+    pub fn request(&self, http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
+        let auth = self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        let head = format!("{method} {path} HTTP/1.0\r\nHost: {http}\r\n{auth}Content-Length: 0\r\n\r\n");
+        let response = match &self.tls {
+            None => {
+                let addr = http
+                    .to_socket_addrs()
+                    .map_err(|e| format!("{http}: {e}"))?
+                    .next()
+                    .ok_or_else(|| format!("{http}: no address"))?;
+                let mut s = TcpStream::connect_timeout(&addr, timeout.min(Duration::from_secs(2)))
+                    .map_err(|e| format!("{http}: {e}"))?;
+                s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+                s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+                exchange(&mut s, &head)
+            }
+            Some(config) => {
+                let mut s = crate::tls::connect(config, http, timeout).map_err(|e| format!("{http}: {e}"))?;
+                exchange(&mut s, &head)
+            }
+        }
+        .map_err(|e| format!("{http}: {e}"))?;
+        let text = String::from_utf8_lossy(&response);
+        let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{http}: malformed HTTP response"))?;
+        if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+            return Err(format!("{http}: {}: {}", head.lines().next().unwrap_or("no status line"), body.trim()));
+        }
+        Ok(body.to_string())
+    }
+}
+
+/// Writes the request and reads the answer to its end. A TLS peer that
+/// closes without close_notify after a complete HTTP/1.0 answer is taken
+/// as ended (tiny_http closes so).
+fn exchange(stream: &mut (impl Read + Write), head: &str) -> std::io::Result<Vec<u8>> {
+    stream.write_all(head.as_bytes())?;
+    stream.flush()?;
+    let mut out = Vec::new();
+    match stream.read_to_end(&mut out) {
+        Ok(_) => Ok(out),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => Ok(out),
+        Err(e) => Err(e),
+    }
+}
