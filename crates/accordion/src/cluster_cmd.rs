@@ -196,6 +196,7 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
         advertised_http: None,
+        admit: None,
     })?;
     // The mini HDFS lives until this function returns (Drop stops it).
     let (root, _hdfs) = if args.hdfs {

@@ -72,6 +72,18 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
         cluster::server_load::set_admin_token(token.clone());
     }
     let tls = tls_files(args)?;
+    // Operator calls (`POST /admin/move|unassign|assign`) are admitted as a
+    // region server's admin calls are: the token, or a verified client
+    // certificate on the TLS front, or — with neither configured — only
+    // while the page listens on loopback.
+    let verified = Arc::new(server::tls_relay::VerifiedPeers::default());
+    let admission = server::admin_auth::AdminAuth::new(token.clone(), &[http_addr]);
+    let admit = {
+        let verified = verified.clone();
+        cluster::master::Admit(Arc::new(move |peer, authorization| {
+            admission.check(authorization, verified.contains(peer))
+        }))
+    };
     // With TLS the page is served by a TLS front on --http-addr (bound
     // first: its address is the one the cluster is told), relaying to the
     // page on loopback; the master's calls to the servers go over TLS with
@@ -89,7 +101,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
                 std::net::TcpListener::bind(http_addr).with_context(|| format!("--http-addr {http_addr}"))?;
             let setup = server::https::HttpsSetup {
                 config: server::tls::http_config(files).map_err(anyhow::Error::msg)?,
-                verified: Default::default(),
+                verified: verified.clone(),
                 idle: Duration::from_secs(60),
                 max_connections: 64,
             };
@@ -111,6 +123,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
         advertised_http: front.as_ref().map(|(l, _)| l.local_addr()).transpose()?,
+        admit: Some(admit),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

@@ -175,8 +175,9 @@ impl server::cluster_authority::ClusterAuthority for ZkAuthority {
         Ok(live.iter().any(|s| s.name == name))
     }
 
-    fn catalog_server(&self, encoded: &str) -> Result<Option<String>, String> {
-        Ok(cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())?.and_then(|l| l.server))
+    fn catalog_entry(&self, encoded: &str) -> Result<Option<server::cluster_authority::CatalogEntry>, String> {
+        let location = cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())?;
+        Ok(location.map(|l| server::cluster_authority::CatalogEntry { server: l.server, state: l.state }))
     }
 }
 

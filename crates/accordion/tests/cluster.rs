@@ -1138,8 +1138,20 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     let sets = ["hbase.hregion.memstore.flush.size=65536"];
     let a = ServerProcess::start_with_flags(root.path(), &flags, &sets);
     let b = ServerProcess::start_with_flags(root.path(), &flags, &sets);
-    // The test assigns the table's one region to a, as a master would.
+    // The test assigns the table's one region to a, as a master would:
+    // recorded OPENING on a in the catalog first (a region server opens a
+    // region for an admin call only so), then asked.
     let id = listed_regions(&a, "g").first().expect("g's region").0.clone();
+    let answer = admin_post(&a, &format!("/admin/assign?region={id}"));
+    assert!(answer.contains(" 409 "), "an assign the catalog does not record: {answer}");
+    let status: serde_json::Value =
+        serde_json::from_str(&http_get(a.http, "/status").expect("a's status")).expect("JSON");
+    let a_name = status["server"]["member"].as_str().expect("a's member name").to_string();
+    let zk_client = std::sync::Arc::new(
+        cluster::zk::Zk::connect(&url.parse().expect("url"), Duration::from_secs(10)).expect("ZooKeeper"),
+    );
+    let mut catalog = cluster::catalog::Catalog::load(zk_client).expect("catalog");
+    catalog.record(&id, "g", Some(&a_name), "OPENING").expect("record the intent");
     let answer = admin_post(&a, &format!("/admin/assign?region={id}"));
     assert!(answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"), "{answer}");
 

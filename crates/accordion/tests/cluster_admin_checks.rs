@@ -3,9 +3,17 @@
 //! ZooKeeper still lists is refused (it would fence and retire a live
 //! server's WAL), and so is `assign` of a region another live server holds
 //! open; malformed server names are refused before any path is built. Once
-//! the server is dead (SIGKILL, its session expired), the same calls are
-//! accepted and every acknowledged row is read back. No master runs here,
-//! so nothing else moves the region meanwhile.
+//! the server is dead (SIGKILL, its session expired), `recover` is
+//! accepted; `assign` still is not, since a region server opens a region
+//! for an admin call only when the master's catalog records it OPENING
+//! there. A master then started reopens the region with every acknowledged
+//! row. Until then no master runs, so nothing else moves the region.
+//!
+//! Then operators move regions through the master (`operator.rs`): a move
+//! to a server that joined, an unassign that stays closed across the
+//! master's passes, an assign that reopens it — every row read back after
+//! each — with the master's admin token required, and the same calls made
+//! to a region server directly refused.
 
 mod common;
 
@@ -14,7 +22,7 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use cluster::local_zk::LocalZooKeeper;
-use common::ServerProcess;
+use common::{MasterProcess, ServerProcess};
 use server::client::{THbaseSyncClient, connect};
 use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 
@@ -99,19 +107,118 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
     assert!(root.path().join("WALs").join(&a_name).exists(), "a's WAL directory is untouched");
     let (code, answer) = post(&b, &format!("/admin/assign?region={region}"));
     assert_eq!(code, 409, "opening a region a live server holds: {answer}");
-    assert!(answer.contains("open on live region server"), "{answer}");
+    assert!(answer.contains("regions move through the active master"), "{answer}");
     for bad in ["..%2Fdata%2Ft", "a%2C1", "%2E%2E", "h%2C1%2C2%2F..", ""] {
         let (code, answer) = post(&b, &format!("/admin/recover?server={bad}"));
         assert_eq!(code, 400, "recover?server={bad}: {answer}");
     }
     assert_eq!(rows(&a), 100, "a still serves every row");
 
-    // a dies; once ZooKeeper no longer lists it, b recovers and opens.
+    // a dies; once ZooKeeper no longer lists it, b recovers its WAL; b
+    // still opens nothing the master's catalog does not send it.
     a.kill();
     wait_for("a's session expires", || !members(&b).values().any(|n| *n == a_name));
     let (code, answer) = post(&b, &format!("/admin/recover?server={}", pct(&a_name)));
     assert_eq!(code, 200, "recovering a dead server's WAL: {answer}");
     let (code, answer) = post(&b, &format!("/admin/assign?region={region}"));
-    assert_eq!(code, 200, "opening a dead server's region: {answer}");
+    assert_eq!(code, 409, "an assign the catalog does not record: {answer}");
+    assert!(answer.contains("regions move through the active master"), "{answer}");
+
+    // A master reopens it on b, the one live server.
+    let token = dir.path().join("master.token");
+    std::fs::write(&token, "master-operator-token-0123\n").expect("write");
+    let token_flag = token.to_str().expect("UTF-8");
+    let master =
+        MasterProcess::launch(&url, SESSION_MS, &["--balancer-period-ms", "0", "--admin-token-file", token_flag]);
+    wait_for("the master opens t's region on b", || open_on(&b).contains(&region));
     assert_eq!(rows(&b), 100, "every acknowledged row, on b");
+
+    // Operators move regions through the master, with its token.
+    let c = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
+    wait_for("c joins", || members(&b).len() == 2);
+    let c_name = members(&b)[&c.thrift.to_string()].clone();
+    wait_for("the master sees c serving", || {
+        let status = master_status(&master);
+        let doc: serde_json::Value =
+            serde_json::from_str(status.split_once("\r\n\r\n").map_or("", |(_, b)| b)).unwrap_or_default();
+        doc["servers"].as_array().into_iter().flatten().any(|s| s["name"] == c_name.as_str() && s["thrift"] != "")
+    });
+    let move_to_c = format!("/admin/move?region={region}&server={}", pct(&c_name));
+    let (code, answer) = master_post(&master, &move_to_c, None);
+    assert_eq!(code, 401, "an operator call without the master's token: {answer}");
+    let (code, answer) =
+        master_post(&master, "/admin/move?region=00ff00ff&server=", Some("master-operator-token-0123"));
+    assert_eq!(code, 404, "an unknown region: {answer}");
+    let (code, answer) = master_post(
+        &master,
+        &format!("/admin/move?region={region}&server=nobody%2C1%2C2"),
+        Some("master-operator-token-0123"),
+    );
+    assert_eq!(code, 400, "a server that is not a member: {answer}");
+    let (code, answer) = master_post(&master, &move_to_c, Some("master-operator-token-0123"));
+    assert_eq!(code, 200, "move: {answer}");
+    assert!(open_on(&c).contains(&region) && !open_on(&b).contains(&region), "the region moved to c");
+    assert_eq!(rows(&c), 100, "every row, on c");
+
+    // A region server refuses to close or open on a direct call.
+    let (code, answer) = post(&c, &format!("/admin/unassign?region={region}"));
+    assert_eq!(code, 409, "a direct unassign: {answer}");
+    let (code, answer) = post(&b, &format!("/admin/assign?region={region}"));
+    assert_eq!(code, 409, "a direct assign of a region open on c: {answer}");
+    assert!(open_on(&c).contains(&region));
+
+    // An unassign stays closed across the master's passes until an assign.
+    let (code, answer) =
+        master_post(&master, &format!("/admin/unassign?region={region}"), Some("master-operator-token-0123"));
+    assert_eq!(code, 200, "unassign: {answer}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(!open_on(&b).contains(&region) && !open_on(&c).contains(&region), "an unassigned region was reopened");
+    let (code, answer) =
+        master_post(&master, &format!("/admin/assign?region={region}"), Some("master-operator-token-0123"));
+    assert_eq!(code, 200, "assign: {answer}");
+    let holder = if open_on(&b).contains(&region) { &b } else { &c };
+    assert_eq!(rows(holder), 100, "every row after the unassign and assign");
+
+    // The shell's `move` goes through the master too (found from the
+    // server's status), with the token it is given.
+    let (from, to) = if std::ptr::eq(holder, &b) { (&b, &c) } else { (&c, &b) };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_accordion"))
+        .args(["shell", "--server", &from.thrift.to_string(), "--admin-token-file", token_flag])
+        .args(["-e", &format!("move '{region}'")])
+        .output()
+        .expect("run the shell");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("moved region"), "{said}");
+    assert!(open_on(to).contains(&region), "the shell's move put the region on the other server");
+    assert_eq!(rows(to), 100, "every row after the shell's move");
+}
+
+/// The regions `server` has OPEN.
+fn open_on(server: &ServerProcess) -> Vec<String> {
+    let status = status(server);
+    let tables = status["tables"].as_array().cloned().unwrap_or_default();
+    tables
+        .iter()
+        .flat_map(|t| t["regions"].as_array().cloned().unwrap_or_default())
+        .filter(|r| r["state"] == "OPEN")
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn master_status(master: &MasterProcess) -> String {
+    let mut s = std::net::TcpStream::connect(master.http).expect("connect");
+    write!(s, "GET /status HTTP/1.0\r\nHost: x\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    out
+}
+
+fn master_post(master: &MasterProcess, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(master.http).expect("connect");
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(s, "POST {path} HTTP/1.0\r\nHost: x\r\n{auth}Content-Length: 0\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    let code = out.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, out)
 }

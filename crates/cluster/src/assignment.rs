@@ -17,7 +17,8 @@
 //! 2. **Then assignment.** A region of an enabled table that no live server
 //!    reports in any state but OFFLINE (in a table an earlier pass saw:
 //!    [`PassMemory`]) goes to the serving server with the
-//!    fewest open regions (`POST /admin/assign?region=`). Every pass first
+//!    fewest open regions (`POST /admin/assign?region=`), unless an
+//!    operator closed it (CLOSED in the catalog: `operator.rs`). Every pass first
 //!    has each server list the tables created elsewhere since it started
 //!    (`POST /admin/refresh`), so that a table whose creator died is known.
 //!
@@ -48,18 +49,18 @@ use crate::server_load::request;
 
 /// How long a server may take to split a dead server's WAL, or to open a
 /// region (replaying its recovered edits).
-const SLOW_CALL: Duration = Duration::from_secs(120);
+pub(crate) const SLOW_CALL: Duration = Duration::from_secs(120);
 
 /// A region as one server's status lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Listed {
-    table: String,
-    enabled: bool,
-    state: String,
+pub(crate) struct Listed {
+    pub(crate) table: String,
+    pub(crate) enabled: bool,
+    pub(crate) state: String,
 }
 
 /// The regions a status document lists, by id.
-fn regions(doc: &serde_json::Value) -> BTreeMap<String, Listed> {
+pub(crate) fn regions(doc: &serde_json::Value) -> BTreeMap<String, Listed> {
     let mut out = BTreeMap::new();
     for table in doc["tables"].as_array().into_iter().flatten() {
         let name = table["name"].as_str().unwrap_or_default().to_string();
@@ -250,7 +251,9 @@ fn reconcile(catalog: &mut Catalog, listing: &Listing, live: &[ServerInfo], comp
             // Kept on a dead server until its recovery reassigns it; kept
             // OPENING while its assign call may still arrive.
             let on_dead = catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
+            let closed = catalog.get(id).is_some_and(|l| l.state == crate::catalog::CLOSED);
             if !on_dead
+                && !closed
                 && !pending_open(catalog, id, is_live)
                 && let Err(e) = catalog.record(id, &listed.table, None, "OFFLINE")
             {
@@ -323,6 +326,7 @@ fn assign(
         l.enabled
             && !disabled.contains(&l.table)
             && !holders.contains_key(id)
+            && catalog.get(id).is_none_or(|c| c.state != crate::catalog::CLOSED)
             && !pending_open(catalog, id, is_live)
             && (complete || on_dead_server(id))
     };
@@ -460,7 +464,7 @@ fn assign(
 }
 
 /// `text` percent-encoded for a query string.
-fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
@@ -517,6 +521,28 @@ mod tests {
 
     fn doc(wal_owners: &[&str], regions: serde_json::Value) -> serde_json::Value {
         serde_json::json!({"server": {"wal_owners": wal_owners}, "tables": [{"name": "t", "enabled": true, "regions": regions}]})
+    }
+
+    #[test]
+    fn a_region_an_operator_closed_stays_closed_across_passes() {
+        let (http, seen, status) =
+            fake_server(|line| if line.contains("refresh") { "0 new tables".into() } else { "ok".into() });
+        let mut a = ServerInfo::new("127.0.0.1", 1, http, 1);
+        a.name = "a".into();
+        let regions = serde_json::json!([{"id": "01", "state": "OFFLINE"}, {"id": "02", "state": "OFFLINE"}]);
+        let docs: HashMap<String, serde_json::Value> = [("a".to_string(), doc(&["a"], regions))].into();
+        *status.lock().expect("status") = docs["a"].to_string();
+        let mut catalog = catalog();
+        catalog.record("01", "t", Some("a"), crate::catalog::CLOSED).expect("record");
+        catalog.record("02", "t", Some("a"), "OPEN").expect("record");
+        let mut memory = PassMemory::default();
+        for _ in 0..2 {
+            pass(std::slice::from_ref(&a), &docs, &mut memory, &mut catalog, &|_| Some(true), false);
+        }
+        let log = seen.lock().expect("log").clone();
+        assert!(log.iter().any(|l| l == "POST /admin/assign?region=02"), "the unheld region is assigned: {log:?}");
+        assert!(!log.iter().any(|l| l == "POST /admin/assign?region=01"), "the closed one is not: {log:?}");
+        assert_eq!(catalog.get("01").map(|l| l.state.as_str()), Some(crate::catalog::CLOSED), "kept CLOSED");
     }
 
     #[test]

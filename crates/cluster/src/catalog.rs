@@ -18,8 +18,16 @@
 //! read every serving server's status it reconciles: each region a server
 //! holds is recorded with that server and the state it reports; a region no
 //! server holds is OFFLINE unless the catalog puts it on a dead server (kept,
-//! for its recovery); a region no server lists any more (a dropped table, a
-//! split or merged parent) is removed.
+//! for its recovery) or an operator closed it (CLOSED: kept, and not
+//! assigned until an operator assigns it, as HBase's `unassign`); a region
+//! no server lists any more (a dropped table, a split or merged parent) is
+//! removed.
+//!
+//! The catalog is the one authority over where a region opens or closes:
+//! a region server in a cluster opens a region for an admin call only when
+//! the catalog records it OPENING on that server, and closes one only when
+//! it records it CLOSING or CLOSED there (`server/src/admin.rs`). Operators
+//! move regions through the master (`operator.rs`).
 //!
 //! Invariant the master relies on: a region the catalog puts on a server
 //! that has left the membership is on no live server. Servers open regions
@@ -46,6 +54,9 @@ use crate::zk::Zk;
 /// The znode (under the cluster root) whose children are the regions.
 pub const REGIONS: &str = "regions";
 
+/// The state of a region an operator closed (see the module doc).
+pub const CLOSED: &str = "CLOSED";
+
 /// Where the master put one region.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
@@ -53,7 +64,8 @@ pub struct Location {
     /// The server the region is on or going to; `None`: on none.
     pub server: Option<String>,
     /// OPENING, OPEN, CLOSING, SPLITTING, MERGING (as a server reports
-    /// them) or OFFLINE.
+    /// them), OFFLINE, or CLOSED (closed by an operator, `server` the one
+    /// it was closed on).
     pub state: String,
     /// When this was recorded (ms since the epoch).
     pub at_ms: u64,
@@ -91,8 +103,11 @@ impl CatalogStore for Zk {
 }
 
 /// Where the catalog puts one region, as any member reads it (a region
-/// server checks an assign call against it). `None`: no entry.
+/// server checks an assign call against it). `None`: no entry. Synced
+/// first, so that the master's write just before its call is seen even
+/// through another ZooKeeper server.
 pub fn location(zk: &Zk, region: &str) -> Result<Option<Location>> {
+    zk.ping()?;
     let Some(data) = zk.get(&format!("{REGIONS}/{region}"))? else { return Ok(None) };
     serde_json::from_slice(&data).map(Some).map_err(|e| ClusterError::Malformed {
         what: "catalog entry",

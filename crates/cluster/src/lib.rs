@@ -27,6 +27,7 @@ pub mod lease;
 pub mod local_zk;
 pub mod master;
 pub mod membership;
+pub mod operator;
 pub mod server_load;
 pub mod zk;
 

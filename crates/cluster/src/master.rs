@@ -12,12 +12,18 @@
 //! every region no live server holds is opened on the least loaded one,
 //! with the master's region map kept in ZooKeeper (`catalog.rs`).
 //!
+//! Operators move, close and open regions through the active master
+//! (`POST /admin/move|unassign|assign`, `operator.rs`), admitted by the
+//! binary's rules ([`Admit`]: the admin token or a client certificate).
+//!
 //! A master whose ZooKeeper session ends stops: it can no longer know it is
 //! the only active master (HBase's master aborts likewise). [`Master::wait`]
 //! then returns the reason.
 //!
-//! Thread safety: the master's work runs on one thread ("master"); the view
-//! is behind a mutex read by the HTTP thread and callers.
+//! Thread safety: the master's work runs on one thread ("master") and its
+//! assignment on the poller ("master-load"), which also runs operator
+//! calls, sent to it over a channel by the HTTP thread's admin threads; the
+//! view is behind a mutex read by the HTTP thread and callers.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,7 +52,26 @@ pub struct MasterConfig {
     /// The address the cluster is told for the page when it is not
     /// `http_addr`'s: a TLS front's, the page itself then being on loopback.
     pub advertised_http: Option<SocketAddr>,
+    /// Who may make operator calls (`None`: nobody; they are refused).
+    pub admit: Option<Admit>,
 }
+
+/// Whether an admin call from `peer` with the `Authorization` header
+/// `authorization` may run; else the status and why. The binary builds it
+/// from the admin token and the TLS front's verified clients.
+#[derive(Clone)]
+pub struct Admit(pub Arc<AdmitFn>);
+
+pub type AdmitFn = dyn Fn(Option<SocketAddr>, Option<&str>) -> std::result::Result<(), (u16, String)> + Send + Sync;
+
+impl std::fmt::Debug for Admit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admit(..)")
+    }
+}
+
+/// An operator call on its way to the poller, with where its answer goes.
+type Queued = (crate::operator::OperatorCall, std::sync::mpsc::Sender<crate::operator::Answer>);
 
 /// This master's role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -159,17 +184,23 @@ impl Master {
                 result
             })?
         };
+        let (calls_tx, calls) = std::sync::mpsc::channel::<Queued>();
         {
-            let (view, stop, period) = (view.clone(), stop.clone(), config.balancer_period);
+            let (view, stop, period, changed) = (view.clone(), stop.clone(), config.balancer_period, changed.clone());
             std::thread::Builder::new()
                 .name("master-load".into())
-                .spawn(move || poll_loads(&zk, &view, &stop, &changed, period))?;
+                .spawn(move || poll_loads(&zk, &view, &stop, &changed, period, &calls))?;
         }
         let http_thread = {
-            let (view, stop) = (view.clone(), stop.clone());
+            let (view, stop, admit) = (view.clone(), stop.clone(), config.admit.clone());
             std::thread::Builder::new().name("master-http".into()).spawn(move || {
                 while !stop.load(Ordering::Acquire) {
                     match http.recv_timeout(Duration::from_millis(100)) {
+                        Ok(Some(request))
+                            if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
+                        {
+                            operator_call(request, admit.as_ref(), &calls_tx, &changed);
+                        }
                         Ok(Some(request)) => respond(&view, request),
                         Ok(None) => {}
                         Err(e) => tracing::warn!(error = %e, "master HTTP receive failed"),
@@ -291,6 +322,7 @@ fn poll_loads(
     stop: &AtomicBool,
     changed: &AtomicBool,
     balancer_period: Option<Duration>,
+    calls: &std::sync::mpsc::Receiver<Queued>,
 ) {
     let mut tracker = LoadTracker::default();
     let mut memory = crate::assignment::PassMemory::default();
@@ -335,9 +367,23 @@ fn poll_loads(
                 let since = *balanced_at.get_or_insert_with(Instant::now);
                 let due = balancer_period.is_some_and(|p| since.elapsed() >= p);
                 let Some(catalog) = catalog.as_mut() else {
+                    refuse_calls(calls, "the active master has not read its catalog yet; try again");
                     continue_after_sleep(stop, changed);
                     continue;
                 };
+                // Operator calls run on statuses read just now, before the
+                // pass changes anything; the pass then reads them again.
+                let mut ran = false;
+                while let Ok((call, reply)) = calls.try_recv() {
+                    let answer = crate::operator::run(&call, &servers, &docs, catalog);
+                    record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
+                    let _ = reply.send(answer);
+                    ran = true;
+                }
+                if ran {
+                    view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
+                    continue;
+                }
                 let outcome = crate::assignment::pass(&servers, &docs, &mut memory, catalog, &registered, due);
                 view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
                 if outcome.balanced {
@@ -351,7 +397,10 @@ fn poll_loads(
                 }
             }
             Role::Stopped => return,
-            Role::Standby => balanced_at = None,
+            Role::Standby => {
+                balanced_at = None;
+                refuse_calls(calls, "this master is a standby; make the call on the active master");
+            }
         }
         continue_after_sleep(stop, changed);
     }
@@ -365,6 +414,69 @@ fn continue_after_sleep(stop: &AtomicBool, changed: &AtomicBool) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Answers every queued operator call with 503 and `why`.
+fn refuse_calls(calls: &std::sync::mpsc::Receiver<Queued>, why: &str) {
+    while let Ok((_, reply)) = calls.try_recv() {
+        let _ = reply.send(Err((503, why.to_string())));
+    }
+}
+
+/// How long an operator call may wait for its answer (a move closes and
+/// opens a region, each up to `assignment::SLOW_CALL`).
+const OPERATOR_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Admits an operator call, hands it to the poller and answers with its
+/// result, on a thread of its own (a move takes as long as a region's close
+/// and open; the page keeps answering meanwhile).
+fn operator_call(
+    request: tiny_http::Request,
+    admit: Option<&Admit>,
+    calls: &std::sync::mpsc::Sender<Queued>,
+    changed: &Arc<AtomicBool>,
+) {
+    let authorization =
+        request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
+    let admitted = match admit {
+        None => Err((403, "this master takes no operator calls (it was started without admission rules)".into())),
+        Some(Admit(admit)) => admit(request.remote_addr().copied(), authorization.as_deref()),
+    };
+    if let Err((code, why)) = admitted {
+        tracing::warn!(peer = ?request.remote_addr(), code, "operator call refused");
+        answer(request, code, why);
+        return;
+    }
+    let (path, query) = request.url().split_once('?').unwrap_or((request.url(), ""));
+    let call = match crate::operator::parse(&path["/admin/".len()..], query) {
+        Ok(call) => call,
+        Err((code, why)) => return answer(request, code, why),
+    };
+    let (calls, changed) = (calls.clone(), changed.clone());
+    let spawned = std::thread::Builder::new().name("master-operator".into()).spawn(move || {
+        let (tx, rx) = std::sync::mpsc::channel();
+        if calls.send((call, tx)).is_err() {
+            return answer(request, 503, "the master is stopping".into());
+        }
+        // Wakes the poller from its wait between passes.
+        changed.store(true, Ordering::Release);
+        match rx.recv_timeout(OPERATOR_CALL_TIMEOUT) {
+            Ok(Ok(text)) => answer(request, 200, text),
+            Ok(Err((code, why))) => answer(request, code, why),
+            Err(_) => answer(request, 504, "no answer from the master's poller in time".into()),
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "cannot start a thread for an operator call");
+    }
+}
+
+fn answer(request: tiny_http::Request, code: u16, text: String) {
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain"[..]).expect("valid header");
+    let response = tiny_http::Response::from_string(text + "\n").with_status_code(code).with_header(header);
+    if let Err(e) = request.respond(response) {
+        tracing::debug!(error = %e, "HTTP client went away");
     }
 }
 

@@ -30,6 +30,7 @@ fn master(url: &ZkUrl) -> Master {
         session_timeout: SESSION,
         balancer_period: None,
         advertised_http: None,
+        admit: None,
     })
     .expect("master starts")
 }

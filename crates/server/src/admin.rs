@@ -85,13 +85,17 @@ pub fn respond(
             }
             "unassign" => {
                 let region = text_param(query, "region")?;
+                if store.member_name().is_some() {
+                    intended_here(store, authority, &region, &["CLOSING", "CLOSED"])?;
+                }
                 store.close_region(&region).map_err(failed)?;
                 ok(format!("closed region {region}"))
             }
             "assign" => {
                 let region = text_param(query, "region")?;
                 if store.member_name().is_some() {
-                    held_elsewhere(store, router, authority, &region)?;
+                    intended_here(store, authority, &region, &["OPENING"])?;
+                    open_elsewhere(router, &region)?;
                 }
                 store.open_region(&region).map_err(failed)?;
                 ok(format!("opened region {region}"))
@@ -179,26 +183,42 @@ fn unreadable(e: String) -> Response {
     (format!("cannot read the cluster's state in ZooKeeper: {e}\n"), "text/plain", 503)
 }
 
-/// Refuses to open region `encoded` here while the master's catalog puts it
-/// on another live server, or another live server lists it OPEN: two
-/// servers writing one region's files lose each other's flushes.
-fn held_elsewhere(
+/// In a cluster a region opens or closes for an admin call only as the
+/// master's catalog says (the one authority, as HBase's AssignmentManager):
+/// it must record region `encoded` on this server in one of `states`
+/// (OPENING for an assign; CLOSING or CLOSED for an unassign), which the
+/// master writes before it calls. Operators move regions through the
+/// master (`POST /admin/move|assign|unassign` on its HTTP port).
+fn intended_here(
     store: &Store,
-    router: &crate::routing::Router,
     authority: Option<&dyn ClusterAuthority>,
     encoded: &str,
+    states: &[&str],
 ) -> Result<(), Response> {
     let authority = authority.ok_or_else(not_joined)?;
     let me = store.member_name().unwrap_or_default();
-    if let Some(server) = authority.catalog_server(encoded).map_err(unreadable)?
-        && server != me
-        && authority.is_member(&server).map_err(unreadable)?
+    let entry = authority.catalog_entry(encoded).map_err(unreadable)?;
+    if let Some(e) = &entry
+        && e.server.as_deref() == Some(me)
+        && states.contains(&e.state.as_str())
     {
-        return Err(conflict(format!(
-            "region {encoded} is assigned to live region server {server} in the master's catalog; \
-             regions move through the master"
-        )));
+        return Ok(());
     }
+    let recorded = match &entry {
+        None => "has no entry for it".to_string(),
+        Some(e) => format!("records it {} on {}", e.state, e.server.as_deref().unwrap_or("no server")),
+    };
+    Err(conflict(format!(
+        "region {encoded}: the master's catalog {recorded}, not {} on this server ({me}); regions move through \
+         the active master (POST /admin/move, /admin/assign or /admin/unassign on its HTTP port)",
+        states.join(" or ")
+    )))
+}
+
+/// Refuses to open region `encoded` here while another live server lists
+/// it OPEN (the catalog may lag a region a server opened on its own: a
+/// split's daughters, a created table).
+fn open_elsewhere(router: &crate::routing::Router, encoded: &str) -> Result<(), Response> {
     router.forget(encoded);
     if let Some(owner) = router.owner(encoded) {
         return Err(conflict(format!("region {encoded} is open on live region server {owner}")));

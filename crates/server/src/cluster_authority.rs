@@ -1,7 +1,8 @@
 //! What a cluster member asks ZooKeeper before it obeys an admin call that
 //! could lose data if it were wrong: whether a server named in a `recover`
-//! call is really dead, and where the master's catalog puts a region an
-//! `assign` call asks this server to open.
+//! call is really dead, and what the master's catalog records for a region
+//! an `assign` or `unassign` call names (the master records OPENING, or
+//! CLOSING/CLOSED, on this server before it calls; nothing else may).
 //!
 //! Why: `recover` fences and retires a server's WAL directory, and `assign`
 //! opens a region for writing. Done for a live server's WAL, or for a region
@@ -17,7 +18,16 @@
 pub trait ClusterAuthority: Send + Sync {
     /// Whether ZooKeeper lists region server `name` as a member now.
     fn is_member(&self, name: &str) -> Result<bool, String>;
-    /// The server the master's catalog puts region `encoded` on (`None`: no
-    /// entry, or on no server).
-    fn catalog_server(&self, encoded: &str) -> Result<Option<String>, String>;
+    /// What the master's catalog records for region `encoded` (`None`: no
+    /// entry).
+    fn catalog_entry(&self, encoded: &str) -> Result<Option<CatalogEntry>, String>;
+}
+
+/// A region's entry in the master's catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// The server it is on or going to.
+    pub server: Option<String>,
+    /// OPENING, OPEN, CLOSING, CLOSED, OFFLINE, ...
+    pub state: String,
 }

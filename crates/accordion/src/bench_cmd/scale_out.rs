@@ -196,6 +196,7 @@ fn one_size(preset: &Preset, args: &ScaleOutArgs, n: usize) -> anyhow::Result<Si
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: Some(Duration::from_millis(500)),
         advertised_http: None,
+        admit: None,
     })?;
     let settings = [
         format!("memory_budget={}", (preset.memstore_bytes as f64 / 0.4) as u64),

@@ -231,7 +231,8 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "assign",
         group: "tools",
-        usage: "Open a closed region again, by its encoded name. Example:
+        usage: "Open a closed region again, by its encoded name (in a cluster, through the active master, on \
+                the least loaded server). Example:
 
   accordion> assign '0000000000000002'",
     },
@@ -264,6 +265,16 @@ pub const COMMANDS: &[CommandHelp] = &[
   accordion> major_compact 't1'",
     },
     CommandHelp {
+        name: "move",
+        group: "tools",
+        usage: "In a cluster, move a region, by its encoded name, to the named server (host,port,startcode, as \
+                status lists them) or, without one, to the least loaded other server; through the active master. \
+                Examples:
+
+  accordion> move '0000010000000002'
+  accordion> move '0000010000000002', '127.0.0.1,4242,1764150000000'",
+    },
+    CommandHelp {
         name: "merge_region",
         group: "tools",
         usage: "Merge two adjacent regions, by their encoded names. Example:
@@ -282,7 +293,8 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "unassign",
         group: "tools",
-        usage: "Close a region, by its encoded name, until assign opens it again. Example:
+        usage: "Close a region, by its encoded name, until assign opens it again (in a cluster, through the \
+                active master). Example:
 
   accordion> unassign '0000000000000002'",
     },

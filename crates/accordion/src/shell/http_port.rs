@@ -55,6 +55,12 @@ impl HttpPort {
     /// `POST /admin/<call>`; returns its answer.
     pub fn admin(&mut self, call: &str, params: &[(&str, &[u8])]) -> anyhow::Result<String> {
         let addr = self.addr()?;
+        self.admin_at(&addr, call, params)
+    }
+
+    /// `POST /admin/<call>` to the HTTP port at `addr` (a cluster's active
+    /// master, say), with the same token.
+    pub fn admin_at(&self, addr: &str, call: &str, params: &[(&str, &[u8])]) -> anyhow::Result<String> {
         let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
         let url = format!("http://{addr}/admin/{call}?{}", query.join("&"));
         let mut post = ureq::post(&url);

@@ -169,6 +169,7 @@ impl<W: Write> Shell<W> {
             "split" => self.split(cmd),
             "unassign" | "close_region" => self.assignment(cmd, false),
             "assign" => self.assignment(cmd, true),
+            "move" => self.move_region(cmd),
             "merge_region" => self.merge_region(cmd),
             "list_regions" => self.list_regions(cmd),
             "status" => self.status(cmd),

@@ -1,7 +1,9 @@
 //! The tools commands (HBase's `tools` group) and `status`: compactions
 //! over Thrift; flush, split, merge, assign and unassign through the
-//! server's admin calls on its HTTP port (Thrift v1 has none of them);
-//! list_regions and status from its `/status` document.
+//! server's admin calls on its HTTP port (Thrift v1 has none of them) — in
+//! a cluster, assign, unassign and move through the active master's, the
+//! one authority over where regions open; list_regions and status from its
+//! `/status` document.
 
 use std::io::Write;
 
@@ -42,10 +44,41 @@ impl<W: Write> Shell<W> {
         Ok(())
     }
 
-    /// `unassign 'ENCODED'` (and `close_region`) and `assign 'ENCODED'`.
+    /// `unassign 'ENCODED'` (and `close_region`) and `assign 'ENCODED'`:
+    /// the server's own call, or in a cluster the active master's.
     pub(super) fn assignment(&mut self, cmd: &Command, open: bool) -> anyhow::Result<()> {
         let region = Args::parse(cmd, 1, &[])?.bytes(0, "encoded region name")?;
-        self.http.admin(if open { "assign" } else { "unassign" }, &[("region", &region)]).map(|_| ())
+        let call = if open { "assign" } else { "unassign" };
+        match self.active_master(call)? {
+            Some(master) => self.http.admin_at(&master, call, &[("region", &region)]),
+            None => self.http.admin(call, &[("region", &region)]),
+        }
+        .map(|_| ())
+    }
+
+    /// `move 'ENCODED'[, 'SERVER']`, through the active master.
+    pub(super) fn move_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let args = Args::parse(cmd, 2, &[])?;
+        let region = args.bytes(0, "encoded region name")?;
+        let server = args.opt_bytes(1, "server name")?.unwrap_or_default();
+        let master = self
+            .active_master("move")?
+            .ok_or_else(|| anyhow!("move: this server is not in a cluster (a standalone server holds every region)"))?;
+        let answer = self.http.admin_at(&master, "move", &[("region", &region), ("server", &server)])?;
+        write!(self.out, "{answer}")?;
+        Ok(())
+    }
+
+    /// In a cluster, the active master's HTTP address (`None`: standalone).
+    fn active_master(&mut self, call: &str) -> anyhow::Result<Option<String>> {
+        let status = self.http.status()?;
+        let cluster = &status["server"]["cluster"];
+        if cluster.is_null() {
+            return Ok(None);
+        }
+        let http = cluster["active_master"]["http"].as_str().filter(|h| !h.is_empty());
+        http.map(|h| Some(h.to_string()))
+            .ok_or_else(|| anyhow!("{call}: the cluster has no active master; regions move only through it"))
     }
 
     pub(super) fn merge_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
