@@ -186,6 +186,15 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
             tracing::warn!(call = admin, code, peer = ?request.remote_addr(), "admin call refused");
             (why + "\n", "text/plain", code)
         }
+        // A cluster member that cannot prove its membership changes
+        // nothing for anyone (as its Thrift calls are refused).
+        (tiny_http::Method::Post, admin)
+            if admin.starts_with("/admin/")
+                && let Some(why) = source.gate.refusal() =>
+        {
+            tracing::warn!(call = admin, reason = %why, "admin call refused: not serving");
+            (format!("refused: {why}\n"), "text/plain", 503)
+        }
         (tiny_http::Method::Post, admin) if admin.starts_with("/admin/") => crate::admin::respond(
             &source.store,
             &source.family_template,

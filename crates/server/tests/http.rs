@@ -130,3 +130,41 @@ fn open_scanners_pin_the_memstore_segments_a_flush_let_go_and_status_measures_it
     c.scanner_close(id).expect("close");
     assert_eq!(pinned(&server), (0, 0), "a closed scanner pins nothing");
 }
+
+/// A server whose gate refuses (a cluster member that lost its lease)
+/// refuses admin calls too, not only Thrift calls: nothing is flushed, and
+/// once the gate opens again the same call runs.
+#[test]
+fn admin_calls_are_refused_while_the_gate_refuses() {
+    let (_dir, server) = start();
+    let mut c = connect(&server.thrift_addr().to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"g".to_vec(), vec![cd]).expect("create");
+    let m = Mutation {
+        is_delete: Some(false),
+        column: Some(b"f:q".to_vec()),
+        value: Some(b"v".to_vec()),
+        write_to_w_a_l: Some(true),
+    };
+    c.mutate_row(b"g".to_vec(), b"r".to_vec(), vec![m], BTreeMap::new()).expect("put");
+    let flushes = || -> u64 {
+        let status: serde_json::Value = serde_json::from_str(&get(&server, "/status")).expect("JSON");
+        status["totals"]["disk_flushes"].as_u64().expect("disk_flushes")
+    };
+    let refusing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let check = refusing.clone();
+    server.gate().set(move || check.load(std::sync::atomic::Ordering::SeqCst).then(|| "lease expired".to_string()));
+    let flush = || {
+        let url = format!("http://{}/admin/flush?table=g", server.http_addr());
+        let mut answer = ureq::post(&url).config().http_status_as_error(false).build().send_empty().expect("POST");
+        (answer.status().as_u16(), answer.body_mut().read_to_string().unwrap_or_default())
+    };
+    let (code, body) = flush();
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("lease expired"), "{body}");
+    assert_eq!(flushes(), 0, "nothing flushed while refusing");
+    refusing.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (code, body) = flush();
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(flushes(), 1, "flushed once the gate opened");
+}

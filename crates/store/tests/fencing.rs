@@ -408,3 +408,50 @@ fn a_merge_started_after_the_lease_ran_out_commits_nothing() {
 fn a_merge_whose_lease_ran_out_at_its_commit_point_commits_nothing() {
     a_merge_after_the_lease_ran_out_commits_nothing(LeaseRunsOut::AtTheCommitPoint);
 }
+
+/// DDL commits too: a server whose lease ran out alters, enables and
+/// deletes nothing on the root — the table's descriptor (`.tabledesc`) and
+/// its directories stay as they were, and a new owner finds the table with
+/// every row.
+#[test]
+fn ddl_after_the_lease_ran_out_commits_nothing() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().to_path_buf();
+    let valid = Arc::new(AtomicBool::new(true));
+    let a = a_with_flushed_rows(&root, None, lease_fence(valid.clone()), &[]);
+    let descriptor = root.join("data/t/.tabledesc");
+    let read = || std::fs::read(&descriptor).expect("the table's descriptor");
+    let fenced = |what: &str, result: Result<(), StoreError>| match result {
+        Err(StoreError::Fenced(why)) => assert!(why.contains("lease expired"), "{what}: {why}"),
+        other => panic!("{what} after the lease ran out must be refused, got {other:?}"),
+    };
+
+    // In a cluster a table is altered disabled.
+    a.disable_table("t").expect("disable with the lease");
+    let disabled = read();
+    valid.store(false, Ordering::SeqCst);
+    let mut altered = a.describe_table("t").expect("describe");
+    altered.families.push(FamilyDescriptor::new("g"));
+    fenced("an alter", a.alter_table(altered));
+    assert_eq!(read(), disabled, "the refused alter rewrote the descriptor");
+    for region in a.table_regions("t").expect("regions") {
+        assert!(!root.join("data/t").join(region.dir_name()).join("g").exists(), "the refused alter made g");
+    }
+    fenced("an enable", a.enable_table("t"));
+    assert_eq!(read(), disabled, "the refused enable rewrote the descriptor");
+    fenced("a delete", a.delete_table("t"));
+    assert_eq!(read(), disabled, "the refused delete removed the table");
+    drop(a);
+
+    let b = member(&root, "host-b,16020,2", None, Some(Arc::new(AtomicBool::new(true))));
+    b.recover_server(A).expect("recover A's WAL");
+    assert!(!b.is_table_enabled("t").expect("t on the root"), "t is disabled, as A left it");
+    let families: Vec<String> = b.describe_table("t").expect("describe").families.into_iter().map(|f| f.name).collect();
+    assert_eq!(families, ["f"], "no family of the refused alter");
+    b.enable_table("t").expect("enable on B");
+    for r in b.all_regions() {
+        b.assign_region(&r.info().dir_name()).expect("assign on B");
+    }
+    assert_rows(&b, 300, "on the new owner");
+    b.close().expect("close B");
+}

@@ -136,6 +136,9 @@ impl Store {
         committed: &mut bool,
     ) -> Result<()> {
         drain(regions)?;
+        // Nothing of the alter reaches the root once this server may no
+        // longer own the table's regions (`StoreOptions::commit_fence`).
+        self.inner.ctx.may_commit()?;
         // A directory an earlier removal of a family of this name left
         // behind (a crash before its removal) must not come back as the new
         // family's data: it goes before the descriptor names the family.

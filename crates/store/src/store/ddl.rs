@@ -71,10 +71,11 @@ impl Store {
     pub(super) fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
         let table_dir = crate::names::child(&self.inner.data_dir(), &desc.name)?;
         self.inner.ctx.fs.create_dir_all(&table_dir)?;
-        self.inner
-            .ctx
-            .fs
-            .write_atomic(&table_dir.join(TABLE_DESC_NAME), &json(&TableFile { descriptor: desc.clone(), enabled })?)
+        // A descriptor is a commit like a manifest: fenced.
+        let bytes = json(&TableFile { descriptor: desc.clone(), enabled })?;
+        crate::fs::write_atomic_fenced(self.inner.ctx.fs.as_ref(), &table_dir.join(TABLE_DESC_NAME), &bytes, &|| {
+            self.inner.ctx.may_commit()
+        })
     }
 
     /// Creates a table, pre-split at `split_keys`.
@@ -235,6 +236,8 @@ impl Store {
         if t.is_enabled() {
             return Err(StoreError::TableEnabled(name.to_string()));
         }
+        // A server that may no longer own the table removes nothing.
+        self.inner.ctx.may_commit()?;
         // No split, merge, close or open of its regions runs meanwhile.
         let _changes = t.lock_changes();
         for r in t.regions() {
