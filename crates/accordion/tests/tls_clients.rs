@@ -5,6 +5,9 @@
 //! HTTP port, which speaks TLS too, reads `/health` without a client
 //! certificate, and its admin call is refused without the admin token or a
 //! client certificate and done with either; plain HTTP is not served.
+//! `accordion shell --tls-ca --tls-cert --tls-key` lists, flushes (an admin
+//! call its certificate authenticates) and reads the status over TLS;
+//! without a certificate it cannot connect.
 
 mod common;
 
@@ -77,4 +80,22 @@ fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin
     assert!(certified.contains("flushed py"), "a client certificate authenticates an admin call: {certified}");
     let plain = run(Command::new("curl").args(["-sS", &format!("http://127.0.0.1:{}/health", server.http.port())]));
     assert!(!plain.contains("\"status\":\"ok\""), "plain HTTP served on the TLS port: {plain}");
+
+    let thrift = format!("127.0.0.1:{port}");
+    let shell = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["shell", "--server", &thrift, "--tls-ca", &ca_file])
+            .args(extra)
+            .args(["-e", "list; flush 'py'; status"])
+            .output()
+            .expect("run the shell");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (ok, said) = shell(&["--tls-cert", &client_cert, "--tls-key", &client_key]);
+    assert!(ok && said.contains("py") && said.contains("1 active server"), "{said}");
+    let (ok, said) = shell(&[]);
+    assert!(!ok && said.contains("CertificateRequired"), "a shell without a certificate: {said}");
 }

@@ -25,6 +25,20 @@ impl PeerAccess {
     /// `method path` on the server whose HTTP port is `http` ("host:port"):
     /// the answer's body if its status is 200, else the status line and body.
     pub fn request(&self, http: &str, method: &str, path: &str, timeout: Duration) -> Result<String, String> {
+        let (code, status_line, body) = self.call(http, method, path, timeout)?;
+        if code != 200 {
+            return Err(format!("{http}: {status_line}: {}", body.trim()));
+        }
+        Ok(body)
+    }
+
+    /// `method path` on `http`: the answer's status code and body, whatever
+    /// the status (the shell shows a refusal's text as it is).
+    pub fn exchange(&self, http: &str, method: &str, path: &str, timeout: Duration) -> Result<(u16, String), String> {
+        self.call(http, method, path, timeout).map(|(code, _, body)| (code, body))
+    }
+
+    fn call(&self, http: &str, method: &str, path: &str, timeout: Duration) -> Result<(u16, String, String), String> {
         let auth = self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
         let head = format!("{method} {path} HTTP/1.0\r\nHost: {http}\r\n{auth}Content-Length: 0\r\n\r\n");
         let response = match &self.tls {
@@ -48,10 +62,13 @@ impl PeerAccess {
         .map_err(|e| format!("{http}: {e}"))?;
         let text = String::from_utf8_lossy(&response);
         let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{http}: malformed HTTP response"))?;
-        if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-            return Err(format!("{http}: {}: {}", head.lines().next().unwrap_or("no status line"), body.trim()));
-        }
-        Ok(body.to_string())
+        let status_line = head.lines().next().unwrap_or_default().to_string();
+        let code = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| format!("{http}: no HTTP status in {status_line:?}"))?;
+        Ok((code, status_line, body.to_string()))
     }
 }
 

@@ -125,13 +125,25 @@ pub fn peer_client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String>
 }
 
 /// A client configuration that trusts the CAs in `ca` and presents no
-/// certificate (the shell's and the bench's `--tls-ca`).
+/// certificate (the bench's `--server-tls-ca`).
 pub fn client_config(ca: &Path) -> Result<Arc<ClientConfig>, String> {
-    let config = ClientConfig::builder_with_provider(provider())
+    client_config_with(ca, None)
+}
+
+/// A client configuration that trusts the CAs in `ca` and presents the
+/// certificate and key `identity` if given (the shell's `--tls-ca`,
+/// `--tls-cert`, `--tls-key`).
+pub fn client_config_with(ca: &Path, identity: Option<(&Path, &Path)>) -> Result<Arc<ClientConfig>, String> {
+    let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
-        .with_root_certificates(roots(ca)?)
-        .with_no_client_auth();
+        .with_root_certificates(roots(ca)?);
+    let config = match identity {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => builder
+            .with_client_auth_cert(certs(cert)?, private_key(key)?)
+            .map_err(|e| format!("the certificate {} and key {}: {e}", cert.display(), key.display()))?,
+    };
     Ok(Arc::new(config))
 }
 

@@ -24,22 +24,29 @@ const DEFAULT_HTTP_PORT: u16 = 16030;
 /// for it (a firewalled port would otherwise hang the shell).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long an admin call may take (a split or an alter of a big table).
+const ADMIN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long reading a status may take once the port is known.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub struct HttpPort {
     /// The `--server` address ("host:port"), to derive from.
     thrift: String,
     /// Given with `--http`, or found.
     addr: Option<String>,
-    /// Sent with admin calls (`--admin-token-file`).
-    admin_token: Option<String>,
+    /// The admin token (`--admin-token-file`) and TLS (`--tls-ca`).
+    access: server::peer_http::PeerAccess,
 }
 
 impl HttpPort {
-    pub fn new(thrift: &str, http: Option<&str>) -> HttpPort {
-        HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string), admin_token: None }
+    pub fn new(thrift: &str, http: Option<&str>, tls: Option<std::sync::Arc<rustls::ClientConfig>>) -> HttpPort {
+        let access = server::peer_http::PeerAccess { token: None, tls };
+        HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string), access }
     }
 
     pub fn set_admin_token(&mut self, token: String) {
-        self.admin_token = Some(token);
+        self.access.token = Some(token);
     }
 
     /// The HTTP address: `--http`'s, or found from the Thrift address.
@@ -47,7 +54,7 @@ impl HttpPort {
         if let Some(a) = &self.addr {
             return Ok(a.clone());
         }
-        let found = find_from_thrift(&self.thrift)?;
+        let found = find_from_thrift(&self.access, &self.thrift)?;
         self.addr = Some(found.clone());
         Ok(found)
     }
@@ -62,16 +69,10 @@ impl HttpPort {
     /// master, say), with the same token.
     pub fn admin_at(&self, addr: &str, call: &str, params: &[(&str, &[u8])]) -> anyhow::Result<String> {
         let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={}", urlencode(v))).collect();
-        let url = format!("http://{addr}/admin/{call}?{}", query.join("&"));
-        let mut post = ureq::post(&url);
-        if let Some(token) = &self.admin_token {
-            post = post.header("Authorization", server::admin_auth::bearer(token));
-        }
-        match post.config().http_status_as_error(false).build().send_empty() {
-            Ok(mut response) => {
-                let body = response.body_mut().read_to_string().unwrap_or_default();
-                if response.status().is_success() { Ok(body) } else { bail!("{call}: {}", body.trim_end()) }
-            }
+        let path = format!("/admin/{call}?{}", query.join("&"));
+        match self.access.exchange(addr, "POST", &path, ADMIN_TIMEOUT) {
+            Ok((code, body)) if (200..300).contains(&code) => Ok(body),
+            Ok((_, body)) => bail!("{call}: {}", body.trim_end()),
             Err(e) => bail!("{call}: cannot reach the server's HTTP port {addr}: {e}"),
         }
     }
@@ -79,28 +80,23 @@ impl HttpPort {
     /// The server's `/status` document.
     pub fn status(&mut self) -> anyhow::Result<serde_json::Value> {
         let addr = self.addr()?;
-        get_status(&addr, None)
+        get_status(&self.access, &addr, STATUS_TIMEOUT)
     }
 
     /// Another server's `/status`, at its HTTP address (a cluster's
     /// members, listed in this server's status).
     pub fn status_of(&self, http: &str) -> anyhow::Result<serde_json::Value> {
-        get_status(http, Some(PROBE_TIMEOUT))
+        get_status(&self.access, http, PROBE_TIMEOUT)
     }
 }
 
-fn get_status(addr: &str, timeout: Option<Duration>) -> anyhow::Result<serde_json::Value> {
-    let url = format!("http://{addr}/status");
-    let body = ureq::get(&url)
-        .config()
-        .timeout_global(timeout)
-        .build()
-        .call()
-        .map_err(|e| anyhow!("cannot reach {url}: {e}"))?
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| anyhow!("reading {url}: {e}"))?;
-    serde_json::from_str(&body).with_context(|| format!("{url} did not answer with a status document"))
+fn get_status(
+    access: &server::peer_http::PeerAccess,
+    addr: &str,
+    timeout: Duration,
+) -> anyhow::Result<serde_json::Value> {
+    let body = access.request(addr, "GET", "/status", timeout).map_err(|e| anyhow!("cannot read the status: {e}"))?;
+    serde_json::from_str(&body).with_context(|| format!("{addr} did not answer with a status document"))
 }
 
 /// `host:port` split at its last colon (an IPv6 host keeps its brackets).
@@ -112,21 +108,21 @@ fn host_and_port(addr: &str) -> Option<(&str, u16)> {
 /// The HTTP address of the server whose Thrift address is `thrift`: the
 /// Thrift address itself if the server answers HTTP there, else the same
 /// host's default port, if the server there says it serves that Thrift port.
-fn find_from_thrift(thrift: &str) -> anyhow::Result<String> {
+fn find_from_thrift(access: &server::peer_http::PeerAccess, thrift: &str) -> anyhow::Result<String> {
     let (host, thrift_port) =
         host_and_port(thrift).ok_or_else(|| anyhow!("--server {thrift:?} is not HOST:PORT; pass --http HOST:PORT"))?;
     let serves_this = |status: &serde_json::Value| {
         let serves = status["server"]["thrift_addr"].as_str().unwrap_or_default().to_string();
         (host_and_port(&serves).is_some_and(|(_, port)| port == thrift_port), serves)
     };
-    let relayed = get_status(thrift, Some(PROBE_TIMEOUT));
+    let relayed = get_status(access, thrift, PROBE_TIMEOUT);
     if let Ok(status) = &relayed
         && serves_this(status).0
     {
         return Ok(thrift.to_string());
     }
     let candidate = format!("{host}:{DEFAULT_HTTP_PORT}");
-    let status = get_status(&candidate, Some(PROBE_TIMEOUT)).map_err(|e| {
+    let status = get_status(access, &candidate, PROBE_TIMEOUT).map_err(|e| {
         let why = relayed.err().map_or_else(|| "answers HTTP for another server".to_string(), |e| format!("{e}"));
         anyhow!(
             "cannot find the server's HTTP port: the Thrift port {thrift} does not answer HTTP ({why}), and \
@@ -168,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_given_address_is_used_as_is() {
-        let mut port = HttpPort::new("127.0.0.1:9", Some("example:1"));
+        let mut port = HttpPort::new("127.0.0.1:9", Some("example:1"), None);
         assert_eq!(port.addr().expect("given"), "example:1");
     }
 }

@@ -48,6 +48,17 @@ pub struct ShellArgs {
     /// alter, ...).
     #[arg(long)]
     pub admin_token_file: Option<PathBuf>,
+    /// Connect over TLS, trusting the server certificates these CAs
+    /// (PEM) signed: the server's tls_enabled.
+    #[arg(long)]
+    pub tls_ca: Option<PathBuf>,
+    /// With --tls-ca: present this client certificate (PEM), for a server
+    /// with tls_client_ca (mutual TLS; it also authenticates admin calls).
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Framed transport (default buffered).
     #[arg(long)]
     pub framed: bool,
@@ -87,9 +98,19 @@ fn session_of(args: &ShellArgs) -> anyhow::Result<bool> {
         }
         (None, None) => None,
     };
-    let client = connect(&args.server, args.framed, args.compact)
-        .map_err(|e| anyhow!("cannot connect to {}: {}", args.server, thrift_message(&e)))?;
-    let mut http = HttpPort::new(&args.server, args.http.as_deref());
+    let tls = match (&args.tls_ca, &args.tls_cert, &args.tls_key) {
+        (None, None, None) => None,
+        (Some(ca), cert, key) => {
+            Some(server::tls::client_config_with(ca, cert.as_deref().zip(key.as_deref())).map_err(anyhow::Error::msg)?)
+        }
+        (None, _, _) => anyhow::bail!("--tls-cert and --tls-key need --tls-ca (the CA of the server's certificate)"),
+    };
+    let client = match &tls {
+        None => connect(&args.server, args.framed, args.compact),
+        Some(config) => server::client::connect_tls_with(&args.server, config, args.framed, args.compact),
+    }
+    .map_err(|e| anyhow!("cannot connect to {}: {}", args.server, thrift_message(&e)))?;
+    let mut http = HttpPort::new(&args.server, args.http.as_deref(), tls);
     if let Some(path) = &args.admin_token_file {
         http.set_admin_token(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?);
     }
