@@ -10,7 +10,7 @@
 //! see ([`compactor`], [`visibility`]), in the background ([`executor`]).
 //! A disk flush takes the whole pipeline as a [`snapshot`].
 //!
-//! This crate does no I/O. See DESIGN.md §4.
+//! This crate does no I/O. See docs/DESIGN.md §4.
 
 pub mod cell;
 pub mod cell_array_index;

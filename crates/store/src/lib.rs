@@ -1,6 +1,6 @@
 //! # store — regions, WAL, store files, flush, reads, compaction, recovery
 //!
-//! The write and read path of DESIGN.md §2, §4.5–§4.6 and §5, usable as an
+//! The write and read path of docs/DESIGN.md §2, §4.5–§4.6 and §5, usable as an
 //! embedded library. All I/O goes through [`fs::FileSystem`].
 
 pub(crate) mod catalog;

@@ -1,5 +1,5 @@
 //! Store files (our HFile): the immutable, sorted files a store flushes
-//! its memstore into and compacts, DESIGN.md §5.
+//! its memstore into and compacts, docs/DESIGN.md §5.
 //!
 //! # File layout
 //!

@@ -1,4 +1,4 @@
-//! The write-ahead log (DESIGN.md §5): one per store instance, shared by all
+//! The write-ahead log (docs/DESIGN.md §5): one per store instance, shared by all
 //! its regions. Every region batch (the rows of a client batch that fall in
 //! one region, or a single row mutation) is appended as one checksummed
 //! record before it goes into the memstore; after a crash, replay

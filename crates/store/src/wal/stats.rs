@@ -1,4 +1,4 @@
-//! The WAL's counters (DESIGN.md §6: WAL files created / archived, bytes
+//! The WAL's counters (docs/DESIGN.md §6: WAL files created / archived, bytes
 //! written to the WAL) and the latency of its sync rounds.
 //!
 //! Thread safety: relaxed atomics; each counter is exact, a snapshot of all
