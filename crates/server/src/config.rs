@@ -10,7 +10,13 @@
 //!
 //! A TOML file names settings at its top level (our names, or HBase's), and
 //! may hold a `[properties]` table of HBase property names, applied after
-//! the top level; `--set` flags are applied last and win.
+//! the top level; `--set` flags are applied last and win. HBase's own
+//! `hbase-site.xml` is read too (`config_xml.rs`): its properties we have
+//! are applied; those we do not have are listed as ignored
+//! ([`ServerConfig::ignored`], logged at start) unless the name is one
+//! letter or two from one of ours, which is refused as a likely typo. Byte
+//! sizes take HBase's suffixes (`128m`, `1g`: [`size`]); an unknown name
+//! gets a "did you mean".
 //!
 //! ```toml
 //! data_dir = "./data"            # or: root = "hdfs://127.0.0.1:9000/accordion"
@@ -44,10 +50,15 @@ pub enum ConfigError {
     Toml { path: PathBuf, source: toml::de::Error },
     #[error("setting {name}: {reason}")]
     Setting { name: String, reason: String },
+    #[error("{path}: {reason}")]
+    Xml { path: PathBuf, reason: String },
 }
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
+    /// Properties of an `hbase-site.xml` that no setting of ours takes,
+    /// with why (logged when the server starts; not printed).
+    pub ignored: Vec<String>,
     pub data_dir: PathBuf,
     /// Where the store lives as a URI (`hdfs://host:port/path`,
     /// `file:///path`); when set it wins over `data_dir`, the local
@@ -100,6 +111,7 @@ impl Default for ServerConfig {
     /// setting names take the table's default, whatever they start as here.
     fn default() -> Self {
         let mut c = ServerConfig {
+            ignored: Vec::new(),
             data_dir: PathBuf::new(),
             root: None,
             log_level: None,
@@ -184,6 +196,24 @@ pub struct Setting {
 
 fn int(v: &str) -> Result<u64, String> {
     v.parse::<u64>().map_err(|e| format!("{v:?} is not a whole number: {e}"))
+}
+
+/// A byte size: a whole number, or one with HBase's binary suffixes
+/// (`k`, `m`, `g`, `t`, `p`, either case: `128m` is 134217728), as
+/// Hadoop's `Configuration.getLongBytes` reads them.
+pub fn size(v: &str) -> Result<u64, String> {
+    let v = v.trim();
+    let shift = match v.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => 10,
+        Some('m') => 20,
+        Some('g') => 30,
+        Some('t') => 40,
+        Some('p') => 50,
+        _ => return int(v),
+    };
+    let number = &v[..v.len() - 1];
+    let n = number.parse::<u64>().map_err(|e| format!("{v:?} is not a size (like 134217728 or 128m): {e}"))?;
+    n.checked_mul(1 << shift).ok_or_else(|| format!("{v:?} is too large"))
 }
 
 fn float(v: &str) -> Result<f64, String> {
@@ -405,7 +435,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.store.region_flush_size.to_string()),
         set: |c, v| {
-            c.store.region_flush_size = int(v)?.max(1);
+            c.store.region_flush_size = size(v)?.max(1);
             Ok(())
         },
     },
@@ -529,7 +559,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.store.memory_budget.to_string()),
         set: |c, v| {
-            c.store.memory_budget = int(v)?.max(1 << 20);
+            c.store.memory_budget = size(v)?.max(1 << 20);
             Ok(())
         },
     },
@@ -612,7 +642,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.store.wal.roll_size.to_string()),
         set: |c, v| {
-            c.store.wal.roll_size = int(v)?.max(4096);
+            c.store.wal.roll_size = size(v)?.max(4096);
             Ok(())
         },
     },
@@ -631,7 +661,7 @@ pub static SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "compaction_threads",
-        hbase: None,
+        hbase: Some("hbase.regionserver.thread.compaction.small"),
         default: Some("1"),
         kind: Kind::Integer,
         help: "Threads that run disk compactions.",
@@ -651,7 +681,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.store.max_cell_size.to_string()),
         set: |c, v| {
-            c.store.max_cell_size = int(v)?.max(1) as usize;
+            c.store.max_cell_size = size(v)?.max(1) as usize;
             Ok(())
         },
     },
@@ -664,7 +694,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.requests.max_row_bytes.to_string()),
         set: |c, v| {
-            c.requests.max_row_bytes = int(v)?.max(1) as usize;
+            c.requests.max_row_bytes = size(v)?.max(1) as usize;
             Ok(())
         },
     },
@@ -718,7 +748,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.requests.max_result_bytes.to_string()),
         set: |c, v| {
-            c.requests.max_result_bytes = int(v)?.max(1) as usize;
+            c.requests.max_result_bytes = size(v)?.max(1) as usize;
             Ok(())
         },
     },
@@ -839,6 +869,46 @@ pub fn setting(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name == name || s.hbase == Some(name))
 }
 
+/// Whether a configuration file is HBase's XML rather than TOML.
+fn is_xml(path: &std::path::Path, text: &str) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xml")) || text.trim_start().starts_with('<')
+}
+
+/// The name of ours or HBase's closest to `name` (a likely typo of it):
+/// at most two edits away, or three for names over twenty letters.
+fn nearest(name: &str) -> Option<&'static str> {
+    let names = SETTINGS.iter().flat_map(|s| std::iter::once(s.name).chain(s.hbase));
+    let names = names.chain(ALIASES.iter().map(|(alias, _)| *alias)).chain(ADDRESS_PARTS.iter().map(|(n, _)| *n));
+    let (best, distance) = names.map(|known| (known, strsim::levenshtein(name, known))).min_by_key(|(_, d)| *d)?;
+    let allowed = if name.len() > 20 { 3 } else { 2 };
+    (distance <= allowed && distance > 0).then_some(best)
+}
+
+/// HBase names the host and the port of an address apart; each of these
+/// sets its part of ours.
+type AddressPart = fn(&mut ServerConfig, &str) -> Result<(), String>;
+
+const ADDRESS_PARTS: &[(&str, AddressPart)] = &[
+    ("hbase.regionserver.thrift.port", |c, v| port(&mut c.thrift_addr, v)),
+    ("hbase.regionserver.thrift.ipaddress", |c, v| ip(&mut c.thrift_addr, v)),
+    ("hbase.regionserver.info.port", |c, v| port(&mut c.http_addr, v)),
+    ("hbase.regionserver.info.bindAddress", |c, v| ip(&mut c.http_addr, v)),
+];
+
+fn address_part(name: &str) -> Option<AddressPart> {
+    ADDRESS_PARTS.iter().find(|(n, _)| *n == name).map(|(_, set)| *set)
+}
+
+fn port(addr: &mut SocketAddr, v: &str) -> Result<(), String> {
+    addr.set_port(v.trim().parse().map_err(|e| format!("{v:?} is not a port: {e}"))?);
+    Ok(())
+}
+
+fn ip(addr: &mut SocketAddr, v: &str) -> Result<(), String> {
+    addr.set_ip(v.trim().parse().map_err(|e| format!("{v:?} is not an IP address: {e}"))?);
+    Ok(())
+}
+
 /// A TOML value as `--set` would give it.
 fn value_text(v: toml::Value) -> String {
     match v {
@@ -870,25 +940,10 @@ impl ServerConfig {
         if let Some(path) = file {
             let text =
                 std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-            let mut table: toml::Table =
-                toml::from_str(&text).map_err(|source| ConfigError::Toml { path: path.into(), source })?;
-            let properties = table.remove("properties");
-            for (name, value) in table {
-                c.set(&name, &value_text(value))?;
-            }
-            match properties {
-                None => {}
-                Some(toml::Value::Table(properties)) => {
-                    for (name, value) in properties {
-                        c.set(&name, &value_text(value))?;
-                    }
-                }
-                Some(_) => {
-                    return Err(ConfigError::Setting {
-                        name: "properties".into(),
-                        reason: "must be a table of HBase property names".into(),
-                    });
-                }
+            if is_xml(path, &text) {
+                c.apply_site_xml(path, &text)?;
+            } else {
+                c.apply_toml(path, &text)?;
             }
         }
         for s in sets {
@@ -900,12 +955,58 @@ impl ServerConfig {
         Ok(c)
     }
 
+    fn apply_toml(&mut self, path: &std::path::Path, text: &str) -> Result<(), ConfigError> {
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|source| ConfigError::Toml { path: path.into(), source })?;
+        let properties = table.remove("properties");
+        for (name, value) in table {
+            self.set(&name, &value_text(value))?;
+        }
+        match properties {
+            None => Ok(()),
+            Some(toml::Value::Table(properties)) => {
+                for (name, value) in properties {
+                    self.set(&name, &value_text(value))?;
+                }
+                Ok(())
+            }
+            Some(_) => Err(ConfigError::Setting {
+                name: "properties".into(),
+                reason: "must be a table of HBase property names".into(),
+            }),
+        }
+    }
+
+    /// An `hbase-site.xml`: the properties we have are applied; the others
+    /// are kept in [`Self::ignored`], unless close enough to one of ours to
+    /// be a typo.
+    fn apply_site_xml(&mut self, path: &std::path::Path, text: &str) -> Result<(), ConfigError> {
+        let properties =
+            crate::config_xml::properties(text).map_err(|reason| ConfigError::Xml { path: path.into(), reason })?;
+        for (name, value) in properties {
+            if setting(&name).is_some() || address_part(&name).is_some() {
+                self.set(&name, &value)?;
+            } else if let Some(near) = nearest(&name) {
+                return Err(ConfigError::Setting {
+                    name,
+                    reason: format!("unknown setting; did you mean {near}? ({})", path.display()),
+                });
+            } else {
+                self.ignored.push(format!("{name} (no such setting in Accordion)"));
+            }
+        }
+        Ok(())
+    }
+
     /// Applies one setting by our name or HBase's property name.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), ConfigError> {
         let bad = |reason: String| ConfigError::Setting { name: name.to_string(), reason };
+        if let Some(part) = address_part(name) {
+            return part(self, value).map_err(bad);
+        }
         let Some(s) = setting(name) else {
-            let known: Vec<&str> = SETTINGS.iter().flat_map(|s| std::iter::once(s.name).chain(s.hbase)).collect();
-            return Err(bad(format!("unknown setting; known: {}", known.join(", "))));
+            let hint = nearest(name).map_or_else(String::new, |near| format!("; did you mean {near}?"));
+            return Err(bad(format!("unknown setting{hint} (`accordion server --print-config` lists every setting)")));
         };
         (s.set)(self, value).map_err(bad)
     }
@@ -921,7 +1022,8 @@ impl ServerConfig {
             "Accordion KV server configuration (accordion server --config FILE), as accordion server \
              --print-config prints it: the effective settings, after the file and --set. Each setting \
              says what it means, its HBase property name where HBase has the setting (a [properties] \
-             table of HBase names, and --set NAME=VALUE, take that name too), and its default.",
+             table of HBase names, and --set NAME=VALUE, take that name too), and its default. Byte sizes \
+             take HBase's suffixes (128m, 1g). --config also reads HBase's hbase-site.xml.",
         );
         for s in SETTINGS {
             out.push('\n');

@@ -25,6 +25,7 @@ pub mod client;
 pub mod cluster_authority;
 pub mod cluster_scan;
 pub mod config;
+pub mod config_xml;
 pub mod connection;
 pub mod convert;
 pub mod errors;

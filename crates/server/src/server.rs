@@ -59,6 +59,9 @@ impl Server {
             None => None,
         };
         let tls = tls_files(&config)?;
+        for ignored in &config.ignored {
+            tracing::warn!(property = %ignored, "ignored a property of the configuration file");
+        }
         let where_ = config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string());
         let store = match &config.root {
             Some(root) => store::fs::resolve_root(root)
