@@ -44,8 +44,9 @@ pub struct MasterArgs {
     /// The private key of --tls-cert (PEM).
     #[arg(long)]
     pub tls_key: Option<std::path::PathBuf>,
-    /// The cluster's CA (the region servers' tls_client_ca): the servers'
-    /// certificates are checked against it.
+    /// The cluster's CA (the region servers' tls_admin_ca): the servers'
+    /// certificates are checked against it, and operators' certificates of
+    /// it authenticate their calls.
     #[arg(long)]
     pub tls_ca: Option<std::path::PathBuf>,
 }
@@ -54,9 +55,12 @@ pub struct MasterArgs {
 fn tls_files(args: &MasterArgs) -> anyhow::Result<Option<server::tls::TlsFiles>> {
     match (&args.tls_cert, &args.tls_key, &args.tls_ca) {
         (None, None, None) => Ok(None),
-        (Some(cert), Some(key), Some(ca)) => {
-            Ok(Some(server::tls::TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: Some(ca.clone()) }))
-        }
+        (Some(cert), Some(key), Some(ca)) => Ok(Some(server::tls::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: None,
+            admin_ca: Some(ca.clone()),
+        })),
         _ => anyhow::bail!("a master serving TLS needs --tls-cert, --tls-key and --tls-ca (the cluster's CA)"),
     }
 }
@@ -76,7 +80,9 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
     // region server's admin calls are: the token, or a verified client
     // certificate on the TLS front, or — with neither configured — only
     // while the page listens on loopback.
-    let verified = Arc::new(server::tls_relay::VerifiedPeers::default());
+    let verified = Arc::new(server::tls_relay::VerifiedPeers::new(
+        server::tls::AdminVerifier::new(tls.as_ref()).map_err(anyhow::Error::msg)?,
+    ));
     let admission = server::admin_auth::AdminAuth::new(token.clone(), &[http_addr]);
     let admit = {
         let verified = verified.clone();

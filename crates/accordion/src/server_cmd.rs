@@ -41,6 +41,11 @@ pub struct ServerArgs {
     /// these CAs (PEM): mutual TLS.
     #[arg(long)]
     pub tls_client_ca: Option<PathBuf>,
+    /// With --tls-cert: client certificates these CAs (PEM) signed
+    /// authenticate admin calls (operators'; in a cluster, the cluster's
+    /// CA, which the servers and the master present to each other).
+    #[arg(long)]
+    pub tls_admin_ca: Option<PathBuf>,
     /// Join a cluster: zk://HOST:PORT[,HOST:PORT]/ROOT. The server registers
     /// with ZooKeeper, shares its root with the cluster's other servers and
     /// serves the regions the master assigns it, only while its membership
@@ -213,9 +218,12 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
     if let Some(a) = &args.http_addr {
         sets.push(format!("http_addr={a}"));
     }
-    for (name, path) in
-        [("tls_cert", &args.tls_cert), ("tls_key", &args.tls_key), ("tls_client_ca", &args.tls_client_ca)]
-    {
+    for (name, path) in [
+        ("tls_cert", &args.tls_cert),
+        ("tls_key", &args.tls_key),
+        ("tls_client_ca", &args.tls_client_ca),
+        ("tls_admin_ca", &args.tls_admin_ca),
+    ] {
         if let Some(p) = path {
             sets.push(format!("{name}={}", p.display()));
         }

@@ -14,7 +14,9 @@
 //! - nothing is served in plain text or to another CA's certificate: plain
 //!   Thrift, plain HTTP (servers and master), a Thrift client without a
 //!   certificate or with a rogue one, and an HTTPS admin call without a
-//!   certificate or token are all refused.
+//!   certificate or token, or with an application's certificate (the
+//!   servers' `tls_client_ca`, which reads and writes data), are all
+//!   refused; an operator's certificate of the cluster CA is admitted.
 
 mod common;
 
@@ -43,11 +45,12 @@ fn files(dir: &Path, ca: &(Certificate, KeyPair), name: &str) -> TlsFiles {
     let files = TlsFiles {
         cert: dir.join(format!("{name}.pem")),
         key: dir.join(format!("{name}.key")),
-        client_ca: Some(dir.join(format!("{name}-ca.pem"))),
+        client_ca: None,
+        admin_ca: Some(dir.join(format!("{name}-ca.pem"))),
     };
     std::fs::write(&files.cert, cert).expect("write");
     std::fs::write(&files.key, key).expect("write");
-    std::fs::write(files.client_ca.as_ref().expect("ca"), ca.0.pem()).expect("write");
+    std::fs::write(files.admin_ca.as_ref().expect("ca"), ca.0.pem()).expect("write");
     files
 }
 
@@ -105,7 +108,9 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
     let root = tempfile::tempdir().expect("shared root");
     let certs = dir.path().join("certs");
     std::fs::create_dir(&certs).expect("mkdir");
-    let (cluster_ca, rogue_ca) = (ca("cluster CA"), ca("rogue CA"));
+    let (cluster_ca, rogue_ca, apps_ca) = (ca("cluster CA"), ca("rogue CA"), ca("applications CA"));
+    // Applications' certificates: data calls, no admin calls.
+    let apps = files(&certs, &apps_ca, "application");
     let token = certs.join("admin.token");
     std::fs::write(&token, "cluster-tls-admin-token-0123\n").expect("write");
     let start = |name: &str| {
@@ -119,8 +124,10 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
             arg(&tls.cert),
             "--tls-key".into(),
             arg(&tls.key),
+            "--tls-admin-ca".into(),
+            arg(tls.admin_ca.as_ref().expect("ca")),
             "--tls-client-ca".into(),
-            arg(tls.client_ca.as_ref().expect("ca")),
+            arg(apps.admin_ca.as_ref().expect("the applications' CA")),
         ];
         let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
         // The servers need the admin token; the master is not given it.
@@ -135,14 +142,18 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
         "--tls-key".into(),
         arg(&master_tls.key),
         "--tls-ca".into(),
-        arg(master_tls.client_ca.as_ref().expect("ca")),
+        arg(master_tls.admin_ca.as_ref().expect("ca")),
         "--balancer-period-ms".into(),
         "0".into(),
     ];
     let master = MasterProcess::launch(&url, SESSION_MS, &tls_flags.iter().map(String::as_str).collect::<Vec<_>>());
     let operator = files(&certs, &cluster_ca, "operator");
-    let trusted = server::tls::peer_client_config(&operator).expect("client config");
-    let access = PeerAccess { token: None, tls: Some(trusted.clone()) };
+    let cluster_ca_file = operator.admin_ca.clone().expect("ca");
+    let access = PeerAccess { token: None, tls: Some(server::tls::peer_client_config(&operator).expect("config")) };
+    // An application trusts the servers' certificates (the cluster CA's)
+    // and presents its own.
+    let trusted =
+        server::tls::client_config_with(&cluster_ca_file, Some((&apps.cert, &apps.key))).expect("client config");
 
     // The master reads both servers over TLS.
     wait_for("the master lists both servers", Duration::from_secs(30), || {
@@ -183,7 +194,7 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
     }
     let rogue = server::tls::peer_client_config(&files(&certs, &rogue_ca, "rogue")).expect("rogue config");
     assert_eq!(rows_read(a.thrift, &rogue), 0, "a rogue CA's certificate served");
-    let no_cert = server::tls::client_config(operator.client_ca.as_ref().expect("ca")).expect("config");
+    let no_cert = server::tls::client_config(&cluster_ca_file).expect("config");
     assert!(
         server::client::connect_tls_with(&a.thrift.to_string(), &no_cert, false, false)
             .and_then(|mut c| c.get_table_names())
@@ -192,6 +203,9 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
     let anonymous = PeerAccess { token: None, tls: Some(no_cert) };
     let refused = anonymous.request(&a.http.to_string(), "POST", "/admin/flush?table=t", Duration::from_secs(5));
     assert!(refused.as_ref().is_err_and(|e| e.contains("401")), "{refused:?}");
+    let application = PeerAccess { token: None, tls: Some(trusted.clone()) };
+    let refused = application.request(&a.http.to_string(), "POST", "/admin/flush?table=t", Duration::from_secs(5));
+    assert!(refused.as_ref().is_err_and(|e| e.contains("401")), "an application's certificate: {refused:?}");
     assert!(access.request(&a.http.to_string(), "POST", "/admin/flush?table=t", Duration::from_secs(30)).is_ok());
 
     // a dies; the master, which has no token, recovers a's WAL and assigns

@@ -3,11 +3,12 @@
 //! with happybase) with a client certificate is served — it creates a
 //! table, writes and reads back — and without one is refused; `curl` on the
 //! HTTP port, which speaks TLS too, reads `/health` without a client
-//! certificate, and its admin call is refused without the admin token or a
-//! client certificate and done with either; plain HTTP is not served.
-//! `accordion shell --tls-ca --tls-cert --tls-key` lists, flushes (an admin
-//! call its certificate authenticates) and reads the status over TLS;
-//! without a certificate it cannot connect.
+//! certificate, and its admin call is refused without the admin token or an
+//! admin CA's certificate (an application's is not enough) and done with
+//! either; plain HTTP is not served. `accordion shell --tls-ca --tls-cert
+//! --tls-key` with an operator's certificate lists, flushes (an admin call
+//! its certificate authenticates) and reads the status over TLS; without a
+//! certificate it cannot connect.
 
 mod common;
 
@@ -40,7 +41,9 @@ fn run(cmd: &mut Command) -> String {
 fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin_token() {
     let dir = tempfile::tempdir().expect("tempdir");
     let files = dir.path();
-    let (server_ca, client_ca) = (ca("server CA"), ca("client CA"));
+    let (server_ca, client_ca, admin_ca) = (ca("server CA"), ca("client CA"), ca("admin CA"));
+    let (admin_cert, admin_key) = leaf(&admin_ca, &["an operator"]);
+    let (admin_cert, admin_key) = (write(files, "admin.pem", &admin_cert), write(files, "admin.key", &admin_key));
     let (cert, key) = leaf(&server_ca, &["localhost", "127.0.0.1"]);
     let (client_cert, client_key) = leaf(&client_ca, &["a client"]);
     let ca_file = write(files, "ca.pem", &server_ca.0.pem());
@@ -53,6 +56,8 @@ fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin
         write(files, "server.key", &key),
         "--tls-client-ca".into(),
         write(files, "clients.pem", &client_ca.0.pem()),
+        "--tls-admin-ca".into(),
+        write(files, "admins.pem", &admin_ca.0.pem()),
     ];
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let data = files.join("data");
@@ -76,8 +81,13 @@ fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin
     let bearer = "Authorization: Bearer curl-test-admin-token-0123";
     let with = curl(&["-XPOST", "-H", bearer, &flush]);
     assert!(with.contains("flushed py"), "{with}");
-    let certified = curl(&["-XPOST", "--cert", &client_cert, "--key", &client_key, &flush]);
-    assert!(certified.contains("flushed py"), "a client certificate authenticates an admin call: {certified}");
+    let application = curl(&["-XPOST", "--cert", &client_cert, "--key", &client_key, &flush]);
+    assert!(
+        application.contains("Authorization: Bearer"),
+        "an application's certificate made an admin call: {application}"
+    );
+    let certified = curl(&["-XPOST", "--cert", &admin_cert, "--key", &admin_key, &flush]);
+    assert!(certified.contains("flushed py"), "an admin CA's certificate authenticates an admin call: {certified}");
     let plain = run(Command::new("curl").args(["-sS", &format!("http://127.0.0.1:{}/health", server.http.port())]));
     assert!(!plain.contains("\"status\":\"ok\""), "plain HTTP served on the TLS port: {plain}");
 
@@ -94,7 +104,7 @@ fn python_over_tls_with_and_without_a_client_certificate_and_curl_with_the_admin
             String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
         )
     };
-    let (ok, said) = shell(&["--tls-cert", &client_cert, "--tls-key", &client_key]);
+    let (ok, said) = shell(&["--tls-cert", &admin_cert, "--tls-key", &admin_key]);
     assert!(ok && said.contains("py") && said.contains("1 active server"), "{said}");
     let (ok, said) = shell(&[]);
     assert!(!ok && said.contains("CertificateRequired"), "a shell without a certificate: {said}");

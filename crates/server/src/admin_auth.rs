@@ -3,8 +3,9 @@
 //! calls against ACLs; ours takes a bearer token from a file.
 //!
 //! The rules:
-//! - a client that presented a certificate chaining to `tls_client_ca`
-//!   (mTLS, on the HTTPS port or the Thrift port's relay) is admitted;
+//! - a client that presented a certificate chaining to `tls_admin_ca` (on
+//!   the HTTPS port or the Thrift port's relay) is admitted; an
+//!   application's certificate (`tls_client_ca`) is not;
 //! - with a token (`admin_token_file`), every admin call must carry
 //!   `Authorization: Bearer <token>`, however it arrives (the HTTP port, or
 //!   the Thrift port's HTTP relay, which forwards the header unchanged);

@@ -77,6 +77,8 @@ pub struct ServerConfig {
     pub tls_key: Option<PathBuf>,
     /// With it, Thrift clients must present a certificate it signed.
     pub tls_client_ca: Option<PathBuf>,
+    /// CA whose client certificates authenticate admin calls (`tls.rs`).
+    pub tls_admin_ca: Option<PathBuf>,
     pub store: StoreOptions,
     /// New families' settings (memstore policy, A, S) for createTable.
     pub family_template: FamilyDescriptor,
@@ -122,6 +124,7 @@ impl Default for ServerConfig {
             tls_cert: None,
             tls_key: None,
             tls_client_ca: None,
+            tls_admin_ca: None,
             store: StoreOptions::default(),
             family_template: FamilyDescriptor::new("template"),
             connection: ConnectionLimits {
@@ -331,7 +334,7 @@ pub static SETTINGS: &[Setting] = &[
         kind: Kind::Text,
         help: "Serve the Thrift and HTTP ports over TLS, with tls_cert and tls_key (--tls-cert and --tls-key turn it \
                on). In a cluster, every member and the master serve TLS with certificates of the cluster's CA \
-               (tls_client_ca), which they present to each other.",
+               (tls_admin_ca), which they present to each other.",
         example: "",
         get: |c| Some(c.tls_enabled.to_string()),
         set: |c, v| {
@@ -374,14 +377,29 @@ pub static SETTINGS: &[Setting] = &[
         hbase: None,
         default: None,
         kind: Kind::Text,
-        help: "CA certificates (PEM) that clients' certificates must chain to: with it, a Thrift client without a \
-               valid certificate is refused (mutual TLS), and on the HTTP port a valid one authenticates admin \
-               calls as the admin token does. In a cluster, the cluster's CA: members check each other's \
-               certificates against it.",
+        help: "CA certificates (PEM) that applications' certificates chain to: with it, a Thrift client without \
+               a valid certificate (of it or of tls_admin_ca) is refused (mutual TLS). Such a certificate makes \
+               no admin call: see tls_admin_ca.",
         example: "/etc/accordion/clients-ca.pem",
         get: |c| c.tls_client_ca.as_ref().map(|p| p.display().to_string()),
         set: |c, v| {
             c.tls_client_ca = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Setting {
+        name: "tls_admin_ca",
+        hbase: None,
+        default: None,
+        kind: Kind::Text,
+        help: "CA certificates (PEM) whose client certificates authenticate admin calls, as the admin token \
+               does: operators', and in a cluster the cluster's CA, with which the servers and the master \
+               authenticate each other (required for a member serving TLS). Certificates of tls_client_ca \
+               alone read and write data but make no admin call.",
+        example: "/etc/accordion/admin-ca.pem",
+        get: |c| c.tls_admin_ca.as_ref().map(|p| p.display().to_string()),
+        set: |c, v| {
+            c.tls_admin_ca = Some(PathBuf::from(v));
             Ok(())
         },
     },

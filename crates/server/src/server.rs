@@ -116,7 +116,9 @@ impl Server {
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         // Set once the HTTP port is bound (see `relay_target`).
         let http_relay = Arc::new(OnceLock::new());
-        let verified = Arc::new(crate::tls_relay::VerifiedPeers::default());
+        let verified = Arc::new(crate::tls_relay::VerifiedPeers::new(
+            crate::tls::AdminVerifier::new(tls.as_ref()).map_err(ServerError::Tls)?,
+        ));
         let security = crate::thrift_server::Security {
             tls: tls.as_ref().map(crate::tls::thrift_config).transpose().map_err(ServerError::Tls)?,
             http_relay: http_relay.clone(),
@@ -320,15 +322,21 @@ fn relay_target(thrift: SocketAddr, http: SocketAddr) -> Option<SocketAddr> {
 }
 
 /// The TLS files when `tls_enabled`, checked: both a certificate and a key,
-/// and for a cluster member the cluster's CA (`tls_client_ca`), by which
+/// and for a cluster member the cluster's CA (`tls_admin_ca`), by which
 /// members and the master authenticate each other.
 fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, ServerError> {
     if !config.tls_enabled {
-        if config.tls_cert.is_some() || config.tls_key.is_some() || config.tls_client_ca.is_some() {
+        if config.tls_cert.is_some()
+            || config.tls_key.is_some()
+            || config.tls_client_ca.is_some()
+            || config.tls_admin_ca.is_some()
+        {
             // Serving plain Thrift to clients that were meant to use TLS
             // would be a silent downgrade.
             return Err(ServerError::Tls(
-                "tls_cert, tls_key or tls_client_ca is set but tls_enabled (hbase.thrift.ssl.enabled) is false".into(),
+                "tls_cert, tls_key, tls_client_ca or tls_admin_ca is set but tls_enabled (hbase.thrift.ssl.enabled) \
+                 is false"
+                    .into(),
             ));
         }
         return Ok(None);
@@ -336,14 +344,19 @@ fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, Serv
     let (Some(cert), Some(key)) = (&config.tls_cert, &config.tls_key) else {
         return Err(ServerError::Tls("tls_enabled (hbase.thrift.ssl.enabled) needs tls_cert and tls_key".into()));
     };
-    if config.store.member.is_some() && config.tls_client_ca.is_none() {
+    if config.store.member.is_some() && config.tls_admin_ca.is_none() {
         return Err(ServerError::Tls(
-            "a cluster member serving TLS needs tls_client_ca (the cluster's CA): the servers and the master \
+            "a cluster member serving TLS needs tls_admin_ca (the cluster's CA): the servers and the master \
              present certificates it signed to each other"
                 .into(),
         ));
     }
-    Ok(Some(crate::tls::TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: config.tls_client_ca.clone() }))
+    Ok(Some(crate::tls::TlsFiles {
+        cert: cert.clone(),
+        key: key.clone(),
+        client_ca: config.tls_client_ca.clone(),
+        admin_ca: config.tls_admin_ca.clone(),
+    }))
 }
 
 #[cfg(test)]

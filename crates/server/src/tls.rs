@@ -1,15 +1,20 @@
 //! TLS (rustls) for both ports and for the calls cluster members make to
 //! each other.
 //!
-//! - The Thrift port speaks TLS itself; with a client CA every client must
-//!   present a certificate that chains to it (mTLS).
-//! - The HTTP port is served through a relay (`https.rs`, `tls_relay.rs`);
-//!   with a client CA a certificate is asked for but not required, so that
-//!   read-only pages stay open, and a valid one authenticates admin calls.
-//! - In a cluster the client CA is the cluster's CA: every server and the
-//!   master present their own certificate to each other as clients, and
-//!   check each other's server certificate against the same CA
-//!   ([`peer_client_config`]).
+//! Two kinds of client certificate, from two CAs:
+//! - `tls_client_ca`: the applications'. With it the Thrift port requires a
+//!   certificate of it or of the admin CA from every client (mTLS). Such a
+//!   certificate reads and writes data; it does not authenticate admin
+//!   calls (an application's key should not be able to delete a table).
+//! - `tls_admin_ca`: the operators' and, in a cluster, the cluster's own —
+//!   every server and the master present a certificate of it to each other
+//!   and check each other's server certificates against it
+//!   ([`peer_client_config`]). A certificate of it authenticates admin calls
+//!   ([`AdminVerifier`]) as the admin token does.
+//!
+//! The Thrift port speaks TLS itself; the HTTP port is served through a
+//! relay (`https.rs`, `tls_relay.rs`) that asks for a certificate of either
+//! CA but does not require one, so that read-only pages stay open.
 //!
 //! Why rustls: a memory-safe TLS stack with no system OpenSSL to match;
 //! certificates and keys are PEM files (HBase's gateway takes a Java
@@ -43,9 +48,12 @@ pub struct TlsFiles {
     pub cert: PathBuf,
     /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
     pub key: PathBuf,
-    /// CA certificates (PEM) that client certificates must chain to; with
-    /// it, a Thrift client without a valid certificate is refused.
+    /// CA certificates (PEM) that applications' client certificates chain
+    /// to; with it, a Thrift client without a valid certificate is refused.
     pub client_ca: Option<PathBuf>,
+    /// CA certificates (PEM) whose client certificates authenticate admin
+    /// calls: operators', and in a cluster the cluster's CA.
+    pub admin_ca: Option<PathBuf>,
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -74,14 +82,15 @@ fn roots(ca: &Path) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
-/// The Thrift port's TLS configuration: a client certificate is required
-/// when a client CA is given.
+/// The Thrift port's TLS configuration: a client certificate (of either
+/// CA) is required when a client CA is given; with only an admin CA, one
+/// is accepted but not required.
 pub fn thrift_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
-    server_config(files, true)
+    server_config(files, files.client_ca.is_some())
 }
 
-/// The HTTP port's: a client certificate is asked for when a client CA is
-/// given, and checked if sent, but not required (see the module doc).
+/// The HTTP port's: a client certificate of either CA is asked for and
+/// checked if sent, but not required (see the module doc).
 pub fn http_config(files: &TlsFiles) -> Result<Arc<ServerConfig>, String> {
     server_config(files, false)
 }
@@ -92,13 +101,16 @@ fn server_config(files: &TlsFiles, require_client_cert: bool) -> Result<Arc<Serv
     let builder = ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?;
-    let builder = match &files.client_ca {
-        None => builder.with_no_client_auth(),
-        Some(ca) => {
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider());
-            let verifier = if require_client_cert { verifier } else { verifier.allow_unauthenticated() };
-            builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("client CA {}: {e}", ca.display()))?)
-        }
+    let mut trusted = RootCertStore::empty();
+    for ca in files.client_ca.iter().chain(&files.admin_ca) {
+        trusted.roots.extend(roots(ca)?.roots);
+    }
+    let builder = if trusted.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(trusted), provider());
+        let verifier = if require_client_cert { verifier } else { verifier.allow_unauthenticated() };
+        builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("client CAs: {e}"))?)
     };
     let config = builder
         .with_single_cert(chain, key)
@@ -106,12 +118,50 @@ fn server_config(files: &TlsFiles, require_client_cert: bool) -> Result<Arc<Serv
     Ok(Arc::new(config))
 }
 
+/// Whether a client certificate chain (already verified by the handshake
+/// against either CA) chains to the admin CA: it then authenticates admin
+/// calls. Without an admin CA no certificate does.
+pub struct AdminVerifier(Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>);
+
+impl AdminVerifier {
+    /// The verifier of `files.admin_ca`, if given.
+    pub fn new(files: Option<&TlsFiles>) -> Result<AdminVerifier, String> {
+        let Some(ca) = files.and_then(|f| f.admin_ca.as_ref()) else { return Ok(AdminVerifier(None)) };
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider())
+            .build()
+            .map_err(|e| format!("admin CA {}: {e}", ca.display()))?;
+        Ok(AdminVerifier(Some(verifier)))
+    }
+
+    /// Whether `chain` (end entity first) chains to the admin CA now.
+    pub fn admits(&self, chain: &[CertificateDer<'_>]) -> bool {
+        let (Some(verifier), Some((end_entity, intermediates))) = (&self.0, chain.split_first()) else {
+            return false;
+        };
+        let now = rustls::pki_types::UnixTime::now();
+        verifier.verify_client_cert(end_entity, intermediates, now).is_ok()
+    }
+}
+
+impl Default for AdminVerifier {
+    /// No admin CA: no certificate authenticates admin calls.
+    fn default() -> Self {
+        AdminVerifier(None)
+    }
+}
+
+impl std::fmt::Debug for AdminVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "AdminVerifier(admin CA)" } else { "AdminVerifier(none)" })
+    }
+}
+
 /// How a cluster member calls the others: it trusts server certificates
-/// that chain to the cluster's CA (`client_ca`, required) and presents its
+/// that chain to the cluster's CA (`admin_ca`, required) and presents its
 /// own certificate (`cert`, `key`) as a client.
 pub fn peer_client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
-    let ca = files.client_ca.as_ref().ok_or_else(|| {
-        "a cluster member serving TLS needs tls_client_ca (the cluster's CA): members and the master \
+    let ca = files.admin_ca.as_ref().ok_or_else(|| {
+        "a cluster member serving TLS needs tls_admin_ca (the cluster's CA): members and the master \
          authenticate each other with certificates that chain to it"
             .to_string()
     })?;

@@ -4,12 +4,12 @@
 //! Why a relay: tiny_http's own TLS is rustls 0.20, which has a known
 //! denial of service (RUSTSEC-2024-0336) and no fixed release, and it cannot
 //! ask for client certificates. Here TLS is rustls 0.23, as on the Thrift
-//! port, with client certificates verified against `tls_client_ca`.
+//! port, with client certificates verified against the configured CAs.
 //!
-//! Who presented a certificate: a relayed connection whose client gave a
-//! certificate that chains to the client CA registers the address of its
-//! connection to the HTTP listener in [`VerifiedPeers`] for as long as it
-//! lasts; the HTTP side reads `remote_addr()` of a request and finds it
+//! Who presented an admin certificate: a relayed connection whose client
+//! gave a certificate that chains to the admin CA (`tls.rs`) registers the
+//! address of its connection to the HTTP listener in [`VerifiedPeers`] for
+//! as long as it lasts; the HTTP side reads `remote_addr()` of a request and finds it
 //! there. No other process can make a connection with that address while
 //! ours holds it, so the mark cannot be forged by connecting to the loopback
 //! listener directly.
@@ -28,20 +28,28 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use rustls::ServerConnection;
 
-/// The loopback addresses of relayed connections whose client presented a
-/// verified certificate (see the module doc).
+/// The loopback addresses of relayed connections whose client presented an
+/// admin certificate (see the module doc), and how to tell one.
 #[derive(Debug, Default)]
-pub struct VerifiedPeers(Mutex<HashSet<SocketAddr>>);
+pub struct VerifiedPeers {
+    addrs: Mutex<HashSet<SocketAddr>>,
+    admin: crate::tls::AdminVerifier,
+}
 
 impl VerifiedPeers {
+    /// Connections presenting a certificate `admin` admits are registered.
+    pub fn new(admin: crate::tls::AdminVerifier) -> VerifiedPeers {
+        VerifiedPeers { addrs: Mutex::default(), admin }
+    }
+
     /// Whether a request from `addr` came through a relay whose client
-    /// presented a verified certificate.
+    /// presented an admin certificate.
     pub fn contains(&self, addr: Option<SocketAddr>) -> bool {
-        addr.is_some_and(|a| self.0.lock().contains(&a))
+        addr.is_some_and(|a| self.addrs.lock().contains(&a))
     }
 
     fn register(self: &Arc<Self>, addr: SocketAddr) -> Registration {
-        self.0.lock().insert(addr);
+        self.addrs.lock().insert(addr);
         Registration { peers: self.clone(), addr }
     }
 }
@@ -54,7 +62,7 @@ struct Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.peers.0.lock().remove(&self.addr);
+        self.peers.addrs.lock().remove(&self.addr);
     }
 }
 
@@ -82,8 +90,9 @@ pub fn relay(
     let mut up = TcpStream::connect_timeout(&upstream, Duration::from_secs(5))?;
     let _ = up.set_nodelay(true);
     let _registration = match conn.peer_certificates() {
-        // rustls gives the certificates only once they were verified.
-        Some(certs) if !certs.is_empty() => Some(verified.register(up.local_addr()?)),
+        // Verified by the handshake against either CA; only the admin CA's
+        // authenticate admin calls.
+        Some(certs) if verified.admin.admits(certs) => Some(verified.register(up.local_addr()?)),
         _ => None,
     };
     for s in [&tcp, &up] {

@@ -3,9 +3,10 @@
 //! the client CA is served; one without a certificate, with a certificate
 //! of another CA, or speaking plain Thrift to the TLS port is refused. The
 //! HTTP port serves TLS too (`https.rs`): its pages are open to a client
-//! without a certificate, and its admin calls need a verified client
-//! certificate or the admin token — there and through the Thrift port's
-//! relay; plain HTTP is not served on either.
+//! without a certificate, and its admin calls need a certificate of the
+//! admin CA or the admin token — an application's certificate (the client
+//! CA's) is not enough — there and through the Thrift port's relay; plain
+//! HTTP is not served on either.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -114,6 +115,25 @@ fn http(addr: std::net::SocketAddr, request: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One HTTP/1.1 answer from a keep-alive connection: its head, then as
+/// many body bytes as its Content-Length says (records may split it).
+fn read_answer(s: &mut Shared) -> String {
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut byte).expect("answer"), 1, "the connection ended mid-answer");
+        got.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&got).into_owned();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().expect("length")))
+        .expect("a Content-Length");
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body).expect("the body");
+    head + &String::from_utf8_lossy(&body)
+}
+
 /// One HTTP/1.0 request over TLS with `config`; the status line and body
 /// (empty if the handshake was refused).
 fn https(addr: std::net::SocketAddr, config: Arc<ClientConfig>, request: &str) -> String {
@@ -130,8 +150,10 @@ fn https(addr: std::net::SocketAddr, config: Arc<ClientConfig>, request: &str) -
 fn thrift_and_http_over_tls_with_client_certificates() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (server_ca, client_ca, rogue_ca) = (ca("server CA"), ca("client CA"), ca("rogue CA"));
+    let admin_ca = ca("admin CA");
     let (cert, key) = leaf(&server_ca, &["localhost", "127.0.0.1"]);
     let (client_cert, client_key) = leaf(&client_ca, &["a client"]);
+    let (admin_cert, admin_key) = leaf(&admin_ca, &["an operator"]);
     let (rogue_cert, rogue_key) = leaf(&rogue_ca, &["a rogue"]);
     let token = write(dir.path(), "admin.token", "tls-test-admin-token-0123\n");
     let sets = [
@@ -142,12 +164,14 @@ fn thrift_and_http_over_tls_with_client_certificates() {
         format!("tls_cert={}", write(dir.path(), "server.pem", &cert).display()),
         format!("tls_key={}", write(dir.path(), "server.key", &key).display()),
         format!("tls_client_ca={}", write(dir.path(), "clients.pem", &client_ca.cert.pem()).display()),
+        format!("tls_admin_ca={}", write(dir.path(), "admins.pem", &admin_ca.cert.pem()).display()),
         format!("admin_token_file={}", token.display()),
     ];
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
     let thrift = server.thrift_addr();
     let ca_pem = server_ca.cert.pem();
     let trusted = client_config(&ca_pem, Some((&client_cert, &client_key)));
+    let operator = client_config(&ca_pem, Some((&admin_cert, &admin_key)));
 
     // A client with a certificate of the client CA is served, calls and all.
     let s = tls_stream(thrift, trusted.clone());
@@ -175,7 +199,7 @@ fn thrift_and_http_over_tls_with_client_certificates() {
     assert!(plain.get_table_names().is_err(), "served plain Thrift on the TLS port");
 
     // The HTTP port speaks TLS: pages are open without a client
-    // certificate; admin calls need a verified one or the token.
+    // certificate; admin calls need an admin CA's or the token.
     let addr = server.http_addr();
     let anonymous = client_config(&ca_pem, None);
     let status = https(addr, anonymous.clone(), "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
@@ -187,30 +211,33 @@ fn thrift_and_http_over_tls_with_client_certificates() {
         "POST /admin/flush?table=t HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer tls-test-admin-token-0123\r\n\r\n";
     let flushed = https(addr, anonymous.clone(), with_token);
     assert!(flushed.contains(" 200 ") && flushed.contains("flushed t"), "{flushed}");
-    let flushed = https(addr, trusted.clone(), flush);
+    let refused = https(addr, trusted.clone(), flush);
+    assert!(refused.contains(" 401 "), "an application's certificate made an admin call: {refused}");
+    let flushed = https(addr, operator.clone(), flush);
     assert!(
         flushed.contains(" 200 ") && flushed.contains("flushed t"),
-        "a client certificate authenticates: {flushed}"
+        "an admin CA's certificate authenticates: {flushed}"
     );
     let rogue = client_config(&ca_pem, Some((&rogue_cert, &rogue_key)));
     assert!(!https(addr, rogue, flush).contains(" 200 "), "served a certificate another CA signed");
     // A keep-alive connection carries its certificate's mark to every request.
-    let mut s = tls_stream(addr, trusted.clone());
+    let mut s = tls_stream(addr, operator.clone());
     for _ in 0..3 {
         s.write_all(b"POST /admin/flush?table=t HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").expect("send");
-        let mut answer = [0u8; 512];
-        let n = s.read(&mut answer).expect("answer");
-        let answer = String::from_utf8_lossy(&answer[..n]);
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let answer = read_answer(&mut s);
+        assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("flushed t\n"), "{answer}");
     }
     // Plain HTTP is not served on the TLS port.
     let plain = http(addr, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
     assert!(!plain.contains("200"), "plain HTTP served on the HTTPS port: {plain}");
 
     // HTTP through the Thrift port's relay: TLS with a client certificate
-    // (the port requires one), which admits admin calls there too.
-    let flushed = https(thrift, trusted.clone(), flush);
+    // (the port requires one); an admin CA's admits admin calls there too,
+    // an application's does not.
+    let flushed = https(thrift, operator.clone(), flush);
     assert!(flushed.contains(" 200 ") && flushed.contains("flushed t"), "through the Thrift port: {flushed}");
+    assert!(https(thrift, trusted.clone(), flush).contains(" 401 "), "an application's certificate, relayed");
+    assert_eq!(table_names(thrift, operator).expect("an operator's Thrift call"), vec![b"t".to_vec()]);
     let status = https(thrift, trusted, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n");
     assert!(status.contains(" 200 "), "{status}");
     assert!(https(thrift, anonymous, "GET /health HTTP/1.0\r\nHost: x\r\n\r\n").is_empty());
