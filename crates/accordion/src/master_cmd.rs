@@ -110,6 +110,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
                 verified: verified.clone(),
                 idle: Duration::from_secs(60),
                 max_connections: 64,
+                max_per_client: 16,
             };
             Some((listener, setup))
         }

@@ -138,9 +138,7 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
     wait_for("c joins", || members(&b).len() == 2);
     let c_name = members(&b)[&c.thrift.to_string()].clone();
     wait_for("the master sees c serving", || {
-        let status = master_status(&master);
-        let doc: serde_json::Value =
-            serde_json::from_str(status.split_once("\r\n\r\n").map_or("", |(_, b)| b)).unwrap_or_default();
+        let doc = master_doc(&master);
         doc["servers"].as_array().into_iter().flatten().any(|s| s["name"] == c_name.as_str() && s["thrift"] != "")
     });
     let move_to_c = format!("/admin/move?region={region}&server={}", pct(&c_name));
@@ -171,13 +169,33 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
     let (code, answer) =
         master_post(&master, &format!("/admin/unassign?region={region}"), Some("master-operator-token-0123"));
     assert_eq!(code, 200, "unassign: {answer}");
-    std::thread::sleep(Duration::from_secs(5));
+    let passes = |m: &MasterProcess| master_doc(m)["passes"].as_u64().unwrap_or(0);
+    let before = passes(&master);
+    wait_for("two more assignment passes", || passes(&master) >= before + 2);
     assert!(!open_on(&b).contains(&region) && !open_on(&c).contains(&region), "an unassigned region was reopened");
+    assert_eq!(master_doc(&master)["catalog"][&region]["state"], "CLOSED", "the catalog keeps it CLOSED");
     let (code, answer) =
         master_post(&master, &format!("/admin/assign?region={region}"), Some("master-operator-token-0123"));
     assert_eq!(code, 200, "assign: {answer}");
     let holder = if open_on(&b).contains(&region) { &b } else { &c };
     assert_eq!(rows(holder), 100, "every row after the unassign and assign");
+
+    // Two identical moves at once: the second sees what the first did
+    // (calls run one per poll, on fresh statuses) and is refused.
+    let (from, to) = if std::ptr::eq(holder, &b) { (&b, &c) } else { (&c, &b) };
+    let to_name = members(from)[&to.thrift.to_string()].clone();
+    let twice = format!("/admin/move?region={region}&server={}", pct(&to_name));
+    let answers: Vec<u16> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| master_post(&master, &twice, Some("master-operator-token-0123")).0))
+            .collect();
+        calls.into_iter().map(|c| c.join().expect("move")).collect()
+    });
+    let mut sorted = answers.clone();
+    sorted.sort();
+    assert_eq!(sorted, [200, 409], "two identical moves: {answers:?}");
+    assert!(open_on(to).contains(&region) && !open_on(from).contains(&region), "open on exactly one server");
+    let holder = to;
 
     // The shell's `move` goes through the master too (found from the
     // server's status), with the token it is given.
@@ -205,12 +223,13 @@ fn open_on(server: &ServerProcess) -> Vec<String> {
         .collect()
 }
 
-fn master_status(master: &MasterProcess) -> String {
+/// The master's `/status` document.
+fn master_doc(master: &MasterProcess) -> serde_json::Value {
     let mut s = std::net::TcpStream::connect(master.http).expect("connect");
     write!(s, "GET /status HTTP/1.0\r\nHost: x\r\n\r\n").expect("write");
     let mut out = String::new();
     s.read_to_string(&mut out).expect("read");
-    out
+    serde_json::from_str(out.split_once("\r\n\r\n").map_or("", |(_, b)| b)).unwrap_or_default()
 }
 
 fn master_post(master: &MasterProcess, path: &str, token: Option<&str>) -> (u16, String) {

@@ -70,8 +70,14 @@ impl std::fmt::Debug for Admit {
     }
 }
 
-/// An operator call on its way to the poller, with where its answer goes.
-type Queued = (crate::operator::OperatorCall, std::sync::mpsc::Sender<crate::operator::Answer>);
+/// An operator call on its way to the poller, with where its answer goes
+/// and when its caller stops waiting (a call past that is not run: its
+/// caller was told it timed out and may have asked again).
+struct Queued {
+    call: crate::operator::OperatorCall,
+    reply: std::sync::mpsc::Sender<crate::operator::Answer>,
+    deadline: Instant,
+}
 
 /// This master's role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -111,6 +117,8 @@ pub struct MasterView {
     /// What the cluster's members share (`cluster_config.rs`; active
     /// master only).
     pub config: Option<crate::cluster_config::ClusterConfig>,
+    /// Assignment passes run since this master became active.
+    pub passes: u64,
 }
 
 const MAX_EVENTS: usize = 200;
@@ -168,6 +176,7 @@ impl Master {
             events: Vec::new(),
             catalog: Default::default(),
             config: None,
+            passes: 0,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
@@ -371,21 +380,31 @@ fn poll_loads(
                     continue_after_sleep(stop, changed);
                     continue;
                 };
-                // Operator calls run on statuses read just now, before the
-                // pass changes anything; the pass then reads them again.
+                // One operator call per iteration, on statuses read just
+                // now, before the pass changes anything; the next iteration
+                // reads them again (a second call sees what the first did).
                 let mut ran = false;
-                while let Ok((call, reply)) = calls.try_recv() {
+                while let Ok(Queued { call, reply, deadline }) = calls.try_recv() {
+                    if Instant::now() > deadline {
+                        record(view, format!("operator {call:?}: not run, its caller stopped waiting"));
+                        continue;
+                    }
                     let answer = crate::operator::run(&call, &servers, &docs, catalog);
                     record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
                     let _ = reply.send(answer);
                     ran = true;
+                    break;
                 }
                 if ran {
                     view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
                     continue;
                 }
                 let outcome = crate::assignment::pass(&servers, &docs, &mut memory, catalog, &registered, due);
-                view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
+                {
+                    let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                    v.catalog = catalog.entries().clone();
+                    v.passes += 1;
+                }
                 if outcome.balanced {
                     balanced_at = Some(Instant::now());
                 }
@@ -419,8 +438,8 @@ fn continue_after_sleep(stop: &AtomicBool, changed: &AtomicBool) {
 
 /// Answers every queued operator call with 503 and `why`.
 fn refuse_calls(calls: &std::sync::mpsc::Receiver<Queued>, why: &str) {
-    while let Ok((_, reply)) = calls.try_recv() {
-        let _ = reply.send(Err((503, why.to_string())));
+    while let Ok(queued) = calls.try_recv() {
+        let _ = queued.reply.send(Err((503, why.to_string())));
     }
 }
 
@@ -456,7 +475,8 @@ fn operator_call(
     let (calls, changed) = (calls.clone(), changed.clone());
     let spawned = std::thread::Builder::new().name("master-operator".into()).spawn(move || {
         let (tx, rx) = std::sync::mpsc::channel();
-        if calls.send((call, tx)).is_err() {
+        let queued = Queued { call, reply: tx, deadline: Instant::now() + OPERATOR_CALL_TIMEOUT };
+        if calls.send(queued).is_err() {
             return answer(request, 503, "the master is stopping".into());
         }
         // Wakes the poller from its wait between passes.

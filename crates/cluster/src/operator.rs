@@ -11,10 +11,11 @@
 //! to a region server directly can open a region twice.
 //!
 //! A call runs on the master's poller thread, between assignment passes,
-//! on statuses read in the same iteration: it is refused while any serving
-//! server's status is missing (a region it does not list may be open
-//! there), while the region is in transition, or while its table is
-//! disabled somewhere.
+//! one per iteration, on statuses read in the same iteration: it is refused
+//! while any serving server's status is missing (a region it does not list
+//! may be open there), while the region is in transition (by the statuses
+//! or by the catalog's intents), or while its table is disabled somewhere.
+//! A call whose caller stopped waiting is not run.
 //!
 //! Thread safety: [`OperatorCall`]s are sent over a channel by the HTTP
 //! threads; the poller thread, the catalog's only writer, runs them.
@@ -188,11 +189,27 @@ pub fn run(
     let by_name = |name: &str| serving.iter().find(|s| s.name == name).copied();
     let started = Instant::now();
     let fail = |what: &str, e: crate::ClusterError| refused(503, format!("{what}: {e}"));
+    let recorded = catalog.get(region).cloned();
     match call {
         OperatorCall::Move { .. } | OperatorCall::Unassign { .. } => {
             let (from, state) = p.holder.clone().ok_or_else(|| refused(409, format!("region {region} is not open")))?;
             if state != "OPEN" {
                 return Err(refused(409, format!("region {region} is {state} on {from}; try again once it settles")));
+            }
+            // The catalog must agree (an intent of an earlier call or pass
+            // not yet carried out means the region is in transition).
+            if let Some(l) = &recorded
+                && (l.server.as_deref() != Some(from.as_str()) || l.state != "OPEN")
+            {
+                return Err(refused(
+                    409,
+                    format!(
+                        "region {region} is open on {from} but the catalog records it {} on {}; try again once it \
+                         settles",
+                        l.state,
+                        l.server.as_deref().unwrap_or("no server")
+                    ),
+                ));
             }
             let from_info = by_name(&from).ok_or_else(|| refused(409, format!("{from} is not serving")))?;
             let to = match call {
@@ -213,6 +230,16 @@ pub fn run(
         OperatorCall::Assign { to, .. } => {
             if let Some((server, state)) = &p.holder {
                 return Err(refused(409, format!("region {region} is {state} on {server}")));
+            }
+            // An open on its way (recorded, not yet listed) counts as held.
+            if let Some(l) = &recorded
+                && l.state == "OPENING"
+                && l.server.as_deref().is_some_and(|s| serving.iter().any(|x| x.name == s))
+            {
+                return Err(refused(
+                    409,
+                    format!("region {region} is being opened on {}", l.server.as_deref().unwrap_or("")),
+                ));
             }
             let to = target(to.as_deref(), &serving, &p.open, None)?;
             open_on(catalog, region, &table, to)

@@ -217,13 +217,18 @@ fn intended_here(
 
 /// Refuses to open region `encoded` here while another live server lists
 /// it OPEN (the catalog may lag a region a server opened on its own: a
-/// split's daughters, a created table).
+/// split's daughters, a created table), or while some server cannot be
+/// asked (it may be that server).
 fn open_elsewhere(router: &crate::routing::Router, encoded: &str) -> Result<(), Response> {
-    router.forget(encoded);
-    if let Some(owner) = router.owner(encoded) {
-        return Err(conflict(format!("region {encoded} is open on live region server {owner}")));
+    match router.open_elsewhere_now(encoded) {
+        Ok(None) => Ok(()),
+        Ok(Some(owner)) => Err(conflict(format!("region {encoded} is open on live region server {owner}"))),
+        Err(e) => Err((
+            format!("region {encoded} not opened: cannot ask every other region server whether it holds it: {e}\n"),
+            "text/plain",
+            503,
+        )),
     }
-    Ok(())
 }
 
 /// In a cluster, has every other server take `table`'s regions from the

@@ -29,14 +29,17 @@ pub fn looks_like_http(first: &[u8]) -> bool {
 
 /// Relays `client` (whose first bytes, already read, are `head`) to the
 /// HTTP server at `http`, until either side ends. `idle` bounds how long
-/// either side may stay silent.
+/// the client may stay silent; an answer may take up to
+/// `tls_relay::ANSWER_TIMEOUT`.
 pub fn relay(client: TcpStream, head: &[u8], http: SocketAddr, idle: Duration) -> io::Result<()> {
     let mut upstream = TcpStream::connect_timeout(&http, Duration::from_secs(5))?;
     let _ = upstream.set_nodelay(true);
-    for s in [&client, &upstream] {
-        s.set_read_timeout(Some(idle))?;
-        s.set_write_timeout(Some(idle))?;
-    }
+    client.set_read_timeout(Some(idle))?;
+    client.set_write_timeout(Some(idle))?;
+    // A slow answer (an admin call) is not cut off at the client's idle
+    // time: the client's side ends the relay, the answer still comes back.
+    upstream.set_read_timeout(Some(crate::tls_relay::ANSWER_TIMEOUT))?;
+    upstream.set_write_timeout(Some(idle))?;
     upstream.write_all(head)?;
     let (mut from_client, mut to_client) = (client.try_clone()?, client);
     let (mut to_upstream, mut from_upstream) = (upstream.try_clone()?, upstream);

@@ -6,12 +6,13 @@
 //! are served and admin calls need the token.
 //!
 //! Thread safety: one accepting thread; each connection gets a thread of
-//! its own (at most `max_connections` at once; more are closed at once),
-//! which ends with its connection.
+//! its own (at most `max_connections` at once, and `max_per_client` from
+//! one client address; more are closed at once), which ends with its
+//! connection. The counts sit behind one mutex, held to count.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -29,6 +30,37 @@ pub struct HttpsSetup {
     pub idle: Duration,
     /// The most connections served at once.
     pub max_connections: usize,
+    /// The most from one client address (`thrift_max_connections_per_client`).
+    pub max_per_client: usize,
+}
+
+/// Connections open now, in all and per client address.
+#[derive(Default)]
+struct Open {
+    total: usize,
+    by_client: std::collections::HashMap<std::net::IpAddr, usize>,
+}
+
+impl Open {
+    fn admit(&mut self, client: std::net::IpAddr, setup: &HttpsSetup) -> bool {
+        let from_client = self.by_client.get(&client).copied().unwrap_or(0);
+        if self.total >= setup.max_connections || from_client >= setup.max_per_client {
+            return false;
+        }
+        self.total += 1;
+        *self.by_client.entry(client).or_default() += 1;
+        true
+    }
+
+    fn release(&mut self, client: std::net::IpAddr) {
+        self.total -= 1;
+        if let Some(n) = self.by_client.get_mut(&client) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_client.remove(&client);
+            }
+        }
+    }
 }
 
 pub struct HttpsFront {
@@ -49,7 +81,7 @@ impl HttpsFront {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let shutdown = Arc::new(AtomicBool::new(false));
-        let active = Arc::new(AtomicUsize::new(0));
+        let open = Arc::new(parking_lot::Mutex::new(Open::default()));
         let setup = Arc::new(setup);
         let thread = {
             let shutdown = shutdown.clone();
@@ -67,19 +99,19 @@ impl HttpsFront {
                             continue;
                         }
                     };
-                    if active.fetch_add(1, Ordering::AcqRel) >= setup.max_connections {
-                        active.fetch_sub(1, Ordering::AcqRel);
+                    if !open.lock().admit(peer.ip(), &setup) {
                         tracing::warn!(%peer, "HTTPS connection refused: too many open");
                         continue;
                     }
-                    let (setup, active) = (setup.clone(), active.clone());
+                    let (thread_setup, thread_open) = (setup.clone(), open.clone());
                     let spawned = std::thread::Builder::new().name("https".into()).spawn(move || {
-                        if let Err(e) = serve(stream, upstream, &setup) {
+                        if let Err(e) = serve(stream, upstream, &thread_setup) {
                             tracing::debug!(%peer, error = %e, "HTTPS connection ended");
                         }
-                        active.fetch_sub(1, Ordering::AcqRel);
+                        thread_open.lock().release(peer.ip());
                     });
                     if let Err(e) = spawned {
+                        open.lock().release(peer.ip());
                         tracing::warn!(error = %e, "cannot start a thread for an HTTPS connection");
                     }
                 }

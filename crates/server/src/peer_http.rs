@@ -55,33 +55,44 @@ impl PeerAccess {
                 exchange(&mut s, &head)
             }
             Some(config) => {
+                // Our TLS relays end an answer with close_notify: a stream
+                // cut without one is a truncated answer (rustls reports it
+                // as UnexpectedEof), not a short one.
                 let mut s = crate::tls::connect(config, http, timeout).map_err(|e| format!("{http}: {e}"))?;
                 exchange(&mut s, &head)
             }
         }
         .map_err(|e| format!("{http}: {e}"))?;
-        let text = String::from_utf8_lossy(&response);
-        let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| format!("{http}: malformed HTTP response"))?;
+        let split = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| format!("{http}: malformed HTTP response"))?;
+        let (head, body) = (String::from_utf8_lossy(&response[..split]), &response[split + 4..]);
+        let declared = head.lines().find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<usize>().ok())?
+        });
+        if let Some(len) = declared
+            && body.len() < len
+        {
+            return Err(format!("{http}: the answer was cut short ({} of {len} bytes)", body.len()));
+        }
+        let body = String::from_utf8_lossy(declared.map_or(body, |len| &body[..len])).into_owned();
         let status_line = head.lines().next().unwrap_or_default().to_string();
         let code = status_line
             .split_whitespace()
             .nth(1)
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| format!("{http}: no HTTP status in {status_line:?}"))?;
-        Ok((code, status_line, body.to_string()))
+        Ok((code, status_line, body))
     }
 }
 
-/// Writes the request and reads the answer to its end. A TLS peer that
-/// closes without close_notify after a complete HTTP/1.0 answer is taken
-/// as ended (tiny_http closes so).
+/// Writes the request and reads the answer to its end.
 fn exchange(stream: &mut (impl Read + Write), head: &str) -> std::io::Result<Vec<u8>> {
     stream.write_all(head.as_bytes())?;
     stream.flush()?;
     let mut out = Vec::new();
-    match stream.read_to_end(&mut out) {
-        Ok(_) => Ok(out),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => Ok(out),
-        Err(e) => Err(e),
-    }
+    stream.read_to_end(&mut out)?;
+    Ok(out)
 }

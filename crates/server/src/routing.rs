@@ -283,6 +283,24 @@ impl Router {
     }
 }
 
+impl Router {
+    /// The other server that has region `encoded` OPEN now, asked of every
+    /// live server afresh; an error if any of them cannot be read (it may
+    /// hold the region): an assign must not open a region it cannot prove
+    /// is open nowhere else.
+    pub fn open_elsewhere_now(&self, encoded: &str) -> Result<Option<String>, String> {
+        let Some(peers) = self.peers.get() else { return Ok(None) };
+        let access = self.peer_access();
+        for peer in peers()? {
+            let open = open_regions(&access, &peer).map_err(|e| format!("{}: {e}", peer.thrift))?;
+            if open.iter().any(|r| r == encoded) {
+                return Ok(Some(peer.thrift));
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// The encoded names of the regions `peer` has OPEN, from its `/status`.
 fn open_regions(access: &crate::peer_http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
     let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;

@@ -131,6 +131,7 @@ impl Server {
                 verified: verified.clone(),
                 idle: config.connection.idle_timeout,
                 max_connections: config.max_connections,
+                max_per_client: config.max_connections_per_client,
             }),
         };
         let thrift = ThriftServer::start(

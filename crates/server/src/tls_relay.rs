@@ -17,7 +17,8 @@
 //! Thread safety: a relay runs on its connection's thread (the client's
 //! direction) and one more thread (the answers' direction); they share the
 //! TLS state under one mutex, held only to feed it bytes already read or to
-//! take bytes to write — never across a blocking read.
+//! take records to write — never across a blocking read or a socket write
+//! (the socket's writing half has a lock of its own: see `Tls`).
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
@@ -66,19 +67,33 @@ impl Drop for Registration {
     }
 }
 
-/// Completes the TLS handshake on `tcp` (bounded by `timeout`).
+/// How long an answer may take once its request is relayed (an admin call:
+/// a WAL split, a move through the master, an alter of a big table). Only
+/// the client's side times out at `idle`; the answers' side waits this long,
+/// so a slow answer is not cut off.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Completes the TLS handshake on `tcp` within `timeout` in all (a client
+/// that trickles its handshake a byte at a time is cut off at the deadline).
 pub fn handshake(conn: &mut ServerConnection, tcp: &mut TcpStream, timeout: Duration) -> io::Result<()> {
-    tcp.set_read_timeout(Some(timeout))?;
-    tcp.set_write_timeout(Some(timeout))?;
+    let deadline = std::time::Instant::now() + timeout;
     while conn.is_handshaking() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the TLS handshake took too long"));
+        }
+        tcp.set_read_timeout(Some(left))?;
+        tcp.set_write_timeout(Some(left))?;
         conn.complete_io(tcp)?;
     }
     Ok(())
 }
 
 /// Relays a TLS connection whose handshake is done to the plain HTTP
-/// listener at `upstream`, until either side ends or stays silent for
-/// `idle`. `head` is plaintext already read from the connection.
+/// listener at `upstream`, until either side ends, or the client stays
+/// silent for `idle` (then the answer to a request already relayed still
+/// goes back, within [`ANSWER_TIMEOUT`]). `head` is plaintext already read
+/// from the connection.
 pub fn relay(
     conn: ServerConnection,
     tcp: TcpStream,
@@ -95,17 +110,17 @@ pub fn relay(
         Some(certs) if verified.admin.admits(certs) => Some(verified.register(up.local_addr()?)),
         _ => None,
     };
-    for s in [&tcp, &up] {
-        s.set_read_timeout(Some(idle))?;
-        s.set_write_timeout(Some(idle))?;
-    }
+    tcp.set_read_timeout(Some(idle))?;
+    tcp.set_write_timeout(Some(idle))?;
+    up.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+    up.set_write_timeout(Some(idle))?;
     up.write_all(head)?;
-    let state = Arc::new(Mutex::new(Tls { conn, tcp: tcp.try_clone()? }));
+    let tls = Arc::new(Tls { conn: Mutex::new(conn), out: Mutex::new(tcp.try_clone()?) });
     // What the TLS state already decrypted beyond `head`.
-    let pending = state.lock().plaintext()?;
-    up.write_all(&pending.0)?;
+    let (pending, closed) = plaintext(&mut tls.conn.lock())?;
+    up.write_all(&pending)?;
     let answers = {
-        let (state, mut from_up) = (state.clone(), up.try_clone()?);
+        let (tls, mut from_up) = (tls.clone(), up.try_clone()?);
         std::thread::Builder::new().name("https-relay".into()).spawn(move || -> io::Result<()> {
             let mut buf = vec![0u8; 16 * 1024];
             loop {
@@ -116,25 +131,25 @@ pub fn relay(
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(e),
                 };
-                let mut tls = state.lock();
-                tls.conn.writer().write_all(&buf[..n])?;
-                tls.send()?;
+                let mut conn = tls.conn.lock();
+                conn.writer().write_all(&buf[..n])?;
+                tls.send(conn)?;
             }
-            let mut tls = state.lock();
-            tls.conn.send_close_notify();
-            let sent = tls.send();
-            let _ = tls.tcp.shutdown(Shutdown::Write);
+            let mut conn = tls.conn.lock();
+            conn.send_close_notify();
+            let sent = tls.send(conn);
+            let _ = tls.out.lock().shutdown(Shutdown::Write);
             sent
         })?
     };
-    let requests = if pending.1 { Ok(()) } else { pump_requests(&state, tcp, &mut up) };
+    let requests = if closed { Ok(()) } else { pump_requests(&tls, tcp, &mut up) };
     let _ = up.shutdown(Shutdown::Write);
     let answered = answers.join().map_err(|_| io::Error::other("the relay's answer thread panicked"))?;
     requests.and(answered)
 }
 
 /// The client's direction: TLS records from `tcp`, decrypted, to `up`.
-fn pump_requests(state: &Mutex<Tls>, mut tcp: TcpStream, up: &mut TcpStream) -> io::Result<()> {
+fn pump_requests(tls: &Tls, mut tcp: TcpStream, up: &mut TcpStream) -> io::Result<()> {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let n = match tcp.read(&mut buf) {
@@ -146,19 +161,19 @@ fn pump_requests(state: &Mutex<Tls>, mut tcp: TcpStream, up: &mut TcpStream) -> 
         };
         // Decrypt under the lock; write to the HTTP listener after it.
         let (plain, closed) = {
-            let mut tls = state.lock();
+            let mut conn = tls.conn.lock();
             let (mut plain, mut closed, mut records) = (Vec::new(), false, &buf[..n]);
             while !records.is_empty() && !closed {
-                tls.conn.read_tls(&mut records)?;
-                if let Err(e) = tls.conn.process_new_packets() {
-                    let _ = tls.send();
+                conn.read_tls(&mut records)?;
+                if let Err(e) = conn.process_new_packets() {
+                    let _ = tls.send(conn);
                     return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                 }
-                let (more, ended) = tls.plaintext()?;
+                let (more, ended) = plaintext(&mut conn)?;
                 plain.extend_from_slice(&more);
                 closed = ended;
             }
-            tls.send()?;
+            tls.send(conn)?;
             (plain, closed)
         };
         up.write_all(&plain)?;
@@ -168,33 +183,134 @@ fn pump_requests(state: &Mutex<Tls>, mut tcp: TcpStream, up: &mut TcpStream) -> 
     }
 }
 
-/// A TLS connection's state and the socket its records are written to.
+/// A TLS connection's state, and the socket its records go out on.
+///
+/// Lock order: `conn`, then `out`. Records are taken from `conn` into a
+/// buffer and `out` is locked before `conn` is let go, so records leave in
+/// the order they were made; the socket write itself happens without `conn`
+/// held, so a client that is slow to read its answers does not stop the
+/// other direction from decrypting what it sends.
 struct Tls {
-    conn: ServerConnection,
-    tcp: TcpStream,
+    conn: Mutex<ServerConnection>,
+    out: Mutex<TcpStream>,
 }
 
 impl Tls {
     /// Writes every TLS record waiting to go out.
-    fn send(&mut self) -> io::Result<()> {
-        while self.conn.wants_write() {
-            self.conn.write_tls(&mut self.tcp)?;
+    fn send(&self, mut conn: parking_lot::MutexGuard<'_, ServerConnection>) -> io::Result<()> {
+        let mut records = Vec::new();
+        while conn.wants_write() {
+            conn.write_tls(&mut records)?;
         }
-        Ok(())
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut out = self.out.lock();
+        drop(conn);
+        out.write_all(&records)
+    }
+}
+
+/// The plaintext decrypted so far, and whether the client closed (its
+/// close_notify arrived).
+fn plaintext(conn: &mut ServerConnection) -> io::Result<(Vec<u8>, bool)> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match conn.reader().read(&mut buf) {
+            Ok(0) => return Ok((out, true)),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((out, false)),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+
+    use rustls::pki_types::pem::PemObject;
+
+    use super::*;
+
+    /// An HTTP listener that answers one request `after` a while.
+    fn slow_upstream(after: Duration) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut got = Vec::new();
+            let mut byte = [0u8; 1];
+            while !got.ends_with(b"\r\n\r\n") && s.read(&mut byte).is_ok_and(|n| n == 1) {
+                got.push(byte[0]);
+            }
+            std::thread::sleep(after);
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 4\r\n\r\nslow");
+        });
+        addr
     }
 
-    /// The plaintext decrypted so far, and whether the client closed (its
-    /// close_notify arrived).
-    fn plaintext(&mut self) -> io::Result<(Vec<u8>, bool)> {
-        let mut out = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            match self.conn.reader().read(&mut buf) {
-                Ok(0) => return Ok((out, true)),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((out, false)),
-                Err(e) => return Err(e),
-            }
-        }
+    /// An answer slower than the client's idle time still reaches the
+    /// client, through the TLS relay and the plain one (it was cut off at
+    /// `idle` before: a master's recover call lost its answer).
+    #[test]
+    fn a_slow_answer_outlives_the_idle_time() {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .expect("params")
+            .self_signed(&key)
+            .expect("cert");
+        let server = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::from_pem_slice(key.serialize_pem().as_bytes()).expect("key"),
+            )
+            .expect("config");
+        let server = Arc::new(server);
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.der().clone()).expect("root");
+        let client = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let (idle, slow) = (Duration::from_millis(200), Duration::from_millis(1200));
+
+        let front = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let front_addr = front.local_addr().expect("addr");
+        let upstream = slow_upstream(slow);
+        let relaying = std::thread::spawn(move || {
+            let (mut tcp, _) = front.accept().expect("accept");
+            let mut conn = ServerConnection::new(server).expect("conn");
+            handshake(&mut conn, &mut tcp, Duration::from_secs(5)).expect("handshake");
+            relay(conn, tcp, &[], upstream, idle, &Arc::new(VerifiedPeers::default()))
+        });
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+        let conn = rustls::ClientConnection::new(Arc::new(client), name).expect("client");
+        let mut s = rustls::StreamOwned::new(conn, TcpStream::connect(front_addr).expect("connect"));
+        s.write_all(b"POST /admin/recover HTTP/1.0\r\nHost: x\r\n\r\n").expect("send");
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).expect("the whole answer, with close_notify");
+        assert!(answer.ends_with(b"slow"), "{}", String::from_utf8_lossy(&answer));
+        relaying.join().expect("relay thread").expect("relay");
+
+        // The plain relay (HTTP on a plain Thrift port) likewise.
+        let front = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let front_addr = front.local_addr().expect("addr");
+        let upstream = slow_upstream(slow);
+        let relaying = std::thread::spawn(move || {
+            let (tcp, _) = front.accept().expect("accept");
+            crate::http_relay::relay(tcp, b"", upstream, idle)
+        });
+        let mut s = TcpStream::connect(front_addr).expect("connect");
+        s.write_all(b"POST /admin/recover HTTP/1.0\r\nHost: x\r\n\r\n").expect("send");
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).expect("answer");
+        assert!(answer.ends_with(b"slow"), "{}", String::from_utf8_lossy(&answer));
+        relaying.join().expect("relay thread").expect("relay");
     }
 }
