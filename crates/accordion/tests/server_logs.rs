@@ -151,6 +151,21 @@ fn every_store_event_is_a_structured_log_line() {
     assert!(refused.is_err(), "a put to a missing family is refused");
     let failed = wait_for_event(&log, "client call failed");
     assert!(failed["fields"]["exception"].is_string() && failed["fields"]["error"].is_string(), "{failed}");
+    assert!(failed["span"]["peer"].as_str().is_some_and(|p| p.starts_with("127.0.0.1:")), "names its client: {failed}");
+    // A bad filter string is logged once (it was twice: as IllegalArgument,
+    // then again as the IOError the IDL declares).
+    let failures =
+        |events: &[serde_json::Value]| events.iter().filter(|e| e["fields"]["message"] == "client call failed").count();
+    let before = failures(&events(&log));
+    let scan = server::hbase_thrift::TScan { filter_string: Some(b"PrefixFilter(".to_vec()), ..Default::default() };
+    assert!(c.scanner_open_with_scan(b"t".to_vec(), scan, BTreeMap::new()).is_err(), "a bad filter is refused");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while failures(&events(&log)) == before {
+        assert!(Instant::now() < deadline, "the bad filter was not logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(failures(&events(&log)), before + 1, "a bad filter logged more than once");
     c.create_table(b"gone".to_vec(), vec![cd.clone()]).expect("create");
     c.disable_table(b"gone".to_vec()).expect("disable");
     c.delete_table(b"gone".to_vec()).expect("delete");

@@ -305,10 +305,21 @@ fn run(
         zk.ensure(membership::SERVERS)?;
         let (_, watch) = zk.watch_children(membership::SERVERS)?;
         let live = membership::live_servers(zk)?;
-        for s in live.iter().filter(|s| !known.contains(s)) {
-            record(view, format!("region server {} joined (thrift {}, http {})", s.name, s.thrift, s.http));
+        // By name: a server registers before it listens and publishes its
+        // addresses after, which changes its record, not its membership.
+        for s in &live {
+            match known.iter().find(|k| k.name == s.name) {
+                None if s.is_serving() => {
+                    record(view, format!("region server {} joined (thrift {}, http {})", s.name, s.thrift, s.http))
+                }
+                None => record(view, format!("region server {} joined (starting)", s.name)),
+                Some(k) if !k.is_serving() && s.is_serving() => {
+                    record(view, format!("region server {} serves (thrift {}, http {})", s.name, s.thrift, s.http))
+                }
+                Some(_) => {}
+            }
         }
-        for s in known.iter().filter(|s| !live.contains(s)) {
+        for s in known.iter().filter(|k| !live.iter().any(|s| s.name == k.name)) {
             record(view, format!("region server {} left (its ZooKeeper session ended)", s.name));
         }
         if live != known {

@@ -95,6 +95,35 @@ fn region_servers_join_and_leave_and_the_active_master_sees_it() {
     assert!(events.iter().any(|e| e.contains(&info_a.name) && e.contains("left")), "{events:?}");
 }
 
+/// A server registers before it listens and publishes its addresses after:
+/// the master logs it joining once and serving once, never leaving while
+/// its session lives (it compared whole records before, and logged a
+/// starting server as joined, left and joined again).
+#[test]
+fn a_server_that_publishes_its_addresses_joins_once() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let m = master(&url);
+    wait_for("active", Duration::from_secs(10), || m.view().role == Role::Active);
+    let a = Zk::connect(&url, SESSION).expect("connect");
+    let mut info = ServerInfo::starting("127.0.0.1,4242,7".into(), 7);
+    membership::register(&a, &info).expect("register");
+    wait_for("the master sees a starting", Duration::from_secs(5), || m.view().servers.len() == 1);
+    (info.thrift, info.http) = ("127.0.0.1:9090".into(), "127.0.0.1:16030".into());
+    membership::publish(&a, &info).expect("publish");
+    wait_for("the master sees it serve", Duration::from_secs(5), || m.view().servers == vec![info.clone()]);
+    let events: Vec<String> =
+        m.view().events.into_iter().map(|e| e.what).filter(|e| e.contains("127.0.0.1,4242,7")).collect();
+    assert_eq!(
+        events,
+        [
+            "region server 127.0.0.1,4242,7 joined (starting)",
+            "region server 127.0.0.1,4242,7 serves (thrift 127.0.0.1:9090, http 127.0.0.1:16030)"
+        ],
+        "{events:?}"
+    );
+}
+
 /// A candidate that joins after the active one waits; the election order
 /// is the order of joining.
 #[test]

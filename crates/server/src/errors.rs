@@ -26,8 +26,12 @@ pub fn illegal_argument(message: impl Into<String>) -> thrift::Error {
 /// wraps it, instead of an undeclared exception the client cannot decode.
 pub fn io_only<T>(r: thrift::Result<T>) -> thrift::Result<T> {
     r.map_err(|e| match e {
+        // Logged once already, when the IllegalArgument was made.
         thrift::Error::User(u) => match u.downcast::<IllegalArgument>() {
-            Ok(ia) => io_error(format!("java.lang.IllegalArgumentException: {}", ia.message.unwrap_or_default())),
+            Ok(ia) => thrift::Error::User(Box::new(IOError::new(format!(
+                "java.lang.IllegalArgumentException: {}",
+                ia.message.unwrap_or_default()
+            )))),
             Err(u) => thrift::Error::User(u),
         },
         other => other,

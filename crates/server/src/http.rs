@@ -82,22 +82,32 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Serves the pages at `addr`; with `tls`, over TLS (`https.rs`), the
-    /// plain listener then being on loopback only.
+    /// Serves the pages on `listener` (bound by the caller); with `tls`,
+    /// over TLS (`https.rs`) there, the plain listener then being on
+    /// loopback only.
     pub fn start(
-        addr: SocketAddr,
+        listener: std::net::TcpListener,
         source: StatusSource,
         tls: Option<crate::https::HttpsSetup>,
     ) -> std::io::Result<HttpServer> {
-        let listen = match &tls {
-            None => addr,
-            Some(_) if addr.is_ipv4() => SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0)),
-            Some(_) => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0)),
+        let (server, front) = match tls {
+            None => (tiny_http::Server::from_listener(listener, None).map_err(std::io::Error::other)?, None),
+            Some(setup) => {
+                let loopback = if listener.local_addr()?.is_ipv4() {
+                    SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0))
+                } else {
+                    SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0))
+                };
+                let server = tiny_http::Server::http(loopback).map_err(std::io::Error::other)?;
+                let plain = server
+                    .server_addr()
+                    .to_ip()
+                    .ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
+                (server, Some(crate::https::HttpsFront::on(listener, plain, setup)?))
+            }
         };
-        let server = tiny_http::Server::http(listen).map_err(std::io::Error::other)?;
         let plain =
             server.server_addr().to_ip().ok_or_else(|| std::io::Error::other("HTTP server has no IP address"))?;
-        let front = tls.map(|setup| crate::https::HttpsFront::start(addr, plain, setup)).transpose()?;
         let addr = front.as_ref().map_or(plain, crate::https::HttpsFront::local_addr);
         let shutdown = Arc::new(AtomicBool::new(false));
         let source = Arc::new(source);

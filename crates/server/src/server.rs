@@ -59,6 +59,13 @@ impl Server {
             None => None,
         };
         let tls = tls_files(&config)?;
+        // Both ports are bound before the store opens: a port in use is
+        // reported at once, before a WAL is replayed or rolled.
+        let bind = |addr: SocketAddr, what: &'static str| {
+            std::net::TcpListener::bind(addr).map_err(|source| ServerError::Bind { addr, what, source })
+        };
+        let thrift_listener = bind(config.thrift_addr, "thrift")?;
+        let http_listener = bind(config.http_addr, "http")?;
         for ignored in &config.ignored {
             tracing::warn!(property = %ignored, "ignored a property of the configuration file");
         }
@@ -135,7 +142,7 @@ impl Server {
             }),
         };
         let thrift = ThriftServer::start(
-            config.thrift_addr,
+            thrift_listener,
             processor,
             config.connection.clone(),
             crate::thrift_server::ConnectionCaps {
@@ -171,7 +178,7 @@ impl Server {
             ),
             verified,
         };
-        let http = HttpServer::start(config.http_addr, source, https).map_err(|source| ServerError::Bind {
+        let http = HttpServer::start(http_listener, source, https).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
             what: "http",
             source,

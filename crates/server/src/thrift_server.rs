@@ -90,9 +90,10 @@ struct Connection {
 }
 
 impl ThriftServer {
-    /// Binds `addr` and starts accepting.
+    /// Starts accepting on `listener` (bound by the caller, so that a port
+    /// in use is found before anything else starts).
     pub fn start(
-        addr: SocketAddr,
+        listener: TcpListener,
         processor: Arc<dyn TProcessor + Send + Sync>,
         limits: ConnectionLimits,
         caps: ConnectionCaps,
@@ -102,7 +103,6 @@ impl ThriftServer {
     ) -> std::io::Result<ThriftServer> {
         let Security { tls, http_relay, verified } = security;
         let ConnectionCaps { total: max_connections, per_client: max_connections_per_client } = caps;
-        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         // Polled, so that shutdown is noticed without a wake-up connection.
         listener.set_nonblocking(true)?;
@@ -160,6 +160,9 @@ impl ThriftServer {
                     let (tls, verified) = (tls.clone(), verified.clone());
                     let id = next_connection.fetch_add(1, Ordering::Relaxed);
                     let spawned = std::thread::Builder::new().name(format!("thrift-{peer}")).spawn(move || {
+                        // Every line logged for this connection's calls
+                        // (a client's failed call, say) names its client.
+                        let _client = tracing::info_span!("client", peer = %peer).entered();
                         counters.open.fetch_add(1, Ordering::Relaxed);
                         let (ended, wire) = on_connection(id, peer.ip(), || {
                             serve(stream, processor.as_ref(), &limits, &shutdown, http, tls.as_ref(), &verified)

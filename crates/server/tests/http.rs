@@ -168,3 +168,22 @@ fn admin_calls_are_refused_while_the_gate_refuses() {
     assert_eq!(code, 200, "{body}");
     assert_eq!(flushes(), 1, "flushed once the gate opened");
 }
+
+/// A port in use is reported before the store opens: nothing is created,
+/// replayed or rolled in the data directory.
+#[test]
+fn a_port_in_use_is_found_before_the_store_opens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let data = dir.path().join("data");
+    for (thrift, http) in [
+        (taken.local_addr().expect("addr").to_string(), "127.0.0.1:0".to_string()),
+        ("127.0.0.1:0".to_string(), taken.local_addr().expect("addr").to_string()),
+    ] {
+        let sets =
+            [format!("data_dir={}", data.display()), format!("thrift_addr={thrift}"), format!("http_addr={http}")];
+        let err = Server::start(ServerConfig::load(None, &sets).expect("config")).err().map(|e| e.to_string());
+        assert!(err.as_deref().is_some_and(|e| e.contains("in use")), "{err:?}");
+        assert!(!data.exists(), "the store was opened before the port was found taken");
+    }
+}

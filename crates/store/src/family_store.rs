@@ -369,7 +369,15 @@ impl FamilyStore {
         next.flushed_seq = next.flushed_seq.max(flush_seq);
         next.commit_fenced(self.ctx.fs.as_ref(), &self.dir, &|| self.ctx.may_commit())?;
         *manifest = next;
-        if let Some(reader) = new_reader {
+        let Some(reader) = new_reader else {
+            // Nothing to write (an empty memstore, or only what no reader
+            // can see): the manifest's flushed sequence id moved on, no
+            // file was made. Not counted or listed as a flush (as HBase
+            // says "nothing to flush"): it would fill the recent flushes.
+            tracing::debug!(store = %self.event_name(), flushed_seq = flush_seq, "nothing to flush");
+            return Ok(0);
+        };
+        {
             let mut files = self.files.write();
             let mut list = Vec::with_capacity(files.len() + 1);
             list.push(reader);

@@ -156,3 +156,23 @@ fn counters_survive_splits_merges_reopens_and_dropped_tables() {
     assert_eq!(again.totals.puts, 860);
     store.close().expect("close");
 }
+
+/// A flush with nothing to write (an empty memstore) makes no file and is
+/// neither counted nor listed as a flush (it filled the status page's
+/// recent flushes with `bytes=0` lines); one with data is both.
+#[test]
+fn a_flush_with_nothing_to_write_is_not_a_flush() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), options()).expect("open");
+    store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
+    let flushes =
+        |s: &Store| (s.metrics().totals.disk_flushes, s.recent_events().iter().filter(|e| e.kind == "flush").count());
+    store.flush_table("t").expect("an empty flush");
+    assert_eq!(flushes(&store), (0, 0), "an empty flush counted or listed");
+    store.put("t", b"r", &[(b"f", b"q", b"v")], None).expect("put");
+    store.flush_table("t").expect("flush");
+    assert_eq!(flushes(&store), (1, 1), "a flush with data");
+    store.flush_table("t").expect("an empty flush again");
+    assert_eq!(flushes(&store), (1, 1), "the second empty flush");
+    store.close().expect("close");
+}

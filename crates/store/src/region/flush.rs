@@ -89,7 +89,8 @@ impl Region {
             Err(_) if !retry => self.wal.abort_flush(self.info.id),
             _ => {}
         }
-        if written.is_ok() {
+        // A flush that wrote no file (nothing to flush) is not counted.
+        if written.as_ref().is_ok_and(|bytes| *bytes > 0) {
             self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         }
         written
