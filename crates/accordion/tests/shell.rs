@@ -183,6 +183,36 @@ fn errors_are_reported_and_the_exit_status_says_so() {
     assert!(out.contains("ERROR: put: argument 2 (row) is missing"), "{out}");
 }
 
+/// The everyday commands HBase users type that the shell lacked (issue 29):
+/// `get_splits`, `locate_region`, `version`, `whoami`, `status 'simple'`
+/// and `scan ... ENDROW`.
+#[test]
+fn get_splits_locate_region_version_whoami_and_endrow() {
+    let server = ServerProcess::start(&[]);
+    let session = "create 'sp', 'f', SPLITS => ['g', 'p']; put 'sp', 'a', 'f:q', '1'; put 'sp', 'h', 'f:q', '2'; \
+                   put 'sp', 'q', 'f:q', '3'; get_splits 'sp'; scan 'sp', {STARTROW => 'a', ENDROW => 'q'}";
+    let (ok, out) = session_of(&server, session);
+    assert!(ok, "{out}");
+    assert!(out.contains("Total number of splits = 2\ng\np\n"), "{out}");
+    assert!(out.contains(" a ") && out.contains(" h ") && !out.contains(" q "), "ENDROW is exclusive: {out}");
+    let (ok, out) = session_of(&server, "locate_region 'sp', 'h'");
+    assert!(ok, "{out}");
+    assert!(out.contains("STARTKEY => 'g', ENDKEY => 'p'") && out.contains("1 row(s)"), "{out}");
+    let (ok, out) = session_of(&server, "version; whoami; status 'simple'");
+    assert!(ok, "{out}");
+    assert!(out.contains(&format!("accordion {}", env!("CARGO_PKG_VERSION"))), "{out}");
+    assert!(out.contains("(auth:SIMPLE)") && out.contains("admin calls:"), "{out}");
+    assert!(out.contains("1 active server"), "{out}");
+    let (ok, out) = session_of(&server, "status 'bogus'");
+    assert!(!ok && out.contains("status: format must be"), "{out}");
+    let (ok, out) = session_of(&server, "scan 'sp', {STOPROW => 'b', ENDROW => 'c'}");
+    assert!(!ok && out.contains("STOPROW and ENDROW are one option"), "{out}");
+}
+
+fn session_of(server: &ServerProcess, commands: &str) -> (bool, String) {
+    shell(server, &["-e", commands])
+}
+
 #[test]
 fn an_unreachable_server_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();

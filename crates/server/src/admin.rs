@@ -217,14 +217,14 @@ fn intended_here(
 
 /// Refuses to open region `encoded` here while another live server lists
 /// it OPEN (the catalog may lag a region a server opened on its own: a
-/// split's daughters, a created table), or while some server cannot be
-/// asked (it may be that server).
+/// split's daughters, a created table). Servers that cannot be asked are
+/// passed over (see `Router::open_elsewhere_now`).
 fn open_elsewhere(router: &crate::routing::Router, encoded: &str) -> Result<(), Response> {
     match router.open_elsewhere_now(encoded) {
         Ok(None) => Ok(()),
         Ok(Some(owner)) => Err(conflict(format!("region {encoded} is open on live region server {owner}"))),
         Err(e) => Err((
-            format!("region {encoded} not opened: cannot ask every other region server whether it holds it: {e}\n"),
+            format!("region {encoded} not opened: cannot list the other region servers: {e}\n"),
             "text/plain",
             503,
         )),

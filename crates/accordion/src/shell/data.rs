@@ -24,6 +24,7 @@ const SCAN_OPTIONS: &[(&str, Kind)] = &[
     ("COLUMN", Kind::BytesList),
     ("STARTROW", Kind::Bytes),
     ("STOPROW", Kind::Bytes),
+    ("ENDROW", Kind::Bytes),
     ("LIMIT", Kind::Int),
     ("FILTER", Kind::Bytes),
     ("ROWPREFIXFILTER", Kind::Bytes),
@@ -39,6 +40,7 @@ const COUNT_OPTIONS: &[(&str, Kind)] = &[
     ("COLUMN", Kind::BytesList),
     ("STARTROW", Kind::Bytes),
     ("STOPROW", Kind::Bytes),
+    ("ENDROW", Kind::Bytes),
 ];
 
 /// Rows fetched per Thrift call when CACHE is not given.
@@ -84,9 +86,14 @@ fn scan_spec(cmd: &str, opts: &Options, default_filter: Option<&str>) -> anyhow:
         l => l.map(|l| l as u64),
     };
     let cache = at_least(cmd, opts, "CACHE", 1, DEFAULT_CACHE)?.min(i32::MAX as i64) as i32;
+    // ENDROW is HBase's other name for STOPROW.
+    let stop_row = match (opts.bytes("STOPROW"), opts.bytes("ENDROW")) {
+        (Some(_), Some(_)) => bail!("{cmd}: STOPROW and ENDROW are one option; give one"),
+        (stop, end) => stop.or(end),
+    };
     let scan = TScan {
         start_row: opts.bytes("STARTROW"),
-        stop_row: opts.bytes("STOPROW"),
+        stop_row,
         timestamp: None,
         columns: (!columns.is_empty()).then_some(columns),
         caching: Some(cache),

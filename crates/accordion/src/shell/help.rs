@@ -32,10 +32,27 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "status",
         group: "general",
-        usage: "Show the server's tables, regions, memstore and flush and compaction counts (from its HTTP port). \
+        usage: "Show the server's tables, regions, memstore and flush and compaction counts (from its HTTP port); \
+                in a cluster, the active master and each live server. HBase's 'summary', 'simple' and \
+                'detailed' are accepted (the same summary). Examples:
+
+  accordion> status
+  accordion> status 'simple'",
+    },
+    CommandHelp {
+        name: "version",
+        group: "general",
+        usage: "Show the shell's version and the server's. Example:
+
+  accordion> version",
+    },
+    CommandHelp {
+        name: "whoami",
+        group: "general",
+        usage: "Show the user this shell runs as and what its admin calls carry (a token, a certificate). \
                 Example:
 
-  accordion> status",
+  accordion> whoami",
     },
     CommandHelp {
         name: "exit",
@@ -210,7 +227,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "scan",
         group: "dml",
         usage: "Scan a table; pass the table name and optionally a dictionary of scanner specifications: \
-                COLUMNS (or COLUMN), STARTROW, STOPROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE. \
+                COLUMNS (or COLUMN), STARTROW, STOPROW (or ENDROW), LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE. \
                 Examples:
 
   accordion> scan 't1'
@@ -256,6 +273,20 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "Flush all regions of a table. Example:
 
   accordion> flush 't1'",
+    },
+    CommandHelp {
+        name: "get_splits",
+        group: "tools",
+        usage: "Show a table's split keys (each region's start key but the first). Example:
+
+  accordion> get_splits 't1'",
+    },
+    CommandHelp {
+        name: "locate_region",
+        group: "tools",
+        usage: "Show the region holding a row and the server serving it. Example:
+
+  accordion> locate_region 't1', 'row1'",
     },
     CommandHelp {
         name: "major_compact",

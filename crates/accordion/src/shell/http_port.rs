@@ -49,6 +49,16 @@ impl HttpPort {
         self.access.token = Some(token);
     }
 
+    /// What this shell's admin calls carry, for `whoami`.
+    pub fn credentials(&self) -> &'static str {
+        match (&self.access.token, &self.access.tls) {
+            (Some(_), Some(_)) => "the admin token (--admin-token-file), over TLS",
+            (Some(_), None) => "the admin token (--admin-token-file)",
+            (None, Some(_)) => "this shell's TLS client certificate, if it gave one (--tls-cert)",
+            (None, None) => "nothing (admitted only by a server listening on loopback without a token)",
+        }
+    }
+
     /// The HTTP address: `--http`'s, or found from the Thrift address.
     fn addr(&mut self) -> anyhow::Result<String> {
         if let Some(a) = &self.addr {

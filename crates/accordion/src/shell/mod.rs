@@ -18,6 +18,7 @@
 mod args;
 mod data;
 mod ddl;
+mod general;
 mod help;
 mod http_port;
 mod parse;
@@ -194,6 +195,10 @@ impl<W: Write> Shell<W> {
             "merge_region" => self.merge_region(cmd),
             "list_regions" => self.list_regions(cmd),
             "status" => self.status(cmd),
+            "get_splits" => self.get_splits(cmd),
+            "locate_region" => self.locate_region(cmd),
+            "version" => self.version(cmd),
+            "whoami" => self.whoami(cmd),
             other => Err(anyhow!("unknown command {other:?} (try help)")),
         }
     }

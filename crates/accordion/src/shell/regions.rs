@@ -7,12 +7,12 @@
 
 use std::io::Write;
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use server::client::THbaseSyncClient;
 
 use super::args::Args;
 use super::parse::Command;
-use super::{Shell, thrift_err};
+use super::{Shell, text, thrift_err};
 
 impl<W: Write> Shell<W> {
     pub(super) fn flush(&mut self, cmd: &Command) -> anyhow::Result<()> {
@@ -89,6 +89,48 @@ impl<W: Write> Shell<W> {
         Ok(())
     }
 
+    /// `get_splits 't'`: the table's split keys (every region's start key
+    /// but the first), as HBase's shell prints them.
+    pub(super) fn get_splits(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
+        let regions = self.client.get_table_regions(t).map_err(thrift_err)?;
+        let mut splits: Vec<Vec<u8>> =
+            regions.into_iter().filter_map(|r| r.start_key).filter(|k| !k.is_empty()).collect();
+        splits.sort();
+        writeln!(self.out, "Total number of splits = {}", splits.len())?;
+        for s in &splits {
+            writeln!(self.out, "{}", text(s))?;
+        }
+        Ok(())
+    }
+
+    /// `locate_region 't', 'row'`: the region holding `row` and its server.
+    pub(super) fn locate_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let args = Args::parse(cmd, 2, &[])?;
+        let (t, row) = (args.bytes(0, "table")?, args.bytes(1, "row")?);
+        let regions = self.client.get_table_regions(t.clone()).map_err(thrift_err)?;
+        let holds = |r: &server::hbase_thrift::TRegionInfo| {
+            let (start, end) = (r.start_key.clone().unwrap_or_default(), r.end_key.clone().unwrap_or_default());
+            start <= row && (end.is_empty() || row < end)
+        };
+        let r = regions
+            .into_iter()
+            .find(holds)
+            .ok_or_else(|| anyhow!("locate_region: no region of {} holds {}", text(&t), text(&row)))?;
+        writeln!(self.out, "{:<32}REGION", "HOST")?;
+        writeln!(
+            self.out,
+            " {:<31}{{NAME => '{}', STARTKEY => '{}', ENDKEY => '{}', ID => {}}}",
+            format!("{}:{}", text(&r.server_name.unwrap_or_default()), r.port.unwrap_or_default()),
+            text(&r.name.unwrap_or_default()),
+            text(&r.start_key.unwrap_or_default()),
+            text(&r.end_key.unwrap_or_default()),
+            r.id.unwrap_or_default()
+        )?;
+        writeln!(self.out, "1 row(s)")?;
+        Ok(())
+    }
+
     /// `list_regions 'table'`: each region's encoded name, keys and state.
     pub(super) fn list_regions(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = String::from_utf8_lossy(&Args::parse(cmd, 1, &[])?.bytes(0, "table")?).into_owned();
@@ -116,8 +158,19 @@ impl<W: Write> Shell<W> {
         Ok(())
     }
 
+    /// `status`, or HBase's `status 'simple'|'summary'|'detailed'` (all
+    /// print the same summary here: one line per server in a cluster).
     pub(super) fn status(&mut self, cmd: &Command) -> anyhow::Result<()> {
-        Args::parse(cmd, 0, &[])?;
+        let args = Args::parse(cmd, 1, &[])?;
+        if let Some(kind) = args.opt_bytes(0, "format")? {
+            let kind = String::from_utf8_lossy(&kind).into_owned();
+            if !["simple", "summary", "detailed", "replication"].contains(&kind.as_str()) {
+                bail!("status: format must be 'summary', 'simple' or 'detailed', got {kind:?}");
+            }
+            if kind == "replication" {
+                bail!("status: 'replication': this server does not replicate");
+            }
+        }
         let v = self.http.status()?;
         if !v["server"]["cluster"].is_null() {
             return self.cluster_status(&v["server"]["cluster"]);
