@@ -492,7 +492,10 @@ fn mistakes_are_errors_that_name_them() {
     let server = ServerProcess::start(&[]);
     assert!(session(&server, "create 't', 'f'").0);
     for (command, message) in [
-        ("scan 't', LIMT => 5", "ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, LIMIT, "),
+        (
+            "scan 't', LIMT => 5",
+            "ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, ENDROW, LIMIT, ",
+        ),
         ("scan 't', LIMIT => 'x'", "ERROR: scan: LIMIT must be an integer, got 'x'"),
         ("get 't', 'r', COLUMN => 'f:q', VERSION => 3", "ERROR: get: unknown option VERSION (known: "),
         ("get 't', 'r', VERSIONS => true", "ERROR: get: VERSIONS must be an integer, got true"),
@@ -553,7 +556,7 @@ fn the_interactive_shell_reads_a_pipe_and_keeps_a_history() {
     assert_lines(
         &normalise(&run.out),
         "Created table i
-ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE)
+ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, ENDROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE)
 COLUMN                          CELL
  f:q                            timestamp=5, value=v
 1 row(s)",
