@@ -291,12 +291,22 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
                         value: Some(row.clone().into_bytes()),
                         write_to_w_a_l: Some(true),
                     };
-                    if c.mutate_row(table.as_bytes().to_vec(), row.clone().into_bytes(), vec![m], BTreeMap::new())
-                        .is_err()
-                    {
-                        break;
+                    match c.mutate_row(table.as_bytes().to_vec(), row.clone().into_bytes(), vec![m], BTreeMap::new()) {
+                        Ok(()) => acked.push(row),
+                        // The connection broke: the server died (done), or
+                        // it withheld an answer while its lease lapsed for
+                        // a moment and lives on (connect again).
+                        Err(thrift::Error::Transport(_) | thrift::Error::Protocol(_)) => {
+                            match connect(&addr, false, false) {
+                                Ok(fresh) => c = fresh,
+                                Err(_) => break,
+                            }
+                        }
+                        // Refused but alive (a loaded machine can make a
+                        // 2 s session's lease lapse for a moment): an
+                        // application retries, and so does this writer.
+                        Err(_) => std::thread::sleep(Duration::from_millis(20)),
                     }
-                    acked.push(row);
                 }
                 (table, acked)
             })
