@@ -56,7 +56,10 @@ pub fn parse(call: &str, query: &str) -> Result<OperatorCall, (u16, String)> {
     let mut server = None;
     for kv in query.split('&').filter(|kv| !kv.is_empty()) {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        let v = decode(v).ok_or_else(|| refused(400, format!("{k}: not valid percent-encoded UTF-8")))?;
+        let v = percent_encoding::percent_decode_str(v)
+            .decode_utf8()
+            .map_err(|_| refused(400, format!("{k}: not valid percent-encoded UTF-8")))?
+            .into_owned();
         match k {
             "region" => region = Some(v),
             "server" => server = Some(v).filter(|s| !s.is_empty()),
@@ -75,30 +78,6 @@ pub fn parse(call: &str, query: &str) -> Result<OperatorCall, (u16, String)> {
         "assign" => OperatorCall::Assign { region, to: server },
         other => return Err(refused(404, format!("no admin call {other:?} on the master"))),
     })
-}
-
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Where a region is, from every serving server's status.
@@ -281,6 +260,7 @@ mod tests {
             ("move", "", 400),
             ("move", "region=..%2F..", 400),
             ("move", "region=ab%2", 400),
+            ("move", "region=%FF", 400),
             ("move", "region=ab&evil=1", 400),
             ("unassign", "region=ab&server=x", 400),
             ("split", "region=ab", 404),
