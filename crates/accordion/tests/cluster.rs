@@ -1077,6 +1077,10 @@ fn happybase_writers_through_a_failover(root: &str) {
     eprintln!("{} rows acknowledged to happybase, 0 lost", acked.len());
 }
 
+/// The session of the server paused in the test below: longer than a
+/// loaded machine takes to reopen a dead server's region.
+const P_SESSION_MS: u64 = 60_000;
+
 #[test]
 fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_answer() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -1085,10 +1089,10 @@ fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_ans
     let root = tempfile::tempdir().expect("shared root");
     let master = MasterProcess::start(&url);
     wait_for("a master is active", Duration::from_secs(20), || master.role() == "active");
-    // a and b with short sessions; p keeps its session for 30 s while paused.
+    // a and b with short sessions; p keeps its session for 60 s while paused.
     let mut a = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
     let b = ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS);
-    let p = ServerProcess::start_in_cluster_at(root.path(), &url, 30_000);
+    let p = ServerProcess::start_in_cluster_at(root.path(), &url, P_SESSION_MS);
     wait_for("the master lists three serving servers", Duration::from_secs(20), || {
         master.servers().iter().filter(|t| !t.is_empty()).count() == 3
     });
@@ -1117,11 +1121,18 @@ fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_ans
     // p stops answering (its status cannot be read) but stays a member; a dies.
     signal(&p.child, "-STOP");
     a.kill();
-    // Without the catalog the master would wait for p's session (30 s): p
-    // might hold regions no status shows. The catalog says k was on a.
-    let took = wait_for("k reopens on b while p is paused", Duration::from_secs(15), || {
+    // Without the catalog the master would wait for p's session to expire:
+    // p might hold regions no status shows. The catalog says k was on a.
+    // What proves the master did not wait is that p is still a member when
+    // k is open on b, not a clock: a loaded machine may take its time.
+    let took = wait_for("k reopens on b while p is paused", Duration::from_millis(P_SESSION_MS * 3 / 4), || {
         open_tables(&b).contains(&"k".to_string())
     });
+    assert!(
+        master.servers().contains(&p.thrift.to_string()),
+        "k reopened only after the paused p left the membership ({:.1} s after a's kill; p's session {P_SESSION_MS} ms)",
+        took.as_secs_f64()
+    );
     let mut cb = connect(&b.thrift.to_string(), false, false).expect("connect");
     for chunk in acked.chunks(100) {
         let got = cb.get_rows(b"k".to_vec(), chunk.to_vec(), BTreeMap::new()).expect("getRows");
@@ -1131,7 +1142,8 @@ fn a_dead_servers_regions_reopen_from_the_catalog_while_a_live_server_cannot_ans
     assert_eq!(master.catalog_of("q"), [(p.thrift.to_string(), "OPEN".to_string())], "q stays on the paused p");
     assert!(!open_tables(&b).contains(&"q".to_string()), "q was not given away while p may still serve it");
     eprintln!(
-        "k open on b {:.2} s after SIGKILL of a, with p paused (session 30 s); {} acknowledged rows, 0 lost",
+        "k open on b {:.2} s after SIGKILL of a, with p paused and still a member (session {P_SESSION_MS} ms); \
+         {} acknowledged rows, 0 lost",
         took.as_secs_f64(),
         acked.len()
     );

@@ -13,15 +13,27 @@
 //! paused can run for a moment believing it is still a member; the
 //! [`Lease`](crate::lease::Lease) covers that moment.
 //!
+//! A call that fails because the connection to ZooKeeper dropped (the
+//! client heard nothing for 2/5 of the session timeout, as on a loaded
+//! machine) is retried on the reconnected session until it succeeds or the
+//! session ends, as HBase's `RecoverableZooKeeper` does: the session, not
+//! one connection, is what membership rests on. Reads, `ensure`, `put`,
+//! `set` and `delete` repeat as they are; a create that may have succeeded
+//! before the drop checks what it finds ([`Zk::create_ephemeral`],
+//! [`Zk::create_persistent`]); sequential creates and `ping` are not
+//! retried (a repeat would take a second number; the lease times its own
+//! round trips).
+//!
 //! Thread safety: `Zk` is shared (`Arc`) between threads; every call blocks
 //! the calling thread on the session's own small tokio runtime, never on a
 //! caller's. Watches are one-shot, as in ZooKeeper: [`Watch::wait`] returns
 //! once when the watched node or its children change, or the session ends.
 
+use std::future::Future;
 use std::str::FromStr;
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, OneshotWatcher};
 
@@ -232,6 +244,27 @@ impl Zk {
         if rel.is_empty() { self.url.root.clone() } else { format!("{}/{rel}", self.url.root) }
     }
 
+    /// Runs `op` on the session's runtime, again after a dropped connection
+    /// while the session lives (see the module doc). `first_try` is false
+    /// on the repeats, so that a create can tell its own earlier success.
+    fn retrying<T, Fut>(&self, mut op: impl FnMut(bool) -> Fut) -> std::result::Result<T, ZkError>
+    where
+        Fut: Future<Output = std::result::Result<T, ZkError>>,
+    {
+        let started = Instant::now();
+        let mut first_try = true;
+        loop {
+            match self.runtime.block_on(op(first_try)) {
+                Err(e) if connection_dropped(&e) && !self.has_ended() && started.elapsed() < RETRY_LIMIT => {
+                    tracing::debug!(error = %e, "a ZooKeeper call lost its connection; retrying on the session");
+                    first_try = false;
+                    std::thread::sleep(RETRY_PAUSE);
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn fail(&self, op: &'static str, rel: &str) -> impl FnOnce(ZkError) -> ClusterError {
         let path = self.path(rel);
         move |source| ClusterError::Zk { op, path, source }
@@ -240,16 +273,31 @@ impl Zk {
     /// Creates `rel` and its parents as persistent nodes if missing.
     pub fn ensure(&self, rel: &str) -> Result<()> {
         let options = CreateMode::Persistent.with_acls(self.acls());
-        self.runtime.block_on(self.client().mkdir(&self.path(rel), &options)).map_err(self.fail("create", rel))
+        let path = self.path(rel);
+        self.retrying(|_| self.client().mkdir(&path, &options)).map_err(self.fail("create", rel))
     }
 
-    /// Creates an ephemeral node (it lives as long as this session).
+    /// Creates an ephemeral node (it lives as long as this session). A
+    /// repeat after a dropped connection that finds the node takes it as
+    /// its own only if this session owns it.
     pub fn create_ephemeral(&self, rel: &str, data: &[u8]) -> Result<()> {
         let options = CreateMode::Ephemeral.with_acls(self.acls());
-        self.runtime
-            .block_on(self.client().create(&self.path(rel), data, &options))
-            .map_err(self.fail("create", rel))?;
-        Ok(())
+        let path = self.path(rel);
+        let client = self.client();
+        let session = client.session_id();
+        self.retrying(|first_try| {
+            let (path, options) = (&path, &options);
+            async move {
+                match client.create(path, data, options).await {
+                    Err(ZkError::NodeExists) if !first_try => match client.check_stat(path).await? {
+                        Some(stat) if stat.ephemeral_owner == session.0 => Ok(()),
+                        _ => Err(ZkError::NodeExists),
+                    },
+                    other => other.map(|_| ()),
+                }
+            }
+        })
+        .map_err(self.fail("create", rel))
     }
 
     /// Creates an ephemeral sequential node `rel_prefix` + a sequence number;
@@ -287,18 +335,17 @@ impl Zk {
 
     /// The children of `rel`, sorted by name.
     pub fn children(&self, rel: &str) -> Result<Vec<String>> {
-        let mut names =
-            self.runtime.block_on(self.client().list_children(&self.path(rel))).map_err(self.fail("list", rel))?;
+        let path = self.path(rel);
+        let mut names = self.retrying(|_| self.client().list_children(&path)).map_err(self.fail("list", rel))?;
         names.sort();
         Ok(names)
     }
 
     /// The children of `rel`, sorted, and a watch that fires when they change.
     pub fn watch_children(&self, rel: &str) -> Result<(Vec<String>, Watch)> {
-        let (mut names, watcher) = self
-            .runtime
-            .block_on(self.client().list_and_watch_children(&self.path(rel)))
-            .map_err(self.fail("watch", rel))?;
+        let path = self.path(rel);
+        let (mut names, watcher) =
+            self.retrying(|_| self.client().list_and_watch_children(&path)).map_err(self.fail("watch", rel))?;
         names.sort();
         Ok((names, self.watch(watcher)))
     }
@@ -306,16 +353,16 @@ impl Zk {
     /// Whether `rel` exists, and a watch that fires when it is created,
     /// changed or deleted.
     pub fn watch_exists(&self, rel: &str) -> Result<(bool, Watch)> {
-        let (stat, watcher) = self
-            .runtime
-            .block_on(self.client().check_and_watch_stat(&self.path(rel)))
-            .map_err(self.fail("watch", rel))?;
+        let path = self.path(rel);
+        let (stat, watcher) =
+            self.retrying(|_| self.client().check_and_watch_stat(&path)).map_err(self.fail("watch", rel))?;
         Ok((stat.is_some(), self.watch(watcher)))
     }
 
     /// The data of `rel`, or `None` if it does not exist.
     pub fn get(&self, rel: &str) -> Result<Option<Vec<u8>>> {
-        match self.runtime.block_on(self.client().get_data(&self.path(rel))) {
+        let path = self.path(rel);
+        match self.retrying(|_| self.client().get_data(&path)) {
             Ok((data, _)) => Ok(Some(data)),
             Err(ZkError::NoNode) => Ok(None),
             Err(e) => Err(self.fail("read", rel)(e)),
@@ -324,9 +371,13 @@ impl Zk {
 
     /// Creates persistent node `rel` (its parent must exist) holding
     /// `data`; false if it existed already (its data is left as it was).
+    /// A repeat after a dropped connection that finds the node holding
+    /// `data` cannot tell whether its first try made it: it says false,
+    /// which every caller reads as "the node holds what it holds".
     pub fn create_persistent(&self, rel: &str, data: &[u8]) -> Result<bool> {
         let options = CreateMode::Persistent.with_acls(self.acls());
-        match self.runtime.block_on(self.client().create(&self.path(rel), data, &options)) {
+        let path = self.path(rel);
+        match self.retrying(|_| self.client().create(&path, data, &options)) {
             Ok(_) => Ok(true),
             Err(ZkError::NodeExists) => Ok(false),
             Err(e) => Err(self.fail("create", rel)(e)),
@@ -337,7 +388,8 @@ impl Zk {
     /// parent must exist).
     pub fn put(&self, rel: &str, data: &[u8]) -> Result<()> {
         loop {
-            match self.runtime.block_on(self.client().set_data(&self.path(rel), data, None)) {
+            let path = self.path(rel);
+            match self.retrying(|_| self.client().set_data(&path, data, None)) {
                 Ok(_) => return Ok(()),
                 Err(ZkError::NoNode) => {
                     if self.create_persistent(rel, data)? {
@@ -352,13 +404,15 @@ impl Zk {
 
     /// Replaces the data of existing node `rel`.
     pub fn set(&self, rel: &str, data: &[u8]) -> Result<()> {
-        self.runtime.block_on(self.client().set_data(&self.path(rel), data, None)).map_err(self.fail("write", rel))?;
+        let path = self.path(rel);
+        self.retrying(|_| self.client().set_data(&path, data, None)).map_err(self.fail("write", rel))?;
         Ok(())
     }
 
     /// Deletes `rel` if it exists.
     pub fn delete(&self, rel: &str) -> Result<()> {
-        match self.runtime.block_on(self.client().delete(&self.path(rel), None)) {
+        let path = self.path(rel);
+        match self.retrying(|_| self.client().delete(&path, None)) {
             Ok(()) | Err(ZkError::NoNode) => Ok(()),
             Err(e) => Err(self.fail("delete", rel)(e)),
         }
@@ -378,6 +432,21 @@ impl Zk {
         });
         Watch { fired: rx }
     }
+}
+
+/// How long a call is repeated after dropped connections at most (the
+/// session usually ends, or the connection comes back, well before).
+const RETRY_LIMIT: Duration = Duration::from_secs(60);
+
+/// The pause between repeats.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// Whether `e` says the connection dropped under a call, not that ZooKeeper
+/// answered it: the client's own connection errors (`ConnectionLoss`, and
+/// its I/O and "no response from connection" errors, which it reports as
+/// custom errors).
+fn connection_dropped(e: &ZkError) -> bool {
+    matches!(e, ZkError::ConnectionLoss | ZkError::Custom(_))
 }
 
 impl Drop for Zk {

@@ -225,6 +225,7 @@ impl Drop for ServerProcess {
 pub struct MasterProcess {
     pub child: Child,
     pub http: SocketAddr,
+    log: Arc<Mutex<String>>,
 }
 
 impl MasterProcess {
@@ -237,9 +238,11 @@ impl MasterProcess {
             .args(["--session-timeout-ms", &session_ms.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn accordion master");
+        let log = Arc::new(Mutex::new(String::new()));
+        drain_into(child.stderr.take().expect("stderr"), log.clone());
         let (tx, rx) = mpsc::channel();
         let stdout = child.stdout.take().expect("stdout");
         std::thread::spawn(move || {
@@ -248,7 +251,7 @@ impl MasterProcess {
             }
         });
         // Owned from here, so that it is killed (Drop) if it never starts.
-        let mut master = MasterProcess { child, http: ([127, 0, 0, 1], 0).into() };
+        let mut master = MasterProcess { child, http: ([127, 0, 0, 1], 0).into(), log };
         loop {
             let line = rx.recv_timeout(START_TIMEOUT).expect("the master prints its address");
             if let Some(addr) = line.strip_prefix("accordion master listening: http ") {
@@ -259,10 +262,19 @@ impl MasterProcess {
     }
 }
 
+impl MasterProcess {
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 impl Drop for MasterProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("---- accordion master log ----\n{}\n---- end of log ----", self.log_text());
+        }
     }
 }
 
