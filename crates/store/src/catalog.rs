@@ -5,8 +5,29 @@
 //! `VersionSet::LogAndApply`, Pebble's `versionSet`): the jobs that change
 //! regions (split, merge, open, table DDL) build the new regions, commit
 //! them on disk, and hand the catalog an edit; nothing else changes a list.
-//! What is on disk (descriptors, `.regioninfo`, markers) stays with the jobs
-//! that write it; the catalog is the in-memory view requests route by.
+//! What is on disk (descriptors, `.regioninfo`, markers; named and written
+//! by `layout.rs`) stays with the jobs that write it; the catalog is the
+//! in-memory view requests route by.
+//!
+//! Each edit and the disk commit that goes with it (LevelDB logs a
+//! `VersionEdit`, then installs it; here the commit is the file or marker
+//! whose atomic rename makes the change durable, and a restart rebuilds the
+//! catalog from those files alone, `store/recovery.rs`):
+//!
+//! | edit | disk commit, and its order against the edit |
+//! |------|---------------------------------------------|
+//! | `AddTable` (create) | `<table>/.tabledesc` (fenced), after every region's `.regioninfo`; before the edit |
+//! | `AddTable` (open, a member's refresh) | none: read from the files |
+//! | `SetEnabled { false }` (disable) | edit first (writes stop), regions flushed, then `.tabledesc` with `enabled: false` |
+//! | `SetEnabled { true }` (enable) | `.tabledesc` with `enabled: true`, then the edit |
+//! | `DropTable` (delete) | edit, then the table directory renamed to `.trash-<table>` (the commit) and removed |
+//! | `ReplaceRegions` split | daughters' references, manifests and `.regioninfo`, then the parent's `.split` marker (fenced: the commit); then the edit |
+//! | `ReplaceRegions` merge | the merged region's `.regioninfo` (fenced: the commit); then the parents' `.merged` markers and the edit |
+//! | `ReplaceRegions` reopen | `.closed` removed; then the edit |
+//! | `ReplaceTable` alter | new family directories, then `.tabledesc` (fenced: the commit), then the edit; removed families' directories after |
+//! | `ReplaceTable` member rebuild | none: read from the files another server committed |
+//!
+//! A close writes `.closed` and changes the region's state, not the lists.
 //!
 //! Invariants:
 //! - A table's regions are sorted by start key and cover the whole key space

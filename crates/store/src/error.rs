@@ -12,6 +12,9 @@ pub enum StoreError {
     Io { op: &'static str, path: PathBuf, source: std::io::Error },
     #[error("corrupt file {path} at offset {offset}: {reason}")]
     Corruption { path: PathBuf, offset: u64, reason: String },
+    /// A metadata file's value could not be encoded (`layout::write_json`).
+    #[error("cannot encode {path}: {source}")]
+    Encode { path: PathBuf, source: serde_json::Error },
     #[error(transparent)]
     MemStore(#[from] MemStoreError),
     #[error("table {0:?} already exists")]

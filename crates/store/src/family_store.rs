@@ -129,7 +129,7 @@ impl FamilyStore {
         fs.create_dir_all(&dir)?;
         let manifest = StoreManifest::load(fs, &dir)?;
         for name in fs.list(&dir)? {
-            if name != crate::manifest::MANIFEST_NAME && !manifest.files.contains(&name) {
+            if name != crate::layout::MANIFEST && !manifest.files.contains(&name) {
                 tracing::info!(file = %dir.join(&name).display(), "removing a file no manifest names (crash leftover)");
                 fs.remove(&dir.join(&name))?;
             }
@@ -287,7 +287,7 @@ impl FamilyStore {
     fn new_file_path(&self) -> PathBuf {
         let id = self.ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        self.dir.join(format!("{nanos:032x}{id:08x}.sf"))
+        crate::layout::store_file(&self.dir, nanos, id)
     }
 
     fn file_options(&self) -> StoreFileOptions {

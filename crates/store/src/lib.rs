@@ -17,6 +17,7 @@ pub(crate) mod flush_queue;
 pub mod flusher;
 pub mod fs;
 pub mod hooks;
+pub mod layout;
 pub mod manifest;
 pub mod merge;
 pub mod metrics;

@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::fs::FileSystem;
-
-pub const MANIFEST_NAME: &str = "MANIFEST";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreManifest {
@@ -24,18 +22,12 @@ pub struct StoreManifest {
 
 impl StoreManifest {
     pub fn path(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST_NAME)
+        crate::layout::manifest(dir)
     }
 
     /// Loads the manifest of `dir` (empty if the store is new).
     pub fn load(fs: &dyn FileSystem, dir: &Path) -> Result<StoreManifest> {
-        let path = Self::path(dir);
-        if !fs.exists(&path)? {
-            return Ok(StoreManifest::default());
-        }
-        let bytes = fs.read_all(&path)?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::corruption(&path, e.column() as u64, format!("unreadable manifest: {e}")))
+        Ok(crate::layout::read_json(fs, &Self::path(dir), "manifest")?.unwrap_or_default())
     }
 
     pub fn commit(&self, fs: &dyn FileSystem, dir: &Path) -> Result<()> {
@@ -45,7 +37,6 @@ impl StoreManifest {
     /// Commits only if `fence` allows it once the new manifest is durable
     /// under its temporary name (see `fs::write_atomic_fenced`).
     pub fn commit_fenced(&self, fs: &dyn FileSystem, dir: &Path, fence: &dyn Fn() -> Result<()>) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-        crate::fs::write_atomic_fenced(fs, &Self::path(dir), &bytes, fence)
+        crate::layout::write_json(fs, &Self::path(dir), self, fence)
     }
 }

@@ -24,10 +24,11 @@ use std::sync::Arc;
 use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
+use crate::layout::Marker;
 use crate::reference_region::{FamilyReferences, references_into, write_region};
 use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
-use crate::retired_parents::{MERGED_MARKER, remove_region_dir};
+use crate::retired_parents::remove_region_dir;
 use crate::services::Services;
 use crate::storefile::Half;
 
@@ -106,7 +107,7 @@ fn merge_closed(
             parent: None,
             merged_from: vec![low.info().id, high.info().id],
         };
-        let dir = low.dir().with_file_name(info.dir_name());
+        let dir = crate::layout::sibling_region_dir(low.dir(), info.id);
         written_dir = Some(dir.clone());
         let families = merged_references(low, high);
         write_region(fs, &dir, &info, &families, || inner.hook(HookPoint::MergeBeforeCommit), &|| {
@@ -144,7 +145,7 @@ fn merge_closed(
         tracing::warn!(error = %e, "merge-committed hook failed; the merge stands");
     }
     for r in [low, high] {
-        if let Err(e) = fs.write_atomic(&r.dir().join(MERGED_MARKER), b"merged") {
+        if let Err(e) = crate::layout::write_marker(fs, r.dir(), Marker::Merged, &crate::layout::unfenced) {
             tracing::warn!(error = %e, region = r.info().id, "could not mark a merged parent; open does it");
         }
     }

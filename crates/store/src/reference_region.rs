@@ -10,10 +10,10 @@
 
 use std::path::Path;
 
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
-use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
+use crate::region::{Region, RegionInfo};
 use crate::storefile::{Half, Reference};
 
 /// What one family of the new region refers to.
@@ -66,7 +66,7 @@ pub(crate) fn write_region(
 ) -> Result<()> {
     fs.create_dir_all(dir)?;
     for f in families {
-        let family_dir = crate::names::child(dir, &f.family)?;
+        let family_dir = crate::layout::family_dir(dir, &f.family)?;
         fs.create_dir_all(&family_dir)?;
         let mut manifest = StoreManifest { files: Vec::with_capacity(f.references.len()), flushed_seq: f.flushed_seq };
         for reference in &f.references {
@@ -77,8 +77,7 @@ pub(crate) fn write_region(
     }
     fs.sync_dir(dir)?;
     before_commit()?;
-    let bytes = serde_json::to_vec_pretty(info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-    crate::fs::write_atomic_fenced(fs, &dir.join(REGION_INFO_NAME), &bytes, fence)?;
+    crate::layout::write_json(fs, &crate::layout::region_info(dir), info, fence)?;
     if let Some(table_dir) = dir.parent() {
         fs.sync_dir(table_dir)?;
     }

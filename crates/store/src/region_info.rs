@@ -9,8 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const REGION_INFO_NAME: &str = ".regioninfo";
-
 /// A region's identity and key range, persisted beside its families.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionInfo {
@@ -39,7 +37,7 @@ impl RegionInfo {
     }
 
     pub fn dir_name(&self) -> String {
-        format!("{:016x}", self.id)
+        crate::layout::region_dir_name(self.id)
     }
 
     /// The name HBase gives a region: table, start row, id (the encoded

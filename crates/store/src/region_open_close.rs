@@ -25,12 +25,10 @@ use std::sync::Arc;
 
 use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
+use crate::layout::Marker;
 use crate::region::Region;
 use crate::region_state::RegionState;
 use crate::services::Services;
-
-/// Marks a region closed by an operator; it stays closed across restarts.
-pub const CLOSED_MARKER: &str = ".closed";
 
 /// Memstore bytes worth flushing before a close stops writes (HBase's
 /// `hbase.hregion.preclose.flush.size`).
@@ -71,16 +69,16 @@ pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Re
         region.close_and_drain();
         region.flush_all()?;
         let fs = inner.ctx.fs.as_ref();
-        fs.write_atomic(&region.dir().join(CLOSED_MARKER), b"closed")?;
+        crate::layout::write_marker(fs, region.dir(), Marker::Closed, &crate::layout::unfenced)?;
         fs.sync_dir(region.dir())
     })();
     if let Err(e) = closed {
         // The marker may be in place if only its directory sync failed: a
         // close that reports failure must not come back closed at restart.
-        let marker = region.dir().join(CLOSED_MARKER);
         let fs = inner.ctx.fs.as_ref();
-        if fs.exists(&marker).unwrap_or(false)
-            && let Err(e) = fs.remove(&marker).and_then(|()| fs.sync_dir(region.dir()))
+        if crate::layout::has_marker(fs, region.dir(), Marker::Closed).unwrap_or(false)
+            && let Err(e) =
+                crate::layout::remove_marker(fs, region.dir(), Marker::Closed).and_then(|()| fs.sync_dir(region.dir()))
         {
             tracing::warn!(error = %e, "could not take back the marker of a failed close");
         }
@@ -115,7 +113,7 @@ pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Reg
     let opened = (|| -> Result<Arc<Region>> {
         let fresh = inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
         let fs = inner.ctx.fs.as_ref();
-        fs.remove(&region.dir().join(CLOSED_MARKER))?;
+        crate::layout::remove_marker(fs, region.dir(), Marker::Closed)?;
         fs.sync_dir(region.dir())?;
         Ok(fresh)
     })();

@@ -24,15 +24,9 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::fs::FileSystem;
+use crate::layout::{self, Marker};
 use crate::region::{Region, RegionInfo};
 use crate::services::Services;
-
-/// Marks a parent region whose split committed.
-pub const SPLIT_MARKER: &str = ".split";
-/// Marks a parent region whose merge committed.
-pub const MERGED_MARKER: &str = ".merged";
-/// The prefix of directories being removed; open removes them.
-pub(crate) const TRASH_PREFIX: &str = ".trash-";
 
 /// What open does with the regions found on disk.
 pub(crate) struct OnDisk {
@@ -44,7 +38,7 @@ pub(crate) struct OnDisk {
 }
 
 pub(crate) fn is_retired(fs: &dyn FileSystem, dir: &Path) -> Result<bool> {
-    Ok(fs.exists(&dir.join(SPLIT_MARKER))? || fs.exists(&dir.join(MERGED_MARKER))?)
+    Ok(layout::has_marker(fs, dir, Marker::Split)? || layout::has_marker(fs, dir, Marker::Merged)?)
 }
 
 /// Sorts the regions found on disk (with their `.regioninfo`) into those to
@@ -65,7 +59,7 @@ pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, Region
     for (dir, info) in &infos {
         if merged_parents.contains(&info.id) && !retired_ids.contains(&info.id) {
             tracing::info!(region = info.id, "finishing a merge that committed: marking its parent");
-            fs.write_atomic(&dir.join(MERGED_MARKER), b"merged")?;
+            layout::write_marker(fs, dir, Marker::Merged, &layout::unfenced)?;
             retired_ids.push(info.id);
         }
     }
@@ -75,7 +69,7 @@ pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, Region
             continue;
         }
         let orphan = info.parent.is_some_and(|p| {
-            !retired_ids.contains(&p) && fs.exists(&dir.with_file_name(format!("{p:016x}"))).unwrap_or(false)
+            !retired_ids.contains(&p) && fs.exists(&layout::sibling_region_dir(&dir, p)).unwrap_or(false)
         });
         if orphan {
             tracing::info!(region = info.id, "removing the daughter of a split that did not commit");
@@ -87,18 +81,12 @@ pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, Region
     Ok(out)
 }
 
-/// Whether `name` (an entry of a table directory) is a region directory's
-/// name: sixteen hex digits.
-pub(crate) fn is_region_dir_name(name: &str) -> bool {
-    name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
 /// Removes the directory of retired parent `parent_id` of `table` once no
 /// region of the table reads through references into it.
 pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, parent_id: u64) -> Result<()> {
     let Ok((t, _change)) = inner.catalog.lock_changes(table) else { return Ok(()) };
     let regions = t.regions();
-    let parent_dir = crate::names::child(&inner.data_dir(), table)?.join(format!("{parent_id:016x}"));
+    let parent_dir = layout::region_dir(&inner.table_dir(table)?, parent_id);
     remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
 }
 
@@ -130,13 +118,12 @@ pub(crate) fn remove_if_unreferenced(fs: &dyn FileSystem, parent_dir: &Path, reg
 /// region directory named `parent`, by its families' committed manifests
 /// (a reference is named `<file>.<parent dir>.ref`).
 fn refers_on_disk(fs: &dyn FileSystem, region_dir: &Path, parent: &str) -> Result<bool> {
-    let suffix = format!(".{parent}{}", crate::storefile::reference::REFERENCE_SUFFIX);
-    for family in fs.list(region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+    for family in fs.list(region_dir)?.into_iter().filter(|n| layout::may_be_family_dir(n)) {
         let dir = region_dir.join(&family);
-        if !fs.exists(&crate::manifest::StoreManifest::path(&dir))? {
+        if !fs.exists(&layout::manifest(&dir))? {
             continue;
         }
-        if crate::manifest::StoreManifest::load(fs, &dir)?.files.iter().any(|f| f.ends_with(&suffix)) {
+        if crate::manifest::StoreManifest::load(fs, &dir)?.files.iter().any(|f| layout::refers_into(f, parent)) {
             return Ok(true);
         }
     }
@@ -146,12 +133,12 @@ fn refers_on_disk(fs: &dyn FileSystem, region_dir: &Path, parent: &str) -> Resul
 /// Whether any region directory under `table_dir` holds a store file (a
 /// `.sf` file in a family directory).
 pub(crate) fn holds_store_files(fs: &dyn FileSystem, table_dir: &Path) -> Result<bool> {
-    for region in fs.list(table_dir)?.into_iter().filter(|n| is_region_dir_name(n)) {
+    for region in fs.list(table_dir)?.into_iter().filter(|n| layout::is_region_dir_name(n)) {
         let region_dir = table_dir.join(region);
-        for family in fs.list(&region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+        for family in fs.list(&region_dir)?.into_iter().filter(|n| layout::may_be_family_dir(n)) {
             // Not a directory (or gone): nothing under it.
             let Ok(names) = fs.list(&region_dir.join(family)) else { continue };
-            if names.iter().any(|n| n.ends_with(".sf")) {
+            if names.iter().any(|n| layout::is_store_file(n)) {
                 return Ok(true);
             }
         }
@@ -162,8 +149,7 @@ pub(crate) fn holds_store_files(fs: &dyn FileSystem, table_dir: &Path) -> Result
 /// Removes a region's (or a table's) directory crash-safely: one atomic
 /// rename takes it out of use, then the renamed directory is deleted.
 pub(crate) fn remove_region_dir(fs: &dyn FileSystem, dir: &Path) -> Result<()> {
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let trash = dir.with_file_name(format!("{TRASH_PREFIX}{name}"));
+    let trash = layout::trash_for(dir);
     fs.rename(dir, &trash)?;
     if let Some(parent) = dir.parent() {
         fs.sync_dir(parent)?;

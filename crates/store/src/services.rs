@@ -11,7 +11,7 @@
 //! threads hold a `Weak` and stop when the last `Store` handle goes, as
 //! dropping `Services` stops the queues.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -109,7 +109,12 @@ impl Services {
 
     /// `<dir>/data`, where the tables are.
     pub(crate) fn data_dir(&self) -> PathBuf {
-        data_dir(&self.dir)
+        crate::layout::data_dir(&self.dir)
+    }
+
+    /// `<dir>/data/<table>`, refusing a name that is not one plain segment.
+    pub(crate) fn table_dir(&self, table: &str) -> Result<PathBuf> {
+        crate::layout::table_dir(&self.dir, table)
     }
 
     /// Lets another store open the root (after a close: nothing of this
@@ -198,10 +203,6 @@ impl Services {
             None => Ok(()),
         }
     }
-}
-
-pub(crate) fn data_dir(dir: &Path) -> PathBuf {
-    dir.join("data")
 }
 
 impl Drop for Services {

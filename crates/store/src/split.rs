@@ -29,10 +29,11 @@ use memstore::CellKey;
 use crate::catalog::{CatalogEdit, TableState};
 use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::Result;
+use crate::layout::Marker;
 use crate::reference_region::{references_into, write_region};
 use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
-use crate::retired_parents::{SPLIT_MARKER, remove_region_dir};
+use crate::retired_parents::remove_region_dir;
 use crate::services::Services;
 use crate::storefile::Half;
 
@@ -134,13 +135,13 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
         }
     };
     // The commit point.
-    let marker = region.dir().join(SPLIT_MARKER);
-    if let Err(e) = crate::fs::write_atomic_fenced(fs, &marker, b"split", &|| inner.ctx.may_commit()) {
+    if let Err(e) = crate::layout::write_marker(fs, region.dir(), Marker::Split, &|| inner.ctx.may_commit()) {
         // The marker may be in place if only the directory sync failed:
         // with it, open would retire the parent and (its daughters gone)
         // lose it whole. Take it back, or stop serving the parent.
-        if fs.exists(&marker).unwrap_or(true)
-            && let Err(e) = fs.remove(&marker).and_then(|()| fs.sync_dir(region.dir()))
+        if crate::layout::has_marker(fs, region.dir(), Marker::Split).unwrap_or(true)
+            && let Err(e) =
+                crate::layout::remove_marker(fs, region.dir(), Marker::Split).and_then(|()| fs.sync_dir(region.dir()))
         {
             tracing::error!(error = %e, region = info.id, "could not take back a failed split's marker; the region stays closed");
             region.close();
@@ -199,7 +200,7 @@ fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result
             parent: Some(p.id),
             merged_from: Vec::new(),
         };
-        let dir = parent.dir().with_file_name(info.dir_name());
+        let dir = crate::layout::sibling_region_dir(parent.dir(), info.id);
         let families = references_into(parent, &Half { split_row: mid.to_vec(), top });
         if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(()), &|| inner.ctx.may_commit()) {
             // Uncommitted daughters (references only); open removes what

@@ -30,9 +30,8 @@ use parking_lot::{Condvar, Mutex};
 use store::error::StoreError;
 use store::fs::{FileSystem, LocalFs};
 use store::hooks::{HookPoint, WriteHooks};
+use store::layout::{Marker, REGION_INFO};
 use store::options::CommitFence;
-use store::region::REGION_INFO_NAME;
-use store::retired_parents::{MERGED_MARKER, SPLIT_MARKER};
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, RegionInfo, Store, StoreOptions, TableDescriptor};
 
@@ -252,7 +251,7 @@ const A: &str = "host-a,16020,1";
 fn committed_daughters(root: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(root.join("data/t")) else { return 0 };
     entries
-        .filter_map(|e| std::fs::read(e.ok()?.path().join(REGION_INFO_NAME)).ok())
+        .filter_map(|e| std::fs::read(e.ok()?.path().join(REGION_INFO)).ok())
         .filter_map(|bytes| serde_json::from_slice::<RegionInfo>(&bytes).ok())
         .filter(|info| info.parent.is_some())
         .count()
@@ -268,12 +267,12 @@ fn assert_nothing_committed(root: &Path, original: &[RegionInfo], what: &str) {
     for entry in std::fs::read_dir(&table_dir).expect("table dir") {
         let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
         if !original_dirs.contains(&name) {
-            let info = table_dir.join(&name).join(REGION_INFO_NAME);
+            let info = table_dir.join(&name).join(REGION_INFO);
             assert!(!info.exists(), "{what}: {} was committed", info.display());
         }
     }
     for dir in &original_dirs {
-        for marker in [SPLIT_MARKER, MERGED_MARKER] {
+        for marker in [Marker::Split.file_name(), Marker::Merged.file_name()] {
             let path = table_dir.join(dir).join(marker);
             assert!(!path.exists(), "{what}: {} retires an original region", path.display());
         }

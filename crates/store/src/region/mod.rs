@@ -50,7 +50,7 @@ mod request;
 mod write;
 
 pub use crate::clock::now_ms;
-pub use crate::region_info::{REGION_INFO_NAME, RegionInfo, to_string_binary};
+pub use crate::region_info::{RegionInfo, to_string_binary};
 pub use request::{BatchOutcome, Column, Get, Mutation, MutationRef, RowMutations};
 pub use write::LATEST_TIMESTAMP;
 
@@ -129,11 +129,10 @@ impl Region {
     ) -> Result<Region> {
         let fs = cfg.ctx.fs.as_ref();
         fs.create_dir_all(&dir)?;
-        let info_path = dir.join(REGION_INFO_NAME);
+        let info_path = crate::layout::region_info(&dir);
         let created = !fs.exists(&info_path)?;
         if created {
-            let bytes = serde_json::to_vec_pretty(&info).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-            fs.write_atomic(&info_path, &bytes)?;
+            crate::layout::write_json(fs, &info_path, &info, &crate::layout::unfenced)?;
         }
         let mvcc = Arc::new(Mvcc::new(0));
         let families = desc.families.len().max(1) as u64;
@@ -142,7 +141,7 @@ impl Region {
         for f in &desc.families {
             let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
             let store = FamilyStore::open(
-                crate::names::child(&dir, &f.name)?,
+                crate::layout::family_dir(&dir, &f.name)?,
                 f.clone(),
                 memstore,
                 mvcc.clone(),
@@ -185,7 +184,7 @@ impl Region {
         for f in &desc.families {
             let memstore = MemStore::new(memstore_config(f, families, &mvcc, cfg)?)?;
             let store = FamilyStore::unassigned(
-                crate::names::child(&dir, &f.name)?,
+                crate::layout::family_dir(&dir, &f.name)?,
                 f.clone(),
                 memstore,
                 mvcc.clone(),

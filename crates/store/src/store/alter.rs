@@ -98,7 +98,7 @@ impl Store {
         let fs = self.inner.ctx.fs.as_ref();
         for r in &regions {
             for family in &removed {
-                let dir = crate::names::child(r.dir(), family)?;
+                let dir = crate::layout::family_dir(r.dir(), family)?;
                 if fs.exists(&dir)? {
                     fs.remove_dir_all(&dir)?;
                 }
@@ -150,7 +150,7 @@ impl Store {
         for r in regions {
             let floor = region_flushed_seq(fs, r.dir())?;
             for family in added {
-                let dir = crate::names::child(r.dir(), family)?;
+                let dir = crate::layout::family_dir(r.dir(), family)?;
                 if fs.exists(&dir)? {
                     fs.remove_dir_all(&dir)?;
                 }
@@ -172,7 +172,7 @@ impl Store {
 /// edit up to it is in its files).
 fn region_flushed_seq(fs: &dyn crate::fs::FileSystem, region_dir: &std::path::Path) -> Result<u64> {
     let mut floor = 0;
-    for family in fs.list(region_dir)?.into_iter().filter(|n| !n.starts_with('.')) {
+    for family in fs.list(region_dir)?.into_iter().filter(|n| crate::layout::may_be_family_dir(n)) {
         let dir = region_dir.join(family);
         if fs.exists(&crate::manifest::StoreManifest::path(&dir))? {
             floor = floor.max(crate::manifest::StoreManifest::load(fs, &dir)?.flushed_seq);

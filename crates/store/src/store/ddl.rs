@@ -19,9 +19,6 @@ use crate::fs::FileSystem;
 use crate::region::{Region, RegionInfo};
 use crate::table::TableDescriptor;
 
-/// A table's descriptor file, in its directory.
-pub(super) const TABLE_DESC_NAME: &str = ".tabledesc";
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct TableFile {
     pub(super) descriptor: TableDescriptor,
@@ -35,7 +32,7 @@ pub(super) struct TableFile {
 /// named by laxer rules, `-t` say, still opens): such a descriptor is
 /// refused as corrupt, and nothing of the table is touched.
 pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableFile> {
-    let file: TableFile = parse_json(path, &fs.read_all(path)?)?;
+    let file: TableFile = crate::layout::parse_json(path, &fs.read_all(path)?, "table descriptor")?;
     let dir_name = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
     if dir_name != Some(file.descriptor.name.as_str()) {
         return Err(StoreError::corruption(
@@ -59,21 +56,13 @@ pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableF
     Ok(file)
 }
 
-fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec_pretty(value).map_err(|e| StoreError::InvalidArgument(e.to_string()))
-}
-
-pub(super) fn parse_json<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::corruption(path, e.column() as u64, e.to_string()))
-}
-
 impl Store {
     pub(super) fn write_table_file(&self, desc: &TableDescriptor, enabled: bool) -> Result<()> {
-        let table_dir = crate::names::child(&self.inner.data_dir(), &desc.name)?;
+        let table_dir = self.inner.table_dir(&desc.name)?;
         self.inner.ctx.fs.create_dir_all(&table_dir)?;
         // A descriptor is a commit like a manifest: fenced.
-        let bytes = json(&TableFile { descriptor: desc.clone(), enabled })?;
-        crate::fs::write_atomic_fenced(self.inner.ctx.fs.as_ref(), &table_dir.join(TABLE_DESC_NAME), &bytes, &|| {
+        let file = TableFile { descriptor: desc.clone(), enabled };
+        crate::layout::write_json(self.inner.ctx.fs.as_ref(), &crate::layout::table_desc(&table_dir), &file, &|| {
             self.inner.ctx.may_commit()
         })
     }
@@ -88,7 +77,7 @@ impl Store {
         }
         // A cluster member may not have heard of a table another server
         // created yet: the root's descriptor decides.
-        let on_root = crate::names::child(&self.inner.data_dir(), &desc.name)?.join(TABLE_DESC_NAME);
+        let on_root = crate::layout::table_desc(&self.inner.table_dir(&desc.name)?);
         if self.member_name().is_some() && self.inner.ctx.fs.exists(&on_root)? {
             return Err(StoreError::TableExists(desc.name.clone()));
         }
@@ -99,7 +88,7 @@ impl Store {
             return Err(StoreError::InvalidArgument("split keys must not be empty".into()));
         }
         let desc = Arc::new(desc);
-        let table_dir = crate::names::child(&self.inner.data_dir(), &desc.name)?;
+        let table_dir = self.inner.table_dir(&desc.name)?;
         let fs = self.inner.ctx.fs.as_ref();
         fs.create_dir_all(&table_dir)?;
         let mut bounds = vec![Vec::new()];
@@ -115,7 +104,7 @@ impl Store {
                 parent: None,
                 merged_from: Vec::new(),
             };
-            let dir = table_dir.join(info.dir_name());
+            let dir = crate::layout::region_dir(&table_dir, info.id);
             regions.push(self.inner.open_region(dir, info, desc.clone())?);
         }
         // The descriptor is the commit point: without it the directory is
@@ -245,10 +234,7 @@ impl Store {
             self.inner.wal.forget_region(r.info().id);
         }
         self.inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
-        crate::retired_parents::remove_region_dir(
-            self.inner.ctx.fs.as_ref(),
-            &crate::names::child(&self.inner.data_dir(), name)?,
-        )?;
+        crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.table_dir(name)?)?;
         self.inner.archive_wal()?;
         tracing::info!(table = %name, "deleted table");
         Ok(())

@@ -41,29 +41,29 @@ use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
 use crate::options::StoreOptions;
-use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
+use crate::region::{Region, RegionInfo};
 use crate::region_state::RegionState;
-use crate::services::{Services, data_dir};
+use crate::services::Services;
 use crate::wal::split::SplitSummary;
-use crate::wal::takeover::{self, SPLITTING_SUFFIX, WALS_DIR};
-use crate::wal::{ARCHIVE_DIR, Wal, WalPlace};
+use crate::wal::takeover::{self, SPLITTING_SUFFIX};
+use crate::wal::{Wal, WalPlace};
 
 /// Opens the store as region server `name` on the shared root `dir`.
 pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Arc<Services>> {
     crate::names::check_server_name(name)?;
     let fs = options.fs.clone();
-    crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    crate::fs::create_dir_all_durably(fs.as_ref(), &crate::layout::data_dir(&dir))?;
     mark_cluster_root(fs.as_ref(), &dir, name)?;
-    let wals = dir.join(WALS_DIR);
+    let wals = crate::layout::wal::wals_dir(&dir);
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
-    let own = crate::names::child(&wals, name)?;
-    if fs.exists(&own)? || fs.exists(&wals.join(format!("{name}{SPLITTING_SUFFIX}")))? {
+    let own = crate::layout::wal::instance_dir(&dir, name)?;
+    if fs.exists(&own)? || fs.exists(&wals.join(crate::layout::wal::fenced_name(name)))? {
         return Err(StoreError::InvalidArgument(format!(
             "a region server named {name} has run on this root before; a server's name carries its start code \
              and is never reused"
         )));
     }
-    let archive_dir = crate::names::child(&dir.join(ARCHIVE_DIR), name)?;
+    let archive_dir = crate::layout::wal::instance_archive_dir(&dir, name)?;
     let ctx = StoreContext::new(&options);
     let place = WalPlace { dir: own, archive_dir, numbered_after: 0 };
     let (wal, _) = Wal::open_at(fs.clone(), &place, options.wal.clone(), |_| Ok(()))?;
@@ -77,14 +77,8 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     Ok(services)
 }
 
-/// The file that marks a root as a cluster's shared root: written by the
-/// first member that opens it, it keeps a standalone store out (one would
-/// fence and retire every live member's WAL directory as its own earlier
-/// instances'). An operator who retires the cluster removes it.
-pub const CLUSTER_MARKER: &str = "CLUSTER";
-
 fn mark_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path, name: &str) -> Result<()> {
-    let marker = dir.join(CLUSTER_MARKER);
+    let marker = crate::layout::cluster_marker(dir);
     if !fs.exists(&marker)? {
         let text = format!(
             "This root is shared by the region servers of a cluster (first opened by {name}).\n\
@@ -97,9 +91,9 @@ fn mark_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path, name: &str) -> 
 }
 
 /// Refuses, for a standalone store, a root a cluster shares (see
-/// [`CLUSTER_MARKER`]).
+/// [`crate::layout::CLUSTER_MARKER`]).
 pub(super) fn refuse_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path) -> Result<()> {
-    let marker = dir.join(CLUSTER_MARKER);
+    let marker = crate::layout::cluster_marker(dir);
     if fs.exists(&marker)? {
         return Err(StoreError::InvalidArgument(format!(
             "{} is a cluster's shared root ({} exists): a store opened on it alone would fence the WAL of every \
@@ -128,7 +122,7 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
     let mut out = Vec::new();
     for table_name in fs.list(&data)? {
         let table_dir = data.join(&table_name);
-        let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
+        let desc_path = crate::layout::table_desc(&table_dir);
         if table_name.starts_with('.') || !wanted(&table_name) || !fs.exists(&desc_path)? {
             continue;
         }
@@ -136,17 +130,15 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
         let mut infos = Vec::new();
         for name in fs.list(&table_dir)? {
             let region_dir = table_dir.join(&name);
-            let info_path = region_dir.join(REGION_INFO_NAME);
-            if !crate::retired_parents::is_region_dir_name(&name) || !fs.exists(&info_path)? {
+            if !crate::layout::is_region_dir_name(&name) {
                 continue;
             }
-            let info: RegionInfo = super::ddl::parse_json(&info_path, &fs.read_all(&info_path)?)?;
-            infos.push((region_dir, info));
+            let info_path = crate::layout::region_info(&region_dir);
+            if let Some(info) = crate::layout::read_json::<RegionInfo>(fs, &info_path, "region info")? {
+                infos.push((region_dir, info));
+            }
         }
-        let retired = |dir: &Path| -> Result<bool> {
-            Ok(fs.exists(&dir.join(crate::retired_parents::SPLIT_MARKER))?
-                || fs.exists(&dir.join(crate::retired_parents::MERGED_MARKER))?)
-        };
+        let retired = |dir: &Path| crate::retired_parents::is_retired(fs, dir);
         let mut retired_ids = Vec::new();
         for (dir, info) in &infos {
             if retired(dir)? || infos.iter().any(|(_, other)| other.merged_from.contains(&info.id)) {
@@ -159,7 +151,7 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
                 !retired_ids.contains(&info.id)
                     && !info.parent.is_some_and(|p| {
                         !retired_ids.contains(&p)
-                            && fs.exists(&dir.with_file_name(format!("{p:016x}"))).unwrap_or(false)
+                            && fs.exists(&crate::layout::sibling_region_dir(dir, p)).unwrap_or(false)
                     })
             })
             .collect();
@@ -280,7 +272,7 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
         region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
     }
     let summary = crate::wal::split::split(fs, &checked, &region_dirs)?;
-    let archive_dir = crate::names::child(&inner.dir.join(ARCHIVE_DIR), server)?;
+    let archive_dir = crate::layout::wal::instance_archive_dir(&inner.dir, server)?;
     crate::fs::create_dir_all_durably(fs, &archive_dir)?;
     takeover::retire(fs, &fenced.dir, &archive_dir, inner.options.wal.keep_archived)?;
     tracing::info!(
@@ -390,7 +382,7 @@ fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Re
 /// deleted one closed and forgotten (its files are gone), a new one listed.
 pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
     let _ddl = inner.catalog.lock_ddl();
-    let desc_path = crate::names::child(&inner.data_dir(), name)?.join(super::ddl::TABLE_DESC_NAME);
+    let desc_path = crate::layout::table_desc(&inner.table_dir(name)?);
     let fs = inner.ctx.fs.as_ref();
     let on_root = if fs.exists(&desc_path)? { Some(super::ddl::read_table_file(fs, &desc_path)?) } else { None };
     let listed = inner.catalog.table(name).ok();
@@ -446,7 +438,7 @@ pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
 pub(super) fn wal_owners(inner: &Services) -> Result<Vec<String>> {
     let fs = inner.ctx.fs.as_ref();
     let mut names: Vec<String> = fs
-        .list(&inner.dir.join(WALS_DIR))?
+        .list(&crate::layout::wal::wals_dir(&inner.dir))?
         .into_iter()
         .map(|n| n.strip_suffix(SPLITTING_SUFFIX).map_or(n.clone(), str::to_string))
         .collect();

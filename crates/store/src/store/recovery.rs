@@ -23,10 +23,10 @@ use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
 use crate::options::StoreOptions;
-use crate::region::{REGION_INFO_NAME, Region, RegionInfo};
-use crate::services::{Services, data_dir};
-use crate::wal::takeover::{self, FencedDir, WALS_DIR};
-use crate::wal::{ARCHIVE_DIR, ReplaySummary, Wal, WalPlace};
+use crate::region::{Region, RegionInfo};
+use crate::services::Services;
+use crate::wal::takeover::{self, FencedDir};
+use crate::wal::{ReplaySummary, Wal, WalPlace};
 
 /// Opens the store in `dir` (creating it if needed) and recovers it: the
 /// tables and regions on disk are opened and the WAL is replayed.
@@ -35,7 +35,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
         return super::member::open(dir, options, &name);
     }
     let fs = options.fs.clone();
-    crate::fs::create_dir_all_durably(fs.as_ref(), &data_dir(&dir))?;
+    crate::fs::create_dir_all_durably(fs.as_ref(), &crate::layout::data_dir(&dir))?;
     // Before anything is read or changed: one process at a time, and not a
     // cluster's root.
     let root_lock = fs.lock_root(&dir)?;
@@ -43,8 +43,8 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     let ctx = StoreContext::new(&options);
     // Earlier instances' WAL directories are fenced first: a writer of one
     // that still runs can then acknowledge nothing more.
-    let wals = dir.join(WALS_DIR);
-    let archive_dir = dir.join(ARCHIVE_DIR);
+    let wals = crate::layout::wal::wals_dir(&dir);
+    let archive_dir = crate::layout::wal::archive_root(&dir);
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
     if options.wal.keep_archived {
         // The old layout's archive moves there before the WAL opens.
@@ -53,7 +53,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     // Unique also against a fenced directory of the same name (a reopen
     // within the same millisecond after a crash during recovery).
     let mut own = takeover::instance_name();
-    while fs.exists(&wals.join(&own))? || fs.exists(&wals.join(format!("{own}{}", takeover::SPLITTING_SUFFIX)))? {
+    while fs.exists(&wals.join(&own))? || fs.exists(&wals.join(crate::layout::wal::fenced_name(&own)))? {
         own.push('+');
     }
     let earlier = takeover::fence_earlier(fs.as_ref(), &dir, &own, &archive_dir, options.wal.keep_archived)?;
@@ -97,12 +97,12 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
     let data = inner.data_dir();
     for table_name in fs.list(&data)? {
         let table_dir = data.join(&table_name);
-        if table_name.starts_with(crate::retired_parents::TRASH_PREFIX) {
+        if crate::layout::is_trash(&table_name) {
             // A table or region whose removal a crash interrupted.
             fs.remove_dir_all(&table_dir)?;
             continue;
         }
-        let desc_path = table_dir.join(super::ddl::TABLE_DESC_NAME);
+        let desc_path = crate::layout::table_desc(&table_dir);
         if !fs.exists(&desc_path)? {
             // A table whose creation did not commit holds empty regions
             // only: data arrives after the descriptor. One with store files
@@ -124,31 +124,30 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
         let mut infos = Vec::new();
         for name in fs.list(&table_dir)? {
             let region_dir = table_dir.join(&name);
-            if name.starts_with(crate::retired_parents::TRASH_PREFIX) {
+            if crate::layout::is_trash(&name) {
                 fs.remove_dir_all(&region_dir)?;
                 continue;
             }
-            let info_path = region_dir.join(REGION_INFO_NAME);
             if name.starts_with('.') {
                 continue;
             }
-            if !fs.exists(&info_path)? {
-                if crate::retired_parents::is_region_dir_name(&name) {
+            let info_path = crate::layout::region_info(&region_dir);
+            let Some(info) = crate::layout::read_json::<RegionInfo>(fs, &info_path, "region info")? else {
+                if crate::layout::is_region_dir_name(&name) {
                     // A daughter or merged region whose writing a crash
                     // interrupted before its commit.
                     tracing::info!(dir = %region_dir.display(), "removing a region directory without .regioninfo");
                     crate::retired_parents::remove_region_dir(fs, &region_dir)?;
                 }
                 continue;
-            }
-            let info: RegionInfo = super::ddl::parse_json(&info_path, &fs.read_all(&info_path)?)?;
+            };
             inner.catalog.observe_region_id(info.id);
             infos.push((region_dir, info));
         }
         let on_disk = crate::retired_parents::resolve_leftovers(fs, infos)?;
         let mut opened = Vec::with_capacity(on_disk.regions.len());
         for (region_dir, info) in on_disk.regions {
-            let closed = fs.exists(&region_dir.join(crate::region_open_close::CLOSED_MARKER))?;
+            let closed = crate::layout::has_marker(fs, &region_dir, crate::layout::Marker::Closed)?;
             let region = inner.open_region(region_dir, info, desc.clone())?;
             if closed {
                 // Closed by an operator: it stays closed until opened.

@@ -18,11 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::fs::FileSystem;
-
-/// The file name suffix of references.
-pub const REFERENCE_SUFFIX: &str = ".ref";
 
 /// Which half of a file a reader sees.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,39 +53,28 @@ pub struct Reference {
 impl Reference {
     /// The reference's own file name.
     pub fn file_name(&self) -> String {
-        format!("{}.{}{REFERENCE_SUFFIX}", self.file, self.parent_region)
+        crate::layout::reference_name(&self.file, &self.parent_region)
     }
 
     pub fn is_reference_name(name: &str) -> bool {
-        name.ends_with(REFERENCE_SUFFIX)
+        crate::layout::is_reference(name)
     }
 
     /// The referred file, for a reference in `family_dir`
     /// (`<table>/<region>/<family>`).
     pub fn target(&self, family_dir: &Path) -> Result<PathBuf> {
-        let family = family_dir.file_name();
-        let table_dir = family_dir.parent().and_then(Path::parent);
-        match (family, table_dir) {
-            (Some(family), Some(table_dir)) => Ok(table_dir.join(&self.parent_region).join(family).join(&self.file)),
-            _ => Err(StoreError::InvalidArgument(format!(
-                "a reference outside a table/region/family directory: {}",
-                family_dir.display()
-            ))),
-        }
+        crate::layout::referenced_file(family_dir, &self.parent_region, &self.file)
     }
 
     /// Writes the reference into `family_dir` (durably, under its name).
     pub fn write(&self, fs: &dyn FileSystem, family_dir: &Path) -> Result<PathBuf> {
         let path = family_dir.join(self.file_name());
-        let bytes = serde_json::to_vec(self).map_err(|e| StoreError::InvalidArgument(e.to_string()))?;
-        fs.write_atomic(&path, &bytes)?;
+        crate::layout::write_json(fs, &path, self, &crate::layout::unfenced)?;
         Ok(path)
     }
 
     pub fn read(fs: &dyn FileSystem, path: &Path) -> Result<Reference> {
-        let bytes = fs.read_all(path)?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| StoreError::corruption(path, e.column() as u64, format!("reference file: {e}")))
+        crate::layout::parse_json(path, &fs.read_all(path)?, "reference file")
     }
 }
 

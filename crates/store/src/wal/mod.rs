@@ -35,7 +35,6 @@
 
 pub mod accounting;
 pub mod codec;
-pub mod layout;
 pub mod options;
 pub mod reader;
 pub mod record;
@@ -46,7 +45,7 @@ pub mod takeover;
 pub mod wal;
 mod writer;
 
-pub use layout::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_file_name, parse_log_file_name};
+pub use crate::layout::wal::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_file_name, parse_log_file_name};
 pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};

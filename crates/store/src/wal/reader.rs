@@ -69,8 +69,8 @@ use std::sync::Arc;
 
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, ReadableFile};
+use crate::layout::wal::list_log_files;
 use crate::wal::codec;
-use crate::wal::layout::list_log_files;
 use crate::wal::record::{
     self, ENTRY_FIXED_LEN, FileHeader, FrameCheck, HEADER_LEN, HeaderCheck, RECORD_FRAME_LEN, SYNC_MARK_REGION,
     SYNC_MARK_VERSION, WalEntry,

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::fs::{FileSystem, WritableFile};
-use crate::wal::layout::{list_log_files, log_file_name};
+use crate::layout::wal::{list_log_files, log_file_name};
 use crate::wal::reader::{ReplaySummary, WalReader};
 use crate::wal::record::{self, FileHeader};
 

@@ -37,16 +37,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::fs::FileSystem;
-use crate::wal::layout::{LEGACY_ARCHIVE_DIR, list_log_files, log_file_name};
+use crate::layout::wal::{LEGACY_ARCHIVE_DIR, fenced_name, list_log_files, log_file_name, wals_dir};
+pub use crate::layout::wal::{LEGACY_WAL_DIR, SPLITTING_SUFFIX, WALS_DIR};
 use crate::wal::reader::{ReplaySummary, WalReader};
-
-/// The directory of the instances' WAL directories, under the store's root.
-pub const WALS_DIR: &str = "WALs";
-/// The WAL directory of stores written before (one directory for every
-/// instance), under the root.
-pub const LEGACY_WAL_DIR: &str = "wal";
-/// What a fenced directory's name ends with.
-pub const SPLITTING_SUFFIX: &str = "-splitting";
 
 /// A name for this instance's WAL directory: host, process id and start
 /// time in milliseconds (HBase's server name is host, port, start code).
@@ -80,7 +73,7 @@ pub fn fence_earlier(
     archive_dir: &Path,
     keep_archived: bool,
 ) -> Result<Vec<FencedDir>> {
-    let wals = root.join(WALS_DIR);
+    let wals = wals_dir(root);
     let mut earlier: Vec<(PathBuf, String)> = Vec::new();
     let legacy = root.join(LEGACY_WAL_DIR);
     if fs.exists(&legacy)? {
@@ -98,7 +91,7 @@ pub fn fence_earlier(
         let dir = if name.ends_with(SPLITTING_SUFFIX) {
             dir
         } else {
-            let to = wals.join(format!("{name}{SPLITTING_SUFFIX}"));
+            let to = wals.join(fenced_name(&name));
             tracing::info!(from = %dir.display(), to = %to.display(), "fencing an earlier instance's WAL directory");
             fs.rename(&dir, &to)?;
             renamed = true;
@@ -128,9 +121,9 @@ pub fn fence_earlier(
 /// the leases of its files recovered, so a writer that still runs can
 /// acknowledge nothing more. `None` if the server has no WAL directory.
 pub fn fence_server(fs: &dyn FileSystem, root: &Path, server: &str) -> Result<Option<FencedDir>> {
-    let wals = root.join(WALS_DIR);
-    let live = crate::names::child(&wals, server)?;
-    let fenced = wals.join(format!("{server}{SPLITTING_SUFFIX}"));
+    let wals = wals_dir(root);
+    let live = crate::layout::wal::instance_dir(root, server)?;
+    let fenced = wals.join(fenced_name(server));
     if fs.exists(&live)? {
         tracing::info!(from = %live.display(), to = %fenced.display(), "fencing a dead server's WAL directory");
         fs.rename(&live, &fenced)?;

@@ -85,9 +85,9 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
+use crate::layout::wal::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files, log_file_name};
 use crate::wal::accounting::SequenceIdAccounting;
 use crate::wal::codec;
-use crate::wal::layout::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files, log_file_name};
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
 use crate::wal::record::{self, ENTRY_FIXED_LEN, FileHeader, HEADER_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};

@@ -1,12 +1,14 @@
-//! Where WAL files live and what they are called.
+//! Where WAL files live and what they are called (part of [`crate::layout`]).
 //!
 //! ```text
-//! <wal dir>/wal-00000000000000000001.log   live files, numbered from 1
-//! <archive dir>/wal-<number>.log            archived files (keep_archived)
+//! <root>/WALs/<instance>/wal-00000000000000000001.log   live files, numbered from 1
+//! <root>/WALs/<instance>-splitting/                     a fenced instance's (takeover.rs)
+//! <root>/oldWALs/wal-<number>.log                        archived files (keep_archived)
+//! <root>/wal/                                            one directory for every instance, before
 //! ```
 //!
 //! A store's WAL directory is `<root>/WALs/<instance>` and its archive
-//! `<root>/oldWALs` (HBase's layout; see `takeover.rs`); a WAL opened on a
+//! `<root>/oldWALs` (HBase's layout; see `wal/takeover.rs`); a WAL opened on a
 //! directory alone archives to `oldWALs` beside it. The archive is never
 //! inside a WAL directory, so that what is done to one — fencing it by a
 //! rename, replaying it, removing it once replayed — never touches the
@@ -23,6 +25,40 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::fs::FileSystem;
+
+/// The directory of the instances' WAL directories, under the store's root.
+pub const WALS_DIR: &str = "WALs";
+/// The WAL directory of stores written before (one directory for every
+/// instance), under the root.
+pub const LEGACY_WAL_DIR: &str = "wal";
+/// What a fenced directory's name ends with.
+pub const SPLITTING_SUFFIX: &str = "-splitting";
+
+/// `<root>/WALs`.
+pub fn wals_dir(root: &Path) -> PathBuf {
+    root.join(WALS_DIR)
+}
+
+/// `<root>/oldWALs`.
+pub fn archive_root(root: &Path) -> PathBuf {
+    root.join(ARCHIVE_DIR)
+}
+
+/// `<root>/WALs/<instance>`; refuses a name that is not one plain segment.
+pub fn instance_dir(root: &Path, instance: &str) -> Result<PathBuf> {
+    crate::names::child(&wals_dir(root), instance)
+}
+
+/// `<root>/oldWALs/<instance>`, where a cluster member's archived files go;
+/// refuses a name that is not one plain segment.
+pub fn instance_archive_dir(root: &Path, instance: &str) -> Result<PathBuf> {
+    crate::names::child(&archive_root(root), instance)
+}
+
+/// The name instance `name`'s WAL directory takes once fenced.
+pub fn fenced_name(name: &str) -> String {
+    format!("{name}{SPLITTING_SUFFIX}")
+}
 
 /// The directory, beside the WAL directory, that archived files move to.
 pub const ARCHIVE_DIR: &str = "oldWALs";
