@@ -184,11 +184,25 @@ fn append_to_a_family_only_column_uses_the_empty_qualifier() {
 #[test]
 fn idle_connections_are_closed_after_the_idle_timeout() {
     use std::io::Read;
-    let (_dir, server, _c) = start_with(&["hbase.thrift.server.socket.read.timeout=300"]);
+    use std::time::{Duration, Instant};
+    const IDLE_MS: u64 = 1500;
+    let (_dir, server, mut c) = start_with(&[&format!("hbase.thrift.server.socket.read.timeout={IDLE_MS}")]);
+    // A connection in use stays open past the timeout: the timeout counts
+    // idle time, not the connection's age.
+    let busy = Instant::now();
+    while busy.elapsed() < Duration::from_millis(IDLE_MS * 3) {
+        c.get_table_names().expect("a call on a connection in use");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // An idle one is closed, and not before the timeout: a loaded machine
+    // can only make the close later, never earlier.
+    let connected = Instant::now();
     let mut s = std::net::TcpStream::connect(server.thrift_addr()).expect("connect");
-    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
     let mut buf = [0u8; 1];
     assert_eq!(s.read(&mut buf).expect("closed, not timed out"), 0, "the server closed the idle connection");
+    let idle = connected.elapsed();
+    assert!(idle >= Duration::from_millis(IDLE_MS), "closed after {idle:?} idle, before the {IDLE_MS} ms timeout");
 }
 
 #[test]

@@ -48,6 +48,9 @@ pub enum HookPoint {
     /// commit the family's manifest (region id 0: the family does not know
     /// it). An error fails the flush or compaction before its commit.
     BeforeManifestCommit,
+    /// A scan found the region it reads closed by a split or merge and is
+    /// about to wait before looking again. An error fails the scan.
+    ScanWaitsForRegion,
     /// Opening a store has fenced the WAL directories of earlier instances
     /// (renamed, leases recovered) and not yet read them. An error fails
     /// the open.

@@ -96,6 +96,8 @@ pub(crate) type TableLookup = Arc<dyn Fn(&str) -> Option<Arc<TableState>> + Send
 pub struct Scanner {
     table: Arc<TableState>,
     lookup: TableLookup,
+    /// The store's test hooks (`HookPoint::ScanWaitsForRegion`).
+    hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
     scan: Scan,
     current: Option<RegionScanner>,
     pending: VecDeque<Vec<Cell>>,
@@ -104,7 +106,12 @@ pub struct Scanner {
 }
 
 impl Scanner {
-    pub(crate) fn new(table: Arc<TableState>, lookup: TableLookup, mut scan: Scan) -> Result<Scanner> {
+    pub(crate) fn new(
+        table: Arc<TableState>,
+        lookup: TableLookup,
+        hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
+        mut scan: Scan,
+    ) -> Result<Scanner> {
         let reverse = scan.reverse;
         if !reverse {
             // Forward, an exclusive bound is the inclusive one just above
@@ -144,7 +151,8 @@ impl Scanner {
                 scan.start = prefix_successor(&prefix);
             }
         }
-        let mut s = Scanner { table, lookup, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
+        let mut s =
+            Scanner { table, lookup, hooks, scan, current: None, pending: VecDeque::new(), rows: 0, done: false };
         let (reverse, start, inclusive) = (s.scan.reverse, s.scan.start.clone(), s.scan.start_inclusive);
         s.current = s.open_retrying(None, |t| {
             if reverse {
@@ -182,6 +190,9 @@ impl Scanner {
                     if self.table.is_enabled()
                         && let Some(wait) = self.table.retry_after(&region, &e) =>
                 {
+                    if let Some(hooks) = &self.hooks {
+                        hooks.at(crate::hooks::HookPoint::ScanWaitsForRegion, region.info().id)?;
+                    }
                     std::thread::sleep(wait);
                 }
                 other => return other.map(Some),

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::copy_dir;
-use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs};
+use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
 use store::manifest::StoreManifest;
 use store::region::Mutation;
 use store::wal::{Durability, WalOptions};
@@ -632,18 +632,34 @@ fn a_power_loss_keeps_flushed_asyncwal_data_and_what_a_syncwal_write_made_durabl
 
 // ---------------------------------------------------------- sanity checks
 
+/// Every kind of file the store writes goes through `StoreOptions::fs`, so
+/// that the faults above do hit them: for each kind, a fault armed on its
+/// name alone fails the operation that writes it (a file written past the
+/// fault-injecting fs would let the operation succeed).
 #[test]
 fn the_fault_injecting_fs_reaches_every_file_the_store_writes() {
-    // A store on the fault-injecting fs writes WAL files, store files and
-    // manifests through it, so that the faults above do hit them.
-    let e = env();
-    let store = e.open();
-    create(&store, Durability::SyncWal);
-    put(&store, "a", 1).expect("put");
-    e.fault.fail(FaultKind::Create, "", 0, u32::MAX);
-    assert!(store.flush_table("t").is_err(), "the flush creates files through the fault-injecting fs");
-    assert!(put(&store, "b", 1).is_ok(), "the WAL file is already open");
-    e.fault.heal();
-    let fs: &dyn FileSystem = &e.fault;
-    assert!(fs.exists(store.wal().dir()).expect("exists"));
+    type Step = fn(&Store) -> store::Result<()>;
+    let create_table: Step = |s| s.create_table(table(Durability::SyncWal), &[b"m".to_vec()]);
+    let sync_put: Step = |s| put_with(s, "a", 1, Durability::SyncWal);
+    let flush: Step = |s| s.flush_table("t");
+    let cases: [(&str, FaultKind, &str, Step); 5] = [
+        ("the table descriptor", FaultKind::Create, ".tabledesc", create_table),
+        ("a region's .regioninfo", FaultKind::Create, ".regioninfo", create_table),
+        ("a WAL file", FaultKind::Sync, "/WALs/", sync_put),
+        ("a store file", FaultKind::Create, ".sf", flush),
+        ("a family's MANIFEST", FaultKind::Rename, "MANIFEST", flush),
+    ];
+    for (what, kind, name, step) in cases {
+        let e = env();
+        let store = e.open();
+        if name != ".tabledesc" && name != ".regioninfo" {
+            create(&store, Durability::SyncWal);
+            put(&store, "a", 1).expect("put");
+        }
+        let injected = e.fault.injected();
+        e.fault.fail(kind, name, 0, u32::MAX);
+        assert!(step(&store).is_err(), "{what} was written past the fault-injecting fs");
+        assert!(e.fault.injected() > injected, "{what}: no fault fired");
+        e.fault.heal();
+    }
 }

@@ -127,9 +127,10 @@ fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is
     let name = store.table_regions("t").expect("regions")[0].dir_name();
     let stop = Arc::new(AtomicBool::new(false));
     let refused = Arc::new(AtomicU64::new(0));
+    let written = Arc::new(AtomicU64::new(0));
     let writers: Vec<_> = (0..3)
         .map(|w| {
-            let (store, stop, refused) = (store.clone(), stop.clone(), refused.clone());
+            let (store, stop, refused, written) = (store.clone(), stop.clone(), refused.clone(), written.clone());
             std::thread::spawn(move || {
                 let mut acked = Vec::new();
                 let value = vec![b'x'; 2000];
@@ -137,13 +138,16 @@ fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is
                 while !stop.load(Ordering::Acquire) {
                     let row = format!("w{w}-{i:08}");
                     match store.put("t", row.as_bytes(), &[(b"f", b"q", &value)], None) {
-                        Ok(()) => acked.push(row),
+                        Ok(()) => {
+                            acked.push(row);
+                            written.fetch_add(1, Ordering::Release);
+                        }
                         Err(StoreError::NotServingRegion { state, .. }) => {
                             assert!(
                                 matches!(state, RegionState::Closing | RegionState::Closed | RegionState::Opening),
                                 "refused in state {state}"
                             );
-                            refused.fetch_add(1, Ordering::Relaxed);
+                            refused.fetch_add(1, Ordering::Release);
                             std::thread::sleep(std::time::Duration::from_millis(1));
                         }
                         Err(e) => panic!("put {row}: {e}"),
@@ -154,11 +158,21 @@ fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is
             })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Ordered by what the writers did, not by sleeps: writes before the
+    // close, a write refused while closed, writes after the reopen.
+    let wait_until = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}: not within 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    };
+    wait_until("writes before the close", &|| written.load(Ordering::Acquire) >= 100);
     store.close_region(&name).expect("close");
-    std::thread::sleep(std::time::Duration::from_millis(50));
+    wait_until("a write refused by the closed region", &|| refused.load(Ordering::Acquire) > 0);
+    let before_open = written.load(Ordering::Acquire);
     store.open_region(&name).expect("open");
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    wait_until("writes after the reopen", &|| written.load(Ordering::Acquire) >= before_open + 100);
     stop.store(true, Ordering::Release);
     let acked: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
     assert!(refused.load(Ordering::Relaxed) > 0, "no write met the closed region");

@@ -244,7 +244,8 @@ impl Store {
         self.check_open()?;
         let t = self.enabled_table(table)?;
         let inner = self.inner.clone();
-        Scanner::new(t, Arc::new(move |name| inner.catalog.table(name).ok()), scan)
+        let hooks = inner.options.hooks.clone();
+        Scanner::new(t, Arc::new(move |name| inner.catalog.table(name).ok()), hooks, scan)
     }
 
     /// Runs `op` on the region holding `row`, retrying while a split or merge
