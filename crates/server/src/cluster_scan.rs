@@ -62,7 +62,7 @@ enum Piece {
 }
 
 enum Current {
-    Here(Box<store::scanner::Scanner>),
+    Here(Box<store::read::scanner::Scanner>),
     Elsewhere { client: ThriftClient, id: i32, rows: VecDeque<Vec<Cell>>, done: bool },
 }
 

@@ -528,7 +528,7 @@ impl ThriftHandler {
         let table = table_name(table)?;
         let filter = match filter_string.filter(|f| !f.is_empty()) {
             None => None,
-            Some(f) => Some(store::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
+            Some(f) => Some(store::read::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
         };
         // The scan as another server runs a piece of it (cluster mode).
         let remote =

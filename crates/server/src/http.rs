@@ -26,7 +26,7 @@ use std::time::Duration;
 use memstore::SegmentStats;
 use serde_json::{Value, json};
 use store::Store;
-use store::region_info::to_string_binary;
+use store::region::info::to_string_binary;
 
 use crate::gate::ServingGate;
 use crate::request_history::RequestHistory;

@@ -5,7 +5,7 @@
 //! compact protocols over buffered and framed transports ([`connection`]);
 //! [`handler`] maps each call of `Hbase.thrift` onto the [`store::Store`]
 //! API with HBase's semantics and exceptions; scan filters use HBase's
-//! filter language (`store::filter`, run inside the store's scan);
+//! filter language (`store::read::filter`, run inside the store's scan);
 //! scanners have leases ([`scanners`]). The
 //! HTTP side ([`http`]) serves Prometheus metrics ([`prometheus`], with
 //! request latencies from [`request_metrics`] and the process's figures from

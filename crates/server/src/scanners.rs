@@ -46,12 +46,12 @@ pub struct OpenScanner {
 /// Where an open scan reads: the store (every region it touches is held
 /// here), or pieces of the key space some of which other servers hold.
 enum Source {
-    Store(Box<store::scanner::Scanner>),
+    Store(Box<store::read::scanner::Scanner>),
     Pieces(Box<PieceScan>),
 }
 
 impl OpenScanner {
-    pub fn new(table: String, scanner: store::scanner::Scanner, sort_columns: bool) -> Self {
+    pub fn new(table: String, scanner: store::read::scanner::Scanner, sort_columns: bool) -> Self {
         Self::of(table, Source::Store(Box::new(scanner)), sort_columns)
     }
 

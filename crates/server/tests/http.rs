@@ -56,7 +56,7 @@ fn metrics_status_and_page_show_the_store() {
     assert!(family_line.ends_with(" 100"), "{family_line}");
     assert!(metrics.contains("accordion_thrift_connections_accepted_total 1"), "{metrics}");
     let states: Vec<&str> = metrics.lines().filter(|l| l.starts_with("accordion_region_state{")).collect();
-    assert_eq!(states.len(), store::region_state::RegionState::all().len(), "one series per state: {states:?}");
+    assert_eq!(states.len(), store::region::state::RegionState::all().len(), "one series per state: {states:?}");
     assert!(states.iter().any(|l| l.contains("state=\"OPEN\"") && l.ends_with(" 1")), "{states:?}");
     assert!(states.iter().filter(|l| l.ends_with(" 1")).count() == 1, "{states:?}");
 

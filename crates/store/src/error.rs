@@ -44,7 +44,7 @@ pub enum StoreError {
     /// The region holding the row is not OPEN here (HBase's
     /// `NotServingRegionException`).
     #[error("region {region} is not serving requests (state {state})")]
-    NotServingRegion { region: String, state: crate::region_state::RegionState },
+    NotServingRegion { region: String, state: crate::region::state::RegionState },
     #[error("the store is closed")]
     Closed,
     #[error("writes are stopped: {0}")]

@@ -30,10 +30,10 @@ use memstore::visibility::CompactionRetainer;
 use memstore::{CellKey, MemStore, MemStoreSnapshot, Mvcc};
 use parking_lot::{Mutex, RwLock};
 
-use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
+use crate::read::cursor::{CellCursor, MergedCursor};
 use crate::storefile::{BlockCache, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
 use crate::table::FamilyDescriptor;
 

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::compaction_policy::CompactionConfig;
 use crate::fs::{FileSystem, LocalFs};
+use crate::jobs::compaction::policy::CompactionConfig;
 use crate::wal::WalOptions;
 
 #[derive(Clone)]

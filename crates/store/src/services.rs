@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::catalog::Catalog;
-use crate::compaction_queue::CompactionQueue;
 use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
-use crate::flush_queue::FlushQueue;
 use crate::hooks::HookPoint;
+use crate::jobs::compaction::queue::CompactionQueue;
+use crate::jobs::flush::queue::FlushQueue;
 use crate::options::StoreOptions;
 use crate::region::{Region, RegionConfig, RegionInfo};
 use crate::table::TableDescriptor;

@@ -23,7 +23,7 @@ use memstore::Cell;
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use store::compaction_policy::CompactionConfig;
+use store::jobs::compaction::policy::CompactionConfig;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Scan, Store, StoreOptions, TableDescriptor};
 

@@ -119,7 +119,7 @@ impl Answer {
 /// Runs one scan case on our store.
 fn ours(store: &Store, case: &Value) -> Answer {
     let name = str_of(&case["name"], "case name");
-    let filter = match store::filter::parse(&bytes(str_of(&case["filter"], name))) {
+    let filter = match store::read::filter::parse(&bytes(str_of(&case["filter"], name))) {
         Ok(f) => f,
         Err(e) => return Answer::Error(format!("ours refused at parse: {e}")),
     };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use store::error::StoreError;
-use store::region_state::RegionState;
+use store::region::state::RegionState;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
 

@@ -113,14 +113,14 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
-use store::compaction_policy::CompactionConfig;
+use store::jobs::compaction::policy::CompactionConfig;
 #[path = "common/mini_hdfs.rs"]
 #[expect(dead_code, reason = "this test starts the cluster and reads its URI only")]
 mod mini_hdfs;
 
 use store::fs::{FaultInjectingFs, FileSystem, HdfsFs, LocalFs};
+use store::read::scanner::Scanner;
 use store::region::Region;
-use store::scanner::Scanner;
 use store::storefile::{BloomType, Compression};
 use store::wal::{Durability, WalOptions};
 use store::{

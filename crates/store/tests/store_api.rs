@@ -208,7 +208,7 @@ fn a_second_store_on_an_open_root_in_this_process_is_refused() {
 /// over a flushed and a live part of a split table runs them like any other.
 #[test]
 fn fuzzy_and_random_row_filters_run_in_embedded_scans() {
-    use store::filter::Filter;
+    use store::read::filter::Filter;
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), options()).expect("open");
     store.create_table(table("t"), &[b"u5".to_vec()]).expect("create");

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use store::fs::{FileSystem, LocalFs};
-use store::wal::split::{self, RECOVERED_EDITS_DIR};
+use store::layout::wal::RECOVERED_EDITS_DIR;
+use store::wal::log_split;
 use store::wal::takeover;
 use store::wal::{ARCHIVE_DIR, Durability};
 use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
@@ -51,7 +52,7 @@ fn write_and_die(dir: &Path, rows: usize) -> BTreeMap<u64, PathBuf> {
 /// Fences the dead store's WAL directories, splits them into the regions'
 /// recovered edits (`times` times, as a crash before retiring would), and
 /// retires them.
-fn split_dead_wals(dir: &Path, regions: &BTreeMap<u64, PathBuf>, times: usize) -> Vec<split::SplitSummary> {
+fn split_dead_wals(dir: &Path, regions: &BTreeMap<u64, PathBuf>, times: usize) -> Vec<log_split::SplitSummary> {
     let fs = LocalFs;
     let archive = dir.join(ARCHIVE_DIR);
     fs.create_dir_all(&archive).expect("archive dir");
@@ -61,7 +62,7 @@ fn split_dead_wals(dir: &Path, regions: &BTreeMap<u64, PathBuf>, times: usize) -
     for f in &fenced {
         let checked = takeover::check(&fs, f).expect("check");
         for _ in 0..times {
-            summaries.push(split::split(&fs, &checked, regions).expect("split"));
+            summaries.push(log_split::split(&fs, &checked, regions).expect("split"));
         }
         takeover::retire(&fs, &f.dir, &archive, false).expect("retire");
     }
@@ -92,7 +93,7 @@ fn a_dead_stores_wal_split_per_region_is_replayed_when_its_regions_open() {
     assert_eq!(written, summaries.iter().map(|s| s.entries).sum::<u64>(), "every entry went to its region");
     assert!(summaries.iter().all(|s| s.skipped.is_empty()));
     for region_dir in regions.values() {
-        let files = split::recovered_edits(&LocalFs, region_dir).expect("list");
+        let files = log_split::recovered_edits(&LocalFs, region_dir).expect("list");
         assert_eq!(files.len(), 1, "one recovered-edits file in {}", region_dir.display());
     }
     let wal_dirs = LocalFs.list(&dir.path().join(takeover::WALS_DIR)).expect("list WALs");
@@ -120,7 +121,7 @@ fn a_split_run_twice_and_edits_of_regions_gone_change_nothing() {
     let summaries = split_dead_wals(dir.path(), &named, 2);
     assert!(summaries.iter().all(|s| s.skipped.contains_key(&gone_id)), "the unnamed region's edits are skipped");
     for region_dir in named.values() {
-        assert_eq!(split::recovered_edits(&LocalFs, region_dir).expect("list").len(), 2);
+        assert_eq!(log_split::recovered_edits(&LocalFs, region_dir).expect("list").len(), 2);
     }
     let store = Store::open(dir.path(), options()).expect("reopen");
     // The rows of the region that was not named are lost to this split (as
@@ -156,7 +157,7 @@ fn recovered_edits_are_closed_so_a_file_system_that_hides_unclosed_files_replays
     fault.create_dir_all(&archive).expect("archive dir");
     for f in &takeover::fence_earlier(&fault, dir.path(), "no-live-instance", &archive, false).expect("fence") {
         let checked = takeover::check(&fault, f).expect("check");
-        split::split(&fault, &checked, &regions).expect("split");
+        log_split::split(&fault, &checked, &regions).expect("split");
         takeover::retire(&fault, &f.dir, &archive, false).expect("retire");
     }
     let store = Store::open(dir.path(), StoreOptions { fs: Arc::new(fault.clone()), ..options() }).expect("reopen");

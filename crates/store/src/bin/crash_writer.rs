@@ -52,7 +52,7 @@
 
 use std::io::Write;
 
-use store::compaction_policy::CompactionConfig;
+use store::jobs::compaction::policy::CompactionConfig;
 use store::region::Mutation;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, MutationRef, RowMutations, Store, StoreError, StoreOptions, TableDescriptor};

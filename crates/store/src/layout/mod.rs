@@ -9,6 +9,7 @@
 //! <root>/data/<table>/<region>/.closed              closed by an admin call        (marker)
 //! <root>/data/<table>/<region>/.split               a committed split's parent     (marker, fenced)
 //! <root>/data/<table>/<region>/.merged              a committed merge's parent     (marker)
+//! <root>/data/<table>/<region>/recovered.edits/     a dead server's edits for it (wal/log_split.rs)
 //! <root>/data/<table>/<region>/<family>/MANIFEST    the family's live files       (JSON, fenced)
 //! <root>/data/<table>/<region>/<family>/<id>.sf     a store file                   (storefile/)
 //! <root>/data/<table>/<region>/<family>/<file>.<parent>.ref  half of a parent's file (JSON)

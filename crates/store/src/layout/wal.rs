@@ -39,6 +39,15 @@ pub fn wals_dir(root: &Path) -> PathBuf {
     root.join(WALS_DIR)
 }
 
+/// The directory of a region's recovered edits.
+pub const RECOVERED_EDITS_DIR: &str = "recovered.edits";
+
+/// `<region dir>/recovered.edits`, where a log split leaves a region's
+/// edits for its next open to replay.
+pub fn recovered_edits_dir(region_dir: &Path) -> PathBuf {
+    region_dir.join(RECOVERED_EDITS_DIR)
+}
+
 /// `<root>/oldWALs`.
 pub fn archive_root(root: &Path) -> PathBuf {
     root.join(ARCHIVE_DIR)

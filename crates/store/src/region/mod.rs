@@ -3,6 +3,12 @@
 //! read and flush paths (`write.rs`, `read.rs`, `flush.rs`; the request
 //! types in `request.rs`).
 //!
+//! Its lifecycle lives beside it: identity and range (`info.rs`), states
+//! (`state.rs`), an operator's close and open (`open_close.rs`), split
+//! (`split.rs`) and merge (`merge.rs`), regions written as references to
+//! their parents (`reference_region.rs`), and what becomes of the parents
+//! (`retired_parents.rs`).
+//!
 //! Invariants:
 //! - A *region batch* (the rows of one client batch that fall in this
 //!   region, HBase's mini-batch; a single row mutation is a batch of one)
@@ -40,17 +46,24 @@ use parking_lot::{Mutex, RwLock};
 use crate::error::{Result, StoreError};
 use crate::family_store::{FamilyStore, StoreContext};
 use crate::hooks::{HookPoint, WriteHooks};
-use crate::region_state::{RegionState, StateCell};
+use crate::region::state::{RegionState, StateCell};
 use crate::table::{FamilyDescriptor, TableDescriptor};
 use crate::wal::Wal;
 
 mod flush;
+pub mod info;
+pub mod merge;
+pub mod open_close;
 mod read;
+pub(crate) mod reference_region;
 mod request;
+pub mod retired_parents;
+pub mod split;
+pub mod state;
 mod write;
 
 pub use crate::clock::now_ms;
-pub use crate::region_info::{RegionInfo, to_string_binary};
+pub use info::{RegionInfo, to_string_binary};
 pub use request::{BatchOutcome, Column, Get, Mutation, MutationRef, RowMutations};
 pub use write::LATEST_TIMESTAMP;
 

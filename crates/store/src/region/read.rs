@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use memstore::{Cell, CellKey, ReadOptions, TimeRange};
 
 use super::{Column, Get, Region, now_ms};
-use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::Result;
-use crate::region_scanner::RegionScanner;
-use crate::row_reader::{FamilyReadSpec, RowReader};
+use crate::read::cursor::{CellCursor, MergedCursor};
+use crate::read::region_scanner::RegionScanner;
+use crate::read::row_reader::{FamilyReadSpec, RowReader};
 
 impl Region {
     /// Per-family read specifications for `columns` (empty: all families).

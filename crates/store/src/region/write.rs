@@ -320,7 +320,7 @@ impl Region {
     pub fn replay_recovered_edits(&self) -> Result<u64> {
         let fs = self.stores.values().next().map(|s| s.fs());
         let Some(fs) = fs else { return Ok(0) };
-        let files = crate::wal::split::recovered_edits(fs.as_ref(), &self.dir)?;
+        let files = crate::wal::log_split::recovered_edits(fs.as_ref(), &self.dir)?;
         if files.is_empty() {
             return Ok(0);
         }
@@ -337,7 +337,7 @@ impl Region {
             }
         }
         self.flush()?;
-        crate::wal::split::remove_recovered_edits(fs.as_ref(), &self.dir)?;
+        crate::wal::log_split::remove_recovered_edits(fs.as_ref(), &self.dir)?;
         tracing::info!(region = %self.info.region_name(), files = files.len(), entries, "replayed recovered edits");
         Ok(entries)
     }

@@ -30,7 +30,7 @@ use super::Store;
 use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::region::Region;
-use crate::region_state::RegionState;
+use crate::region::state::RegionState;
 use crate::table::TableDescriptor;
 
 impl Store {
@@ -186,7 +186,7 @@ fn region_flushed_seq(fs: &dyn crate::fs::FileSystem, region_dir: &std::path::Pa
 pub(super) fn drain(regions: &[Arc<Region>]) -> Result<()> {
     for r in regions.iter().filter(|r| r.state() == RegionState::Open) {
         let held: Vec<_> = r.stores().map(|s| s.hold_compactions()).collect();
-        crate::region_open_close::preclose_flush(r)?;
+        crate::region::open_close::preclose_flush(r)?;
         r.close_and_drain();
         r.flush_all()?;
         r.stores().for_each(|s| s.set_retired(true));

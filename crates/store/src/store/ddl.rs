@@ -152,7 +152,7 @@ impl Store {
             return self.unassign_region(name);
         }
         let (t, region) = self.region_named(name)?;
-        crate::region_open_close::close_region(&self.inner, &t, &region)
+        crate::region::open_close::close_region(&self.inner, &t, &region)
     }
 
     /// Opens a closed region again from its directory (HBase's `assign`).
@@ -162,7 +162,7 @@ impl Store {
             return self.assign_region(name);
         }
         let (t, region) = self.region_named(name)?;
-        crate::region_open_close::open_region(&self.inner, &t, &region).map(|_| ())
+        crate::region::open_close::open_region(&self.inner, &t, &region).map(|_| ())
     }
 
     /// Merges two adjacent regions, named by their encoded names (HBase's
@@ -177,7 +177,7 @@ impl Store {
         if !t.is_enabled() {
             return Err(StoreError::TableDisabled(t.desc.name.clone()));
         }
-        crate::merge::merge_regions(&self.inner, &t, &ra, &rb).map(|m| m.info().dir_name())
+        crate::region::merge::merge_regions(&self.inner, &t, &ra, &rb).map(|m| m.info().dir_name())
     }
 
     /// The table of the region whose encoded name is `name`, if any.
@@ -186,7 +186,7 @@ impl Store {
     }
 
     /// Every region of `table` with its state, in key order.
-    pub fn region_states(&self, table: &str) -> Result<Vec<(RegionInfo, crate::region_state::RegionState)>> {
+    pub fn region_states(&self, table: &str) -> Result<Vec<(RegionInfo, crate::region::state::RegionState)>> {
         Ok(self.table(table)?.regions().iter().map(|r| (r.info().clone(), r.state())).collect())
     }
 
@@ -234,7 +234,7 @@ impl Store {
             self.inner.wal.forget_region(r.info().id);
         }
         self.inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
-        crate::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.table_dir(name)?)?;
+        crate::region::retired_parents::remove_region_dir(self.inner.ctx.fs.as_ref(), &self.inner.table_dir(name)?)?;
         self.inner.archive_wal()?;
         tracing::info!(table = %name, "deleted table");
         Ok(())

@@ -41,10 +41,10 @@ use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::family_store::StoreContext;
 use crate::options::StoreOptions;
+use crate::region::state::RegionState;
 use crate::region::{Region, RegionInfo};
-use crate::region_state::RegionState;
 use crate::services::Services;
-use crate::wal::split::SplitSummary;
+use crate::wal::log_split::SplitSummary;
 use crate::wal::takeover::{self, SPLITTING_SUFFIX};
 use crate::wal::{Wal, WalPlace};
 
@@ -70,8 +70,8 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     let services = Arc::new(Services::new(dir, options, wal, ctx, None));
     refresh_tables(&services)?;
     if services.options.background {
-        crate::flusher::start(&services);
-        crate::compactor::start(&services);
+        crate::jobs::flush::flusher::start(&services);
+        crate::jobs::compaction::compactor::start(&services);
     }
     tracing::info!(server = name, tables = services.catalog.table_names().len(), "opened as a cluster member");
     Ok(services)
@@ -138,7 +138,7 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
                 infos.push((region_dir, info));
             }
         }
-        let retired = |dir: &Path| crate::retired_parents::is_retired(fs, dir);
+        let retired = |dir: &Path| crate::region::retired_parents::is_retired(fs, dir);
         let mut retired_ids = Vec::new();
         for (dir, info) in &infos {
             if retired(dir)? || infos.iter().any(|(_, other)| other.merged_from.contains(&info.id)) {
@@ -174,7 +174,7 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
     }
     // A parent another server split or merged (this server's list not yet
     // rebuilt): its daughters serve its rows, it must not open again.
-    if crate::retired_parents::is_retired(inner.ctx.fs.as_ref(), region.dir())? {
+    if crate::region::retired_parents::is_retired(inner.ctx.fs.as_ref(), region.dir())? {
         return Err(StoreError::InvalidArgument(format!(
             "region {} was split or merged on another server; it is retired",
             region.info().region_name()
@@ -223,7 +223,7 @@ pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region
     let started = std::time::Instant::now();
     region.set_state(RegionState::Closing);
     let held: Vec<_> = region.stores().map(|s| s.hold_compactions()).collect();
-    let flushed = crate::region_open_close::preclose_flush(region).and_then(|()| {
+    let flushed = crate::region::open_close::preclose_flush(region).and_then(|()| {
         region.close_and_drain();
         region.flush_all()
     });
@@ -271,7 +271,7 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
     for (_, _, regions) in committed_regions(inner, |_| true)? {
         region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
     }
-    let summary = crate::wal::split::split(fs, &checked, &region_dirs)?;
+    let summary = crate::wal::log_split::split(fs, &checked, &region_dirs)?;
     let archive_dir = crate::layout::wal::instance_archive_dir(&inner.dir, server)?;
     crate::fs::create_dir_all_durably(fs, &archive_dir)?;
     takeover::retire(fs, &fenced.dir, &archive_dir, inner.options.wal.keep_archived)?;

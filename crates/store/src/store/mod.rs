@@ -37,8 +37,8 @@ use crate::catalog::TableState;
 use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
 use crate::options::StoreOptions;
+use crate::read::scanner::{Scan, Scanner};
 use crate::region::{Column, Get, Mutation, Region, RowMutations};
-use crate::scanner::{Scan, Scanner};
 use crate::services::Services;
 use crate::storefile::BlockCache;
 use crate::wal::{Durability, Wal};
@@ -170,7 +170,7 @@ impl Store {
             let n = rows[at..].iter().take_while(|(_, r)| region.info().contains(r.row)).count().max(1);
             group.clear();
             group.extend(rows[at..at + n].iter().map(|(_, r)| *r));
-            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            crate::jobs::flush::flusher::reclaim_memory(&self.inner, &region)?;
             self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
             let result = region.mutate_rows(&group, durability);
             match result {
@@ -181,11 +181,11 @@ impl Store {
                     continue; // replaced, or being replaced: look the rows up again
                 }
                 Err(e) => {
-                    crate::flusher::after_write(&self.inner, &region);
+                    crate::jobs::flush::flusher::after_write(&self.inner, &region);
                     note(rows[at].0, e);
                 }
                 Ok(outcome) => {
-                    crate::flusher::after_write(&self.inner, &region);
+                    crate::jobs::flush::flusher::after_write(&self.inner, &region);
                     for (i, e) in outcome.refused {
                         note(rows[at + i].0, e);
                     }
@@ -263,7 +263,7 @@ impl Store {
         let mut retry = MoveRetry::new(self.inner.options.region_move_wait);
         loop {
             let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
-            crate::flusher::reclaim_memory(&self.inner, &region)?;
+            crate::jobs::flush::flusher::reclaim_memory(&self.inner, &region)?;
             self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
             match op(&t, &region) {
                 Err(e) if let Some(wait) = t.retry_after(&region, &e) => {
@@ -277,7 +277,7 @@ impl Store {
                     // Replaced, or being replaced: look the row up again.
                 }
                 result => {
-                    crate::flusher::after_write(&self.inner, &region);
+                    crate::jobs::flush::flusher::after_write(&self.inner, &region);
                     return result;
                 }
             }
@@ -299,9 +299,9 @@ impl Store {
         self.check_open()?;
         for r in self.enabled_table(table)?.regions() {
             for s in r.stores() {
-                crate::compactor::compact_store(&self.inner, &r, s, major)?;
+                crate::jobs::compaction::compactor::compact_store(&self.inner, &r, s, major)?;
             }
-            crate::split::maybe_split(&self.inner, &*self.enabled_table(table)?, &r)?;
+            crate::region::split::maybe_split(&self.inner, &*self.enabled_table(table)?, &r)?;
         }
         Ok(())
     }
@@ -322,7 +322,7 @@ impl Store {
         let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
         for s in region.stores() {
-            crate::compactor::compact_store(&self.inner, &region, s, major)?;
+            crate::jobs::compaction::compactor::compact_store(&self.inner, &region, s, major)?;
         }
         Ok(())
     }
@@ -332,7 +332,7 @@ impl Store {
         self.check_open()?;
         let t = self.enabled_table(table)?;
         let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
-        crate::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
+        crate::region::split::split_region(&self.inner, &t, &region, at.map(|a| a.to_vec()))
     }
 
     /// The region of `table` that holds `row`, with its state (a cluster
@@ -387,7 +387,7 @@ impl Store {
 
     /// Cluster mode: fences dead region server `server`'s WAL directory and
     /// splits it into the recovered edits of every region on the root.
-    pub fn recover_server(&self, server: &str) -> Result<crate::wal::split::SplitSummary> {
+    pub fn recover_server(&self, server: &str) -> Result<crate::wal::log_split::SplitSummary> {
         self.check_open()?;
         self.require_member("recover a dead server's WAL")?;
         crate::names::check_server_name(server)?;
@@ -441,7 +441,7 @@ impl Store {
         self.inner.compaction_queue.stop();
         let mut first_error = None;
         for r in self.inner.catalog.all_regions() {
-            if r.state() == crate::region_state::RegionState::Offline {
+            if r.state() == crate::region::state::RegionState::Offline {
                 continue; // another server's (cluster mode): nothing of it is here
             }
             if let Err(e) = r.flush() {

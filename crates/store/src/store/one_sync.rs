@@ -84,7 +84,7 @@ pub(super) fn apply(
         return Ok(everything());
     }
     for (region, _) in &groups {
-        crate::flusher::reclaim_memory(inner, region)?;
+        crate::jobs::flush::flusher::reclaim_memory(inner, region)?;
         inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
     }
     let batches: SmallVec<[SmallVec<[RowMutations<'_>; 8]>; 8]> =
@@ -130,7 +130,7 @@ pub(super) fn apply(
     }
     drop(locks);
     for (region, _) in &groups {
-        crate::flusher::after_write(inner, region);
+        crate::jobs::flush::flusher::after_write(inner, region);
     }
     Ok(leftovers)
 }

@@ -79,8 +79,8 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     let reference_holders = load_tables(&services)?;
     replay(&services, &checked)?;
     if services.options.background {
-        crate::flusher::start(&services);
-        crate::compactor::start(&services);
+        crate::jobs::flush::flusher::start(&services);
+        crate::jobs::compaction::compactor::start(&services);
         for r in &reference_holders {
             services.compaction_queue.request_all(r);
         }
@@ -107,7 +107,7 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
             // A table whose creation did not commit holds empty regions
             // only: data arrives after the descriptor. One with store files
             // lost its descriptor some other way; its data is not deleted.
-            if crate::retired_parents::holds_store_files(fs, &table_dir)? {
+            if crate::region::retired_parents::holds_store_files(fs, &table_dir)? {
                 return Err(StoreError::corruption(
                     &desc_path,
                     0,
@@ -116,7 +116,7 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
                 ));
             }
             tracing::warn!(dir = %table_dir.display(), "removing a table directory whose creation did not commit");
-            crate::retired_parents::remove_region_dir(fs, &table_dir)?;
+            crate::region::retired_parents::remove_region_dir(fs, &table_dir)?;
             continue;
         }
         let file = super::ddl::read_table_file(fs, &desc_path)?;
@@ -137,14 +137,14 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
                     // A daughter or merged region whose writing a crash
                     // interrupted before its commit.
                     tracing::info!(dir = %region_dir.display(), "removing a region directory without .regioninfo");
-                    crate::retired_parents::remove_region_dir(fs, &region_dir)?;
+                    crate::region::retired_parents::remove_region_dir(fs, &region_dir)?;
                 }
                 continue;
             };
             inner.catalog.observe_region_id(info.id);
             infos.push((region_dir, info));
         }
-        let on_disk = crate::retired_parents::resolve_leftovers(fs, infos)?;
+        let on_disk = crate::region::retired_parents::resolve_leftovers(fs, infos)?;
         let mut opened = Vec::with_capacity(on_disk.regions.len());
         for (region_dir, info) in on_disk.regions {
             let closed = crate::layout::has_marker(fs, &region_dir, crate::layout::Marker::Closed)?;
@@ -158,7 +158,7 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
         }
         opened.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
         for parent_dir in on_disk.retired {
-            crate::retired_parents::remove_if_unreferenced(fs, &parent_dir, &opened)?;
+            crate::region::retired_parents::remove_if_unreferenced(fs, &parent_dir, &opened)?;
         }
         for r in &opened {
             if r.has_references() && !r.is_closed() {

@@ -35,10 +35,10 @@
 
 pub mod accounting;
 pub mod codec;
+pub mod log_split;
 pub mod options;
 pub mod reader;
 pub mod record;
-pub mod split;
 pub mod stats;
 pub mod takeover;
 #[expect(clippy::module_inception, reason = "the concept is the WAL, in the wal module")]

@@ -23,8 +23,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use crate::catalog::Catalog;
+use crate::jobs::worker_pool::WorkerPool;
 use crate::region::Region;
-use crate::worker_pool::WorkerPool;
 
 /// What a flusher thread is asked to do.
 pub(crate) enum FlushTask {

@@ -101,7 +101,7 @@ pub(crate) fn remove_if_unreferenced(fs: &dyn FileSystem, parent_dir: &Path, reg
         return Ok(());
     }
     for r in regions {
-        let refers = if r.state() == crate::region_state::RegionState::Offline {
+        let refers = if r.state() == crate::region::state::RegionState::Offline {
             refers_on_disk(fs, r.dir(), &name)?
         } else {
             r.refers_to(&name)

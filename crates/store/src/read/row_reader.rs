@@ -7,8 +7,8 @@
 use memstore::visibility::RowResolver;
 use memstore::{Cell, ReadOptions, VersionRules};
 
-use crate::cursor::MergedCursor;
 use crate::error::Result;
+use crate::read::cursor::MergedCursor;
 
 /// How to read one family.
 #[derive(Debug, Clone)]

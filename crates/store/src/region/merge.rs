@@ -25,10 +25,10 @@ use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
 use crate::layout::Marker;
-use crate::reference_region::{FamilyReferences, references_into, write_region};
+use crate::region::reference_region::{FamilyReferences, references_into, write_region};
+use crate::region::retired_parents::remove_region_dir;
+use crate::region::state::RegionState;
 use crate::region::{Region, RegionInfo};
-use crate::region_state::RegionState;
-use crate::retired_parents::remove_region_dir;
 use crate::services::Services;
 use crate::storefile::Half;
 
@@ -91,8 +91,8 @@ fn merge_closed(
     let fs = inner.ctx.fs.as_ref();
     let mut written_dir = None;
     let committed = (|| -> Result<(RegionInfo, std::path::PathBuf)> {
-        crate::region_open_close::preclose_flush(low)?;
-        crate::region_open_close::preclose_flush(high)?;
+        crate::region::open_close::preclose_flush(low)?;
+        crate::region::open_close::preclose_flush(high)?;
         stopped = std::time::Instant::now();
         for r in [low, high] {
             r.close_and_drain();

@@ -27,13 +27,13 @@ use std::sync::Arc;
 use memstore::CellKey;
 
 use crate::catalog::{CatalogEdit, TableState};
-use crate::cursor::{CellCursor, MergedCursor};
 use crate::error::Result;
 use crate::layout::Marker;
-use crate::reference_region::{references_into, write_region};
+use crate::read::cursor::{CellCursor, MergedCursor};
+use crate::region::reference_region::{references_into, write_region};
+use crate::region::retired_parents::remove_region_dir;
+use crate::region::state::RegionState;
 use crate::region::{Region, RegionInfo};
-use crate::region_state::RegionState;
-use crate::retired_parents::remove_region_dir;
 use crate::services::Services;
 use crate::storefile::Half;
 
@@ -119,7 +119,7 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     // Writes stop for the flush of what arrived meanwhile: pre-flush while
     // that is more than a little (HBase pre-flushes above
     // hbase.hregion.preclose.flush.size).
-    crate::region_open_close::preclose_flush(region)?;
+    crate::region::open_close::preclose_flush(region)?;
     // Writes stop here, until the daughters are in place.
     let stopped = std::time::Instant::now();
     region.close_and_drain();

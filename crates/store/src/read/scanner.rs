@@ -22,9 +22,9 @@ use memstore::{Cell, TimeRange};
 
 use crate::catalog::TableState;
 use crate::error::Result;
-use crate::filter::{Filter, Outcome};
+use crate::read::filter::{Filter, Outcome};
+use crate::read::region_scanner::RegionScanner;
 use crate::region::Column;
-use crate::region_scanner::RegionScanner;
 
 /// What a scan reads.
 #[derive(Debug, Clone)]

@@ -10,10 +10,10 @@
 
 use memstore::{Cell, CellKey, ReaderGuard};
 
-use crate::cursor::MergedCursor;
 use crate::error::Result;
-use crate::region_info::RegionInfo;
-use crate::row_reader::{FamilyReadSpec, RowReader};
+use crate::read::cursor::MergedCursor;
+use crate::read::row_reader::{FamilyReadSpec, RowReader};
+use crate::region::info::RegionInfo;
 
 pub struct RegionScanner {
     /// The region read (its key range tells a table scan where to go on).

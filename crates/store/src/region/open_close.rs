@@ -27,7 +27,7 @@ use crate::catalog::{CatalogEdit, TableState};
 use crate::error::{Result, StoreError};
 use crate::layout::Marker;
 use crate::region::Region;
-use crate::region_state::RegionState;
+use crate::region::state::RegionState;
 use crate::services::Services;
 
 /// Memstore bytes worth flushing before a close stops writes (HBase's

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use crate::family_store::FamilyStore;
+use crate::jobs::worker_pool::WorkerPool;
 use crate::region::Region;
-use crate::worker_pool::WorkerPool;
 
 /// What a compaction thread is asked to do: check a store of a region.
 type CompactionTask = (Arc<Region>, Arc<FamilyStore>);

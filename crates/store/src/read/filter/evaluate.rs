@@ -367,8 +367,8 @@ fn union(a: Vec<KeptCell>, b: Vec<KeptCell>) -> Vec<KeptCell> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::parse;
-    use crate::filter::test_support::{VERSIONS, cell, indexes, kept, versioned};
+    use crate::read::filter::parse;
+    use crate::read::filter::test_support::{VERSIONS, cell, indexes, kept, versioned};
 
     #[test]
     fn cell_filters_choose_cells() {

@@ -7,9 +7,9 @@
 
 use std::sync::{Arc, Weak};
 
-use crate::compaction_policy::select_exploring;
 use crate::error::Result;
 use crate::family_store::FamilyStore;
+use crate::jobs::compaction::policy::select_exploring;
 use crate::region::Region;
 use crate::services::Services;
 
@@ -37,7 +37,7 @@ pub(crate) fn compact_store(inner: &Services, region: &Region, store: &Arc<Famil
     })?;
     if had_references {
         for parent in region.info().parents() {
-            crate::retired_parents::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
+            crate::region::retired_parents::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
         }
     }
     Ok(done.is_some())

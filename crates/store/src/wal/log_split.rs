@@ -37,8 +37,6 @@ use crate::layout::wal::{list_log_files, log_file_name};
 use crate::wal::reader::{ReplaySummary, WalReader};
 use crate::wal::record::{self, FileHeader};
 
-/// The directory of a region's recovered edits.
-pub const RECOVERED_EDITS_DIR: &str = "recovered.edits";
 /// What an output file is called until it is complete.
 const TEMP_SUFFIX: &str = ".tmp";
 /// Bytes buffered per region before they are handed to its file.
@@ -120,7 +118,7 @@ impl Output {
     /// A new recovered-edits file for the region in `region_dir`, numbered
     /// after those already there, under its temporary name.
     fn create(fs: &dyn FileSystem, region_dir: &Path) -> Result<Output> {
-        let dir = region_dir.join(RECOVERED_EDITS_DIR);
+        let dir = crate::layout::wal::recovered_edits_dir(region_dir);
         let fresh = !fs.exists(&dir)?;
         fs.create_dir_all(&dir)?;
         if fresh {
@@ -142,7 +140,7 @@ impl Output {
 /// The recovered-edits files of the region in `region_dir`, oldest first
 /// (none if it has none); temporary files of a crashed split are removed.
 pub fn recovered_edits(fs: &dyn FileSystem, region_dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    let dir = region_dir.join(RECOVERED_EDITS_DIR);
+    let dir = crate::layout::wal::recovered_edits_dir(region_dir);
     if !fs.exists(&dir)? {
         return Ok(Vec::new());
     }
@@ -156,7 +154,7 @@ pub fn recovered_edits(fs: &dyn FileSystem, region_dir: &Path) -> Result<Vec<(u6
 
 /// Removes a region's recovered edits once they are replayed and flushed.
 pub fn remove_recovered_edits(fs: &dyn FileSystem, region_dir: &Path) -> Result<()> {
-    let dir = region_dir.join(RECOVERED_EDITS_DIR);
+    let dir = crate::layout::wal::recovered_edits_dir(region_dir);
     if fs.exists(&dir)? {
         fs.remove_dir_all(&dir)?;
         fs.sync_dir(region_dir)?;

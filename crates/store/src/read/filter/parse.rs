@@ -348,7 +348,7 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::test_support::{cell, indexes};
+    use crate::read::filter::test_support::{cell, indexes};
 
     #[test]
     fn boolean_combinations_follow_hbase_precedence() {

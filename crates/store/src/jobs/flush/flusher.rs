@@ -25,7 +25,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::error::{Result, StoreError};
-use crate::flush_queue::FlushTask;
+use crate::jobs::flush::queue::FlushTask;
 use crate::region::Region;
 use crate::services::Services;
 
@@ -169,7 +169,7 @@ pub(crate) fn flush_region(inner: &Services, region: &Arc<Region>) -> bool {
                 }
             }
             if let Ok(t) = inner.catalog.table(&region.info().table)
-                && let Err(e) = crate::split::maybe_split(inner, &t, region)
+                && let Err(e) = crate::region::split::maybe_split(inner, &t, region)
             {
                 tracing::warn!(error = %e, "region split failed");
             }

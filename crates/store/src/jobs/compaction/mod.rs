@@ -1,0 +1,7 @@
+//! The compaction job: which files to compact (`policy.rs`, HBase's
+//! exploring policy), the queue of requests (`queue.rs`) and the compactor
+//! that merges files into one and commits it (`compactor.rs`).
+
+pub mod compactor;
+pub mod policy;
+pub(crate) mod queue;
