@@ -28,6 +28,7 @@ use server::hbase_thrift::BatchMutation;
 
 use crate::BenchError;
 use crate::engine::{Engine, EngineCounters};
+use crate::server_status::server_counters;
 
 const TABLE: &[u8] = b"usertable";
 
@@ -150,31 +151,6 @@ fn region_map(servers: &[ClusterServer], thrift: &str) -> Result<Vec<(Vec<u8>, u
     }
     regions.sort();
     Ok(regions)
-}
-
-/// One server's counters from its `/status` totals.
-pub fn server_counters(http: &str) -> EngineCounters {
-    let status: Option<serde_json::Value> = ureq::get(&format!("http://{http}/status"))
-        .call()
-        .ok()
-        .and_then(|mut r| r.body_mut().read_to_string().ok())
-        .and_then(|b| serde_json::from_str(&b).ok());
-    let Some(s) = status else { return EngineCounters::default() };
-    let t = &s["totals"];
-    let n = |k: &str| t[k].as_u64().unwrap_or(0);
-    EngineCounters {
-        flushes: n("disk_flushes"),
-        inmemory_flushes: n("inmemory_flushes"),
-        merges: n("merges"),
-        inmemory_compactions: n("inmemory_compactions"),
-        compactions: n("disk_compactions"),
-        wal_files: n("wal_files_created"),
-        bytes_wal: n("wal_bytes"),
-        bytes_flushed: n("bytes_flushed"),
-        bytes_compacted: n("bytes_compacted"),
-        user_bytes: n("user_bytes"),
-        ..EngineCounters::default()
-    }
 }
 
 impl Engine for ClusterEngine {

@@ -11,7 +11,7 @@ use std::process::Command;
 use crate::BenchError;
 use crate::presets::Experiment;
 use crate::report::RunReport;
-use crate::settings::{RunSettings, durability_name};
+use crate::settings::durability_name;
 
 fn io(what: &str) -> impl Fn(std::io::Error) -> BenchError + '_ {
     move |source| BenchError::Io { what: what.to_string(), source }
@@ -140,7 +140,7 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     })?;
     report.policy = exp.label.clone();
     report.preset = preset.name.to_string();
-    report.settings = Some(RunSettings::of(preset, "hbase", &exp.policy, load_ops));
+    report.settings = Some(preset.run_settings("hbase", &exp.policy, load_ops));
     Ok(report)
 }
 

@@ -9,6 +9,7 @@
 //! ([`settings`]).
 
 pub mod cluster_engine;
+pub mod document;
 pub mod driver;
 pub mod engine;
 pub mod hbase_engine;
@@ -21,6 +22,7 @@ pub mod regime;
 pub mod report;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb_engine;
+pub mod server_status;
 pub mod settings;
 pub mod sysinfo;
 pub mod thrift_engine;

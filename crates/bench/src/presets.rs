@@ -20,7 +20,7 @@ use crate::engine::{AccordionEngine, AccordionSetup, Engine};
 use crate::keys::write_key;
 use crate::regime::Regime;
 use crate::report::{Percentiles, RunReport};
-use crate::settings::RunSettings;
+use crate::settings::{GIT_COMMIT, RunSettings, durability_name, engine_note};
 use crate::sysinfo::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 use crate::workload::{KeyDist, Workload};
 
@@ -387,13 +387,44 @@ fn measure_mode(
         wal_sync_p50_us: counters.wal_sync_p50_us,
         wal_sync_p99_us: counters.wal_sync_p99_us,
         datanode_bytes: None,
-        settings: Some(RunSettings::of(preset, engine.name(), policy, reads.map_or(0, |r| r.ops))),
+        settings: Some(preset.run_settings(engine.name(), policy, reads.map_or(0, |r| r.ops))),
     })
+}
+
+impl Preset {
+    /// The settings of this preset as run on `engine` with `policy`, after
+    /// `load_ops` rows loaded first (the report's `settings` block).
+    pub fn run_settings(&self, engine: &str, policy: &str, load_ops: u64) -> RunSettings {
+        let w = &self.workload;
+        RunSettings {
+            memstore_policy: policy.to_string(),
+            threads: self.threads,
+            regions: if engine == "thrift" { 1 } else { self.regions },
+            memstore_bytes: self.memstore_bytes,
+            region_flush_size: self.region_flush_size,
+            wal_roll_size: self.wal_roll_size,
+            inmemory_flush_share: self.inmemory_flush_share,
+            pipeline_segments_limit: self.pipeline_segments_limit,
+            scale: self.scale,
+            batch_bytes: self.batch_bytes,
+            key_space: w.key_space,
+            dist: format!("{:?}", w.dist).to_lowercase(),
+            fields: w.fields,
+            value_size: w.value_size,
+            ops: w.ops,
+            load_ops,
+            durability: durability_name(self.durability).to_string(),
+            write_rate: self.write_rate,
+            git_commit: GIT_COMMIT.to_string(),
+            note: engine_note(engine).map(str::to_string),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::to_json;
 
     #[test]
     fn every_preset_runs_at_a_tiny_scale() {
@@ -480,5 +511,44 @@ mod tests {
         }
         let rows = server.store().scan("usertable", store::Scan::default()).expect("scan").count();
         assert!(rows > 0, "the rows are in the server's store");
+    }
+
+    #[test]
+    fn the_json_settings_block_names_the_runs_shape_and_commit() {
+        let mut exp = experiments("paper-write-zipf", 0.5, &["adaptive:0.2".to_string()]).expect("preset").remove(0);
+        exp.preset.write_rate = Some(1234.0);
+        let p = &exp.preset;
+        let report = RunReport { settings: Some(p.run_settings("accordion", "adaptive:0.2", 0)), ..Default::default() };
+        let json: serde_json::Value = serde_json::from_str(&to_json(&[report])).expect("valid json");
+        let s = &json["runs"][0]["settings"];
+        assert_eq!(s["memstore_policy"], "adaptive:0.2");
+        assert_eq!(s["threads"], 12);
+        assert_eq!(s["regions"], p.regions as u64);
+        assert_eq!(s["memstore_bytes"], p.memstore_bytes);
+        assert_eq!(s["region_flush_size"], p.region_flush_size);
+        assert_eq!(s["wal_roll_size"], p.wal_roll_size);
+        assert_eq!(s["inmemory_flush_share"], 0.02);
+        assert_eq!(s["pipeline_segments_limit"], 5);
+        assert_eq!(s["scale"], 0.5);
+        assert_eq!(s["batch_bytes"], 10 * 1024);
+        assert_eq!(s["key_space"], p.workload.key_space);
+        assert_eq!(s["ops"], p.workload.ops);
+        assert_eq!(s["dist"], "zipfian");
+        assert_eq!((s["fields"].as_u64(), s["value_size"].as_u64()), (Some(4), Some(25)));
+        assert_eq!(s["durability"], "ASYNC_WAL");
+        assert_eq!(s["write_rate"], 1234.0);
+        assert_eq!(s["git_commit"], GIT_COMMIT);
+        assert!(s.get("note").is_none(), "the embedded engine uses every setting");
+        // Other engines say what they do not use; a report read back keeps it.
+        let rocks = p.run_settings("rocksdb", "-", 0);
+        assert!(rocks.note.as_deref().is_some_and(|n| n.contains("write_buffer_size")));
+        let thrift = p.run_settings("thrift", "server", 7);
+        assert_eq!((thrift.regions, thrift.load_ops), (1, 7));
+        let back: RunReport = serde_json::from_str(
+            &serde_json::to_string(&RunReport { settings: Some(thrift.clone()), ..Default::default() })
+                .expect("serialises"),
+        )
+        .expect("reads back");
+        assert_eq!(back.settings, Some(thrift));
     }
 }

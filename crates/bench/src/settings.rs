@@ -10,8 +10,6 @@
 use serde::{Deserialize, Serialize};
 use store::wal::Durability;
 
-use crate::presets::Preset;
-
 /// The commit HEAD pointed at when this binary was built ("unknown" without
 /// git); uncommitted changes are not flagged.
 pub const GIT_COMMIT: &str = env!("BENCH_GIT_COMMIT");
@@ -63,7 +61,7 @@ pub fn durability_name(d: Durability) -> &'static str {
 }
 
 /// How `engine` maps the preset's store shape, when not one to one.
-fn engine_note(engine: &str) -> Option<&'static str> {
+pub(crate) fn engine_note(engine: &str) -> Option<&'static str> {
     match engine {
         "rocksdb" => Some(
             "one column family, no regions: db_write_buffer_size = memstore_bytes, \
@@ -77,81 +75,9 @@ fn engine_note(engine: &str) -> Option<&'static str> {
     }
 }
 
-impl RunSettings {
-    /// The settings of `preset` as run on `engine` with `policy`, after
-    /// `load_ops` rows loaded first.
-    pub fn of(preset: &Preset, engine: &str, policy: &str, load_ops: u64) -> RunSettings {
-        let w = &preset.workload;
-        RunSettings {
-            memstore_policy: policy.to_string(),
-            threads: preset.threads,
-            regions: if engine == "thrift" { 1 } else { preset.regions },
-            memstore_bytes: preset.memstore_bytes,
-            region_flush_size: preset.region_flush_size,
-            wal_roll_size: preset.wal_roll_size,
-            inmemory_flush_share: preset.inmemory_flush_share,
-            pipeline_segments_limit: preset.pipeline_segments_limit,
-            scale: preset.scale,
-            batch_bytes: preset.batch_bytes,
-            key_space: w.key_space,
-            dist: format!("{:?}", w.dist).to_lowercase(),
-            fields: w.fields,
-            value_size: w.value_size,
-            ops: w.ops,
-            load_ops,
-            durability: durability_name(preset.durability).to_string(),
-            write_rate: preset.write_rate,
-            git_commit: GIT_COMMIT.to_string(),
-            note: engine_note(engine).map(str::to_string),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::presets::experiments;
-    use crate::report::{RunReport, to_json};
-
-    #[test]
-    fn the_json_settings_block_names_the_runs_shape_and_commit() {
-        let mut exp = experiments("paper-write-zipf", 0.5, &["adaptive:0.2".to_string()]).expect("preset").remove(0);
-        exp.preset.write_rate = Some(1234.0);
-        let p = &exp.preset;
-        let report =
-            RunReport { settings: Some(RunSettings::of(p, "accordion", "adaptive:0.2", 0)), ..Default::default() };
-        let json: serde_json::Value = serde_json::from_str(&to_json(&[report])).expect("valid json");
-        let s = &json["runs"][0]["settings"];
-        assert_eq!(s["memstore_policy"], "adaptive:0.2");
-        assert_eq!(s["threads"], 12);
-        assert_eq!(s["regions"], p.regions as u64);
-        assert_eq!(s["memstore_bytes"], p.memstore_bytes);
-        assert_eq!(s["region_flush_size"], p.region_flush_size);
-        assert_eq!(s["wal_roll_size"], p.wal_roll_size);
-        assert_eq!(s["inmemory_flush_share"], 0.02);
-        assert_eq!(s["pipeline_segments_limit"], 5);
-        assert_eq!(s["scale"], 0.5);
-        assert_eq!(s["batch_bytes"], 10 * 1024);
-        assert_eq!(s["key_space"], p.workload.key_space);
-        assert_eq!(s["ops"], p.workload.ops);
-        assert_eq!(s["dist"], "zipfian");
-        assert_eq!((s["fields"].as_u64(), s["value_size"].as_u64()), (Some(4), Some(25)));
-        assert_eq!(s["durability"], "ASYNC_WAL");
-        assert_eq!(s["write_rate"], 1234.0);
-        assert_eq!(s["git_commit"], GIT_COMMIT);
-        assert!(s.get("note").is_none(), "the embedded engine uses every setting");
-        // Other engines say what they do not use; a report read back keeps it.
-        let rocks = RunSettings::of(p, "rocksdb", "-", 0);
-        assert!(rocks.note.as_deref().is_some_and(|n| n.contains("write_buffer_size")));
-        let thrift = RunSettings::of(p, "thrift", "server", 7);
-        assert_eq!((thrift.regions, thrift.load_ops), (1, 7));
-        let back: RunReport = serde_json::from_str(
-            &serde_json::to_string(&RunReport { settings: Some(thrift.clone()), ..Default::default() })
-                .expect("serialises"),
-        )
-        .expect("reads back");
-        assert_eq!(back.settings, Some(thrift));
-    }
 
     #[test]
     fn the_commit_is_the_checkouts_head_or_unknown() {

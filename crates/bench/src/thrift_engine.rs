@@ -87,7 +87,7 @@ impl ThriftEngine {
     }
 
     fn server_counters(&self) -> EngineCounters {
-        self.http.as_deref().map(crate::cluster_engine::server_counters).unwrap_or_default()
+        self.http.as_deref().map(crate::server_status::server_counters).unwrap_or_default()
     }
 }
 

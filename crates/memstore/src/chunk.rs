@@ -25,8 +25,6 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::chunk_pool::PoolShared;
-
 /// Size of a regular chunk (HBase's default MSLAB chunk).
 pub const CHUNK_SIZE: usize = 2 * 1024 * 1024;
 /// Cells larger than this get a dedicated ("jumbo") chunk of their own.
@@ -39,6 +37,14 @@ pub type ChunkId = u32;
 
 /// A counted reference to a chunk; the chunk's memory lives while one exists.
 pub type ChunkRef = Arc<Chunk>;
+
+/// Where a chunk's memory goes when its last reference drops (the chunk
+/// pool's shared state, `chunk_pool.rs`): a chunk knows only this, not the
+/// pool, so that the pool may build on chunks without a circle. Called
+/// once per chunk (every 2 MiB of cells), never per cell.
+pub(crate) trait Recycler: Send + Sync {
+    fn recycle(&self, memory: ChunkMemory);
+}
 
 /// Raw memory of a chunk with its id, as kept in a pool between uses.
 pub(crate) struct ChunkMemory {
@@ -80,7 +86,7 @@ pub struct Chunk {
     len: usize,
     id: ChunkId,
     next_free: AtomicUsize,
-    pool: Option<Arc<PoolShared>>,
+    pool: Option<Arc<dyn Recycler>>,
 }
 
 // SAFETY: the raw base pointer refers to memory owned by this chunk; concurrent
@@ -90,7 +96,7 @@ unsafe impl Send for Chunk {}
 unsafe impl Sync for Chunk {}
 
 impl Chunk {
-    pub(crate) fn new(memory: ChunkMemory, pool: Option<Arc<PoolShared>>) -> Chunk {
+    pub(crate) fn new(memory: ChunkMemory, pool: Option<Arc<dyn Recycler>>) -> Chunk {
         Chunk {
             base: memory.ptr.as_ptr(),
             len: memory.len,

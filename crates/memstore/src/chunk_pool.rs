@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use crate::chunk::{CHUNK_SIZE, Chunk, ChunkMemory, ChunkRef};
+use crate::chunk::{CHUNK_SIZE, Chunk, ChunkMemory, ChunkRef, Recycler};
 
 /// Counters of a pool's activity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct ChunkPoolStats {
     pub idle: u64,
 }
 
-pub(crate) struct PoolShared {
+struct PoolShared {
     free: Mutex<Vec<ChunkMemory>>,
     max_pooled: usize,
     created: AtomicU64,
@@ -49,8 +49,8 @@ pub(crate) struct PoolShared {
     in_use: AtomicU64,
 }
 
-impl PoolShared {
-    pub(crate) fn recycle(&self, memory: ChunkMemory) {
+impl Recycler for PoolShared {
+    fn recycle(&self, memory: ChunkMemory) {
         self.in_use.fetch_sub(1, Ordering::Relaxed);
         if !memory.jumbo {
             let mut free = self.free.lock();
@@ -123,14 +123,14 @@ impl ChunkPool {
             }
         };
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Chunk::new(memory, Some(self.shared.clone())))
+        Arc::new(Chunk::new(memory, Some(self.shared.clone() as Arc<dyn Recycler>)))
     }
 
     /// A dedicated chunk of exactly `len` bytes for one oversized cell.
     pub fn get_jumbo(&self, len: usize) -> ChunkRef {
         self.shared.jumbo_created.fetch_add(1, Ordering::Relaxed);
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Chunk::new(ChunkMemory::allocate(len, true), Some(self.shared.clone())))
+        Arc::new(Chunk::new(ChunkMemory::allocate(len, true), Some(self.shared.clone() as Arc<dyn Recycler>)))
     }
 
     /// Allocates `count` chunks up front so that the first writes allocate

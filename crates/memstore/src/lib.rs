@@ -33,6 +33,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod scanner;
 pub mod segment;
+pub mod segment_stats;
 pub mod skiplist;
 pub mod snapshot;
 pub mod sorted_runs;

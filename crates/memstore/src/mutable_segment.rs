@@ -22,7 +22,7 @@ use crate::cell::CellInput;
 use crate::chunk::{ChunkRef, JUMBO_CELL_THRESHOLD};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
-use crate::segment::SegmentStats;
+use crate::segment_stats::SegmentStats;
 use crate::skiplist::{CellSkipList, Inserted, Splice};
 
 #[inline]

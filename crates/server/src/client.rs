@@ -19,6 +19,12 @@ pub use crate::hbase_thrift::{HbaseSyncClient, THbaseSyncClient};
 
 pub type ThriftClient = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
 
+/// What a region server forwarding calls to another sends before its
+/// first Thrift message (`client::connect_as_peer`): the calls of such a
+/// connection are answered here, never forwarded again (`routing.rs`). No
+/// wire starts so (Thrift: 0x80, 0x82, 0x00; HTTP: an upper-case method).
+pub const PEER_PREAMBLE: &[u8; 5] = b"ACCFW";
+
 /// Connects to `addr` ("host:port") with framed or buffered transport and
 /// the compact or binary protocol.
 pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<ThriftClient> {
@@ -27,7 +33,7 @@ pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<Thrift
 
 /// A connection from one region server to another that forwards calls
 /// for the regions the other holds (`routing.rs`): it announces itself with
-/// [`crate::connection::PEER_PREAMBLE`], so the other server never forwards
+/// [`PEER_PREAMBLE`], so the other server never forwards
 /// its calls again (no loops), and a call may take at most `timeout` to be
 /// written or answered (HBase's `hbase.rpc.timeout` is 60 s). With `tls`
 /// (a cluster serving TLS) the connection is TLS and presents this
@@ -43,13 +49,13 @@ pub fn connect_as_peer(
             let mut stream = open(addr)?;
             stream.set_read_timeout(Some(timeout))?;
             stream.set_write_timeout(Some(timeout))?;
-            stream.write_all(crate::connection::PEER_PREAMBLE)?;
+            stream.write_all(PEER_PREAMBLE)?;
             over(stream, false, false)
         }
         Some(config) => {
             let mut tls =
                 TlsClient(std::sync::Arc::new(parking_lot::Mutex::new(crate::tls::connect(config, addr, timeout)?)));
-            tls.write_all(crate::connection::PEER_PREAMBLE)?;
+            tls.write_all(PEER_PREAMBLE)?;
             Ok(over_halves(tls.clone(), tls, false, false))
         }
     }

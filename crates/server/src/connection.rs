@@ -31,11 +31,7 @@ use thrift::protocol::{
 use thrift::server::TProcessor;
 use thrift::transport::{TBufferedWriteTransport, TFramedWriteTransport};
 
-/// What a region server forwarding calls to another sends before its
-/// first Thrift message (`client::connect_as_peer`): the calls of such a
-/// connection are answered here, never forwarded again (`routing.rs`). No
-/// wire starts so (Thrift: 0x80, 0x82, 0x00; HTTP: an upper-case method).
-pub const PEER_PREAMBLE: &[u8; 5] = b"ACCFW";
+use crate::client::PEER_PREAMBLE;
 
 /// How a connection talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,6 +29,7 @@ use crate::hbase_thrift::{
     TRegionInfo, TRowResult, TScan, Text,
 };
 use crate::request_metrics::{Op, RequestMetrics};
+use crate::result_size::{result_bytes, row_bytes};
 use crate::routing::Router;
 use crate::scanners::{OpenScanner, ScannerRegistry};
 
@@ -81,23 +82,6 @@ fn scan_error(e: ScanError) -> thrift::Error {
         ScanError::Remote(e @ thrift::Error::User(_)) => e,
         other => io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {other}")),
     }
-}
-
-pub(crate) fn row_bytes(cells: &[Cell]) -> usize {
-    cells.iter().map(|c| c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 12).sum()
-}
-
-/// The bytes of a row another server answered, counted as [`row_bytes`].
-fn result_bytes(r: &TRowResult) -> usize {
-    let row = r.row.as_ref().map_or(0, Vec::len);
-    let columns =
-        r.columns.iter().flatten().map(|(name, c)| row + name.len() + c.value.as_ref().map_or(0, Vec::len) + 12);
-    let sorted = r.sorted_columns.iter().flatten().map(|c| {
-        row + c.column_name.as_ref().map_or(0, Vec::len)
-            + c.cell.as_ref().and_then(|c| c.value.as_ref()).map_or(0, Vec::len)
-            + 12
-    });
-    columns.chain(sorted).sum()
 }
 
 /// A read at "timestamp": HBase's `setTimeRange(0, ts)`.

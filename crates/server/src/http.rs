@@ -25,51 +25,9 @@ use std::time::Duration;
 
 use memstore::SegmentStats;
 use serde_json::{Value, json};
-use store::Store;
 use store::region::info::to_string_binary;
 
-use crate::gate::ServingGate;
-use crate::request_history::RequestHistory;
-use crate::request_metrics::RequestMetrics;
-use crate::scanners::ScannerRegistry;
-use crate::thrift_server::ThriftCounters;
-
-/// What the pages read.
-pub struct StatusSource {
-    pub store: Arc<Store>,
-    pub scanners: Arc<ScannerRegistry>,
-    pub thrift: Arc<ThriftCounters>,
-    /// The Thrift handler's request latencies.
-    pub requests: Arc<RequestMetrics>,
-    /// The last minutes of [`Self::requests`], sampled.
-    pub history: Arc<RequestHistory>,
-    pub gate: Arc<ServingGate>,
-    /// The effective configuration as TOML, for `/conf`.
-    pub conf: String,
-    pub started: std::time::Instant,
-    pub thrift_addr: SocketAddr,
-    /// The settings of a family created without them (the server's
-    /// configured defaults), for families an alter adds.
-    pub family_template: store::FamilyDescriptor,
-    /// Cluster mode: the cluster as ZooKeeper shows it (masters, live
-    /// servers), set once the server has joined; `/status`'s `cluster`.
-    pub cluster: Arc<std::sync::OnceLock<ClusterView>>,
-    /// Cluster mode: the other servers, told of a split or merge here.
-    pub router: Arc<crate::routing::Router>,
-    /// Cluster mode: ZooKeeper's membership and the master's catalog, which
-    /// admin calls check (set once the server has joined).
-    pub authority: Arc<std::sync::OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
-    /// Who may make admin calls.
-    pub admin_auth: crate::admin_auth::AdminAuth,
-    /// Requests relayed from TLS connections whose client presented a
-    /// verified certificate (which authenticates admin calls).
-    pub verified: Arc<crate::tls_relay::VerifiedPeers>,
-}
-
-/// The cluster as this server sees it, as JSON: `{"active_master": {name,
-/// http} | null, "masters": N, "servers": [{name, thrift, http}]}` or
-/// `{"error": ...}`.
-pub type ClusterView = Box<dyn Fn() -> Value + Send + Sync>;
+use crate::status_source::{StatusSource, scanner_pinned};
 
 pub struct HttpServer {
     /// Where clients reach it (the TLS front's address when it serves TLS).
@@ -252,22 +210,6 @@ fn health(source: &StatusSource) -> (String, &'static str, u16) {
             503,
         ),
     }
-}
-
-/// What open Thrift scanners pin, measured.
-pub struct ScannerPinned {
-    /// Bytes of memstore memory (whole chunks, index bytes held) that only
-    /// open scanners keep alive: the memstores let it go.
-    pub bytes: u64,
-    /// Scanners a call was using, not looked at.
-    pub busy: usize,
-}
-
-/// The scanners' footprint first, then the memstores': a segment let go in
-/// between counts as pinned, which it then is.
-pub fn scanner_pinned(source: &StatusSource) -> ScannerPinned {
-    let (held, busy) = source.scanners.memstore_footprint();
-    ScannerPinned { bytes: held.bytes_not_in(&source.store.memstore_footprint()), busy }
 }
 
 fn segment(stats: &SegmentStats) -> Value {

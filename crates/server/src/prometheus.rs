@@ -43,8 +43,8 @@ use std::time::Duration;
 
 use store::TableCounters;
 
-use crate::http::StatusSource;
 use crate::request_metrics::{HistogramSnapshot, LATENCY_BOUNDS, Op};
+use crate::status_source::{StatusSource, scanner_pinned};
 
 /// The `table` label of what dropped tables counted.
 pub const DROPPED_TABLES: &str = "(dropped)";
@@ -387,7 +387,7 @@ fn thrift_families(out: &mut Out, source: &StatusSource) {
         Kind::Gauge,
         "Memstore memory (whole chunks and index bytes) that only open Thrift scanners keep alive: \
          segments the memstores have flushed, merged or compacted away and a scanner still reads.",
-        crate::http::scanner_pinned(source).bytes,
+        scanner_pinned(source).bytes,
     );
     out.single(
         "accordion_thrift_expired_scanners_total",

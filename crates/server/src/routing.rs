@@ -38,7 +38,7 @@ use crate::client::{ThriftClient, connect_as_peer};
 
 thread_local! {
     /// Whether the connection this thread serves is another region server
-    /// forwarding calls (it sent `connection::PEER_PREAMBLE`).
+    /// forwarding calls (it sent `client::PEER_PREAMBLE`).
     static FROM_PEER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 

@@ -80,7 +80,7 @@ impl OpenScanner {
             };
             match next {
                 Some(row) => {
-                    bytes += crate::handler::row_bytes(&row);
+                    bytes += crate::result_size::row_bytes(&row);
                     out.push(row);
                 }
                 None => self.done = true,

@@ -16,9 +16,10 @@ use crate::config::ServerConfig;
 use crate::gate::{GatedProcessor, ServingGate};
 use crate::handler::ThriftHandler;
 use crate::hbase_thrift::HbaseSyncProcessor;
-use crate::http::{HttpServer, StatusSource};
+use crate::http::HttpServer;
 use crate::request_history::{self, RequestHistory};
 use crate::scanners::ScannerRegistry;
+use crate::status_source::StatusSource;
 use crate::thrift_server::ThriftServer;
 
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +42,7 @@ pub struct Server {
     store: Arc<Store>,
     gate: Arc<ServingGate>,
     router: Arc<crate::routing::Router>,
-    cluster: Arc<OnceLock<crate::http::ClusterView>>,
+    cluster: Arc<OnceLock<crate::status_source::ClusterView>>,
     authority: Arc<OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
     thrift: ThriftServer,
     http: HttpServer,
@@ -257,7 +258,7 @@ impl Server {
     }
 
     /// Cluster mode: what `/status` shows of the cluster (once joined).
-    pub fn set_cluster_view(&self, view: crate::http::ClusterView) {
+    pub fn set_cluster_view(&self, view: crate::status_source::ClusterView) {
         let _ = self.cluster.set(view);
     }
 

@@ -29,7 +29,7 @@ pub const MAX_TABLE_NAME_LEN: usize = 255;
 pub const DEFAULT_NAMESPACE: &str = "default";
 /// The directory of a region that holds the edits split from a dead
 /// server's WAL: not a family name (HBase's `HConstants.RECOVERED_EDITS_DIR`).
-const RECOVERED_EDITS: &str = crate::layout::wal::RECOVERED_EDITS_DIR;
+pub const RECOVERED_EDITS: &str = "recovered.edits";
 
 fn illegal(message: String) -> StoreError {
     StoreError::IllegalName(message)

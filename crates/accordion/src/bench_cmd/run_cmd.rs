@@ -7,8 +7,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use bench::document::to_json_document;
 use bench::presets::{Experiment, PRESETS, experiments, run_experiment, run_experiment_at};
-use bench::report::{HDFS_ENGINE, RunReport, median_runs, ratio_lines, table_header, to_json_document, warnings};
+use bench::report::{HDFS_ENGINE, RunReport, median_runs, ratio_lines, table_header, warnings};
 use mini_hdfs::{MiniHdfs, MiniHdfsOptions};
 use store::wal::Durability;
 

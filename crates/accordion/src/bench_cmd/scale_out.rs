@@ -26,9 +26,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use bench::cluster_engine::{ClusterEngine, ClusterServer, server_counters};
+use bench::cluster_engine::{ClusterEngine, ClusterServer};
 use bench::engine::Engine;
 use bench::presets::Preset;
+use bench::server_status::server_counters;
 use bench::workload::KeyDist;
 use cluster::local_zk::LocalZooKeeper;
 use cluster::master::{Master, MasterConfig};

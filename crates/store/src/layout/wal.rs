@@ -40,7 +40,7 @@ pub fn wals_dir(root: &Path) -> PathBuf {
 }
 
 /// The directory of a region's recovered edits.
-pub const RECOVERED_EDITS_DIR: &str = "recovered.edits";
+pub const RECOVERED_EDITS_DIR: &str = crate::names::RECOVERED_EDITS;
 
 /// `<region dir>/recovered.edits`, where a log split leaves a region's
 /// edits for its next open to replay.

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
+use memstore::CellKey;
 use memstore::cell::compare_cells;
-use memstore::{Cell, CellKey};
 
 use super::block::DataBlock;
 use super::block_cache::BlockCache;
@@ -38,7 +38,6 @@ use super::display::{describe_key, human_bytes};
 use super::meta::StoreFileInfo;
 use super::options::BloomType;
 use super::reference::{Half, Reference};
-use super::scanner::{StoreFileCells, StoreFileScanner};
 use super::trailer::{TRAILER_LEN, Trailer};
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, ReadableFile};
@@ -320,43 +319,6 @@ impl StoreFileReader {
             cache.insert_with_priority(self.file_id, offset, block.clone(), in_memory);
         }
         Ok(block)
-    }
-
-    /// A cursor over the file's cells, adding blocks it reads to the cache.
-    /// It is unpositioned until `seek` or `seek_to_first`.
-    pub fn scanner(self: &Arc<Self>) -> StoreFileScanner {
-        StoreFileScanner::new(self.clone(), true)
-    }
-
-    /// A cursor that does not add the blocks it reads to the cache (it still
-    /// uses blocks already there): for compactions and full scans, which
-    /// would otherwise flush the cache's working set (HBase's
-    /// `setCacheBlocks(false)`).
-    pub fn scanner_uncached(self: &Arc<Self>) -> StoreFileScanner {
-        StoreFileScanner::new(self.clone(), false)
-    }
-
-    /// Every cell in order, as owned cells (for tools such as `inspect --cells`).
-    pub fn cells(self: &Arc<Self>) -> StoreFileCells {
-        StoreFileCells::new(self.scanner_uncached())
-    }
-
-    /// All cells of `row`, in order (none if the bloom filter rules it out).
-    pub fn get_row_cells(self: &Arc<Self>, row: &[u8]) -> Result<Vec<Cell>> {
-        let mut out = Vec::new();
-        if !self.might_contain_row(row) {
-            return Ok(out);
-        }
-        let mut s = self.scanner();
-        s.seek(&CellKey::first_on_row(row))?;
-        while let Some(c) = s.current() {
-            if c.row() != row {
-                break;
-            }
-            out.push(c.to_cell());
-            s.advance()?;
-        }
-        Ok(out)
     }
 
     /// The row of the last cell strictly before the first cell of `row`

@@ -30,6 +30,47 @@ use super::block::DataBlock;
 use super::reader::StoreFileReader;
 use crate::error::Result;
 
+/// The reader's cursors, defined beside the cursor (the reader itself
+/// knows nothing of scanning: no import circle between the two).
+impl StoreFileReader {
+    /// A cursor over the file's cells, adding blocks it reads to the cache.
+    /// It is unpositioned until `seek` or `seek_to_first`.
+    pub fn scanner(self: &Arc<Self>) -> StoreFileScanner {
+        StoreFileScanner::new(self.clone(), true)
+    }
+
+    /// A cursor that does not add the blocks it reads to the cache (it still
+    /// uses blocks already there): for compactions and full scans, which
+    /// would otherwise flush the cache's working set (HBase's
+    /// `setCacheBlocks(false)`).
+    pub fn scanner_uncached(self: &Arc<Self>) -> StoreFileScanner {
+        StoreFileScanner::new(self.clone(), false)
+    }
+
+    /// Every cell in order, as owned cells (for tools such as `inspect --cells`).
+    pub fn cells(self: &Arc<Self>) -> StoreFileCells {
+        StoreFileCells::new(self.scanner_uncached())
+    }
+
+    /// All cells of `row`, in order (none if the bloom filter rules it out).
+    pub fn get_row_cells(self: &Arc<Self>, row: &[u8]) -> Result<Vec<Cell>> {
+        let mut out = Vec::new();
+        if !self.might_contain_row(row) {
+            return Ok(out);
+        }
+        let mut s = self.scanner();
+        s.seek(&CellKey::first_on_row(row))?;
+        while let Some(c) = s.current() {
+            if c.row() != row {
+                break;
+            }
+            out.push(c.to_cell());
+            s.advance()?;
+        }
+        Ok(out)
+    }
+}
+
 pub struct StoreFileScanner {
     reader: Arc<StoreFileReader>,
     cache_blocks: bool,
