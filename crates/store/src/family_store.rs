@@ -60,6 +60,8 @@ pub struct StoreContext {
     pub commit_fence: Option<crate::options::CommitFence>,
     /// Pause points (tests only; `StoreOptions::hooks`).
     pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
+    /// `StoreOptions::clock`.
+    pub clock: Arc<dyn memstore::Clock>,
 }
 
 impl StoreContext {
@@ -74,6 +76,7 @@ impl StoreContext {
             events: Arc::new(crate::events::EventLog::default()),
             commit_fence: options.commit_fence.clone(),
             hooks: options.hooks.clone(),
+            clock: options.clock.clone(),
         }
     }
 

@@ -45,6 +45,10 @@ pub struct StoreOptions {
     pub background: bool,
     /// Pause points and fault injection on the write path (tests only).
     pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
+    /// The clock that timestamps cells written without a timestamp and
+    /// decides TTL expiry on reads, flushes and compactions (the wall
+    /// clock; a test's `memstore::ManualClock` makes time a step it takes).
+    pub clock: Arc<dyn memstore::Clock>,
     /// Cluster mode: this store is one region server, named so (HBase's
     /// `host,port,startcode`), of several sharing the root; see
     /// `store/member.rs`. `None`: the store owns its root alone.
@@ -105,6 +109,7 @@ impl Default for StoreOptions {
             region_move_wait: std::time::Duration::from_secs(60),
             background: true,
             hooks: None,
+            clock: Arc::new(memstore::SystemClock),
             member: None,
             region_ids: None,
             commit_fence: None,

@@ -19,6 +19,7 @@ pub(crate) fn regions(dir: &Path, wal: &Arc<Wal>, bounds: &[(&str, &str)], first
         events: Arc::new(crate::events::EventLog::default()),
         commit_fence: None,
         hooks: None,
+        clock: Arc::new(memstore::SystemClock),
     };
     let cfg = RegionConfig { ctx, flush_size: 1 << 20, max_cell_size: 1 << 20, hooks: None };
     let desc = Arc::new(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]));

@@ -398,46 +398,21 @@ struct SplitGateFs {
     release: std::sync::Barrier,
 }
 
-struct GatedFs(Arc<SplitGateFs>);
-
-impl store::fs::FileSystem for GatedFs {
-    fn create(&self, path: &std::path::Path) -> store::Result<Box<dyn store::fs::WritableFile>> {
-        if path.to_string_lossy().contains(".ref") && self.0.armed.swap(false, Ordering::AcqRel) {
-            self.0.reached.wait();
-            self.0.release.wait();
+/// A file system that holds the first creation of a reference (a split
+/// writing its daughters, the parent closed) until the test releases it.
+fn gated_fs(gate: Arc<SplitGateFs>) -> store::fs::FaultInjectingFs {
+    let fs = store::fs::FaultInjectingFs::new(Arc::new(store::fs::LocalFs));
+    fs.before(move |op, path| {
+        if op == store::fs::FsOp::Create
+            && path.to_string_lossy().contains(".ref")
+            && gate.armed.swap(false, Ordering::AcqRel)
+        {
+            gate.reached.wait();
+            gate.release.wait();
         }
-        store::fs::LocalFs.create(path)
-    }
-    fn open(&self, path: &std::path::Path) -> store::Result<Arc<dyn store::fs::ReadableFile>> {
-        store::fs::LocalFs.open(path)
-    }
-    fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> store::Result<()> {
-        store::fs::LocalFs.rename(from, to)
-    }
-    fn remove(&self, path: &std::path::Path) -> store::Result<()> {
-        store::fs::LocalFs.remove(path)
-    }
-    fn exists(&self, path: &std::path::Path) -> store::Result<bool> {
-        store::fs::LocalFs.exists(path)
-    }
-    fn list(&self, dir: &std::path::Path) -> store::Result<Vec<String>> {
-        store::fs::LocalFs.list(dir)
-    }
-    fn create_dir_all(&self, dir: &std::path::Path) -> store::Result<()> {
-        store::fs::LocalFs.create_dir_all(dir)
-    }
-    fn remove_dir_all(&self, dir: &std::path::Path) -> store::Result<()> {
-        store::fs::LocalFs.remove_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &std::path::Path) -> store::Result<()> {
-        store::fs::LocalFs.sync_dir(dir)
-    }
-    fn file_size(&self, path: &std::path::Path) -> store::Result<u64> {
-        store::fs::LocalFs.file_size(path)
-    }
-    fn truncate(&self, path: &std::path::Path, len: u64) -> store::Result<()> {
-        store::fs::LocalFs.truncate(path, len)
-    }
+        Ok(())
+    });
+    fs
 }
 
 /// Signals the first time a scan waits for a region closed under it.
@@ -468,7 +443,7 @@ fn a_scan_during_a_split_waits_for_the_daughters_and_reads_every_row() {
     });
     let (waits_tx, waits) = std::sync::mpsc::channel();
     let options = StoreOptions {
-        fs: Arc::new(GatedFs(gate.clone())),
+        fs: Arc::new(gated_fs(gate.clone())),
         background: false,
         hooks: Some(Arc::new(ScanWaitSignal(Mutex::new(Some(waits_tx))))),
         ..StoreOptions::default()

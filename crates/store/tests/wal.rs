@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use memstore::{CellInput, CellType};
 use store::StoreError;
-use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs, ReadableFile, WritableFile};
+use store::fs::{FaultInjectingFs, FaultKind, FileSystem, LocalFs};
 use store::wal::record::{HEADER_LEN, SYNC_MARK_LEN, SYNC_MARK_REGION};
 use store::wal::{Durability, LEGACY_ARCHIVE_DIR, Wal, WalEntry, WalOptions, archive_dir, log_file_name};
 use tempfile::TempDir;
@@ -126,72 +126,15 @@ fn record_offsets(e: &Env) -> Vec<(PathBuf, u64, WalEntry)> {
 
 /// A file system whose fsync takes as long as a real disk's, so that group
 /// commit has something to amortise whatever the test machine's disk.
-struct SlowSyncFs {
-    inner: Arc<dyn FileSystem>,
-    delay: Duration,
-}
-
-struct SlowSyncFile {
-    inner: Box<dyn WritableFile>,
-    delay: Duration,
-}
-
-impl FileSystem for SlowSyncFs {
-    fn create(&self, path: &Path) -> store::Result<Box<dyn WritableFile>> {
-        Ok(Box::new(SlowSyncFile { inner: self.inner.create(path)?, delay: self.delay }))
-    }
-    fn open(&self, path: &Path) -> store::Result<Arc<dyn ReadableFile>> {
-        self.inner.open(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> store::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove(&self, path: &Path) -> store::Result<()> {
-        self.inner.remove(path)
-    }
-    fn exists(&self, path: &Path) -> store::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn list(&self, dir: &Path) -> store::Result<Vec<String>> {
-        self.inner.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> store::Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn remove_dir_all(&self, dir: &Path) -> store::Result<()> {
-        self.inner.remove_dir_all(dir)
-    }
-    fn sync_dir(&self, dir: &Path) -> store::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn file_size(&self, path: &Path) -> store::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn truncate(&self, path: &Path, len: u64) -> store::Result<()> {
-        self.inner.truncate(path, len)
-    }
-}
-
-impl WritableFile for SlowSyncFile {
-    fn append(&mut self, data: &[u8]) -> store::Result<()> {
-        self.inner.append(data)
-    }
-    fn flush(&mut self) -> store::Result<()> {
-        self.inner.flush()
-    }
-    fn sync(&mut self) -> store::Result<()> {
-        thread::sleep(self.delay);
-        self.inner.sync()
-    }
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn close(self: Box<Self>) -> store::Result<()> {
-        self.inner.close()
-    }
+fn slow_sync_fs(delay: Duration) -> FaultInjectingFs {
+    let fs = FaultInjectingFs::new(Arc::new(LocalFs));
+    fs.before(move |op, _| {
+        if op == store::fs::FsOp::Sync {
+            thread::sleep(delay);
+        }
+        Ok(())
+    });
+    fs
 }
 
 // ------------------------------------------------------------------ tests
@@ -260,7 +203,7 @@ fn round_trip_across_rolls_then_recovery_continues_in_a_new_file() {
 #[test]
 fn group_commit_shares_fsyncs_between_concurrent_appenders() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let fs: Arc<dyn FileSystem> = Arc::new(SlowSyncFs { inner: Arc::new(LocalFs), delay: Duration::from_millis(1) });
+    let fs: Arc<dyn FileSystem> = Arc::new(slow_sync_fs(Duration::from_millis(1)));
     let dir = tmp.path().join("wal");
     let (wal, _) = Wal::open(fs.clone(), &dir, options()).expect("open");
     const THREADS: u64 = 8;
@@ -592,8 +535,7 @@ fn a_failed_write_and_a_failed_roll_fail_appends_until_the_fs_recovers() {
 #[test]
 fn concurrent_appenders_of_a_failed_batch_all_get_the_error() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let fault =
-        FaultInjectingFs::new(Arc::new(SlowSyncFs { inner: Arc::new(LocalFs), delay: Duration::from_millis(1) }));
+    let fault = slow_sync_fs(Duration::from_millis(1));
     let fs: Arc<dyn FileSystem> = Arc::new(fault.clone());
     let dir = tmp.path().join("wal");
     let (wal, _) = Wal::open(fs.clone(), &dir, options()).expect("open");

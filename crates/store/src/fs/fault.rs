@@ -19,6 +19,12 @@
 //! `n`-th change. `mutations` counts the changes so far, so a test can run
 //! an operation once to count its changes and then crash it at each one.
 //!
+//! And it runs a test's own code *before* each operation
+//! ([`FaultInjectingFs::before`]): a hook that sees the operation and the
+//! path may block (a barrier that holds a split while its parent is
+//! closed), slow it down (an fsync as slow as a real disk's) or fail it,
+//! in place of a hand-written delegating file system per test.
+//!
 //! Directory entries are modelled too (`fault_dirs.rs`): a creation,
 //! rename or removal is durable only once its directory is synced, and a
 //! power loss undoes the others before it cuts files to their synced bytes.
@@ -88,10 +94,31 @@ struct FaultState {
     unclosed: std::collections::HashSet<PathBuf>,
 }
 
+/// An operation a [`FaultInjectingFs::before`] hook is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsOp {
+    Create,
+    Open,
+    Rename,
+    Remove,
+    Append,
+    Sync,
+    CreateDir,
+    RemoveDir,
+    SyncDir,
+    Truncate,
+}
+
+/// A test's code run before an operation; an error fails the operation.
+pub type BeforeHook = Arc<dyn Fn(FsOp, &Path) -> Result<()> + Send + Sync>;
+
 #[derive(Clone)]
 pub struct FaultInjectingFs {
     inner: Arc<dyn FileSystem>,
     state: Arc<Mutex<FaultState>>,
+    /// Outside `state`'s lock, so that a hook may block without stopping
+    /// other threads' operations.
+    hook: Arc<Mutex<Option<BeforeHook>>>,
     /// Signals a change of `held` or a release (paired with `state`).
     hold_cv: Arc<Condvar>,
 }
@@ -138,8 +165,19 @@ impl FaultInjectingFs {
         FaultInjectingFs {
             inner,
             state: Arc::new(Mutex::new(FaultState::default())),
+            hook: Arc::new(Mutex::new(None)),
             hold_cv: Arc::new(Condvar::new()),
         }
+    }
+
+    /// Runs `hook` before every later operation (replacing an earlier
+    /// hook); its error fails the operation before anything else happens.
+    pub fn before(&self, hook: impl Fn(FsOp, &Path) -> Result<()> + Send + Sync + 'static) {
+        *self.hook.lock() = Some(Arc::new(hook));
+    }
+
+    fn run_hook(&self, op: FsOp, path: &Path) -> Result<()> {
+        run_hook(&self.hook, op, path)
     }
 
     /// From now on, every `sync` of a file whose path contains
@@ -257,14 +295,25 @@ impl FaultInjectingFs {
     }
 }
 
+/// Runs the hook in `slot`, if any, without holding the slot's lock.
+fn run_hook(slot: &Mutex<Option<BeforeHook>>, op: FsOp, path: &Path) -> Result<()> {
+    let hook = slot.lock().clone();
+    match hook {
+        Some(hook) => hook(op, path),
+        None => Ok(()),
+    }
+}
+
 struct FaultWritable {
     inner: Box<dyn WritableFile>,
     state: Arc<Mutex<FaultState>>,
+    hook: Arc<Mutex<Option<BeforeHook>>>,
     hold_cv: Arc<Condvar>,
 }
 
 impl FileSystem for FaultInjectingFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.run_hook(FsOp::Create, path)?;
         {
             let mut s = self.state.lock();
             if s.stopped() {
@@ -283,10 +332,16 @@ impl FileSystem for FaultInjectingFs {
             }
         }
         let inner = self.inner.create(path)?;
-        Ok(Box::new(FaultWritable { inner, state: self.state.clone(), hold_cv: self.hold_cv.clone() }))
+        Ok(Box::new(FaultWritable {
+            inner,
+            state: self.state.clone(),
+            hook: self.hook.clone(),
+            hold_cv: self.hold_cv.clone(),
+        }))
     }
 
     fn open(&self, path: &Path) -> Result<Arc<dyn ReadableFile>> {
+        self.run_hook(FsOp::Open, path)?;
         if self.state.lock().unclosed.contains(path) {
             return Ok(Arc::new(Unclosed { path: path.to_path_buf() }));
         }
@@ -294,6 +349,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        self.run_hook(FsOp::Rename, from)?;
         {
             let mut s = self.state.lock();
             if s.stopped() {
@@ -312,6 +368,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
+        self.run_hook(FsOp::Remove, path)?;
         let mut s = self.state.lock();
         if s.stopped() {
             return Err(injected("remove", path, io::ErrorKind::Other, "the process has stopped"));
@@ -331,6 +388,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn create_dir_all(&self, dir: &Path) -> Result<()> {
+        self.run_hook(FsOp::CreateDir, dir)?;
         let mut s = self.state.lock();
         if s.stopped() {
             return Err(injected("create_dir_all", dir, io::ErrorKind::Other, "the process has stopped"));
@@ -339,6 +397,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn remove_dir_all(&self, dir: &Path) -> Result<()> {
+        self.run_hook(FsOp::RemoveDir, dir)?;
         let mut s = self.state.lock();
         if s.stopped() {
             return Err(injected("remove_dir_all", dir, io::ErrorKind::Other, "the process has stopped"));
@@ -348,6 +407,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn sync_dir(&self, dir: &Path) -> Result<()> {
+        self.run_hook(FsOp::SyncDir, dir)?;
         if self.state.lock().stopped() {
             return Err(injected("sync_dir", dir, io::ErrorKind::Other, "the process has stopped"));
         }
@@ -373,6 +433,7 @@ impl FileSystem for FaultInjectingFs {
     }
 
     fn truncate(&self, path: &Path, len: u64) -> Result<()> {
+        self.run_hook(FsOp::Truncate, path)?;
         if self.state.lock().stopped() {
             return Err(injected("truncate", path, io::ErrorKind::Other, "the process has stopped"));
         }
@@ -382,6 +443,7 @@ impl FileSystem for FaultInjectingFs {
 
 impl WritableFile for FaultWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
+        run_hook(&self.hook, FsOp::Append, self.inner.path())?;
         {
             let mut s = self.state.lock();
             if s.stopped() {
@@ -403,6 +465,7 @@ impl WritableFile for FaultWritable {
     }
 
     fn sync(&mut self) -> Result<()> {
+        run_hook(&self.hook, FsOp::Sync, self.inner.path())?;
         {
             let mut s = self.state.lock();
             let path = self.inner.path().to_string_lossy();
@@ -474,6 +537,34 @@ impl ReadableFile for Unclosed {
 mod tests {
     use super::*;
     use crate::fs::LocalFs;
+
+    #[test]
+    fn the_before_hook_sees_every_operation_and_its_error_fails_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fs = FaultInjectingFs::new(Arc::new(crate::fs::LocalFs));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        fs.before(move |op, path| {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            log.lock().push((op, name.clone()));
+            if name == "refused" {
+                return Err(injected("hook", path, io::ErrorKind::Other, "refused by the hook"));
+            }
+            Ok(())
+        });
+        let path = dir.path().join("a");
+        let mut f = fs.create(&path).expect("create");
+        f.append(b"x").expect("append");
+        f.sync().expect("sync");
+        f.close().expect("close");
+        fs.rename(&path, &dir.path().join("b")).expect("rename");
+        fs.sync_dir(dir.path()).expect("sync dir");
+        let ops: Vec<FsOp> = seen.lock().iter().map(|(op, _)| *op).collect();
+        assert_eq!(ops, [FsOp::Create, FsOp::Append, FsOp::Sync, FsOp::Rename, FsOp::SyncDir]);
+        let refused = fs.create(&dir.path().join("refused"));
+        assert!(refused.is_err_and(|e| e.to_string().contains("refused by the hook")));
+        assert!(!dir.path().join("refused").exists(), "nothing happened after the hook's error");
+    }
 
     #[test]
     fn faults_fire_as_configured_and_power_loss_drops_unsynced_bytes() {

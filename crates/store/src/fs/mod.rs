@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-pub use fault::{FaultInjectingFs, FaultKind};
+pub use fault::{BeforeHook, FaultInjectingFs, FaultKind, FsOp};
 pub use hdfs::HdfsFs;
 pub use local::LocalFs;
 

@@ -98,6 +98,8 @@ pub struct Region {
     flush_size: u64,
     state: StateCell,
     hooks: Option<Arc<dyn WriteHooks>>,
+    /// Timestamps of cells written without one, and TTL on reads.
+    clock: Arc<dyn memstore::Clock>,
     max_cell_size: usize,
     pub counters: RegionCounters,
 }
@@ -127,6 +129,7 @@ fn memstore_config(
         rules: f.rules(),
         max_cell_size: cfg.max_cell_size,
         mvcc: mvcc.clone(),
+        clock: cfg.ctx.clock.clone(),
         ..MemStoreConfig::new(f.name.as_bytes())
     })
 }
@@ -232,6 +235,7 @@ impl Region {
             flush_size: cfg.flush_size,
             state,
             hooks: cfg.hooks.clone(),
+            clock: cfg.ctx.clock.clone(),
             max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),
         }

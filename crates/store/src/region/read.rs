@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use memstore::{Cell, CellKey, ReadOptions, TimeRange};
 
-use super::{Column, Get, Region, now_ms};
+use super::{Column, Get, Region};
 use crate::error::Result;
 use crate::read::cursor::{CellCursor, MergedCursor};
 use crate::read::region_scanner::RegionScanner;
@@ -36,7 +36,7 @@ impl Region {
                 (Some(_), None) => {}
             }
         }
-        let now = now_ms();
+        let now = self.clock.now_ms();
         Ok(by_family
             .into_iter()
             .map(|(family, qualifiers)| {

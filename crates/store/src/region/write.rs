@@ -8,7 +8,7 @@ use memstore::{Cell, CellInput, CellType, TimeRange};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
-use super::{BatchOutcome, Column, Get, Mutation, MutationRef, Region, RowMutations, now_ms};
+use super::{BatchOutcome, Column, Get, Mutation, MutationRef, Region, RowMutations};
 use crate::error::{Result, StoreError};
 use crate::hooks::HookPoint;
 use crate::wal::{Durability, codec};
@@ -232,7 +232,7 @@ impl Region {
         durability: Durability,
         refused: &mut Vec<(usize, StoreError)>,
     ) -> Result<Option<PreparedBatch<'a>>> {
-        let now = now_ms();
+        let now = self.clock.now_ms();
         // On the stack for the usual region batch of a few rows.
         let mut cells: SmallVec<[CellInput<'a>; 32]> = SmallVec::new();
         // Per applied row: where its cells end in `cells`.
@@ -368,7 +368,7 @@ impl Region {
         let put = Mutation::Put {
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
-            timestamp: Some(superseding(now_ms(), latest.as_ref())),
+            timestamp: Some(superseding(self.clock.now_ms(), latest.as_ref())),
             value: next.to_be_bytes().to_vec(),
         };
         self.mutate_row_locked(row, &[put], durability)?;
@@ -394,7 +394,7 @@ impl Region {
         let put = Mutation::Put {
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
-            timestamp: Some(superseding(now_ms(), latest.as_ref())),
+            timestamp: Some(superseding(self.clock.now_ms(), latest.as_ref())),
             value: value.clone(),
         };
         self.mutate_row_locked(row, &[put], durability)?;
