@@ -153,8 +153,8 @@ ROW                             COLUMN+CELL
 1 row(s)
 Table people is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'hist', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
-{NAME => 'info', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'hist', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'info', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
 2 row(s)
 2 row(s)
 false
@@ -316,7 +316,8 @@ fn create_takes_families_and_split_keys() {
         &server,
         "create 'plain', 'f1', 'f2'; describe 'plain'; \
          create 'one', NAME => 'f', VERSIONS => 2; describe 'one'; \
-         create 'split', {NAME => 'f', VERSIONS => 3}, SPLITS => ['m', 'b']; describe 'split'",
+         create 'split', {NAME => 'f', VERSIONS => 3}, SPLITS => ['m', 'b']; describe 'split'; \
+         create 'nobloom', {NAME => 'f', BLOOMFILTER => 'NONE'}; describe 'nobloom'",
     );
     assert!(ok, "{out}");
     assert_lines(
@@ -324,18 +325,23 @@ fn create_takes_families_and_split_keys() {
         "Created table plain
 Table plain is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f1', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
-{NAME => 'f2', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f1', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f2', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
 2 row(s)
 Created table one
 Table one is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f', VERSIONS => '2', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f', VERSIONS => '2', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
 1 row(s)
 Created table split
 Table split is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+1 row(s)
+Created table nobloom
+Table nobloom is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'f', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
 1 row(s)",
     );
     // Three regions, split at b and m, each serving its rows.
@@ -369,7 +375,7 @@ fn alter_changes_adds_and_removes_families() {
     assert!(ok, "{out}");
     assert!(out.starts_with("Updating all regions with the new schema...\nDone."), "{out}");
     assert!(
-        out.contains("{NAME => 'f', VERSIONS => '5', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => '86400'}"),
+        out.contains("{NAME => 'f', VERSIONS => '5', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => '86400'}"),
         "{out}"
     );
     assert!(out.contains("{NAME => 'h', VERSIONS => '1', BLOOMFILTER => 'ROW'"), "{out}");
@@ -426,7 +432,7 @@ Truncating table...
     );
     assert!(
         description
-            .contains("{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => '86400'}")
+            .contains("{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => '86400'}")
     );
     // A disabled table is not disabled again, and comes back enabled.
     let (ok, out) = session(&server, "disable 'tr'; truncate 'tr'; is_enabled 'tr'");

@@ -484,6 +484,9 @@ mod hbase_answers {
         let b = &d[&b"b:".to_vec()];
         assert_eq!((a.in_memory, a.block_cache_enabled), (Some(true), Some(false)));
         assert_eq!((b.in_memory, b.block_cache_enabled), (Some(false), Some(true)));
+        // Without a bloom filter type, none: HBase's Thrift gateway (the
+        // shell's `create` asks for ROW, as HBase's shell does).
+        assert_eq!(a.bloom_filter_type.as_deref(), Some("NONE"));
 
         let zero = ColumnDescriptor { name: Some(b"z:".to_vec()), max_versions: Some(0), ..Default::default() };
         let e = c.create_table(b"zero".to_vec(), vec![zero]).expect_err("maxVersions 0");

@@ -45,13 +45,17 @@ const ALTER_OPTIONS: &[(&str, Kind)] = &[
     ("IN_MEMORY_COMPACTION", Kind::Bytes),
 ];
 
-/// A family with HBase's shell defaults (not the Thrift IDL's).
+/// A family with HBase's shell defaults (not the Thrift IDL's): one
+/// version, in the block cache, and a ROW bloom filter
+/// (`ColumnFamilyDescriptorBuilder.DEFAULT_BLOOMFILTER`; HBase's Thrift
+/// gateway gives a happybase family without options NONE, and so do we).
 fn family(name: Vec<u8>) -> ColumnDescriptor {
     ColumnDescriptor {
         name: Some(name),
         max_versions: Some(1),
         in_memory: Some(false),
         block_cache_enabled: Some(true),
+        bloom_filter_type: Some("ROW".to_string()),
         ..Default::default()
     }
 }
@@ -73,7 +77,7 @@ fn family_of(opts: &Options) -> anyhow::Result<ColumnDescriptor> {
     let defaults = family(name);
     Ok(ColumnDescriptor {
         max_versions: Some(versions as i32),
-        bloom_filter_type: opts.bytes("BLOOMFILTER").map(|b| text(&b)),
+        bloom_filter_type: opts.bytes("BLOOMFILTER").map(|b| text(&b)).or(defaults.bloom_filter_type.clone()),
         compression: opts.bytes("COMPRESSION").map(|b| text(&b)),
         time_to_live: ttl,
         in_memory: opts.flag("IN_MEMORY").or(defaults.in_memory),
