@@ -45,13 +45,7 @@ fn ok(message: String) -> Response {
 }
 
 fn failed(e: StoreError) -> Response {
-    let code = match &e {
-        StoreError::TableNotFound(_) | StoreError::UnknownRegion(_) => 404,
-        StoreError::NotServingRegion { .. } => 409,
-        StoreError::InvalidArgument(_) | StoreError::IllegalName(_) | StoreError::TableDisabled(_) => 400,
-        _ => 500,
-    };
-    (format!("{e}\n"), "text/plain", code)
+    (format!("{e}\n"), "text/plain", crate::errors::exception(&e).http)
 }
 
 /// Runs admin call `call` with `query`.

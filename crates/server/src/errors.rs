@@ -38,29 +38,85 @@ pub fn io_only<T>(r: thrift::Result<T>) -> thrift::Result<T> {
     })
 }
 
-/// The Thrift exception HBase raises for this store error.
-pub fn from_store(e: StoreError) -> thrift::Error {
-    match &e {
-        StoreError::TableExists(t) => thrift::Error::User(Box::new(AlreadyExists::new(format!(
-            "org.apache.hadoop.hbase.TableExistsException: {t}"
-        )))),
-        StoreError::InvalidArgument(m) => illegal_argument(m.clone()),
-        StoreError::IllegalName(m) => illegal_argument(m.clone()),
+/// Which Thrift exception carries an error to a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThriftKind {
+    IoError,
+    IllegalArgument,
+    AlreadyExists,
+}
+
+/// How a store error reaches a client: HBase's exception class (`None`:
+/// the message goes as it is, a plain `IOException`), the Thrift exception
+/// that carries it, and the status code of an admin call that fails with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exception {
+    pub class: Option<&'static str>,
+    pub thrift: ThriftKind,
+    pub http: u16,
+}
+
+/// The one table from store error to what HBase's clients see; the Thrift
+/// handler and the admin calls both answer from it.
+pub fn exception(e: &StoreError) -> Exception {
+    use ThriftKind::{AlreadyExists, IllegalArgument, IoError};
+    let (class, thrift, http) = match e {
+        StoreError::TableExists(_) => (Some("org.apache.hadoop.hbase.TableExistsException"), AlreadyExists, 409),
         // The memstore refuses malformed input (a cell over
         // hbase.server.keyvalue.maxsize, an empty row key, ...).
-        StoreError::MemStore(m) => illegal_argument(m.to_string()),
-        StoreError::TableNotFound(t) => io_error(format!("org.apache.hadoop.hbase.TableNotFoundException: {t}")),
-        StoreError::TableDisabled(t) => io_error(format!("org.apache.hadoop.hbase.TableNotEnabledException: {t}")),
-        StoreError::TableEnabled(t) => io_error(format!("org.apache.hadoop.hbase.TableNotDisabledException: {t}")),
+        StoreError::InvalidArgument(_) | StoreError::IllegalName(_) | StoreError::MemStore(_) => {
+            (None, IllegalArgument, 400)
+        }
+        StoreError::TableNotFound(_) => (Some("org.apache.hadoop.hbase.TableNotFoundException"), IoError, 404),
+        StoreError::TableDisabled(_) => (Some("org.apache.hadoop.hbase.TableNotEnabledException"), IoError, 400),
+        StoreError::TableEnabled(_) => (Some("org.apache.hadoop.hbase.TableNotDisabledException"), IoError, 409),
         StoreError::NoSuchFamily { .. } => {
-            io_error(format!("org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: {e}"))
+            (Some("org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"), IoError, 400)
         }
         StoreError::NotServingRegion { .. } => {
-            io_error(format!("org.apache.hadoop.hbase.NotServingRegionException: {e}"))
+            (Some("org.apache.hadoop.hbase.NotServingRegionException"), IoError, 409)
         }
-        StoreError::UnknownRegion(_) => io_error(format!("org.apache.hadoop.hbase.UnknownRegionException: {e}")),
-        StoreError::WritesStopped(_) => io_error(format!("org.apache.hadoop.hbase.RegionTooBusyException: {e}")),
-        _ => io_error(e.to_string()),
+        StoreError::UnknownRegion(_) => (Some("org.apache.hadoop.hbase.UnknownRegionException"), IoError, 404),
+        StoreError::WritesStopped(_) => (Some("org.apache.hadoop.hbase.RegionTooBusyException"), IoError, 503),
+        StoreError::ClusterRefused(_) => (None, IoError, 409),
+        StoreError::Fenced(_) | StoreError::Closed => (None, IoError, 503),
+        StoreError::NotACounter { .. }
+        | StoreError::Io { .. }
+        | StoreError::Corruption { .. }
+        | StoreError::Encode { .. }
+        | StoreError::Internal(_) => (None, IoError, 500),
+    };
+    Exception { class, thrift, http }
+}
+
+/// The Thrift exception HBase raises for this store error ([`exception`]).
+pub fn from_store(e: StoreError) -> thrift::Error {
+    let x = exception(&e);
+    let message = match x.class {
+        Some(class) => format!("{class}: {}", message_after_class(&e)),
+        // The message alone, as the IllegalArgument HBase raises carries it.
+        None => match &e {
+            StoreError::InvalidArgument(m) => m.clone(),
+            other => other.to_string(),
+        },
+    };
+    match x.thrift {
+        ThriftKind::AlreadyExists => thrift::Error::User(Box::new(AlreadyExists::new(message))),
+        ThriftKind::IllegalArgument => illegal_argument(message),
+        ThriftKind::IoError => io_error(message),
+    }
+}
+
+/// What follows the class name: for a missing, existing, disabled or
+/// enabled table, the table's name alone, as HBase says it; else the
+/// error's own message.
+fn message_after_class(e: &StoreError) -> String {
+    match e {
+        StoreError::TableExists(t)
+        | StoreError::TableNotFound(t)
+        | StoreError::TableDisabled(t)
+        | StoreError::TableEnabled(t) => t.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -88,5 +144,41 @@ mod tests {
         assert_eq!(kind(from_store(StoreError::InvalidArgument("x".into()))), "IllegalArgument");
         assert_eq!(kind(from_store(StoreError::IllegalName("x".into()))), "IllegalArgument");
         assert_eq!(kind(from_store(StoreError::NoSuchFamily { table: "t".into(), family: "f".into() })), "IOError");
+        assert_eq!(kind(from_store(StoreError::ClusterRefused("x".into()))), "IOError");
+    }
+
+    #[test]
+    fn admin_calls_answer_with_the_status_of_the_same_table() {
+        let http = |e: StoreError| exception(&e).http;
+        assert_eq!(http(StoreError::TableNotFound("t".into())), 404);
+        assert_eq!(http(StoreError::UnknownRegion("r".into())), 404);
+        assert_eq!(http(StoreError::InvalidArgument("x".into())), 400);
+        assert_eq!(http(StoreError::IllegalName("x".into())), 400);
+        assert_eq!(http(StoreError::TableExists("t".into())), 409);
+        assert_eq!(http(StoreError::ClusterRefused("x".into())), 409);
+        assert_eq!(http(StoreError::Fenced("x".into())), 503);
+        assert_eq!(http(StoreError::Internal("x".into())), 500);
+    }
+
+    #[test]
+    fn messages_keep_hbases_wording() {
+        let text = |e: thrift::Error| match e {
+            thrift::Error::User(u) => u
+                .downcast_ref::<IOError>()
+                .and_then(|x| x.message.clone())
+                .or_else(|| u.downcast_ref::<IllegalArgument>().and_then(|x| x.message.clone()))
+                .or_else(|| u.downcast_ref::<AlreadyExists>().and_then(|x| x.message.clone()))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        assert_eq!(
+            text(from_store(StoreError::TableNotFound("t".into()))),
+            "org.apache.hadoop.hbase.TableNotFoundException: t"
+        );
+        assert_eq!(
+            text(from_store(StoreError::TableExists("t".into()))),
+            "org.apache.hadoop.hbase.TableExistsException: t"
+        );
+        assert_eq!(text(from_store(StoreError::InvalidArgument("bad".into()))), "bad");
     }
 }

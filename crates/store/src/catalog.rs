@@ -250,7 +250,7 @@ impl Catalog {
                         && regions.windows(2).all(|w| w[0].info().end_key == w[1].info().start_key)
                 };
                 if !covers {
-                    return Err(StoreError::InvalidArgument(format!(
+                    return Err(StoreError::Internal(format!(
                         "catalog edit of table {name:?}: a replaced table's regions must cover the key space"
                     )));
                 }
@@ -269,7 +269,7 @@ impl Catalog {
                 let mut retired = self.retired.lock();
                 let t = self.table(&table)?;
                 let mut regions = t.regions.write();
-                let refuse = |why: &str| StoreError::InvalidArgument(format!("catalog edit of table {table:?}: {why}"));
+                let refuse = |why: &str| StoreError::Internal(format!("catalog edit of table {table:?}: {why}"));
                 let (first, last) = match (old.first(), old.last(), new.first(), new.last()) {
                     (Some(first), Some(last), Some(_), Some(_)) => (first, last),
                     _ => return Err(refuse("a replacement needs old and new regions")),

@@ -49,6 +49,15 @@ pub enum StoreError {
     Closed,
     #[error("writes are stopped: {0}")]
     WritesStopped(String),
+    /// A call that cluster mode refuses or needs (a member-only operation on
+    /// a standalone store, a root that belongs to a cluster, a name reused,
+    /// a region assigned elsewhere, no source of cluster-unique ids).
+    #[error("{0}")]
+    ClusterRefused(String),
+    /// The store found one of its own invariants broken (a bug, not the
+    /// caller's doing): the operation is refused before it changes anything.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A commit refused because this server can no longer prove it owns
     /// the region (`StoreOptions::commit_fence`).
     #[error("commit refused, this server may no longer own its regions: {0}")]

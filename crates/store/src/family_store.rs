@@ -445,7 +445,7 @@ impl FamilyStore {
             return Ok(0);
         }
         if !selected.iter().all(|s| current.iter().any(|f| Arc::ptr_eq(f, s))) {
-            return Err(StoreError::InvalidArgument("compaction selected a file that is no longer live".into()));
+            return Err(StoreError::Internal("compaction selected a file that is no longer live".into()));
         }
         let major = major && selected.len() == current.len();
         let started = std::time::Instant::now();

@@ -98,11 +98,11 @@ impl Services {
             return Ok(self.catalog.allocate_region_id());
         }
         let Some(source) = &self.options.region_ids else {
-            return Err(StoreError::InvalidArgument(
+            return Err(StoreError::ClusterRefused(
                 "this cluster member has no source of cluster-unique region ids, so it cannot create regions".into(),
             ));
         };
-        let id = source().map_err(|e| StoreError::InvalidArgument(format!("allocating a region id: {e}")))?;
+        let id = source().map_err(|e| StoreError::ClusterRefused(format!("allocating a region id: {e}")))?;
         self.catalog.observe_region_id(id);
         Ok(id)
     }

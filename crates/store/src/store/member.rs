@@ -58,7 +58,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
     let own = crate::layout::wal::instance_dir(&dir, name)?;
     if fs.exists(&own)? || fs.exists(&wals.join(crate::layout::wal::fenced_name(name)))? {
-        return Err(StoreError::InvalidArgument(format!(
+        return Err(StoreError::ClusterRefused(format!(
             "a region server named {name} has run on this root before; a server's name carries its start code \
              and is never reused"
         )));
@@ -95,7 +95,7 @@ fn mark_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path, name: &str) -> 
 pub(super) fn refuse_cluster_root(fs: &dyn crate::fs::FileSystem, dir: &Path) -> Result<()> {
     let marker = crate::layout::cluster_marker(dir);
     if fs.exists(&marker)? {
-        return Err(StoreError::InvalidArgument(format!(
+        return Err(StoreError::ClusterRefused(format!(
             "{} is a cluster's shared root ({} exists): a store opened on it alone would fence the WAL of every \
              live region server of that cluster. Start the server with --cluster zk://HOST:PORT/PATH to join the \
              cluster, or, once no server of the cluster runs, remove {} to own the root alone",
@@ -166,7 +166,7 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
     let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Offline || !table.is_current(region) {
-        return Err(StoreError::InvalidArgument(format!(
+        return Err(StoreError::ClusterRefused(format!(
             "region {} is {} here, not OFFLINE; only an unassigned region can be assigned",
             region.info().region_name(),
             region.state()
@@ -175,7 +175,7 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
     // A parent another server split or merged (this server's list not yet
     // rebuilt): its daughters serve its rows, it must not open again.
     if crate::region::retired_parents::is_retired(inner.ctx.fs.as_ref(), region.dir())? {
-        return Err(StoreError::InvalidArgument(format!(
+        return Err(StoreError::ClusterRefused(format!(
             "region {} was split or merged on another server; it is retired",
             region.info().region_name()
         )));

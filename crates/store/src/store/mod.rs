@@ -356,7 +356,7 @@ impl Store {
     pub fn sync_table(&self, name: &str) -> Result<member::TableSync> {
         self.check_open()?;
         if self.member_name().is_none() {
-            return Err(StoreError::InvalidArgument("only a cluster member syncs tables from the root".into()));
+            return Err(StoreError::ClusterRefused("only a cluster member syncs tables from the root".into()));
         }
         member::sync_table(&self.inner, name)
     }
@@ -392,7 +392,7 @@ impl Store {
         self.require_member("recover a dead server's WAL")?;
         crate::names::check_server_name(server)?;
         if self.member_name() == Some(server) {
-            return Err(StoreError::InvalidArgument(format!("{server} is this server; it is not dead")));
+            return Err(StoreError::ClusterRefused(format!("{server} is this server; it is not dead")));
         }
         member::recover_server(&self.inner, server)
     }
@@ -425,7 +425,7 @@ impl Store {
 
     fn require_member(&self, what: &str) -> Result<()> {
         if self.member_name().is_none() {
-            return Err(StoreError::InvalidArgument(format!(
+            return Err(StoreError::ClusterRefused(format!(
                 "only a cluster member can {what}; this store owns its root alone"
             )));
         }
