@@ -235,25 +235,14 @@ impl Parser<'_> {
                     return Ok(out);
                 }
                 Some(b'\\') if quote == b'"' => {
-                    let next = self.s.get(self.pos + 1).copied();
-                    match next {
-                        Some(b'x') => {
-                            let hex = self.s.get(self.pos + 2..self.pos + 4).ok_or("bad \\x escape")?;
-                            let b = u8::from_str_radix(std::str::from_utf8(hex).unwrap_or("zz"), 16)
-                                .map_err(|_| "bad \\x escape".to_string())?;
-                            out.push(b);
-                            self.pos += 4;
-                        }
-                        Some(b'n') => {
-                            out.push(b'\n');
-                            self.pos += 2;
-                        }
-                        Some(c) => {
-                            out.push(c);
-                            self.pos += 2;
-                        }
-                        None => return Err("unterminated string".into()),
-                    }
+                    let (bytes, used) = double_quoted_escape(&self.s[self.pos + 1..])?;
+                    out.extend_from_slice(&bytes);
+                    self.pos += 1 + used;
+                }
+                // Ruby's single quotes know two escapes: \\ and \'.
+                Some(b'\\') if matches!(self.s.get(self.pos + 1), Some(b'\\' | b'\'')) => {
+                    out.push(self.s[self.pos + 1]);
+                    self.pos += 2;
                 }
                 Some(&c) => {
                     out.push(c);
@@ -264,14 +253,66 @@ impl Parser<'_> {
     }
 }
 
+/// The bytes of the escape after a backslash in a double-quoted string, as
+/// Ruby (HBase's shell) reads it, and how many bytes of `after` it took:
+/// `\n \t \r \0 \a \b \e \f \v \s`, octal `\nnn`, hex `\xH[H]`,
+/// `\uHHHH` (UTF-8); any other character stands for itself (`\" \\`).
+fn double_quoted_escape(after: &[u8]) -> Result<(Vec<u8>, usize), String> {
+    let Some(&c) = after.first() else { return Err("unterminated string".into()) };
+    let digits = |radix: u32, max: usize| -> (u32, usize) {
+        let n = after[1..].iter().take(max).take_while(|b| (**b as char).is_digit(radix)).count();
+        let text = std::str::from_utf8(&after[1..1 + n]).unwrap_or("0");
+        (u32::from_str_radix(text, radix).unwrap_or(0), n)
+    };
+    Ok(match c {
+        b'n' => (vec![b'\n'], 1),
+        b't' => (vec![b'\t'], 1),
+        b'r' => (vec![b'\r'], 1),
+        b'a' => (vec![7], 1),
+        b'b' => (vec![8], 1),
+        b'e' => (vec![27], 1),
+        b'f' => (vec![12], 1),
+        b'v' => (vec![11], 1),
+        b's' => (vec![b' '], 1),
+        b'0'..=b'7' => {
+            let n = after.iter().take(3).take_while(|b| (b'0'..=b'7').contains(*b)).count();
+            let value = u32::from_str_radix(std::str::from_utf8(&after[..n]).unwrap_or("0"), 8).unwrap_or(0);
+            (vec![(value & 0xff) as u8], n)
+        }
+        b'x' => match digits(16, 2) {
+            (_, 0) => return Err("bad \\x escape: no hex digit".into()),
+            (value, n) => (vec![value as u8], 1 + n),
+        },
+        b'u' => match digits(16, 4) {
+            (value, 4) => {
+                let ch = char::from_u32(value).ok_or("bad \\u escape: not a character")?;
+                (ch.to_string().into_bytes(), 5)
+            }
+            _ => return Err("bad \\u escape: four hex digits expected".into()),
+        },
+        other => (vec![other], 1),
+    })
+}
+
 /// Splits a script into commands: one per line, or several on a line
 /// separated by `;` outside quotes.
 pub fn split_statements(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
         let (mut cur, mut quote) = (String::new(), None::<char>);
+        let mut escaped = false;
         for c in line.chars() {
+            if escaped {
+                // The character after a backslash inside quotes ends nothing.
+                escaped = false;
+                cur.push(c);
+                continue;
+            }
             match (c, quote) {
+                ('\\', Some(_)) => {
+                    escaped = true;
+                    cur.push(c);
+                }
                 ('\'' | '"', None) => {
                     quote = Some(c);
                     cur.push(c);
@@ -292,6 +333,28 @@ pub fn split_statements(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn double_quotes_take_rubys_escapes_and_single_quotes_two() {
+        let value = |text: &str| -> Vec<u8> {
+            let c = parse_line(&format!("put 't', {text}")).expect("parses").expect("a command");
+            match &c.args[1] {
+                Value::Str(b) => b.clone(),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(value(r#""a\tb\nc\rd""#), b"a\tb\nc\rd");
+        assert_eq!(value(r#""\x41\x7\101\0\e\s""#), b"A\x07A\0\x1b ");
+        assert_eq!(value(r#""q\"uote\\ \u00e9""#), "q\"uote\\ \u{e9}".as_bytes());
+        assert_eq!(value(r"'it\'s a\\b \n'"), br"it's a\b \n");
+        assert!(parse_line(r#"put 't', "\xzz""#).is_err(), "a \\x escape needs a hex digit");
+        assert!(parse_line(r#"put 't', "\u12""#).is_err(), "a \\u escape needs four");
+        assert_eq!(
+            split_statements(r"put 't', 'a\';b'; count 't'"),
+            [r"put 't', 'a\';b'", " count 't'"],
+            "an escaped quote does not end the string"
+        );
+    }
 
     #[test]
     fn parses_the_shells_syntax() {
