@@ -2,6 +2,8 @@
 //! every run when experiments were repeated, the paper presets beside the
 //! paper's figures, and the warnings. It stands above the reports
 //! (`report.rs`) and the paper's comparisons (`paper.rs`), which it joins.
+//!
+//! Thread safety: pure functions.
 
 use crate::paper::compare;
 use crate::report::{RunReport, warnings};

@@ -1,6 +1,8 @@
 //! What the bench reads of a running `accordion server`: its counters, from
 //! the totals of its `/status` document (the thrift and cluster engines'
 //! counters, the scale-out bench's per-server figures).
+//!
+//! Thread safety: a blocking HTTP read per call; nothing shared.
 
 use crate::engine::EngineCounters;
 

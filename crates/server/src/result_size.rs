@@ -2,6 +2,8 @@
 //! (`RequestLimits`: `hbase.server.keyvalue.maxsize`-like row caps and the
 //! per-call result cap), whether the row was read here or answered by
 //! another server.
+//!
+//! Thread safety: pure functions.
 
 use memstore::Cell;
 
