@@ -294,45 +294,110 @@ fn double_quoted_escape(after: &[u8]) -> Result<(Vec<u8>, usize), String> {
     })
 }
 
+/// Whether `text` is an unfinished statement that goes on on the next line,
+/// as Ruby (HBase's shell) reads it: it ends with a comma, or a `{` or `[`
+/// is still open, outside quotes.
+pub fn is_incomplete(text: &str) -> bool {
+    let (mut quote, mut escaped, mut depth, mut last) = (None::<char>, false, 0i32, None::<char>);
+    for c in text.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (c, quote) {
+            ('\\', Some(_)) => escaped = true,
+            (q, Some(open)) if q == open => {
+                quote = None;
+                last = Some(q);
+            }
+            (_, Some(_)) => {}
+            ('\'' | '"', None) => {
+                quote = Some(c);
+                last = Some(c);
+            }
+            ('{' | '[', None) => {
+                depth += 1;
+                last = Some(c);
+            }
+            ('}' | ']', None) => {
+                depth -= 1;
+                last = Some(c);
+            }
+            (c, None) if !c.is_whitespace() => last = Some(c),
+            _ => {}
+        }
+    }
+    quote.is_none() && (depth > 0 || last == Some(','))
+}
+
 /// Splits a script into commands: one per line, or several on a line
-/// separated by `;` outside quotes.
+/// separated by `;` outside quotes; a line that [`is_incomplete`] goes on
+/// on the next.
 pub fn split_statements(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut pending = String::new();
     for line in text.lines() {
-        let (mut cur, mut quote) = (String::new(), None::<char>);
-        let mut escaped = false;
-        for c in line.chars() {
-            if escaped {
-                // The character after a backslash inside quotes ends nothing.
-                escaped = false;
-                cur.push(c);
-                continue;
-            }
-            match (c, quote) {
-                ('\\', Some(_)) => {
-                    escaped = true;
-                    cur.push(c);
-                }
-                ('\'' | '"', None) => {
-                    quote = Some(c);
-                    cur.push(c);
-                }
-                (c2, Some(q)) if c2 == q => {
-                    quote = None;
-                    cur.push(c);
-                }
-                (';', None) => out.push(std::mem::take(&mut cur)),
-                _ => cur.push(c),
-            }
+        if !pending.is_empty() {
+            pending.push(' ');
         }
-        out.push(cur);
+        pending.push_str(line);
+        if is_incomplete(&pending) {
+            continue;
+        }
+        split_line(&std::mem::take(&mut pending), &mut out);
     }
+    // An unfinished last statement is run as it is: the parser says what
+    // it lacks.
+    split_line(&pending, &mut out);
     out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// Appends `line`'s statements (split at `;` outside quotes) to `out`.
+fn split_line(line: &str, out: &mut Vec<String>) {
+    let (mut cur, mut quote) = (String::new(), None::<char>);
+    let mut escaped = false;
+    for c in line.chars() {
+        if escaped {
+            // The character after a backslash inside quotes ends nothing.
+            escaped = false;
+            cur.push(c);
+            continue;
+        }
+        match (c, quote) {
+            ('\\', Some(_)) => {
+                escaped = true;
+                cur.push(c);
+            }
+            ('\'' | '"', None) => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            (c2, Some(q)) if c2 == q => {
+                quote = None;
+                cur.push(c);
+            }
+            (';', None) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_trailing_comma_or_an_open_bracket_continues_the_statement() {
+        assert!(is_incomplete("put 't', 'r',") && is_incomplete("create 't', {NAME => 'f',"));
+        assert!(is_incomplete("scan 't', {COLUMNS => ['f:a'") && !is_incomplete("scan 't', {LIMIT => 1}"));
+        assert!(!is_incomplete("put 't', 'r,'") && !is_incomplete("put 't', \"{[\""), "inside quotes");
+        assert_eq!(
+            split_statements("put 't', 'r',\n  'f:q', 'v'\ncreate 'u', {NAME => 'f',\n VERSIONS => 2}; count 't'"),
+            ["put 't', 'r',   'f:q', 'v'", "create 'u', {NAME => 'f',  VERSIONS => 2}", " count 't'"]
+        );
+        assert_eq!(split_statements("put 't',"), ["put 't',"], "an unfinished last line runs and fails as it is");
+    }
 
     #[test]
     fn double_quotes_take_rubys_escapes_and_single_quotes_two() {

@@ -13,9 +13,12 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::Shell;
-use super::parse::split_statements;
+use super::parse::{is_incomplete, split_statements};
 
 const PROMPT: &str = "accordion> ";
+/// The prompt of a statement's next line (after a trailing comma or an
+/// open bracket), as HBase's shell shows IRB's.
+const CONTINUATION_PROMPT: &str = "accordion* ";
 
 /// The history file's name, in the home directory.
 const HISTORY_FILE: &str = ".accordion_shell_history";
@@ -69,13 +72,26 @@ pub fn interactive<W: Write>(shell: &mut Shell<W>) -> anyhow::Result<()> {
     }
     let mut history_failed = false;
     loop {
-        let line = match editor.readline(PROMPT) {
-            Ok(line) => line,
-            // Ctrl-C drops the line being typed, as in HBase's shell.
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => return Ok(()),
-            Err(e) => return Err(anyhow!("cannot read a line: {e}")),
-        };
+        let mut line = String::new();
+        loop {
+            let prompt = if line.is_empty() { PROMPT } else { CONTINUATION_PROMPT };
+            match editor.readline(prompt) {
+                Ok(more) => {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(&more);
+                }
+                // Ctrl-C drops the statement being typed, as in HBase's shell.
+                Err(ReadlineError::Interrupted) => line.clear(),
+                // End of input ends an unfinished statement too.
+                Err(ReadlineError::Eof) => return Ok(()),
+                Err(e) => return Err(anyhow!("cannot read a line: {e}")),
+            }
+            if !is_incomplete(&line) {
+                break;
+            }
+        }
         if !line.trim().is_empty() {
             let _ = editor.add_history_entry(line.as_str());
             // Appended after every line, so that a killed shell keeps it.
