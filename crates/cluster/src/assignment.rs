@@ -51,6 +51,14 @@ use crate::server_load::request;
 /// region (replaying its recovered edits).
 pub(crate) const SLOW_CALL: Duration = Duration::from_secs(120);
 
+/// How long a pass waits for a server to refresh its tables and report
+/// again. Every server is asked in turn before anything is recovered or
+/// assigned, so one server paused after its status was read (SIGSTOP, a
+/// long GC) must not hold the pass, and with it the recovery of a dead
+/// server, for `SLOW_CALL`: past this, the pass gives up and the next one
+/// reads the membership again.
+const REFRESH_CALL: Duration = Duration::from_secs(10);
+
 /// A region as one server's status lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Listed {
@@ -292,8 +300,8 @@ fn assign(
     // again after that, so the pass acts on what it lists now.
     let mut docs = docs.clone();
     for s in readable {
-        match request(&s.http, "POST", "/admin/refresh", SLOW_CALL) {
-            Ok(_) => match request(&s.http, "GET", "/status", SLOW_CALL).map(|b| serde_json::from_str(&b)) {
+        match request(&s.http, "POST", "/admin/refresh", REFRESH_CALL) {
+            Ok(_) => match request(&s.http, "GET", "/status", REFRESH_CALL).map(|b| serde_json::from_str(&b)) {
                 Ok(Ok(doc)) => {
                     docs.insert(s.name.clone(), doc);
                 }
