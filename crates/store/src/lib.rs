@@ -25,6 +25,8 @@ pub mod table;
 pub mod table_counters;
 #[cfg(test)]
 mod test_support;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod wal;
 
 pub use error::{Result, StoreError};

@@ -18,15 +18,13 @@
 //!   MANIFEST naming a missing file, makes open fail with a typed error
 //!   naming that file.
 
-mod common;
-
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::copy_dir;
 use store::fs::{FileSystem, LocalFs};
 use store::storefile::StoreFileReader;
+use store::testing::copy_dir;
 use store::wal::record::SYNC_MARK_LEN;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Scan, Store, StoreError, StoreOptions, TableDescriptor};

@@ -11,13 +11,11 @@
 //! The recovery scenario also stops its own recovery at every change (a
 //! crash during recovery) before the final check.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::copy_dir;
 use store::fs::{FaultInjectingFs, LocalFs};
+use store::testing::copy_dir;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Scan, Store, StoreOptions, TableDescriptor};
 

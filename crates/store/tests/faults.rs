@@ -22,17 +22,15 @@
 //!   AsyncWal, data flushed before the power loss, and AsyncWal writes made
 //!   durable by a later SyncWal write, survive.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::copy_dir;
 use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
 use store::manifest::StoreManifest;
 use store::region::Mutation;
+use store::testing::copy_dir;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Store, StoreError, StoreOptions, TableDescriptor};
 use tempfile::TempDir;

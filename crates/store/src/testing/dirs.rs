@@ -1,9 +1,10 @@
-//! Helpers shared by the store's integration tests.
+//! Local directories as a crash leaves them.
 
 use std::path::Path;
 
 /// Copies the directory tree `from` into `to` (created): what a crash at
-/// this instant leaves, when nothing writes concurrently.
+/// this instant leaves, when nothing writes concurrently. Panics on an I/O
+/// error (a test's setup failing).
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read dir") {
