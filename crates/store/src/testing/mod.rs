@@ -6,9 +6,16 @@
 //! or benches may enable it the same way. Nothing outside `testing`
 //! depends on it.
 //!
+//! - [`MemFs`] (`mem_fs.rs`): a file system in memory whose
+//!   [`crash_clone`](MemFs::crash_clone) keeps only what was durable — a
+//!   power cut at any instant, without stopping the store.
 //! - Helpers the test files shared by copy: copying a directory as a crash
 //!   leaves it (`dirs.rs`).
+//!
+//! Thread safety: see each module; `MemFs` is shared by a store's threads.
 
 mod dirs;
+mod mem_fs;
 
 pub use dirs::copy_dir;
+pub use mem_fs::MemFs;
