@@ -24,19 +24,15 @@ use std::sync::Arc;
 
 use store::fs::{FileSystem, LocalFs};
 use store::storefile::StoreFileReader;
-use store::testing::copy_dir;
+use store::testing::{StoreBuilder, copy_dir};
 use store::wal::record::SYNC_MARK_LEN;
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Scan, Store, StoreError, StoreOptions, TableDescriptor};
 
 // ---------------------------------------------------------------- helpers
 
-fn options() -> StoreOptions {
-    StoreOptions { background: false, memory_budget: 64 << 20, ..StoreOptions::default() }
-}
-
 fn options_with_wal_roll(roll_size: u64) -> StoreOptions {
-    StoreOptions { wal: WalOptions { roll_size, ..WalOptions::default() }, ..options() }
+    StoreBuilder::new().wal(WalOptions { roll_size, ..WalOptions::default() }).options()
 }
 
 /// A SyncWal table with families `f` and `g` and small blocks.
@@ -155,7 +151,7 @@ fn expect_corruption<T>(result: store::Result<T>, file: &Path, what: &str) -> St
 fn a_torn_wal_tail_loses_exactly_the_writes_after_the_cut() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let base = tmp.path().join("base");
-    let store = Store::open(&base, options()).expect("open");
+    let store = StoreBuilder::new().open(&base).expect("open");
     store.create_table(table("t"), &[b"m".to_vec()]).expect("create");
     let wal = wal_files(&base).pop().expect("a WAL file");
     // (row, end of its record in the WAL file): each put is synced alone.
@@ -189,10 +185,10 @@ fn a_torn_wal_tail_loses_exactly_the_writes_after_the_cut() {
 
     for (case, &cut) in cuts.iter().enumerate() {
         let dir = tmp.path().join(format!("cut-{case}"));
-        copy_dir(&base, &dir);
+        copy_dir(&base, &dir).expect("copy the store directory");
         let wal_copy = in_copy(&wal, &base, &dir);
         std::fs::OpenOptions::new().write(true).open(&wal_copy).and_then(|f| f.set_len(cut)).expect("truncate");
-        let store = open(&dir, options(), &format!("a WAL cut at {cut}"))
+        let store = open(&dir, StoreBuilder::new().options(), &format!("a WAL cut at {cut}"))
             .unwrap_or_else(|e| panic!("a torn tail at {cut} is not corruption: {e}"));
         for (i, (row, end)) in writes.iter().enumerate() {
             let present = row_present(&store, "t", row, i as u64).expect("get");
@@ -202,7 +198,8 @@ fn a_torn_wal_tail_loses_exactly_the_writes_after_the_cut() {
         // another recovery keep both the survivors and the new writes.
         put_row(&store, "t", "z-after", 1000);
         drop(store);
-        let store = open(&dir, options(), "a reopen after a torn tail").expect("reopen after a torn tail");
+        let store =
+            open(&dir, StoreBuilder::new().options(), "a reopen after a torn tail").expect("reopen after a torn tail");
         for (i, (row, end)) in writes.iter().enumerate() {
             assert_eq!(row_present(&store, "t", row, i as u64).expect("get"), *end <= cut, "cut at {cut}, reopen");
         }
@@ -281,7 +278,7 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
 
     for (case, (what, file, offset)) in cases.iter().enumerate() {
         let dir = tmp.path().join(format!("flip-{case}"));
-        copy_dir(&base, &dir);
+        copy_dir(&base, &dir).expect("copy the store directory");
         let target = in_copy(file, &base, &dir);
         flip(&target, *offset);
         let damaged = std::fs::read(&target).expect("read");
@@ -297,12 +294,12 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
     // mark, which proves it durable, so a flipped byte there is corruption
     // too.
     let dir = tmp.path().join("flip-last-closed");
-    copy_dir(&base, &dir);
+    copy_dir(&base, &dir).expect("copy the store directory");
     let last = writes.last().expect("writes");
     let newest_copy = in_copy(&newest, &base, &dir);
     flip(&newest_copy, (last.2 + last.3) / 2);
     expect_corruption(
-        open(&dir, options(), "the last record"),
+        open(&dir, StoreBuilder::new().options(), "the last record"),
         &fenced(&newest_copy),
         "the last record of a closed WAL",
     );
@@ -311,7 +308,7 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
     // After a crash (no closing mark) that is the one place a flipped byte
     // cannot be told from a torn write: it is dropped like a torn tail.
     let dir = tmp.path().join("flip-last");
-    copy_dir(&base, &dir);
+    copy_dir(&base, &dir).expect("copy the store directory");
     let newest_copy = in_copy(&newest, &base, &dir);
     std::fs::OpenOptions::new()
         .write(true)
@@ -319,7 +316,8 @@ fn a_flipped_byte_inside_the_wal_is_corruption_naming_the_file() {
         .and_then(|f| f.set_len(last.3))
         .expect("as a crash left it");
     flip(&newest_copy, (last.2 + last.3) / 2);
-    let store = open(&dir, options(), "the last record").expect("a damaged last record reads as a torn tail");
+    let store = open(&dir, StoreBuilder::new().options(), "the last record")
+        .expect("a damaged last record reads as a torn tail");
     for (i, (row, ..)) in writes.iter().enumerate() {
         assert_eq!(row_present(&store, "t", row, i as u64).expect("get"), i + 1 < writes.len(), "write {i}");
     }
@@ -347,7 +345,7 @@ fn sections(path: &Path) -> Sections {
 /// Two tables: `t` (regions split at "m", 150 rows each side) and `u`, all
 /// flushed to store files. Returns the rows of each.
 fn flushed_base(dir: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let store = Store::open(dir, options()).expect("open");
+    let store = StoreBuilder::new().open(dir).expect("open");
     store.create_table(table("t"), &[b"m".to_vec()]).expect("create t");
     store.create_table(table("u"), &[]).expect("create u");
     let left: Vec<String> = (0..150).map(|i| format!("a{i:03}")).collect();
@@ -367,7 +365,7 @@ fn flushed_base(dir: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
 
 /// The store file of family `f` of the first region of table `t`.
 fn first_region_file(dir: &Path) -> PathBuf {
-    let store = Store::open(dir, options()).expect("open");
+    let store = StoreBuilder::new().open(dir).expect("open");
     let region = store.table_regions("t").expect("regions").into_iter().next().expect("a region");
     drop(store);
     let family = dir.join("data").join("t").join(region.dir_name()).join("f");
@@ -394,7 +392,8 @@ fn a_flipped_byte_in_a_data_block_fails_only_the_reads_of_that_block() {
     drop(reader);
     flip(&sf, offset + u64::from(size) / 2);
 
-    let store = open(&dir, options(), "a damaged data block").expect("open does not read data blocks");
+    let store =
+        open(&dir, StoreBuilder::new().options(), "a damaged data block").expect("open does not read data blocks");
     let what = format!("block {b} of {}", sf.display());
     // Rows wholly inside the damaged block: their reads fail, every time.
     let inside: Vec<&String> = left.iter().filter(|r| **r > first && **r < next).collect();
@@ -444,7 +443,7 @@ fn a_flipped_byte_in_a_data_block_fails_only_the_reads_of_that_block() {
     store.close().expect("close");
 
     // Still the same after a reopen.
-    let store = open(&dir, options(), "a damaged data block, again").expect("reopen");
+    let store = open(&dir, StoreBuilder::new().options(), "a damaged data block, again").expect("reopen");
     expect_corruption(store.get("t", &Get::new(inside[0].as_bytes())), &sf, &what);
     assert!(row_present(&store, "t", "a999", 2).expect("get"));
     assert!(row_present(&store, "u", &other[0], 1).expect("get"));
@@ -472,19 +471,23 @@ fn a_flipped_byte_in_a_store_file_trailer_or_meta_fails_open_naming_the_file() {
     assert_eq!(s.bloom.0, s.data_end);
     for (case, (what, offset)) in cases.iter().enumerate() {
         let dir = tmp.path().join(format!("case-{case}"));
-        copy_dir(&base, &dir);
+        copy_dir(&base, &dir).expect("copy the store directory");
         let target = dir.join(sf.strip_prefix(&base).expect("inside the base"));
         flip(&target, *offset);
         let what = format!("a flipped byte in {what} (offset {offset})");
-        expect_corruption(open(&dir, options(), &what), &target, &what);
+        expect_corruption(open(&dir, StoreBuilder::new().options(), &what), &target, &what);
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
     // A store file cut short loses its trailer.
     let dir = tmp.path().join("cut");
-    copy_dir(&base, &dir);
+    copy_dir(&base, &dir).expect("copy the store directory");
     let target = dir.join(sf.strip_prefix(&base).expect("inside the base"));
     std::fs::OpenOptions::new().write(true).open(&target).and_then(|f| f.set_len(s.len - 5)).expect("truncate");
-    expect_corruption(open(&dir, options(), "a truncated store file"), &target, "a truncated store file");
+    expect_corruption(
+        open(&dir, StoreBuilder::new().options(), "a truncated store file"),
+        &target,
+        "a truncated store file",
+    );
 }
 
 // ------------------------------------------------------ metadata files
@@ -512,20 +515,20 @@ fn garbage_metadata_files_fail_open_with_a_typed_error_naming_them() {
     ];
     for (case, (what, file, bytes)) in garbage.iter().enumerate() {
         let dir = tmp.path().join(format!("case-{case}"));
-        copy_dir(&base, &dir);
+        copy_dir(&base, &dir).expect("copy the store directory");
         let target = dir.join(file);
         std::fs::write(&target, bytes).expect("write garbage");
-        expect_corruption(open(&dir, options(), what), &target, what);
+        expect_corruption(open(&dir, StoreBuilder::new().options(), what), &target, what);
         assert_eq!(std::fs::read(&target).expect("read"), *bytes, "{what}: a failed open leaves the file alone");
         std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
     // A MANIFEST naming a store file that is not there.
     let dir = tmp.path().join("missing");
-    copy_dir(&base, &dir);
+    copy_dir(&base, &dir).expect("copy the store directory");
     let target = dir.join(rel(&sf));
     std::fs::remove_file(&target).expect("remove the store file");
-    match open(&dir, options(), "a missing store file") {
+    match open(&dir, StoreBuilder::new().options(), "a missing store file") {
         Err(e @ StoreError::Io { .. }) => {
             let StoreError::Io { path, .. } = &e else { unreachable!() };
             assert_eq!(path, &target, "the error names the missing file: {e}");

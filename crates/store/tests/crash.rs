@@ -45,6 +45,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use store::testing::copy_dir;
 use store::{Get, Scan, Store, StoreOptions};
 
 const TABLE: &str = "crash";
@@ -476,20 +477,6 @@ fn verify(store: &Store, model: &mut Model, settle: bool) -> Result<(), String> 
         }
         if settle {
             *c = Counter { known: v, inflight: 0 };
-        }
-    }
-    Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
         }
     }
     Ok(())

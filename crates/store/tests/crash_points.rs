@@ -15,15 +15,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use store::fs::{FaultInjectingFs, LocalFs};
-use store::testing::copy_dir;
-use store::wal::Durability;
-use store::{FamilyDescriptor, Scan, Store, StoreOptions, TableDescriptor};
+use store::testing::{StoreBuilder, copy_dir, sync_wal_table};
+use store::{Scan, Store};
 
 const ROWS: usize = 120;
-
-fn options(fs: &FaultInjectingFs) -> StoreOptions {
-    StoreOptions { fs: Arc::new(fs.clone()), background: false, memory_budget: 64 << 20, ..StoreOptions::default() }
-}
 
 fn row(i: usize) -> String {
     format!("r{i:03}")
@@ -38,10 +33,8 @@ fn value(i: usize) -> Vec<u8> {
 /// WAL (SYNC_WAL), as a crash leaves it. Everything written is durable.
 fn base(dir: &Path, split_keys: &[Vec<u8>]) {
     let fs = FaultInjectingFs::new(Arc::new(LocalFs));
-    let store = Store::open(dir, options(&fs)).expect("open");
-    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f"), FamilyDescriptor::new("g")]);
-    desc.durability = Durability::SyncWal;
-    store.create_table(desc, split_keys).expect("create");
+    let store = StoreBuilder::new().fs(Arc::new(fs.clone())).open(dir).expect("open");
+    store.create_table(sync_wal_table("t", &["f", "g"]), split_keys).expect("create");
     for i in 0..ROWS {
         store.put("t", row(i).as_bytes(), &[(b"f", b"q", &value(i)), (b"g", b"q", &value(i))], None).expect("put");
         if i == ROWS / 2 {
@@ -80,13 +73,17 @@ fn check(store: &Store, extra: usize, when: &str) {
 /// remove), a reopen, and the check again.
 fn recover_and_check(dir: &Path, when: &str) {
     let fs = FaultInjectingFs::new(Arc::new(LocalFs));
-    let store = Store::open(dir, options(&fs)).unwrap_or_else(|e| panic!("{when}: recovery failed: {e}"));
+    let store = StoreBuilder::new()
+        .fs(Arc::new(fs.clone()))
+        .open(dir)
+        .unwrap_or_else(|e| panic!("{when}: recovery failed: {e}"));
     check(&store, 0, when);
     store.put("t", row(ROWS).as_bytes(), &[(b"f", b"q", &value(ROWS)), (b"g", b"q", &value(ROWS))], None).expect("put");
     store.flush_table("t").expect("flush");
     store.compact_table("t", true).expect("compact");
     store.close().expect("close");
-    let store = Store::open(dir, options(&fs)).unwrap_or_else(|e| panic!("{when}: reopen failed: {e}"));
+    let store =
+        StoreBuilder::new().fs(Arc::new(fs.clone())).open(dir).unwrap_or_else(|e| panic!("{when}: reopen failed: {e}"));
     check(&store, 1, &format!("{when}, after a write, a flush, a compaction and a reopen"));
     store.close().expect("close");
 }
@@ -98,9 +95,9 @@ fn recover_and_check(dir: &Path, when: &str) {
 fn crash_at_every_change(base_dir: &Path, work: &Path, what: &str, regions_after: usize, op: impl Fn(&Store)) -> u64 {
     let run = |k: Option<u64>| -> (PathBuf, u64) {
         let dir = work.join(format!("{what}-{}", k.map_or("all".to_string(), |k| k.to_string())));
-        copy_dir(base_dir, &dir);
+        copy_dir(base_dir, &dir).expect("copy the store directory");
         let fs = FaultInjectingFs::new(Arc::new(LocalFs));
-        let store = Store::open(&dir, options(&fs)).expect("open the base");
+        let store = StoreBuilder::new().fs(Arc::new(fs.clone())).open(&dir).expect("open the base");
         let before = fs.mutations();
         if let Some(k) = k {
             fs.stop_after(k);
@@ -166,22 +163,22 @@ fn a_recovery_stopped_at_every_change_and_again_during_the_next_loses_nothing() 
         if let Some(k) = k {
             fs.stop_after(k);
         }
-        drop(Store::open(dir, options(&fs)));
+        drop(StoreBuilder::new().fs(Arc::new(fs.clone())).open(dir));
         fs.drop_unsynced().expect("power cut");
         fs.mutations()
     };
     let counting = tmp.path().join("count");
-    copy_dir(&base_dir, &counting);
+    copy_dir(&base_dir, &counting).expect("copy the store directory");
     let changes = open_stopped(&counting, None);
     assert!(changes > 10, "recovery changes the disk ({changes} changes)");
     for k in 0..changes {
         let dir = tmp.path().join(format!("recovery-{k}"));
-        copy_dir(&base_dir, &dir);
+        copy_dir(&base_dir, &dir).expect("copy the store directory");
         open_stopped(&dir, Some(k));
         // The next recovery, stopped at a few of its own changes in turn.
         for j in [0, 1, 2, 3, 5, 8, 13, 21] {
             let again = tmp.path().join(format!("recovery-{k}-{j}"));
-            copy_dir(&dir, &again);
+            copy_dir(&dir, &again).expect("copy the store directory");
             open_stopped(&again, Some(j));
             recover_and_check(&again, &format!("recovery stopped after {k} of {changes} changes, then after {j}"));
             std::fs::remove_dir_all(&again).expect("clean up");

@@ -30,7 +30,7 @@ use std::time::Duration;
 use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
 use store::manifest::StoreManifest;
 use store::region::Mutation;
-use store::testing::copy_dir;
+use store::testing::{StoreBuilder, copy_dir};
 use store::wal::{Durability, WalOptions};
 use store::{FamilyDescriptor, Get, Store, StoreError, StoreOptions, TableDescriptor};
 use tempfile::TempDir;
@@ -51,7 +51,7 @@ fn env() -> Env {
 
 impl Env {
     fn options(&self) -> StoreOptions {
-        StoreOptions { fs: Arc::new(self.fault.clone()), ..local_options() }
+        StoreBuilder::new().fs(Arc::new(self.fault.clone())).options()
     }
 
     fn open(&self) -> Store {
@@ -62,17 +62,13 @@ impl Env {
     /// would leave (nothing is written concurrently: no background work).
     fn crash_copy(&self, name: &str) -> PathBuf {
         let to = self.dir.with_file_name(name);
-        copy_dir(&self.dir, &to);
+        copy_dir(&self.dir, &to).expect("copy the store directory");
         to
     }
 }
 
-fn local_options() -> StoreOptions {
-    StoreOptions { background: false, memory_budget: 64 << 20, ..StoreOptions::default() }
-}
-
 fn reopen_local(dir: &Path) -> Store {
-    Store::open(dir, local_options()).expect("reopen on the local fs")
+    StoreBuilder::new().open(dir).expect("reopen on the local fs")
 }
 
 fn table(durability: Durability) -> TableDescriptor {

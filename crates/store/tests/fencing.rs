@@ -23,22 +23,17 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use store::error::StoreError;
-use store::fs::{FileSystem, LocalFs};
 use store::hooks::{HookPoint, WriteHooks};
 use store::layout::{Marker, REGION_INFO};
 use store::options::CommitFence;
+use store::testing::StoreBuilder;
 use store::wal::Durability;
-use store::{FamilyDescriptor, Get, RegionInfo, Store, StoreOptions, TableDescriptor};
-
-fn ids() -> store::RegionIdSource {
-    static NEXT: AtomicU64 = AtomicU64::new(1 << 40);
-    Arc::new(|| Ok(NEXT.fetch_add(1, Ordering::Relaxed)))
-}
+use store::{FamilyDescriptor, Get, RegionInfo, Store, TableDescriptor};
 
 /// Holds the first manifest commit after [`Pause::arm`] until
 /// [`Pause::release`].
@@ -104,18 +99,15 @@ fn member_fenced_by(
     hooks: Option<Arc<dyn WriteHooks>>,
     commit_fence: Option<CommitFence>,
 ) -> Store {
-    let options = StoreOptions {
-        fs: Arc::new(LocalFs) as Arc<dyn FileSystem>,
-        hooks,
-        background: false,
-        region_flush_size: 1 << 30,
-        memory_budget: 1 << 30,
-        member: Some(name.to_string()),
-        region_ids: Some(ids()),
-        commit_fence,
-        ..StoreOptions::default()
-    };
-    Store::open(root, options).unwrap_or_else(|e| panic!("open member {name}: {e}"))
+    StoreBuilder::new()
+        .member(name)
+        .flush_only_when_asked()
+        .with(|o| {
+            o.hooks = hooks;
+            o.commit_fence = commit_fence;
+        })
+        .open(root)
+        .unwrap_or_else(|e| panic!("open member {name}: {e}"))
 }
 
 fn write(store: &Store, from: usize, to: usize) {

@@ -24,7 +24,8 @@ use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde_json::Value;
-use store::{Column, FamilyDescriptor, Scan, Store, StoreOptions, TableDescriptor};
+use store::testing::StoreBuilder;
+use store::{Column, FamilyDescriptor, Scan, Store, TableDescriptor};
 
 /// Cases where we deliberately answer differently from HBase 2.6.4, with
 /// the HBase bug each follows from. Only a named HBase bug belongs here.
@@ -200,7 +201,7 @@ fn filtered_scans_match_hbase_2_6_4() {
     }
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), StoreOptions { background: false, ..StoreOptions::default() }).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     let families = cases["families"]
         .as_array()
         .expect("families")

@@ -19,17 +19,11 @@ use std::time::{Duration, Instant};
 
 use mini_hdfs::MiniHdfs;
 use store::fs::{FileSystem, HdfsFs};
-use store::wal::Durability;
-use store::{FamilyDescriptor, Get, Scan, Store, StoreOptions, TableDescriptor};
+use store::testing::sync_wal_table;
+use store::{Get, Scan, Store, StoreOptions};
 
 fn options(fs: &HdfsFs) -> StoreOptions {
     StoreOptions { fs: Arc::new(fs.clone()), background: false, ..StoreOptions::default() }
-}
-
-fn table() -> TableDescriptor {
-    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
-    desc.durability = Durability::SyncWal;
-    desc
 }
 
 fn value(store: &Store, row: &str) -> Option<Vec<u8>> {
@@ -71,7 +65,7 @@ fn the_store_runs_on_hdfs_and_recovers_its_wal_after_a_crash() {
     // only in the WAL, then a crash (dropped without close).
     let root = PathBuf::from("/accordion");
     let store = Store::open(&root, options(&fs)).expect("open on HDFS");
-    store.create_table(table(), &[]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     for i in 0..300 {
         store.put("t", format!("r{i:03}").as_bytes(), &[(b"f", b"q", format!("v{i}").as_bytes())], None).expect("put");
         if i == 150 {
@@ -136,7 +130,7 @@ fn a_datanode_killed_during_writes_loses_no_acknowledged_write() {
         Store::open(&root, StoreOptions { background: true, region_flush_size: 1 << 20, ..options(&fs) })
             .expect("open"),
     );
-    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[b"m".to_vec()]).expect("create");
     let acked = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -232,7 +226,7 @@ fn writes_fail_clearly_while_the_namenode_is_down_and_resume_when_it_is_back() {
     let fs = HdfsFs::connect_with(&cluster.uri, Duration::from_secs(5)).expect("connect");
     let root = PathBuf::from("/nn-down");
     let store = Store::open(&root, options(&fs)).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let put = |store: &Store, i: usize| store.put("t", format!("r{i:04}").as_bytes(), &[(b"f", b"q", b"v")], None);
     let mut acked = Vec::new();
     for i in 0..100 {
@@ -316,7 +310,7 @@ fn a_zombie_whose_wal_directory_was_taken_over_acknowledges_nothing_more() {
     let root = PathBuf::from("/zombie");
     let old_fs = HdfsFs::connect_with(&cluster.uri, Duration::from_secs(10)).expect("connect");
     let zombie = Store::open(&root, options(&old_fs)).expect("open");
-    zombie.create_table(table(), &[]).expect("create");
+    zombie.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let put = |store: &Store, i: usize| store.put("t", format!("r{i:04}").as_bytes(), &[(b"f", b"q", b"v")], None);
     let mut acked: Vec<usize> = Vec::new();
     for i in 0..100 {

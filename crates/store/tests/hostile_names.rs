@@ -23,11 +23,8 @@ use std::path::Path;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use store::{FamilyDescriptor, Scan, Store, StoreError, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
+use store::testing::StoreBuilder;
+use store::{FamilyDescriptor, Scan, Store, StoreError, TableDescriptor};
 
 /// The corpus: one name per line, `\xNN` escapes for any byte, `<empty>`
 /// for the empty name; `#` starts a comment.
@@ -101,7 +98,7 @@ fn the_corpus_is_refused_everywhere_and_changes_nothing() {
     let names = corpus();
     assert!(names.len() >= 30, "the corpus has {} names", names.len());
     {
-        let store = Store::open(dir.path(), options()).expect("open");
+        let store = StoreBuilder::new().open(dir.path()).expect("open");
         store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
         write_rows(&store, "t", "f", 100);
         store.flush_table("t").expect("flush");
@@ -124,7 +121,7 @@ fn the_corpus_is_refused_everywhere_and_changes_nothing() {
         assert_eq!(rows(&store, "t"), 150);
         store.close().expect("close");
     }
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(store.list_tables(), ["t"]);
     assert_eq!(rows(&store, "t"), 150, "every row written is there after a reopen");
 }
@@ -152,7 +149,7 @@ fn a_seeded_fuzz_of_names_agrees_with_hbase_rules_and_loses_nothing() {
         &[".", ".", "/", "\\", ":", "-", "_", "a", "b", "Z", "9", " ", "\0", "\n", "\x7f", "é", "%", "~"];
     let mut rng = SmallRng::seed_from_u64(0xacc0_2d10);
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
     write_rows(&store, "t", "f", 50);
     let (mut accepted_tables, mut accepted_families) = (Vec::new(), Vec::new());
@@ -197,7 +194,7 @@ fn a_seeded_fuzz_of_names_agrees_with_hbase_rules_and_loses_nothing() {
     );
     store.flush_table("t").expect("flush");
     store.close().expect("close");
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(rows(&store, "t"), 50);
     for t in &accepted_tables {
         assert_eq!(rows(&store, t), 10, "table {t:?}");
@@ -217,7 +214,7 @@ fn a_seeded_fuzz_of_names_agrees_with_hbase_rules_and_loses_nothing() {
 fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     {
-        let store = Store::open(dir.path(), options()).expect("open");
+        let store = StoreBuilder::new().open(dir.path()).expect("open");
         store.create_table(TableDescriptor::new("u", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
         write_rows(&store, "u", "f", 50);
         store.flush_table("u").expect("flush");
@@ -232,7 +229,7 @@ fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
     json["descriptor"]["families"].as_array_mut().expect("families").push(dot);
     std::fs::write(&desc_path, serde_json::to_vec_pretty(&json).expect("json")).expect("write");
     let before = data_tree(dir.path());
-    let Err(err) = Store::open(dir.path(), options()) else { panic!("the store must refuse the descriptor") };
+    let Err(err) = StoreBuilder::new().open(dir.path()) else { panic!("the store must refuse the descriptor") };
     let message = err.to_string();
     assert!(matches!(err, StoreError::Corruption { .. }), "{message}");
     assert!(message.contains(".tabledesc") && message.contains("cannot start with a period"), "{message}");
@@ -240,7 +237,7 @@ fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
     assert!(before.iter().any(|p| p.ends_with(".regioninfo")), "{before:?}");
     // Put right by hand, the table opens with every row.
     std::fs::write(&desc_path, text).expect("restore");
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(rows(&store, "u"), 50);
 }
 
@@ -251,7 +248,7 @@ fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
 fn a_legacy_table_name_that_is_safe_on_disk_still_opens() {
     let dir = tempfile::tempdir().expect("tempdir");
     {
-        let store = Store::open(dir.path(), options()).expect("open");
+        let store = StoreBuilder::new().open(dir.path()).expect("open");
         store.create_table(TableDescriptor::new("legacy", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
         write_rows(&store, "legacy", "f", 20);
         store.flush_table("legacy").expect("flush");
@@ -264,6 +261,6 @@ fn a_legacy_table_name_that_is_safe_on_disk_still_opens() {
         serde_json::from_str(&std::fs::read_to_string(&desc_path).expect("descriptor")).expect("json");
     json["descriptor"]["name"] = "-legacy".into();
     std::fs::write(&desc_path, serde_json::to_vec_pretty(&json).expect("json")).expect("write");
-    let store = Store::open(dir.path(), options()).expect("a legacy table name opens");
+    let store = StoreBuilder::new().open(dir.path()).expect("a legacy table name opens");
     assert_eq!(rows(&store, "-legacy"), 20);
 }

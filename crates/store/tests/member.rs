@@ -7,31 +7,19 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use store::error::StoreError;
 use store::region::state::RegionState;
+use store::testing::StoreBuilder;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
 
-/// The cluster's region id source, as ZooKeeper's sequence would be: one
-/// counter every member of a test's root shares (ids start high, as the
-/// server's do).
-fn ids() -> store::RegionIdSource {
-    static NEXT: AtomicU64 = AtomicU64::new(1 << 40);
-    Arc::new(|| Ok(NEXT.fetch_add(1, Ordering::Relaxed)))
-}
-
 fn member(root: &Path, name: &str) -> Store {
-    let options = StoreOptions {
-        background: false,
-        region_flush_size: 1 << 30,
-        memory_budget: 1 << 30,
-        member: Some(name.to_string()),
-        region_ids: Some(ids()),
-        ..StoreOptions::default()
-    };
-    Store::open(root, options).unwrap_or_else(|e| panic!("open member {name}: {e}"))
+    StoreBuilder::new()
+        .member(name)
+        .flush_only_when_asked()
+        .open(root)
+        .unwrap_or_else(|e| panic!("open member {name}: {e}"))
 }
 
 fn table() -> TableDescriptor {
@@ -225,8 +213,7 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
 
     // A store that owns its root alone has no assignment.
     let solo_dir = tempfile::tempdir().expect("tempdir");
-    let solo =
-        Store::open(solo_dir.path(), StoreOptions { background: false, ..StoreOptions::default() }).expect("open");
+    let solo = StoreBuilder::new().open(solo_dir.path()).expect("open");
     let refused = solo.assign_region("0000000000000001").expect_err("not a member");
     assert!(refused.to_string().contains("cluster member"), "{refused}");
     solo.close().expect("close");
@@ -326,16 +313,14 @@ fn a_split_that_waited_while_the_table_was_rebuilt_does_not_run_beside_another_c
         changed: std::sync::Condvar::new(),
         reached: std::sync::Mutex::new(tx),
     });
-    let options = StoreOptions {
-        background: false,
-        region_flush_size: 1 << 30,
-        memory_budget: 1 << 30,
-        member: Some("host-b,16020,2".into()),
-        region_ids: Some(ids()),
-        hooks: Some(pauses.clone()),
-        ..StoreOptions::default()
-    };
-    let b = Arc::new(Store::open(root, options).expect("open b"));
+    let b = Arc::new(
+        StoreBuilder::new()
+            .member("host-b,16020,2")
+            .flush_only_when_asked()
+            .hooks(pauses.clone())
+            .open(root)
+            .expect("open b"),
+    );
     // b holds the first and the last region; a the middle one.
     let names = region_names(&a);
     for n in [&names[0], &names[2]] {

@@ -11,12 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use store::hooks::{HookPoint, WriteHooks};
+use store::testing::{StoreBuilder, scan_row_keys};
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, RegionState, Scan, Store, StoreError, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
 
 fn table() -> TableDescriptor {
     let mut f = FamilyDescriptor::new("f");
@@ -33,7 +30,7 @@ fn row(p: &str, i: usize) -> String {
 /// Table `t` split at "h" and "p" (three regions), rows in each with two
 /// flushed files and unflushed writes; returns the region names in order.
 fn populated(dir: &Path) -> (Store, Vec<String>) {
-    populated_with(dir, options())
+    populated_with(dir, StoreBuilder::new().options())
 }
 
 fn populated_with(dir: &Path, options: StoreOptions) -> (Store, Vec<String>) {
@@ -71,15 +68,15 @@ fn value(store: &Store, r: &str) -> Option<String> {
     cells.iter().find(|c| c.family == b"f").map(|c| String::from_utf8_lossy(&c.value).into_owned())
 }
 
-fn scan_rows(store: &Store, reverse: bool) -> Vec<String> {
-    let rows = store.scan("t", Scan { reverse, ..Scan::default() }).expect("scan");
-    rows.map(|r| String::from_utf8_lossy(&r.expect("row")[0].row).into_owned()).collect()
-}
-
 /// Every populated row is there, newest values first (rows the tests add
 /// besides, one letter long, are left out of the scans' comparison).
 fn assert_all_there(store: &Store) {
-    let scan_rows = |reverse| scan_rows(store, reverse).into_iter().filter(|r| r.len() == 4).collect::<Vec<_>>();
+    let scan_rows = |reverse| {
+        scan_row_keys(store, "t", Scan { reverse, ..Scan::default() })
+            .into_iter()
+            .filter(|r| r.len() == 4)
+            .collect::<Vec<_>>()
+    };
     let mut want: Vec<String> = ["c", "k", "s"].iter().flat_map(|p| (0..60).map(move |i| row(p, i))).collect();
     assert_eq!(scan_rows(false), want);
     want.reverse();
@@ -128,7 +125,7 @@ fn a_merged_region_serves_both_parents_and_compaction_removes_them() {
     assert_eq!(store.table_regions("t").expect("regions").len(), 1);
     assert_all_there(&store);
     store.close().expect("close");
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(store.table_regions("t").expect("regions")[0].dir_name(), all);
     assert_all_there(&store);
     assert_eq!(value(&store, "a").as_deref(), Some("new"));
@@ -159,7 +156,7 @@ fn after_a_crash_a_merged_region_keeps_its_parents_until_compacted() {
     store.put("t", b"z", &[(b"f", b"q", b"late")], None).expect("put");
     drop(store); // a crash: nothing flushed since the merge
 
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     let regions = store.table_regions("t").expect("regions");
     assert_eq!(regions.iter().map(|r| r.dir_name()).collect::<Vec<_>>(), [names[0].clone(), merged]);
     assert_all_there(&store);
@@ -182,13 +179,13 @@ impl WriteHooks for CrashAt {
 
 /// Merges the first two regions with a crash at `point`, then reopens.
 fn crash_during_merge(dir: &Path, point: HookPoint) -> (Store, Vec<String>) {
-    let hooked = StoreOptions { hooks: Some(Arc::new(CrashAt(point))), ..options() };
+    let hooked = StoreBuilder::new().hooks(Arc::new(CrashAt(point))).options();
     let (store, names) = populated_with(dir, hooked);
     let (s, a, b) = (store.clone(), names[0].clone(), names[1].clone());
     let crashed = std::thread::spawn(move || s.merge_regions(&a, &b)).join();
     assert!(crashed.is_err(), "the merge did not reach {point:?}");
     drop(store);
-    (Store::open(dir, options()).expect("reopen"), names)
+    (StoreBuilder::new().open(dir).expect("reopen"), names)
 }
 
 #[test]
@@ -225,7 +222,7 @@ fn a_crash_right_after_the_commit_finishes_the_merge_at_open() {
     store.compact_table("t", true).expect("compact");
     assert!(!region_dir(dir.path(), &names[0]).exists());
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_all_there(&store);
 }
 
@@ -261,7 +258,7 @@ fn writers_during_a_merge_never_fail_and_nothing_acknowledged_is_lost() {
     let acked: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
     assert_eq!(store.table_regions("t").expect("regions").len(), 1);
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     for row in &acked {
         assert!(value(&store, row).is_some(), "acknowledged {row} lost");
     }
@@ -279,7 +276,7 @@ fn an_unmarked_merge_parent_stays_retired_after_its_merged_region_splits() {
     store.compact_table("t", true).expect("compact the references away");
     assert!(store.split_region("t", b"c", Some(b"k")).expect("split"), "the merged region splits");
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     let regions = store.table_regions("t").expect("regions");
     assert_eq!(regions.len(), 3, "{regions:?}");
     assert!(!regions.iter().any(|r| r.dir_name() == names[0]), "the old parent came back: {regions:?}");

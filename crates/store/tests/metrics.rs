@@ -4,11 +4,8 @@
 //! dropped tables' ones), each region counted exactly once.
 
 use store::metrics::StoreMetrics;
-use store::{FamilyDescriptor, Get, Scan, Store, StoreOptions, TableCounters, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
+use store::testing::StoreBuilder;
+use store::{FamilyDescriptor, Get, Scan, Store, TableCounters, TableDescriptor};
 
 fn fields(c: &TableCounters) -> Vec<(String, u64)> {
     let serde_json::Value::Object(map) = serde_json::to_value(c).expect("json") else { panic!("an object") };
@@ -88,7 +85,7 @@ fn regions(store: &Store, name: &str) -> Vec<String> {
 #[test]
 fn counters_survive_splits_merges_reopens_and_dropped_tables() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     for name in ["t", "u"] {
         store
             .create_table(TableDescriptor::new(name, vec![FamilyDescriptor::new("f")]), &[b"r0100".to_vec()])
@@ -163,7 +160,7 @@ fn counters_survive_splits_merges_reopens_and_dropped_tables() {
 #[test]
 fn a_flush_with_nothing_to_write_is_not_a_flush() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
     let flushes =
         |s: &Store| (s.metrics().totals.disk_flushes, s.recent_events().iter().filter(|e| e.kind == "flush").count());

@@ -4,14 +4,9 @@
 //! even after `max_cell_size` was lowered.
 
 use store::region::{MutationRef, RowMutations};
+use store::testing::{StoreBuilder, sync_wal_table};
 use store::wal::Durability;
-use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
-
-fn table() -> TableDescriptor {
-    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
-    desc.durability = Durability::SyncWal;
-    desc
-}
+use store::{Get, Store, StoreOptions};
 
 fn row(i: usize) -> String {
     format!("row{:06}", i * 7919 % 100_000)
@@ -22,15 +17,9 @@ fn row(i: usize) -> String {
 /// is written), then drops the store without closing it: everything is in
 /// the WAL only.
 fn write_wal_only(dir: &std::path::Path, rows: usize, value_size: usize) {
-    let options = StoreOptions {
-        background: false,
-        memory_budget: 1 << 30,
-        region_flush_size: 1 << 30,
-        max_logs: 1000,
-        ..StoreOptions::default()
-    };
-    let store = Store::open(dir, options).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    let builder = StoreBuilder::new().flush_only_when_asked().with(|o| o.max_logs = 1000);
+    let store = builder.open(dir).expect("open");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let value = vec![b'v'; value_size];
     let keys: Vec<String> = (0..rows).map(row).collect();
     for chunk in keys.chunks(100) {
@@ -146,7 +135,7 @@ fn an_entry_below_a_flush_made_during_replay_is_still_replayed() {
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let store = Store::open(tmp.path(), StoreOptions { background: false, ..StoreOptions::default() }).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let region = store.table_regions("t").expect("regions")[0].id;
     store.close().expect("close");
 
@@ -185,8 +174,8 @@ fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
     let dir = tempfile::tempdir().expect("tempdir");
     let options = || StoreOptions { background: false, ..StoreOptions::default() };
     let store = Store::open(dir.path(), options()).expect("open");
-    store.create_table(table(), &[]).expect("create");
-    let mut empty = table();
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
+    let mut empty = sync_wal_table("t", &["f"]);
     empty.name = "empty".into();
     store.create_table(empty, &[b"m".to_vec()]).expect("create");
     store.put("t", b"r", &[(b"f", b"q", b"v")], None).expect("put");

@@ -8,25 +8,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use store::wal::Durability;
-use store::{FamilyDescriptor, Get, RegionState, Scan, Store, StoreError, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
-
-fn table() -> TableDescriptor {
-    let mut desc = TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]);
-    desc.durability = Durability::SyncWal;
-    desc
-}
+use store::testing::{StoreBuilder, sync_wal_table};
+use store::{Get, RegionState, Scan, Store, StoreError, StoreOptions};
 
 /// A store whose table `t` has regions [, m) and [m, ), with rows a0..a49
 /// and z0..z49, some flushed and some only in the WAL; returns the name of
 /// the region holding the a-rows.
 fn populated(dir: &Path) -> (Store, String) {
-    let store = Store::open(dir, options()).expect("open");
-    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    let store = StoreBuilder::new().open(dir).expect("open");
+    store.create_table(sync_wal_table("t", &["f"]), &[b"m".to_vec()]).expect("create");
     for i in 0..50 {
         for p in ["a", "z"] {
             store.put("t", format!("{p}{i:02}").as_bytes(), &[(b"f", b"q", b"v1")], None).expect("put");
@@ -101,7 +91,7 @@ fn a_closed_region_stays_closed_across_a_restart_and_needs_no_wal() {
     assert_eq!(store.wal().live_files().len(), 1, "{:?}", store.wal().live_files());
     drop(store); // a crash: no close
 
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(state_of(&store, &first), RegionState::Closed);
     assert_not_serving(value(&store, "a01"), "get after restart");
     store.close().expect("close store");
@@ -109,13 +99,13 @@ fn a_closed_region_stays_closed_across_a_restart_and_needs_no_wal() {
     // The region's directory alone is the region: with the WAL gone (as on
     // another server), opening it serves everything.
     std::fs::remove_dir_all(dir.path().join("WALs")).expect("remove the WAL directories");
-    let store = Store::open(dir.path(), options()).expect("reopen without wal");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen without wal");
     store.open_region(&first).expect("open");
     for i in 0..50 {
         assert_eq!(value(&store, &format!("a{i:02}")).expect("get"), Some(b"v1".to_vec()), "a{i:02}");
     }
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen after open");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen after open");
     assert_eq!(state_of(&store, &first), RegionState::Open, "an opened region stays open");
 }
 
@@ -123,7 +113,7 @@ fn a_closed_region_stays_closed_across_a_restart_and_needs_no_wal() {
 fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is_lost() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path(), StoreOptions::default()).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let name = store.table_regions("t").expect("regions")[0].dir_name();
     let stop = Arc::new(AtomicBool::new(false));
     let refused = Arc::new(AtomicU64::new(0));
@@ -177,7 +167,7 @@ fn writers_during_a_close_see_success_or_not_serving_and_nothing_acknowledged_is
     let acked: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
     assert!(refused.load(Ordering::Relaxed) > 0, "no write met the closed region");
     store.close().expect("close store");
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     for row in &acked {
         assert!(value(&store, row).expect("get").is_some(), "acknowledged {row} lost");
     }
@@ -188,9 +178,9 @@ fn a_close_that_cannot_commit_leaves_the_region_open_here_and_after_a_restart() 
     use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
     let dir = tempfile::tempdir().expect("tempdir");
     let fault = FaultInjectingFs::new(Arc::new(LocalFs));
-    let opts = || StoreOptions { fs: Arc::new(fault.clone()), ..options() };
+    let opts = || StoreBuilder::new().fs(Arc::new(fault.clone())).options();
     let store = Store::open(dir.path(), opts()).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     store.put("t", b"a", &[(b"f", b"q", b"v1")], None).expect("put");
     let name = store.table_regions("t").expect("regions")[0].dir_name();
     // The marker's rename into place fails.
@@ -213,8 +203,8 @@ fn a_close_after_a_failed_flush_keeps_the_writes_made_since() {
     use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
     let dir = tempfile::tempdir().expect("tempdir");
     let fault = FaultInjectingFs::new(Arc::new(LocalFs));
-    let store = Store::open(dir.path(), StoreOptions { fs: Arc::new(fault.clone()), ..options() }).expect("open");
-    store.create_table(table(), &[b"m".to_vec()]).expect("create");
+    let store = StoreBuilder::new().fs(Arc::new(fault.clone())).open(dir.path()).expect("open");
+    store.create_table(sync_wal_table("t", &["f"]), &[b"m".to_vec()]).expect("create");
     store.put("t", b"a1", &[(b"f", b"q", b"v1")], None).expect("put");
     store.put("t", b"z1", &[(b"f", b"q", b"v1")], None).expect("put");
     fault.fail(FaultKind::Create, ".sf", 0, 2);
@@ -231,7 +221,7 @@ fn a_close_after_a_failed_flush_keeps_the_writes_made_since() {
     store.wal().roll().expect("roll");
     store.wal().archive_obsolete().expect("archive");
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     for row in ["a1", "a2", "z1", "z2"] {
         assert!(value(&store, row).expect("get").is_some(), "{row} lost");
     }
@@ -254,16 +244,16 @@ impl store::hooks::WriteHooks for DrainAtSecondBatch {
 fn a_batch_whose_second_mini_batch_meets_a_drain_applies_its_first_once() {
     use store::{Mutation, MutationRef, RowMutations};
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut desc = table();
+    let mut desc = sync_wal_table("t", &["f"]);
     desc.families[0].max_versions = 3;
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(desc, &[]).expect("create");
     for (ts, v) in [(1, "v1"), (2, "v2")] {
         store.put("t", b"a", &[(b"f", b"q", v.as_bytes())], Some(ts)).expect("put");
     }
     drop(store);
     let hooks = Arc::new(DrainAtSecondBatch(std::sync::atomic::AtomicU32::new(0)));
-    let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), ..options() }).expect("reopen");
+    let store = StoreBuilder::new().hooks(hooks).open(dir.path()).expect("reopen");
     // The row twice: two mini-batches. The first deletes the latest version
     // (v2); the second, refused once by the "drain", puts v3.
     let delete = [MutationRef::DeleteVersion { family: b"f", qualifier: b"q", timestamp: None }];
@@ -309,8 +299,8 @@ fn a_request_that_meets_a_region_reopened_under_it_is_served_by_the_new_one() {
         reached: std::sync::Barrier::new(2),
         release: std::sync::Barrier::new(2),
     });
-    let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks.clone()), ..options() }).expect("open");
-    store.create_table(table(), &[]).expect("create");
+    let store = StoreBuilder::new().hooks(hooks.clone()).open(dir.path()).expect("open");
+    store.create_table(sync_wal_table("t", &["f"]), &[]).expect("create");
     let name = store.table_regions("t").expect("regions")[0].dir_name();
     let put = [MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: b"batch" }];
     type Request<'a> = Box<dyn Fn(&Store) -> store::Result<()> + Sync + 'a>;

@@ -9,12 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use store::testing::StoreBuilder;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Scan, Store, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
 
 fn table() -> TableDescriptor {
     let mut f = FamilyDescriptor::new("f");
@@ -57,7 +54,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 /// A store with 400 rows in three flushed files (and some overwritten),
 /// plus unflushed writes; returns the parent region's directory.
 fn populated(dir: &Path) -> (Store, PathBuf) {
-    let store = Store::open(dir, options()).expect("open");
+    let store = StoreBuilder::new().open(dir).expect("open");
     store.create_table(table(), &[]).expect("create");
     for round in 0..3 {
         for i in (round..400).step_by(3) {
@@ -147,7 +144,7 @@ fn daughters_read_their_halves_through_references_until_compaction_rewrites_them
     assert!(store.split_region("t", b"r0000", Some(b"r0050")).expect("split"), "a daughter splits again");
     check_all(&store, true, "after a second split");
     store.close().expect("close");
-    let store = Store::open(tmp.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(tmp.path()).expect("reopen");
     check_all(&store, true, "after a reopen");
 }
 
@@ -161,20 +158,20 @@ fn a_crash_after_a_split_keeps_the_parent_for_its_daughters_and_recovery_finishe
     }
     drop(store); // a crash: nothing flushed or closed after the split
 
-    let store = Store::open(tmp.path(), options()).expect("recovery");
+    let store = StoreBuilder::new().open(tmp.path()).expect("recovery");
     assert_eq!(store.table_regions("t").expect("regions").len(), 2, "both daughters, not the parent");
     assert!(parent_dir.exists(), "the daughters still refer to the parent's files");
     check_all(&store, true, "after recovery");
     // One daughter compacts, then the process dies before the other does.
     store.compact_region("t", b"r0000", false).expect("compact");
     drop(store);
-    let store = Store::open(tmp.path(), options()).expect("recovery");
+    let store = StoreBuilder::new().open(tmp.path()).expect("recovery");
     assert!(parent_dir.exists());
     check_all(&store, true, "after a second recovery");
     store.compact_region("t", b"r0300", false).expect("compact");
     assert!(!parent_dir.exists(), "the parent goes with the last reference");
     drop(store);
-    let store = Store::open(tmp.path(), options()).expect("recovery");
+    let store = StoreBuilder::new().open(tmp.path()).expect("recovery");
     check_all(&store, true, "after a third recovery");
 }
 
@@ -187,7 +184,7 @@ fn an_uncommitted_split_leaves_the_parent_whole() {
     drop(store);
     // As if the process died before the commit point: no marker.
     std::fs::remove_file(parent_dir.join(".split")).expect("remove the marker");
-    let store = Store::open(tmp.path(), options()).expect("recovery");
+    let store = StoreBuilder::new().open(tmp.path()).expect("recovery");
     let regions = store.table_regions("t").expect("regions");
     assert_eq!(regions.len(), 1, "the parent alone: {regions:?}");
     for d in daughters {
@@ -277,7 +274,7 @@ fn a_compaction_of_a_split_parent_leaves_its_files_to_the_daughters() {
     assert_eq!(files_in(&parent_dir.join("f")), before, "the parent's files are untouched");
     check_all(&store, false, "after a late compaction of the parent");
     drop(store);
-    let store = Store::open(tmp.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(tmp.path()).expect("reopen");
     check_all(&store, false, "after a reopen");
 }
 
@@ -307,8 +304,8 @@ fn daughters_that_fail_to_open_after_the_commit_are_retried_then_opened_by_a_reo
         drop(store);
         let hooks = Arc::new(FailOpeningDaughters(std::sync::atomic::AtomicU32::new(failures)));
         let wait = std::time::Duration::from_millis(300);
-        let store = Store::open(dir.path(), StoreOptions { hooks: Some(hooks), region_move_wait: wait, ..options() })
-            .expect("reopen");
+        let store =
+            StoreBuilder::new().hooks(hooks).with(|o| o.region_move_wait = wait).open(dir.path()).expect("reopen");
         let split = store.split_region("t", b"", None);
         if failures == 2 {
             assert!(split.expect("split after two failed opens"), "split");
@@ -329,7 +326,7 @@ fn daughters_that_fail_to_open_after_the_commit_are_retried_then_opened_by_a_reo
         assert!(started.elapsed() < wait * 10, "and no longer ({:?})", started.elapsed());
         assert!(store.put("t", b"r0001", &[(b"f", b"q", b"lost?")], None).is_err(), "nor written");
         drop(store);
-        let store = Store::open(dir.path(), options()).expect("reopen finishes the split");
+        let store = StoreBuilder::new().open(dir.path()).expect("reopen finishes the split");
         assert_eq!(store.table_regions("t").expect("regions").len(), 2, "the daughters serve");
         assert_eq!(scan_all(&store, false), want, "every row, none lost or changed");
     }

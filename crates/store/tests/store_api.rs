@@ -3,11 +3,8 @@
 //! reopen — each through the public `Store` only.
 
 use store::region::Mutation;
-use store::{Column, FamilyDescriptor, Get, Scan, Store, StoreError, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, ..StoreOptions::default() }
-}
+use store::testing::{StoreBuilder, scan_row_keys};
+use store::{Column, FamilyDescriptor, Get, Scan, Store, StoreError, TableDescriptor};
 
 fn table(name: &str) -> TableDescriptor {
     let mut f = FamilyDescriptor::new("f");
@@ -23,18 +20,10 @@ fn value(store: &Store, row: &str, q: &str) -> Option<Vec<u8>> {
     store.get("t", &get).expect("get").first().map(|c| c.value.clone())
 }
 
-fn rows(store: &Store, scan: Scan) -> Vec<String> {
-    store
-        .scan("t", scan)
-        .expect("scan")
-        .map(|r| String::from_utf8(r.expect("row")[0].row.clone()).expect("utf8"))
-        .collect()
-}
-
 #[test]
 fn writes_reads_flushes_compactions_splits_and_reopen() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(table("t"), &[b"m".to_vec()]).expect("create");
     assert!(matches!(store.create_table(table("t"), &[]), Err(StoreError::TableExists(_))));
     for i in 0..200 {
@@ -46,13 +35,19 @@ fn writes_reads_flushes_compactions_splits_and_reopen() {
     store.put("t", b"row007", &[(b"f", b"a", b"2")], Some(u64::MAX / 2)).expect("put");
     assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
     let all = Scan { max_versions: 3, ..Scan::default() };
-    assert_eq!(rows(&store, all.clone()).len(), 200);
-    let reverse = rows(&store, Scan { reverse: true, ..Scan::default() });
+    assert_eq!(scan_row_keys(&store, "t", all.clone()).len(), 200);
+    let reverse = scan_row_keys(&store, "t", Scan { reverse: true, ..Scan::default() });
     assert_eq!(reverse.len(), 200);
     assert_eq!(reverse[0], "row199");
-    assert_eq!(rows(&store, Scan { prefix: Some(b"row01".to_vec()), ..Scan::default() }).len(), 10);
-    assert_eq!(rows(&store, Scan { prefix: Some(b"row01".to_vec()), reverse: true, ..Scan::default() })[0], "row019");
-    assert_eq!(rows(&store, Scan { start: Some(b"row190".to_vec()), limit: Some(3), ..Scan::default() }).len(), 3);
+    assert_eq!(scan_row_keys(&store, "t", Scan { prefix: Some(b"row01".to_vec()), ..Scan::default() }).len(), 10);
+    assert_eq!(
+        scan_row_keys(&store, "t", Scan { prefix: Some(b"row01".to_vec()), reverse: true, ..Scan::default() })[0],
+        "row019"
+    );
+    assert_eq!(
+        scan_row_keys(&store, "t", Scan { start: Some(b"row190".to_vec()), limit: Some(3), ..Scan::default() }).len(),
+        3
+    );
 
     // Deletes of each kind.
     store
@@ -111,14 +106,14 @@ fn writes_reads_flushes_compactions_splits_and_reopen() {
     assert_eq!(store.table_regions("t").expect("regions").len(), 2);
     assert!(store.split_region("t", b"row100", Some(b"row150")).expect("split"));
     assert_eq!(store.table_regions("t").expect("regions").len(), 3);
-    assert_eq!(rows(&store, Scan::default()).len(), 200 - 1 + 2);
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()).len(), 200 - 1 + 2);
     store.close().expect("close");
 
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(store.table_regions("t").expect("regions").len(), 3);
     assert_eq!(value(&store, "row007", "a"), Some(b"2".to_vec()));
     assert_eq!(value(&store, "row001", "a"), None);
-    assert_eq!(rows(&store, Scan::default()).len(), 201);
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()).len(), 201);
     store.disable_table("t").expect("disable");
     assert!(matches!(store.get("t", &Get::new(b"row003".to_vec())), Err(StoreError::TableDisabled(_))));
     store.enable_table("t").expect("enable");
@@ -132,15 +127,15 @@ fn writes_reads_flushes_compactions_splits_and_reopen() {
 fn unflushed_writes_survive_a_reopen_through_the_wal() {
     let dir = tempfile::tempdir().expect("tempdir");
     {
-        let store = Store::open(dir.path(), options()).expect("open");
+        let store = StoreBuilder::new().open(dir.path()).expect("open");
         store.create_table(table("t"), &[]).expect("create");
         for i in 0..50 {
             store.put("t", format!("k{i}").as_bytes(), &[(b"f", b"a", b"v")], None).expect("put");
         }
         // Dropped without close: nothing flushed.
     }
-    let store = Store::open(dir.path(), options()).expect("reopen");
-    assert_eq!(rows(&store, Scan::default()).len(), 50);
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()).len(), 50);
 }
 
 /// One process at a time: while a store is open in another process, an
@@ -162,7 +157,7 @@ fn a_root_open_in_another_process_is_refused() {
     };
 
     // Ours is open: the other process cannot open it.
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     let out = writer(dir.path()).wait_with_output().expect("wait");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "the other process fails to open: {stderr}");
@@ -174,11 +169,11 @@ fn a_root_open_in_another_process_is_refused() {
     let mut child = writer(dir.path());
     let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
     assert_eq!(lines.next().and_then(|l| l.ok()).as_deref(), Some("ready"), "the writer opened the store");
-    let err = Store::open(dir.path(), options()).expect_err("refused while the writer runs").to_string();
+    let err = StoreBuilder::new().open(dir.path()).expect_err("refused while the writer runs").to_string();
     assert!(err.contains(&format!("open in process {}", child.id())) && err.contains("LOCK"), "{err}");
     child.kill().expect("kill");
     child.wait().expect("reap");
-    let store = Store::open(dir.path(), options()).expect("open once the writer is dead");
+    let store = StoreBuilder::new().open(dir.path()).expect("open once the writer is dead");
     assert!(store.list_tables().iter().any(|t| t == "crash"), "the writer's table is there");
     store.close().expect("close");
 }
@@ -190,14 +185,14 @@ fn a_root_open_in_another_process_is_refused() {
 #[test]
 fn a_second_store_on_an_open_root_in_this_process_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let first = Store::open(dir.path(), options()).expect("open");
+    let first = StoreBuilder::new().open(dir.path()).expect("open");
     first.create_table(table("t"), &[]).expect("create");
     first.put("t", b"r", &[(b"f", b"q", b"v")], None).expect("put");
-    let err = Store::open(dir.path(), options()).expect_err("a second live store is refused").to_string();
+    let err = StoreBuilder::new().open(dir.path()).expect_err("a second live store is refused").to_string();
     assert!(err.contains("this process"), "{err}");
     first.put("t", b"s", &[(b"f", b"q", b"w")], None).expect("the first store goes on");
     first.close().expect("close");
-    let second = Store::open(dir.path(), options()).expect("open once the first is closed");
+    let second = StoreBuilder::new().open(dir.path()).expect("open once the first is closed");
     assert_eq!(value(&second, "s", "q"), Some(b"w".to_vec()));
     drop(first);
     second.close().expect("close");
@@ -210,7 +205,7 @@ fn a_second_store_on_an_open_root_in_this_process_is_refused() {
 fn fuzzy_and_random_row_filters_run_in_embedded_scans() {
     use store::read::filter::Filter;
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(table("t"), &[b"u5".to_vec()]).expect("create");
     for user in 0..10 {
         for day in ["2026-11-24", "2026-11-25"] {
@@ -226,11 +221,11 @@ fn fuzzy_and_random_row_filters_run_in_embedded_scans() {
     let mut mask = vec![0u8; key.len()];
     mask[1] = 1;
     let fuzzy = Scan { filter: Some(Filter::FuzzyRow(vec![(key, mask)])), ..Scan::default() };
-    let found = rows(&store, fuzzy);
+    let found = scan_row_keys(&store, "t", fuzzy);
     assert_eq!(found, (0..10).map(|u| format!("u{u}_2026-11-25")).collect::<Vec<_>>());
 
     let all = |chance: f32, seed: u64| {
-        rows(&store, Scan { filter: Some(Filter::random_row(chance, seed)), ..Scan::default() })
+        scan_row_keys(&store, "t", Scan { filter: Some(Filter::random_row(chance, seed)), ..Scan::default() })
     };
     assert_eq!(all(2.0, 1).len(), 20);
     assert!(all(-1.0, 1).is_empty());
@@ -245,7 +240,7 @@ fn fuzzy_and_random_row_filters_run_in_embedded_scans() {
 #[test]
 fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(table("t"), &[b"m".to_vec()]).expect("create");
     for row in ["a", "z"] {
         store.put("t", row.as_bytes(), &[(b"f", b"a", b"1"), (b"g", b"b", b"g-data")], None).expect("put");
@@ -287,7 +282,7 @@ fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
     assert!(region_dirs().iter().all(|d| !d.join("g").exists()), "the removed family's files are gone");
 
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().open(dir.path()).expect("reopen");
     assert_eq!(store.describe_table("t").expect("describe").families.len(), 2);
     assert_eq!(versions(&store), 5);
     store.open_region(&closed).expect("open the closed region");
@@ -319,7 +314,7 @@ fn recovery_skips_wal_edits_of_a_family_an_alter_removed() {
     use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
     let dir = tempfile::tempdir().expect("tempdir");
     let fault = FaultInjectingFs::new(Arc::new(LocalFs));
-    let opts = || StoreOptions { fs: Arc::new(fault.clone()), background: false, ..StoreOptions::default() };
+    let opts = || StoreBuilder::new().fs(Arc::new(fault.clone())).options();
     let store = Store::open(dir.path(), opts()).expect("open");
     let mut desc = table("t");
     desc.durability = store::wal::Durability::SyncWal;
@@ -343,7 +338,7 @@ fn recovery_skips_wal_edits_of_a_family_an_alter_removed() {
     fault.heal();
     let store = Store::open(dir.path(), opts()).expect("recovery replays past the removed family");
     assert_eq!(store.describe_table("t").expect("describe").families.len(), 1);
-    assert_eq!(rows(&store, Scan::default()).len(), 51);
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()).len(), 51);
     assert_eq!(value(&store, "after", "a"), Some(b"3".to_vec()));
 }
 
@@ -357,7 +352,7 @@ fn a_family_removed_and_added_back_stays_empty_after_a_crash() {
     use store::fs::{FaultInjectingFs, FaultKind, LocalFs};
     let dir = tempfile::tempdir().expect("tempdir");
     let fault = FaultInjectingFs::new(Arc::new(LocalFs));
-    let opts = || StoreOptions { fs: Arc::new(fault.clone()), background: false, ..StoreOptions::default() };
+    let opts = || StoreBuilder::new().fs(Arc::new(fault.clone())).options();
     let store = Store::open(dir.path(), opts()).expect("open");
     let mut desc = table("t");
     desc.durability = store::wal::Durability::SyncWal;
@@ -382,13 +377,13 @@ fn a_family_removed_and_added_back_stays_empty_after_a_crash() {
     let g = Get { columns: vec![Column { family: b"g".to_vec(), qualifier: None }], ..Get::new(b"r00") };
     assert!(store.get("t", &g).expect("get").is_empty(), "the removed family's edits came back");
     assert_eq!(value(&store, "after", "a"), Some(b"2".to_vec()));
-    assert_eq!(rows(&store, Scan::default()).len(), 21);
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()).len(), 21);
 }
 
 #[test]
 fn scans_read_or_skip_their_start_and_stop_rows_as_asked_in_both_directions() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path(), options()).expect("open");
+    let store = StoreBuilder::new().open(dir.path()).expect("open");
     store.create_table(table("t"), &[b"d".to_vec(), b"h".to_vec(), b"m".to_vec()]).expect("create");
     let written = ["a", "c", "d", "d\0", "e", "g", "h", "i", "m", "n", "p"];
     for (i, r) in written.iter().enumerate() {
@@ -428,7 +423,7 @@ fn scans_read_or_skip_their_start_and_stop_rows_as_asked_in_both_directions() {
                     if reverse {
                         want.reverse();
                     }
-                    assert_eq!(rows(&store, scan.clone()), want, "{scan:?}");
+                    assert_eq!(scan_row_keys(&store, "t", scan.clone()), want, "{scan:?}");
                     checked += 1;
                 }
             }
@@ -445,7 +440,7 @@ fn scans_read_or_skip_their_start_and_stop_rows_as_asked_in_both_directions() {
 fn an_injected_clock_timestamps_cells_and_expires_them_by_ttl() {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = std::sync::Arc::new(memstore::ManualClock::new(1_000_000));
-    let store = Store::open(dir.path(), StoreOptions { clock: clock.clone(), ..options() }).expect("open");
+    let store = StoreBuilder::new().clock(clock.clone()).open(dir.path()).expect("open");
     let mut f = FamilyDescriptor::new("f");
     f.ttl_secs = Some(10);
     store.create_table(TableDescriptor::new("t", vec![f]), &[]).expect("create");
@@ -454,12 +449,12 @@ fn an_injected_clock_timestamps_cells_and_expires_them_by_ttl() {
     assert_eq!(cells.iter().map(|c| c.timestamp).collect::<Vec<_>>(), [1_000_000], "stamped by the clock");
     clock.set(1_008_000);
     store.put("t", b"new", &[(b"f", b"q", b"v")], None).expect("put");
-    assert_eq!(rows(&store, Scan::default()), ["new", "old"], "8 s on: both live");
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()), ["new", "old"], "8 s on: both live");
     clock.set(1_012_000);
-    assert_eq!(rows(&store, Scan::default()), ["new"], "12 s on: old expired in the memstore");
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()), ["new"], "12 s on: old expired in the memstore");
     store.flush_table("t").expect("flush");
     store.compact_table("t", true).expect("compact");
-    assert_eq!(rows(&store, Scan::default()), ["new"], "and stays expired in files");
+    assert_eq!(scan_row_keys(&store, "t", Scan::default()), ["new"], "and stays expired in files");
     clock.set(1_019_000);
-    assert!(rows(&store, Scan::default()).is_empty(), "19 s on: new expired too");
+    assert!(scan_row_keys(&store, "t", Scan::default()).is_empty(), "19 s on: new expired too");
 }

@@ -10,14 +10,11 @@ use std::path::{Path, PathBuf};
 
 use store::fs::{FileSystem, LocalFs};
 use store::layout::wal::RECOVERED_EDITS_DIR;
+use store::testing::StoreBuilder;
 use store::wal::log_split;
 use store::wal::takeover;
 use store::wal::{ARCHIVE_DIR, Durability};
-use store::{FamilyDescriptor, Get, Mutation, Scan, Store, StoreOptions, TableDescriptor};
-
-fn options() -> StoreOptions {
-    StoreOptions { background: false, region_flush_size: 1 << 30, memory_budget: 1 << 30, ..StoreOptions::default() }
-}
+use store::{FamilyDescriptor, Get, Mutation, Scan, Store, TableDescriptor};
 
 fn table() -> TableDescriptor {
     let mut f = FamilyDescriptor::new("f");
@@ -34,7 +31,7 @@ fn key(i: usize) -> String {
 /// Writes rows (two versions of each, then a delete of every tenth row)
 /// and dies without closing; returns the region directories by id.
 fn write_and_die(dir: &Path, rows: usize) -> BTreeMap<u64, PathBuf> {
-    let store = Store::open(dir, options()).expect("open");
+    let store = StoreBuilder::new().flush_only_when_asked().open(dir).expect("open");
     store.create_table(table(), &[b"g".to_vec(), b"p".to_vec()]).expect("create");
     for i in 0..rows {
         let k = key(i);
@@ -99,13 +96,13 @@ fn a_dead_stores_wal_split_per_region_is_replayed_when_its_regions_open() {
     let wal_dirs = LocalFs.list(&dir.path().join(takeover::WALS_DIR)).expect("list WALs");
     assert!(wal_dirs.is_empty(), "the split directory is retired: {wal_dirs:?}");
 
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().flush_only_when_asked().open(dir.path()).expect("reopen");
     assert_rows(&store, rows, "after the regions replayed their recovered edits");
     for region_dir in regions.values() {
         assert!(!region_dir.join(RECOVERED_EDITS_DIR).exists(), "replayed, flushed and removed");
     }
     drop(store);
-    let store = Store::open(dir.path(), options()).expect("reopen again");
+    let store = StoreBuilder::new().flush_only_when_asked().open(dir.path()).expect("reopen again");
     assert_rows(&store, rows, "after a second crash");
     store.close().expect("close");
 }
@@ -123,7 +120,7 @@ fn a_split_run_twice_and_edits_of_regions_gone_change_nothing() {
     for region_dir in named.values() {
         assert_eq!(log_split::recovered_edits(&LocalFs, region_dir).expect("list").len(), 2);
     }
-    let store = Store::open(dir.path(), options()).expect("reopen");
+    let store = StoreBuilder::new().flush_only_when_asked().open(dir.path()).expect("reopen");
     // The rows of the region that was not named are lost to this split (as
     // for a region split away, whose close flushed them); the others are
     // all there, once.
@@ -160,7 +157,8 @@ fn recovered_edits_are_closed_so_a_file_system_that_hides_unclosed_files_replays
         log_split::split(&fault, &checked, &regions).expect("split");
         takeover::retire(&fault, &f.dir, &archive, false).expect("retire");
     }
-    let store = Store::open(dir.path(), StoreOptions { fs: Arc::new(fault.clone()), ..options() }).expect("reopen");
+    let store =
+        StoreBuilder::new().flush_only_when_asked().fs(Arc::new(fault.clone())).open(dir.path()).expect("reopen");
     assert_rows(&store, rows, "after replaying edits written through a file system hiding unclosed files");
     store.close().expect("close");
 }
