@@ -157,3 +157,17 @@ pub(crate) fn setup(policy: &'static str) -> impl Strategy<Value = Setup> {
 pub(crate) fn case(policy: &'static str) -> impl Strategy<Value = (Setup, Vec<Op>)> {
     (setup(policy), vec(op(), 1..=MAX_OPS))
 }
+
+/// A case of any memstore policy.
+pub(crate) fn any_policy_case() -> impl Strategy<Value = (Setup, Vec<Op>)> {
+    select(&["none", "basic", "eager", "adaptive:0.5"][..]).prop_flat_map(case)
+}
+
+/// The share of operations after which a power cut is checked.
+const POWER_CUT_CHANCE: f64 = 0.3;
+
+/// Whether a power cut is checked after each operation (by index; longer
+/// than any sequence).
+pub(crate) fn power_cuts() -> impl Strategy<Value = Vec<bool>> {
+    vec(prop::bool::weighted(POWER_CUT_CHANCE), MAX_OPS)
+}

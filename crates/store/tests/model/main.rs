@@ -99,6 +99,14 @@
 //! (`SyncWal` fsyncs are then cheap). `PROPTEST_CASES` overrides the number
 //! of cases, for a longer soak.
 //!
+//! `power_cuts_on_a_mem_fs_lose_no_acknowledged_write` runs the sequences
+//! with the store on `store::testing::MemFs` and cuts the power after
+//! random operations: a second store opens on a crash clone of the file
+//! system, taken while the first still runs, and must hold exactly what the
+//! model holds (every acknowledged write, as the table syncs its WAL before
+//! acknowledging); the first goes on untouched. A `Crash` there is such a
+//! cut too, and the sequence goes on with the store recovered from it.
+//!
 //! `the_model_holds_with_the_store_on_hdfs` (ignored by default; `.ci/run`
 //! runs it) runs the same sequences with the store on a real mini HDFS,
 //! where a crash is a process death: the client is severed without closing
@@ -129,7 +137,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use proptest::sample::select;
 use proptest::test_runner::TestCaseError;
 use store::fs::{FileSystem, HdfsFs, LocalFs};
 use store::storefile::BloomType;
@@ -139,7 +146,7 @@ use crate::concurrent::{
     CONC_ROUNDS, CONC_ROWS_PER_WRITER, CONC_TIMEOUT, CONC_WRITERS, ConcRow, ConcShared, ConcTotals, conc_check_final,
     conc_descriptor, conc_options, conc_round, conc_row,
 };
-use crate::generator::case;
+use crate::generator::{any_policy_case, case, power_cuts};
 use crate::harness::{Harness, range, replay, run, run_at, run_checked};
 use crate::ops::{Change, Expect, OVERSIZED, Op, ROWS, ScanSpec, TABLE, get_all, put, write};
 use crate::root::{Root, TMPFS, temp_dir};
@@ -151,12 +158,20 @@ const CASES: u32 = 256;
 const DISK_CASES: u32 = 48;
 /// Sequences of the model test on the mini HDFS (every call a round trip).
 const HDFS_CASES: u32 = 64;
+/// Sequences of the power-cut test on `MemFs`: all in memory, as cheap as
+/// the tmpfs runs although each cut recovers a second store.
+const MEM_FS_CASES: u32 = 256;
+
 /// `CASES` per test (`DISK_CASES` without a tmpfs), unless `PROPTEST_CASES`
 /// asks for another number (a longer soak). Failures are kept as explicit
 /// regression tests below, not in files.
 fn config() -> ProptestConfig {
-    let default = if std::path::Path::new(TMPFS).is_dir() { CASES } else { DISK_CASES };
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    config_of(if std::path::Path::new(TMPFS).is_dir() { CASES } else { DISK_CASES })
+}
+
+/// `cases` sequences, unless `PROPTEST_CASES` says otherwise.
+fn config_of(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases);
     ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
 }
 
@@ -184,6 +199,21 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config_of(MEM_FS_CASES))]
+
+    /// The model test with the store on a file system in memory, and power
+    /// cuts: after random operations a second store opens on a crash clone
+    /// of the file system, taken while the first runs, and must hold every
+    /// acknowledged write ([`Harness::check_power_cut`]); a `Crash` there
+    /// goes on with the store recovered from such a cut.
+    #[test]
+    fn power_cuts_on_a_mem_fs_lose_no_acknowledged_write(((setup, ops), cuts) in (any_policy_case(), power_cuts())) {
+        let (root, path) = Root::mem();
+        run_at(&setup, &ops, root, path, |i, h| if cuts[i] { h.check_power_cut() } else { Ok(()) })?;
+    }
+}
+
 /// The model test with the store on a real HDFS: a MiniDFSCluster with 3
 /// DataNodes (`hdfs/minicluster`), `HDFS_CASES` sequences of every policy
 /// (or `PROPTEST_CASES`), each in a directory of its own. A crash there is a
@@ -198,11 +228,9 @@ fn the_model_holds_with_the_store_on_hdfs() {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let cluster = mini_hdfs::MiniHdfs::start();
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(HDFS_CASES);
     // Shrinking a failure costs HDFS round trips too: bounded.
-    let config =
-        ProptestConfig { cases, failure_persistence: None, max_shrink_iters: 256, ..ProptestConfig::default() };
-    let strategy = select(&["none", "basic", "eager", "adaptive:0.5"][..]).prop_flat_map(case);
+    let config = ProptestConfig { max_shrink_iters: 256, ..config_of(HDFS_CASES) };
+    let strategy = any_policy_case();
     let next = AtomicUsize::new(0);
     let crashes = AtomicUsize::new(0);
     let started = std::time::Instant::now();
