@@ -180,28 +180,32 @@ impl server::cluster_authority::ClusterAuthority for ZkAuthority {
         Ok(live.iter().any(|s| s.name == name))
     }
 
-    fn catalog_entry(&self, encoded: &str) -> Result<Option<server::cluster_authority::CatalogEntry>, String> {
-        let location = cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())?;
-        Ok(location.map(|l| server::cluster_authority::CatalogEntry { server: l.server, state: l.state }))
+    fn catalog_entry(&self, encoded: &str) -> Result<Option<http_api::CatalogEntry>, String> {
+        cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())
     }
 }
 
 /// The cluster as ZooKeeper shows it, for `/status`'s `cluster`.
-fn cluster_view(zk: &cluster::zk::Zk) -> serde_json::Value {
-    let read = || -> Result<serde_json::Value, cluster::ClusterError> {
+fn cluster_view(zk: &cluster::zk::Zk) -> http_api::ClusterSeen {
+    let read = || -> Result<http_api::ClusterSeen, cluster::ClusterError> {
         let master = cluster::election::active_master(zk)?;
         let masters = zk.children(cluster::election::ELECTION)?.len();
         let servers = cluster::membership::live_servers(zk)?;
-        Ok(serde_json::json!({
-            "active_master": master.map(|m| serde_json::json!({"name": m.name, "http": m.http})),
-            "masters": masters,
-            "servers": servers
-                .iter()
-                .map(|s| serde_json::json!({"name": s.name, "thrift": s.thrift, "http": s.http}))
-                .collect::<Vec<_>>(),
-        }))
+        Ok(http_api::ClusterSeen {
+            active_master: master.map(|m| http_api::MemberAddress {
+                name: m.name,
+                thrift: String::new(),
+                http: m.http,
+            }),
+            masters,
+            servers: servers
+                .into_iter()
+                .map(|s| http_api::MemberAddress { name: s.name, thrift: s.thrift, http: s.http })
+                .collect(),
+            error: None,
+        })
     };
-    read().unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}))
+    read().unwrap_or_else(|e| http_api::ClusterSeen { error: Some(e.to_string()), ..http_api::ClusterSeen::default() })
 }
 
 pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result<()> {

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use cluster::local_zk::LocalZooKeeper;
 use common::{MasterProcess, ServerProcess};
+use http_api::RegionState;
 use server::client::{THbaseSyncClient, connect, error_message};
 use server::hbase_thrift::{ColumnDescriptor, Mutation};
 
@@ -221,19 +222,16 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
     eprintln!("the resumed server exited {:.2} s after the write was refused", exited.as_secs_f64());
 }
 
+/// `server`'s status, if it answers.
+fn server_status(server: &ServerProcess) -> Option<http_api::ServerStatus> {
+    serde_json::from_str(&http_get(server.http, "/status")?).ok()
+}
+
 /// The regions `server` reports OPEN, by table.
 fn open_tables(server: &ServerProcess) -> Vec<String> {
-    let Some(body) = http_get(server.http, "/status") else { return Vec::new() };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return Vec::new() };
-    let mut out = Vec::new();
-    for t in status["tables"].as_array().into_iter().flatten() {
-        for r in t["regions"].as_array().into_iter().flatten() {
-            if r["state"] == "OPEN" {
-                out.push(t["name"].as_str().unwrap_or_default().to_string());
-            }
-        }
-    }
-    out
+    let Some(status) = server_status(server) else { return Vec::new() };
+    let open = status.regions().filter(|(_, r)| r.state == RegionState::Open);
+    open.map(|(t, _)| t.name.clone()).collect()
 }
 
 #[test]
@@ -422,11 +420,7 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
 
 /// The encoded names of the regions `server` reports OPEN.
 fn open_regions(server: &ServerProcess) -> Vec<String> {
-    let Some(body) = http_get(server.http, "/status") else { return Vec::new() };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return Vec::new() };
-    let regions =
-        status["tables"].as_array().into_iter().flatten().flat_map(|t| t["regions"].as_array().into_iter().flatten());
-    regions.filter(|r| r["state"] == "OPEN").filter_map(|r| r["id"].as_str().map(str::to_string)).collect()
+    server_status(server).map(|s| s.open_region_ids()).unwrap_or_default()
 }
 
 /// Every row a Thrift scan returns, by key.
@@ -849,14 +843,8 @@ fn the_balancer_gives_servers_that_join_their_share_of_the_regions() {
 
 /// The tables `server` lists, with whether each is enabled.
 fn listed_tables(server: &ServerProcess) -> BTreeMap<String, bool> {
-    let Some(body) = http_get(server.http, "/status") else { return BTreeMap::new() };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return BTreeMap::new() };
-    status["tables"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["enabled"].as_bool()?)))
-        .collect()
+    let Some(status) = server_status(server) else { return BTreeMap::new() };
+    status.tables.into_iter().map(|t| (t.name, t.enabled)).collect()
 }
 
 /// Table DDL through any server holds for the whole cluster, while servers
@@ -1161,17 +1149,10 @@ fn admin_post(server: &ServerProcess, path: &str) -> String {
 }
 
 /// The ids of `table`'s regions as `server` lists them, with their states.
-fn listed_regions(server: &ServerProcess, table: &str) -> Vec<(String, String)> {
-    let Some(body) = http_get(server.http, "/status") else { return Vec::new() };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return Vec::new() };
-    let tables = status["tables"].as_array().cloned().unwrap_or_default();
-    let Some(t) = tables.iter().find(|t| t["name"] == table) else { return Vec::new() };
-    t["regions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| Some((r["id"].as_str()?.to_string(), r["state"].as_str()?.to_string())))
-        .collect()
+fn listed_regions(server: &ServerProcess, table: &str) -> Vec<(String, RegionState)> {
+    let Some(status) = server_status(server) else { return Vec::new() };
+    let Some(t) = status.table(table) else { return Vec::new() };
+    t.regions.iter().map(|r| (r.id.clone(), r.state)).collect()
 }
 
 /// A region that grows past the table's maximum size splits on its server
@@ -1200,14 +1181,12 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     let id = listed_regions(&a, "g").first().expect("g's region").0.clone();
     let answer = admin_post(&a, &format!("/admin/assign?region={id}"));
     assert!(answer.contains(" 409 "), "an assign the catalog does not record: {answer}");
-    let status: serde_json::Value =
-        serde_json::from_str(&http_get(a.http, "/status").expect("a's status")).expect("JSON");
-    let a_name = status["server"]["member"].as_str().expect("a's member name").to_string();
+    let a_name = server_status(&a).and_then(|s| s.server.member).expect("a's member name");
     let zk_client = std::sync::Arc::new(
         cluster::zk::Zk::connect(&url.parse().expect("url"), Duration::from_secs(10)).expect("ZooKeeper"),
     );
-    let mut catalog = cluster::catalog::Catalog::load(zk_client).expect("catalog");
-    catalog.record(&id, "g", Some(&a_name), "OPENING").expect("record the intent");
+    let mut catalog = cluster::catalog::MasterCatalog::load(zk_client).expect("catalog");
+    catalog.record(&id, "g", Some(&a_name), RegionState::Opening).expect("record the intent");
     let answer = admin_post(&a, &format!("/admin/assign?region={id}"));
     assert!(answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"), "{answer}");
 
@@ -1215,7 +1194,7 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     let value = vec![b'x'; 200];
     let mut written = 0;
     let split = Instant::now();
-    while listed_regions(&a, "g").iter().filter(|(_, s)| s == "OPEN").count() < 2 {
+    while listed_regions(&a, "g").iter().filter(|(_, s)| *s == RegionState::Open).count() < 2 {
         assert!(split.elapsed() < Duration::from_secs(60), "g did not split by size within 60 s");
         let batch: Vec<server::hbase_thrift::BatchMutation> = (0..100)
             .map(|i| server::hbase_thrift::BatchMutation {

@@ -213,14 +213,7 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
 
 /// The regions `server` has OPEN.
 fn open_on(server: &ServerProcess) -> Vec<String> {
-    let status = status(server);
-    let tables = status["tables"].as_array().cloned().unwrap_or_default();
-    tables
-        .iter()
-        .flat_map(|t| t["regions"].as_array().cloned().unwrap_or_default())
-        .filter(|r| r["state"] == "OPEN")
-        .filter_map(|r| r["id"].as_str().map(str::to_string))
-        .collect()
+    serde_json::from_value::<http_api::ServerStatus>(status(server)).map(|s| s.open_region_ids()).unwrap_or_default()
 }
 
 /// The master's `/status` document.

@@ -24,12 +24,8 @@ fn http_get(addr: &str, path: &str) -> Option<String> {
 
 fn opens(http: &str, table: &str) -> bool {
     let Some(body) = http_get(http, "/status") else { return false };
-    let Ok(status) = serde_json::from_str::<serde_json::Value>(&body) else { return false };
-    status["tables"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|t| t["name"] == table && t["regions"].as_array().into_iter().flatten().any(|r| r["state"] == "OPEN"))
+    let Ok(status) = serde_json::from_str::<http_api::ServerStatus>(&body) else { return false };
+    status.regions().any(|(t, r)| t.name == table && r.state == http_api::RegionState::Open)
 }
 
 #[test]

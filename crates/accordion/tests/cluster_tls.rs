@@ -76,8 +76,7 @@ fn json(access: &PeerAccess, http: SocketAddr, path: &str) -> serde_json::Value 
 
 fn open_regions(access: &PeerAccess, server: &ServerProcess) -> usize {
     let status = json(access, server.http, "/status");
-    let tables = status["tables"].as_array().into_iter().flatten();
-    tables.flat_map(|t| t["regions"].as_array().into_iter().flatten()).filter(|r| r["state"] == "OPEN").count()
+    serde_json::from_value::<http_api::ServerStatus>(status).map_or(0, |s| s.open_regions().count())
 }
 
 fn client(addr: SocketAddr, config: &Arc<rustls::ClientConfig>) -> ThriftClient {

@@ -34,6 +34,24 @@ pub struct EngineCounters {
 }
 
 impl EngineCounters {
+    /// The counters a store's totals hold (an in-process store's, or a
+    /// server's from its `/status`); WAL sync latency is not among them.
+    pub fn from_totals(t: &store::metrics::StoreTotals) -> EngineCounters {
+        EngineCounters {
+            flushes: t.disk_flushes,
+            inmemory_flushes: t.inmemory_flushes,
+            merges: t.merges,
+            inmemory_compactions: t.inmemory_compactions,
+            compactions: t.disk_compactions,
+            wal_files: t.wal_files_created,
+            bytes_wal: t.wal_bytes,
+            bytes_flushed: t.bytes_flushed,
+            bytes_compacted: t.bytes_compacted,
+            user_bytes: t.user_bytes,
+            ..EngineCounters::default()
+        }
+    }
+
     /// What was counted since `before` (the server-side counters of the
     /// engines that read them before and after a run).
     pub fn since(&self, before: &EngineCounters) -> EngineCounters {
@@ -168,16 +186,7 @@ impl Engine for AccordionEngine {
             wal_syncs: sync.rounds,
             wal_sync_p50_us: has_syncs.then_some(sync.p50_us),
             wal_sync_p99_us: has_syncs.then_some(sync.p99_us),
-            flushes: t.disk_flushes,
-            inmemory_flushes: t.inmemory_flushes,
-            merges: t.merges,
-            inmemory_compactions: t.inmemory_compactions,
-            compactions: t.disk_compactions,
-            wal_files: t.wal_files_created,
-            bytes_wal: t.wal_bytes,
-            bytes_flushed: t.bytes_flushed,
-            bytes_compacted: t.bytes_compacted,
-            user_bytes: t.user_bytes,
+            ..EngineCounters::from_totals(&t)
         }
     }
 

@@ -1,6 +1,7 @@
-//! `Catalog`: the active master's durable region → server map, HBase's
+//! `MasterCatalog`: the active master's durable region → server map, HBase's
 //! `hbase:meta` locations, kept in ZooKeeper: one persistent znode
-//! `regions/<region id>` per region, holding a [`Location`] as JSON.
+//! `regions/<region id>` per region, holding an `http_api::CatalogEntry`
+//! as JSON.
 //!
 //! Why the master needs it: the servers' statuses say what each live server
 //! holds now, and say nothing about a server that died or cannot be read.
@@ -46,30 +47,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+use http_api::{CatalogEntry, RegionState};
 
 use crate::error::{ClusterError, Result};
 use crate::zk::Zk;
 
 /// The znode (under the cluster root) whose children are the regions.
 pub const REGIONS: &str = "regions";
-
-/// The state of a region an operator closed (see the module doc).
-pub const CLOSED: &str = "CLOSED";
-
-/// Where the master put one region.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Location {
-    pub table: String,
-    /// The server the region is on or going to; `None`: on none.
-    pub server: Option<String>,
-    /// OPENING, OPEN, CLOSING, SPLITTING, MERGING (as a server reports
-    /// them), OFFLINE, or CLOSED (closed by an operator, `server` the one
-    /// it was closed on).
-    pub state: String,
-    /// When this was recorded (ms since the epoch).
-    pub at_ms: u64,
-}
 
 /// Where catalog entries are kept: ZooKeeper in a cluster; a map in the
 /// assignment pass's unit tests.
@@ -106,7 +90,7 @@ impl CatalogStore for Zk {
 /// server checks an assign call against it). `None`: no entry. Synced
 /// first, so that the master's write just before its call is seen even
 /// through another ZooKeeper server.
-pub fn location(zk: &Zk, region: &str) -> Result<Option<Location>> {
+pub fn location(zk: &Zk, region: &str) -> Result<Option<CatalogEntry>> {
     zk.ping()?;
     let Some(data) = zk.get(&format!("{REGIONS}/{region}"))? else { return Ok(None) };
     serde_json::from_slice(&data).map(Some).map_err(|e| ClusterError::Malformed {
@@ -118,14 +102,14 @@ pub fn location(zk: &Zk, region: &str) -> Result<Option<Location>> {
 
 /// The catalog as the master holds it: every entry, read once when it
 /// became active and kept in step with each write.
-pub struct Catalog {
+pub struct MasterCatalog {
     store: Arc<dyn CatalogStore>,
-    entries: BTreeMap<String, Location>,
+    entries: BTreeMap<String, CatalogEntry>,
 }
 
-impl std::fmt::Debug for Catalog {
+impl std::fmt::Debug for MasterCatalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catalog").field("entries", &self.entries).finish()
+        f.debug_struct("MasterCatalog").field("entries", &self.entries).finish()
     }
 }
 
@@ -133,13 +117,13 @@ pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-impl Catalog {
+impl MasterCatalog {
     /// Reads every entry. A malformed entry is reported and left out (the
     /// next reconciling pass writes it again); it does not stop the master.
-    pub fn load(store: Arc<dyn CatalogStore>) -> Result<Catalog> {
+    pub fn load(store: Arc<dyn CatalogStore>) -> Result<MasterCatalog> {
         let mut entries = BTreeMap::new();
         for (id, data) in store.list()? {
-            match serde_json::from_slice::<Location>(&data) {
+            match serde_json::from_slice::<CatalogEntry>(&data) {
                 Ok(location) => {
                     entries.insert(id, location);
                 }
@@ -149,14 +133,14 @@ impl Catalog {
                 }
             }
         }
-        Ok(Catalog { store, entries })
+        Ok(MasterCatalog { store, entries })
     }
 
-    pub fn get(&self, region: &str) -> Option<&Location> {
+    pub fn get(&self, region: &str) -> Option<&CatalogEntry> {
         self.entries.get(region)
     }
 
-    pub fn entries(&self) -> &BTreeMap<String, Location> {
+    pub fn entries(&self) -> &BTreeMap<String, CatalogEntry> {
         &self.entries
     }
 
@@ -167,7 +151,7 @@ impl Catalog {
 
     /// Records `region` of `table` on `server` in `state`, durably, unless
     /// that is what the catalog already says.
-    pub fn record(&mut self, region: &str, table: &str, server: Option<&str>, state: &str) -> Result<()> {
+    pub fn record(&mut self, region: &str, table: &str, server: Option<&str>, state: RegionState) -> Result<()> {
         if let Some(l) = self.entries.get(region)
             && l.table == table
             && l.server.as_deref() == server
@@ -175,8 +159,7 @@ impl Catalog {
         {
             return Ok(());
         }
-        let location =
-            Location { table: table.into(), server: server.map(str::to_string), state: state.into(), at_ms: now_ms() };
+        let location = CatalogEntry { table: table.into(), server: server.map(str::to_string), state, at_ms: now_ms() };
         self.store.write(region, &serde_json::to_vec(&location).expect("a location serialises"))?;
         self.entries.insert(region.to_string(), location);
         Ok(())
@@ -227,14 +210,14 @@ pub(crate) mod tests {
     #[test]
     fn entries_are_written_through_and_read_back_by_the_next_master() {
         let store = Arc::new(MemoryStore::default());
-        let mut catalog = Catalog::load(store.clone()).expect("load");
-        catalog.record("01", "t", Some("a"), "OPENING").expect("record");
-        catalog.record("01", "t", Some("a"), "OPEN").expect("record");
-        catalog.record("02", "t", None, "OFFLINE").expect("record");
+        let mut catalog = MasterCatalog::load(store.clone()).expect("load");
+        catalog.record("01", "t", Some("a"), RegionState::Opening).expect("record");
+        catalog.record("01", "t", Some("a"), RegionState::Open).expect("record");
+        catalog.record("02", "t", None, RegionState::Offline).expect("record");
         store.entries.lock().expect("entries").insert("bad".into(), b"not json".to_vec());
-        let next = Catalog::load(store.clone()).expect("load");
+        let next = MasterCatalog::load(store.clone()).expect("load");
         assert_eq!(next.entries().len(), 2, "the malformed entry is left out");
-        assert_eq!(next.get("01").map(|l| (l.server.as_deref(), l.state.as_str())), Some((Some("a"), "OPEN")));
+        assert_eq!(next.get("01").map(|l| (l.server.as_deref(), l.state)), Some((Some("a"), RegionState::Open)));
         assert_eq!(next.tables(), BTreeSet::from(["t".to_string()]));
         catalog.remove("02").expect("remove");
         assert!(!store.entries.lock().expect("entries").contains_key("02"));
@@ -243,12 +226,12 @@ pub(crate) mod tests {
     #[test]
     fn a_failed_write_changes_nothing_the_master_believes() {
         let store = Arc::new(MemoryStore::default());
-        let mut catalog = Catalog::load(store.clone()).expect("load");
-        catalog.record("01", "t", Some("a"), "OPEN").expect("record");
+        let mut catalog = MasterCatalog::load(store.clone()).expect("load");
+        catalog.record("01", "t", Some("a"), RegionState::Open).expect("record");
         store.fail_writes.store(true, std::sync::atomic::Ordering::Relaxed);
-        assert!(catalog.record("01", "t", Some("b"), "OPENING").is_err());
+        assert!(catalog.record("01", "t", Some("b"), RegionState::Opening).is_err());
         assert_eq!(catalog.get("01").and_then(|l| l.server.as_deref()), Some("a"));
         // An unchanged record writes nothing, so it cannot fail.
-        catalog.record("01", "t", Some("a"), "OPEN").expect("unchanged");
+        catalog.record("01", "t", Some("a"), RegionState::Open).expect("unchanged");
     }
 }

@@ -74,7 +74,7 @@ impl std::fmt::Debug for Admit {
 /// and when its caller stops waiting (a call past that is not run: its
 /// caller was told it timed out and may have asked again).
 struct Queued {
-    call: crate::operator::OperatorCall,
+    call: http_api::OperatorCall,
     reply: std::sync::mpsc::Sender<crate::operator::Answer>,
     deadline: Instant,
 }
@@ -113,7 +113,7 @@ pub struct MasterView {
     pub events: Vec<Event>,
     /// The catalog, by region id (active master only): where the master
     /// put each region (`catalog.rs`).
-    pub catalog: std::collections::BTreeMap<String, crate::catalog::Location>,
+    pub catalog: std::collections::BTreeMap<String, http_api::CatalogEntry>,
     /// What the cluster's members share (`cluster_config.rs`; active
     /// master only).
     pub config: Option<crate::cluster_config::ClusterConfig>,
@@ -347,7 +347,7 @@ fn poll_loads(
     let mut tracker = LoadTracker::default();
     let mut memory = crate::assignment::PassMemory::default();
     // Loaded when this master becomes active (see `catalog.rs`).
-    let mut catalog: Option<crate::catalog::Catalog> = None;
+    let mut catalog: Option<crate::catalog::MasterCatalog> = None;
     // The first run comes a period after this master becomes active.
     let mut balanced_at: Option<Instant> = None;
     while !stop.load(Ordering::Acquire) {
@@ -358,7 +358,7 @@ fn poll_loads(
         match role {
             Role::Active => {
                 if catalog.is_none() {
-                    match crate::catalog::Catalog::load(zk.clone()) {
+                    match crate::catalog::MasterCatalog::load(zk.clone()) {
                         Ok(c) => {
                             let servers: std::collections::BTreeSet<_> =
                                 c.entries().values().filter_map(|l| l.server.clone()).collect();
@@ -400,7 +400,8 @@ fn poll_loads(
                         record(view, format!("operator {call:?}: not run, its caller stopped waiting"));
                         continue;
                     }
-                    let answer = crate::operator::run(&call, &servers, &docs, catalog);
+                    let answer =
+                        crate::operator::run(&call, &servers, &docs, &crate::assignment::HttpRegionServers, catalog);
                     record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
                     let _ = reply.send(answer);
                     ran = true;
@@ -479,9 +480,9 @@ fn operator_call(
         return;
     }
     let (path, query) = request.url().split_once('?').unwrap_or((request.url(), ""));
-    let call = match crate::operator::parse(&path["/admin/".len()..], query) {
+    let call = match http_api::OperatorCall::parse(&path["/admin/".len()..], query) {
         Ok(call) => call,
-        Err((code, why)) => return answer(request, code, why),
+        Err(e) => return answer(request, e.status, e.message),
     };
     let (calls, changed) = (calls.clone(), changed.clone());
     let spawned = std::thread::Builder::new().name("master-operator".into()).spawn(move || {
@@ -560,7 +561,7 @@ fn page(v: &MasterView) -> String {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.region),
             escape(&r.table),
-            escape(&r.state),
+            r.state.name(),
             escape(r.server.as_deref().unwrap_or("–"))
         ));
     }
@@ -574,7 +575,7 @@ fn page(v: &MasterView) -> String {
             escape(id),
             escape(&l.table),
             escape(l.server.as_deref().unwrap_or("–")),
-            escape(&l.state)
+            l.state.name()
         ));
     }
     let mut events = String::new();

@@ -23,22 +23,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::assignment::{Listed, SLOW_CALL, encode, regions};
-use crate::catalog::{CLOSED, Catalog};
-use crate::membership::ServerInfo;
-use crate::server_load::request;
+use http_api::{OperatorCall, RegionServerCall, RegionState, ServerStatus};
 
-/// What an operator asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OperatorCall {
-    /// Close the region where it is open and open it on `to` (by server
-    /// name), or on the least loaded other server.
-    Move { region: String, to: Option<String> },
-    /// Close the region; it stays closed until assigned.
-    Unassign { region: String },
-    /// Open a region no server holds, on `to` or the least loaded server.
-    Assign { region: String, to: Option<String> },
-}
+use crate::assignment::plan::{Listed, Listing};
+use crate::assignment::{RegionServers, SLOW_CALL};
+use crate::catalog::MasterCatalog;
+use crate::membership::ServerInfo;
 
 /// A result, or an HTTP status and why the call was refused.
 pub type Refusable<T> = Result<T, (u16, String)>;
@@ -50,72 +40,31 @@ fn refused(code: u16, why: impl Into<String>) -> (u16, String) {
     (code, why.into())
 }
 
-/// Parses admin call `call` (the path after `/admin/`) with its query.
-pub fn parse(call: &str, query: &str) -> Result<OperatorCall, (u16, String)> {
-    let mut region = None;
-    let mut server = None;
-    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        let v = percent_encoding::percent_decode_str(v)
-            .decode_utf8()
-            .map_err(|_| refused(400, format!("{k}: not valid percent-encoded UTF-8")))?
-            .into_owned();
-        match k {
-            "region" => region = Some(v),
-            "server" => server = Some(v).filter(|s| !s.is_empty()),
-            other => return Err(refused(400, format!("unknown parameter {other:?}"))),
-        }
-    }
-    let region = region.filter(|r| !r.is_empty()).ok_or_else(|| refused(400, "region= is required"))?;
-    // Encoded region names are hex digits; nothing else reaches a path.
-    if !region.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(refused(400, format!("{region:?} is not an encoded region name")));
-    }
-    Ok(match call {
-        "move" => OperatorCall::Move { region, to: server },
-        "unassign" if server.is_none() => OperatorCall::Unassign { region },
-        "unassign" => return Err(refused(400, "unassign takes no server=")),
-        "assign" => OperatorCall::Assign { region, to: server },
-        other => return Err(refused(404, format!("no admin call {other:?} on the master"))),
-    })
-}
-
 /// Where a region is, from every serving server's status.
 struct Placement {
     listed: Listed,
     /// The server holding it and its state there (OPEN preferred).
-    holder: Option<(String, String)>,
+    holder: Option<(String, RegionState)>,
     /// Open regions per serving server.
     open: HashMap<String, usize>,
     /// Some server lists its table disabled.
     disabled: bool,
 }
 
-fn place(region: &str, serving: &[&ServerInfo], docs: &HashMap<String, serde_json::Value>) -> Refusable<Placement> {
-    let mut found: Option<Listed> = None;
-    let mut holder: Option<(String, String)> = None;
-    let mut open = HashMap::new();
-    let mut listings = Vec::new();
-    for s in serving {
-        let doc = docs.get(&s.name).ok_or_else(|| {
-            refused(503, format!("the status of region server {} could not be read; try again", s.name))
-        })?;
-        let listed = regions(doc);
-        open.insert(s.name.clone(), listed.values().filter(|l| l.state == "OPEN").count());
-        if let Some(l) = listed.get(region) {
-            if l.state != "OFFLINE" && holder.as_ref().is_none_or(|(_, state)| state != "OPEN") {
-                holder = Some((s.name.clone(), l.state.clone()));
-            }
-            found.get_or_insert_with(|| l.clone());
-        }
-        listings.push(listed);
+fn place(region: &str, serving: &[&ServerInfo], statuses: &HashMap<String, ServerStatus>) -> Refusable<Placement> {
+    if let Some(s) = serving.iter().find(|s| !statuses.contains_key(&s.name)) {
+        return Err(refused(503, format!("the status of region server {} could not be read; try again", s.name)));
     }
-    // Disabled on any server: a DDL in progress there.
-    let disabled = found
-        .as_ref()
-        .is_some_and(|f| listings.iter().flat_map(|l| l.values()).any(|l| l.table == f.table && !l.enabled));
-    let listed = found.ok_or_else(|| refused(404, format!("no region {region} in the cluster")))?;
-    Ok(Placement { listed, holder, open, disabled })
+    let listing = Listing::of(serving, statuses);
+    let listed =
+        listing.all.get(region).cloned().ok_or_else(|| refused(404, format!("no region {region} in the cluster")))?;
+    Ok(Placement {
+        // Disabled on any server: a DDL in progress there.
+        disabled: listing.disabled.contains(&listed.table),
+        holder: listing.holders.get(region).cloned(),
+        open: listing.open.into_iter().collect(),
+        listed,
+    })
 }
 
 /// The server named `to`, which must be serving; or the serving server
@@ -146,21 +95,19 @@ fn target<'a>(
     }
 }
 
-/// Runs `call` against the live servers `live` (with their statuses
-/// `docs`, read in this iteration), recording each step in `catalog`.
+/// Runs `call` against the live servers `live` (with their `statuses`,
+/// read in this iteration) through `servers`, recording each step in
+/// `catalog`.
 pub fn run(
     call: &OperatorCall,
     live: &[ServerInfo],
-    docs: &HashMap<String, serde_json::Value>,
-    catalog: &mut Catalog,
+    statuses: &HashMap<String, ServerStatus>,
+    servers: &dyn RegionServers,
+    catalog: &mut MasterCatalog,
 ) -> Answer {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
-    let region = match call {
-        OperatorCall::Move { region, .. } | OperatorCall::Unassign { region } | OperatorCall::Assign { region, .. } => {
-            region
-        }
-    };
-    let p = place(region, &serving, docs)?;
+    let region = call.region();
+    let p = place(region, &serving, statuses)?;
     if p.disabled {
         return Err(refused(409, format!("table {} is disabled (or being altered) on some server", p.listed.table)));
     }
@@ -172,13 +119,13 @@ pub fn run(
     match call {
         OperatorCall::Move { .. } | OperatorCall::Unassign { .. } => {
             let (from, state) = p.holder.clone().ok_or_else(|| refused(409, format!("region {region} is not open")))?;
-            if state != "OPEN" {
+            if state != RegionState::Open {
                 return Err(refused(409, format!("region {region} is {state} on {from}; try again once it settles")));
             }
             // The catalog must agree (an intent of an earlier call or pass
             // not yet carried out means the region is in transition).
             if let Some(l) = &recorded
-                && (l.server.as_deref() != Some(from.as_str()) || l.state != "OPEN")
+                && !l.is(RegionState::Open, &from)
             {
                 return Err(refused(
                     409,
@@ -195,14 +142,15 @@ pub fn run(
                 OperatorCall::Move { to, .. } => Some(target(to.as_deref(), &serving, &p.open, Some(&from))?),
                 _ => None,
             };
-            let closing = if to.is_some() { "CLOSING" } else { CLOSED };
+            let closing = if to.is_some() { RegionState::Closing } else { RegionState::Closed };
             catalog.record(region, &table, Some(&from), closing).map_err(|e| fail("recording the close", e))?;
-            request(&from_info.http, "POST", &format!("/admin/unassign?region={}", encode(region)), SLOW_CALL)
+            servers
+                .call(from_info, &RegionServerCall::Unassign { region: region.to_string() }, SLOW_CALL)
                 .map_err(|e| refused(502, format!("closing region {region} on {from} failed: {e}")))?;
             let Some(to) = to else {
                 return Ok(format!("closed region {region} of {table} on {from}; it stays closed until assigned"));
             };
-            open_on(catalog, region, &table, to).map(|()| {
+            open_on(servers, catalog, region, &table, to).map(|()| {
                 format!("moved region {region} of {table} from {from} to {} ({:.2} s)", to.name, secs(started))
             })
         }
@@ -212,7 +160,7 @@ pub fn run(
             }
             // An open on its way (recorded, not yet listed) counts as held.
             if let Some(l) = &recorded
-                && l.state == "OPENING"
+                && l.state == RegionState::Opening
                 && l.server.as_deref().is_some_and(|s| serving.iter().any(|x| x.name == s))
             {
                 return Err(refused(
@@ -221,7 +169,7 @@ pub fn run(
                 ));
             }
             let to = target(to.as_deref(), &serving, &p.open, None)?;
-            open_on(catalog, region, &table, to)
+            open_on(servers, catalog, region, &table, to)
                 .map(|()| format!("assigned region {region} of {table} to {} ({:.2} s)", to.name, secs(started)))
         }
     }
@@ -234,38 +182,19 @@ fn secs(since: Instant) -> f64 {
 /// Records `region` OPENING on `to`, asks `to` to open it, records it OPEN.
 /// A failed open leaves it OPENING there; the next pass takes it as
 /// unassigned once the grace for an open in flight has passed.
-fn open_on(catalog: &mut Catalog, region: &str, table: &str, to: &ServerInfo) -> Refusable<()> {
+fn open_on(
+    servers: &dyn RegionServers,
+    catalog: &mut MasterCatalog,
+    region: &str,
+    table: &str,
+    to: &ServerInfo,
+) -> Refusable<()> {
     catalog
-        .record(region, table, Some(&to.name), "OPENING")
+        .record(region, table, Some(&to.name), RegionState::Opening)
         .map_err(|e| refused(503, format!("recording region {region} opening on {}: {e}", to.name)))?;
-    request(&to.http, "POST", &format!("/admin/assign?region={}", encode(region)), SLOW_CALL)
+    servers
+        .call(to, &RegionServerCall::Assign { region: region.to_string() }, SLOW_CALL)
         .map_err(|e| refused(502, format!("opening region {region} on {} failed: {e}", to.name)))?;
-    let _ = catalog.record(region, table, Some(&to.name), "OPEN");
+    let _ = catalog.record(region, table, Some(&to.name), RegionState::Open);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn calls_are_parsed_and_hostile_queries_refused() {
-        assert_eq!(
-            parse("move", "region=0a1B&server=h%2C1%2C2"),
-            Ok(OperatorCall::Move { region: "0a1B".into(), to: Some("h,1,2".into()) })
-        );
-        assert_eq!(parse("unassign", "region=ff"), Ok(OperatorCall::Unassign { region: "ff".into() }));
-        assert_eq!(parse("assign", "region=ff&server="), Ok(OperatorCall::Assign { region: "ff".into(), to: None }));
-        for (call, query, code) in [
-            ("move", "", 400),
-            ("move", "region=..%2F..", 400),
-            ("move", "region=ab%2", 400),
-            ("move", "region=%FF", 400),
-            ("move", "region=ab&evil=1", 400),
-            ("unassign", "region=ab&server=x", 400),
-            ("split", "region=ab", 404),
-        ] {
-            assert_eq!(parse(call, query).map_err(|(c, _)| c), Err(code), "{call}?{query}");
-        }
-    }
 }

@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+use http_api::ServerStatus;
 use serde::Serialize;
 
 use crate::membership::ServerInfo;
@@ -43,15 +44,12 @@ pub struct LoadTracker {
 impl LoadTracker {
     /// Reads every serving server's status; forgets servers no longer
     /// listed. Returns each one's load and the status documents read.
-    pub fn poll(
-        &mut self,
-        servers: &[ServerInfo],
-    ) -> (HashMap<String, ServerLoad>, HashMap<String, serde_json::Value>) {
+    pub fn poll(&mut self, servers: &[ServerInfo]) -> (HashMap<String, ServerLoad>, HashMap<String, ServerStatus>) {
         self.last.retain(|name, _| servers.iter().any(|s| &s.name == name));
         let mut out = HashMap::new();
         let mut docs = HashMap::new();
         for s in servers.iter().filter(|s| s.is_serving()) {
-            let load = match read_status(&s.http) {
+            let load = match read_status(&s.http, STATUS_TIMEOUT) {
                 Ok(status) => {
                     let (regions, memstore_bytes, requests) = summarise(&status);
                     let now = Instant::now();
@@ -72,27 +70,23 @@ impl LoadTracker {
 }
 
 /// Regions, memstore bytes and requests (puts + gets + scans) of a
-/// server's `/status` document.
-fn summarise(status: &serde_json::Value) -> (u64, u64, u64) {
-    let mut regions = 0;
-    let mut memstore = 0;
-    for table in status["tables"].as_array().into_iter().flatten() {
-        // Regions the server serves (in a cluster every server lists every
-        // region; those held elsewhere are OFFLINE).
-        for region in table["regions"].as_array().into_iter().flatten().filter(|r| r["state"] == "OPEN") {
-            regions += 1;
-            memstore += region["memstore_data_bytes"].as_u64().unwrap_or(0);
-        }
-    }
-    let totals = &status["totals"];
-    let requests = ["puts", "gets", "scans"].iter().map(|k| totals[*k].as_u64().unwrap_or(0)).sum();
-    (regions, memstore, requests)
+/// server's status.
+fn summarise(status: &ServerStatus) -> (u64, u64, u64) {
+    // Regions the server serves (in a cluster every server lists every
+    // region; those held elsewhere are OFFLINE).
+    let open: Vec<_> = status.open_regions().collect();
+    let memstore = open.iter().map(|r| r.memstore_data_bytes).sum();
+    let t = &status.totals;
+    (open.len() as u64, memstore, t.puts + t.gets + t.scans)
 }
 
+/// How long the master waits for a server's status when it polls.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// `GET /status` of a server's HTTP address, parsed.
-fn read_status(http: &str) -> Result<serde_json::Value, String> {
-    let body = request(http, "GET", "/status", Duration::from_secs(2))?;
-    serde_json::from_str(&body).map_err(|e| format!("{http}: status is not JSON: {e}"))
+pub(crate) fn read_status(http: &str, timeout: Duration) -> Result<ServerStatus, String> {
+    let body = request(http, "GET", "/status", timeout)?;
+    serde_json::from_str(&body).map_err(|e| format!("{http}: not a status document: {e}"))
 }
 
 /// The token the region servers' admin calls need (`admin_token_file`), sent
@@ -156,13 +150,24 @@ mod tests {
 
     #[test]
     fn a_status_document_is_summarised() {
-        let status = serde_json::json!({
-            "totals": {"puts": 10, "gets": 5, "scans": 1},
-            "tables": [
-                {"name": "a", "regions": [{"state": "OPEN", "memstore_data_bytes": 100}, {"state": "OPEN", "memstore_data_bytes": 50}]},
-                {"name": "b", "regions": [{"state": "OPEN", "memstore_data_bytes": 7}, {"state": "OFFLINE", "memstore_data_bytes": 0}]}
-            ]
-        });
+        use http_api::{RegionState, RegionStatus, TableStatus};
+        let region = |state, bytes| RegionStatus { memstore_data_bytes: bytes, ..RegionStatus::listed("r", state) };
+        let mut status = ServerStatus {
+            tables: vec![
+                TableStatus {
+                    name: "a".into(),
+                    enabled: true,
+                    regions: vec![region(RegionState::Open, 100), region(RegionState::Open, 50)],
+                },
+                TableStatus {
+                    name: "b".into(),
+                    enabled: true,
+                    regions: vec![region(RegionState::Open, 7), region(RegionState::Offline, 9)],
+                },
+            ],
+            ..ServerStatus::default()
+        };
+        (status.totals.puts, status.totals.gets, status.totals.scans) = (10, 5, 1);
         assert_eq!(summarise(&status), (3, 157, 16));
     }
 }

@@ -6,16 +6,19 @@
 //! settings, or add it with the server's defaults for what is not given)
 //! and `alter?table=T&delete=F` (remove family F and its data); in a
 //! cluster, `sync_table?table=T` (take another server's DDL of T from the
-//! root). Parameters are
+//! root), `refresh` and `recover?server=NAME`. Parameters are
 //! percent-encoded bytes (row keys may be binary); regions are named by
-//! their encoded name, as in HBase's shell.
+//! their encoded name, as in HBase's shell. The calls the master and peers
+//! make (assign, unassign, recover, sync_table, refresh) are typed in
+//! `http_api::RegionServerCall`, which both sides use.
 //!
 //! Answers: 200 with a line saying what was done; 400 for a missing or bad
 //! parameter or a refused request (not adjacent, not closed, ...); 404 for
 //! an unknown table, region or call; 409 for a region that is not serving; 500 for
 //! a store failure.
 
-use store::{FamilyDescriptor, Store, StoreError, TableDescriptor};
+use http_api::RegionServerCall;
+use store::{FamilyDescriptor, RegionState, Store, StoreError, TableDescriptor};
 
 use crate::cluster_authority::ClusterAuthority;
 
@@ -57,6 +60,12 @@ pub fn respond(
     call: &str,
     query: &str,
 ) -> Response {
+    if let Some(parsed) = RegionServerCall::parse(call, query) {
+        return match parsed {
+            Ok(call) => region_server_call(store, router, authority, call).unwrap_or_else(|e| e),
+            Err(e) => (e.message + "\n", "text/plain", e.status),
+        };
+    }
     let run = || -> Result<Response, Response> {
         Ok(match call {
             "flush" => {
@@ -76,23 +85,6 @@ pub fn respond(
                          row, is not open, or still reads through references"
                         .to_string())
                 }
-            }
-            "unassign" => {
-                let region = text_param(query, "region")?;
-                if store.member_name().is_some() {
-                    intended_here(store, authority, &region, &["CLOSING", "CLOSED"])?;
-                }
-                store.close_region(&region).map_err(failed)?;
-                ok(format!("closed region {region}"))
-            }
-            "assign" => {
-                let region = text_param(query, "region")?;
-                if store.member_name().is_some() {
-                    intended_here(store, authority, &region, &["OPENING"])?;
-                    open_elsewhere(router, &region)?;
-                }
-                store.open_region(&region).map_err(failed)?;
-                ok(format!("opened region {region}"))
             }
             "merge" => {
                 let (a, b) = (text_param(query, "a")?, text_param(query, "b")?);
@@ -129,40 +121,62 @@ pub fn respond(
                 altered?;
                 ok(answer)
             }
-            // Cluster mode (the master's calls): recover a dead server's
-            // WAL into recovered edits; list tables other servers created.
-            "recover" => {
-                let server = text_param(query, "server")?;
-                store::names::check_server_name(&server).map_err(failed)?;
-                if store.member_name().is_some() {
-                    let authority = authority.ok_or_else(not_joined)?;
-                    if authority.is_member(&server).map_err(unreadable)? {
-                        return Err(conflict(format!(
-                            "region server {server} is live (ZooKeeper lists it); only a dead server's WAL is \
-                             recovered"
-                        )));
-                    }
-                }
-                let summary = store.recover_server(&server).map_err(failed)?;
-                ok(format!(
-                    "recovered the WAL of {server}: {} entries for {} regions",
-                    summary.entries,
-                    summary.per_region.len()
-                ))
-            }
-            "sync_table" => {
-                let table = text_param(query, "table")?;
-                let done = store.sync_table(&table).map_err(failed)?;
-                ok(format!("{table}: {done:?}"))
-            }
-            "refresh" => {
-                let added = store.refresh_tables().map_err(failed)?;
-                ok(format!("{added} new tables"))
-            }
             other => (format!("no admin call {other:?}\n"), "text/plain", 404),
         })
     };
     run().unwrap_or_else(|e| e)
+}
+
+/// The calls the master and peers make ([`RegionServerCall`]).
+fn region_server_call(
+    store: &Store,
+    router: &crate::routing::Router,
+    authority: Option<&dyn ClusterAuthority>,
+    call: RegionServerCall,
+) -> Result<Response, Response> {
+    Ok(match call {
+        RegionServerCall::Unassign { region } => {
+            if store.member_name().is_some() {
+                intended_here(store, authority, &region, &[RegionState::Closing, RegionState::Closed])?;
+            }
+            store.close_region(&region).map_err(failed)?;
+            ok(format!("closed region {region}"))
+        }
+        RegionServerCall::Assign { region } => {
+            if store.member_name().is_some() {
+                intended_here(store, authority, &region, &[RegionState::Opening])?;
+                open_elsewhere(router, &region)?;
+            }
+            store.open_region(&region).map_err(failed)?;
+            ok(format!("opened region {region}"))
+        }
+        // Cluster mode (the master's calls): recover a dead server's WAL
+        // into recovered edits; list tables other servers created.
+        RegionServerCall::Recover { server } => {
+            if store.member_name().is_some() {
+                let authority = authority.ok_or_else(not_joined)?;
+                if authority.is_member(&server).map_err(unreadable)? {
+                    return Err(conflict(format!(
+                        "region server {server} is live (ZooKeeper lists it); only a dead server's WAL is recovered"
+                    )));
+                }
+            }
+            let summary = store.recover_server(&server).map_err(failed)?;
+            ok(format!(
+                "recovered the WAL of {server}: {} entries for {} regions",
+                summary.entries,
+                summary.per_region.len()
+            ))
+        }
+        RegionServerCall::SyncTable { table } => {
+            let done = store.sync_table(&table).map_err(failed)?;
+            ok(format!("{table}: {done:?}"))
+        }
+        RegionServerCall::Refresh => {
+            let added = store.refresh_tables().map_err(failed)?;
+            ok(format!("{added} new tables"))
+        }
+    })
 }
 
 fn conflict(message: String) -> Response {
@@ -187,14 +201,13 @@ fn intended_here(
     store: &Store,
     authority: Option<&dyn ClusterAuthority>,
     encoded: &str,
-    states: &[&str],
+    states: &[RegionState],
 ) -> Result<(), Response> {
     let authority = authority.ok_or_else(not_joined)?;
     let me = store.member_name().unwrap_or_default();
     let entry = authority.catalog_entry(encoded).map_err(unreadable)?;
     if let Some(e) = &entry
-        && e.server.as_deref() == Some(me)
-        && states.contains(&e.state.as_str())
+        && states.iter().any(|state| e.is(*state, me))
     {
         return Ok(());
     }
@@ -205,7 +218,7 @@ fn intended_here(
     Err(conflict(format!(
         "region {encoded}: the master's catalog {recorded}, not {} on this server ({me}); regions move through \
          the active master (POST /admin/move, /admin/assign or /admin/unassign on its HTTP port)",
-        states.join(" or ")
+        states.iter().map(|s| s.name()).collect::<Vec<_>>().join(" or ")
     )))
 }
 

@@ -20,14 +20,5 @@ pub trait ClusterAuthority: Send + Sync {
     fn is_member(&self, name: &str) -> Result<bool, String>;
     /// What the master's catalog records for region `encoded` (`None`: no
     /// entry).
-    fn catalog_entry(&self, encoded: &str) -> Result<Option<CatalogEntry>, String>;
-}
-
-/// A region's entry in the master's catalog.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogEntry {
-    /// The server it is on or going to.
-    pub server: Option<String>,
-    /// OPENING, OPEN, CLOSING, CLOSED, OFFLINE, ...
-    pub state: String,
+    fn catalog_entry(&self, encoded: &str) -> Result<Option<http_api::CatalogEntry>, String>;
 }

@@ -23,8 +23,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use http_api::{
+    FamilyStatus, PipelineSegment, RegionStatus, SegmentCounts, ServerSection, ServerStatus, SnapshotSegment,
+    SnapshotStatus, TableStatus,
+};
 use memstore::SegmentStats;
-use serde_json::{Value, json};
+use serde_json::json;
 use store::region::info::to_string_binary;
 
 use crate::status_source::{StatusSource, scanner_pinned};
@@ -212,13 +216,13 @@ fn health(source: &StatusSource) -> (String, &'static str, u16) {
     }
 }
 
-fn segment(stats: &SegmentStats) -> Value {
-    json!({ "cells": stats.cells, "data_bytes": stats.data_size, "index_bytes": stats.index_size })
+fn counts(stats: &SegmentStats) -> SegmentCounts {
+    SegmentCounts { cells: stats.cells, data_bytes: stats.data_size, index_bytes: stats.index_size }
 }
 
 /// The status document: server, totals, tables → regions → families with
 /// their live memstore structure, and recent flushes and compactions.
-pub fn status(source: &StatusSource) -> Value {
+pub fn status(source: &StatusSource) -> ServerStatus {
     let pinned = scanner_pinned(source);
     let wal_owners = match source.store.member_name() {
         Some(_) => source.store.wal_owners().map_err(|e| e.to_string()),
@@ -232,66 +236,84 @@ pub fn status(source: &StatusSource) -> Value {
         for region in source.store.all_regions().iter().filter(|r| r.info().table == name) {
             let info = region.info();
             let counters = m.regions.iter().find(|r| r.region == info.dir_name());
-            let families: Vec<Value> = region
+            let families = region
                 .stores()
                 .map(|s| {
                     let layout = s.memstore().layout_info();
-                    let fm = counters.and_then(|c| c.families.iter().find(|f| f.family == s.name()));
-                    json!({
-                        "family": s.name(),
-                        "policy": s.descriptor().memstore_policy,
-                        "active": segment(&layout.active),
-                        "pipeline": layout.pipeline.iter().map(|seg| json!({
-                            "id": seg.id, "layout": format!("{:?}", seg.layout), "stats": segment(&seg.stats)
-                        })).collect::<Vec<_>>(),
-                        "snapshot": layout.snapshot.as_ref().map(|(id, segs)| json!({
-                            "id": id,
-                            "segments": segs.iter().map(|seg| json!({
-                                "layout": format!("{:?}", seg.layout), "stats": segment(&seg.stats)
-                            })).collect::<Vec<_>>()
-                        })),
-                        "counters": fm,
-                    })
+                    FamilyStatus {
+                        family: s.name().to_string(),
+                        policy: s.descriptor().memstore_policy.clone(),
+                        active: counts(&layout.active),
+                        pipeline: layout
+                            .pipeline
+                            .iter()
+                            .map(|seg| PipelineSegment {
+                                id: seg.id,
+                                layout: format!("{:?}", seg.layout),
+                                stats: counts(&seg.stats),
+                            })
+                            .collect(),
+                        snapshot: layout.snapshot.as_ref().map(|(id, segs)| SnapshotStatus {
+                            id: *id,
+                            segments: segs
+                                .iter()
+                                .map(|seg| SnapshotSegment {
+                                    layout: format!("{:?}", seg.layout),
+                                    stats: counts(&seg.stats),
+                                })
+                                .collect(),
+                        }),
+                        counters: counters.and_then(|c| c.families.iter().find(|f| f.family == s.name())).cloned(),
+                    }
                 })
                 .collect();
-            regions.push(json!({
-                "id": info.dir_name(),
-                "name": info.region_name(),
-                "state": region.state().name(),
-                "start_key": to_string_binary(&info.start_key),
-                "end_key": to_string_binary(&info.end_key),
-                "memstore_data_bytes": region.memstore_data_size(),
-                "memstore_heap_bytes": region.memstore_heap_size(),
-                "files_bytes": region.files_size(),
-                "families": families,
-            }));
+            regions.push(RegionStatus {
+                id: info.dir_name(),
+                name: info.region_name(),
+                state: region.state(),
+                start_key: to_string_binary(&info.start_key),
+                end_key: to_string_binary(&info.end_key),
+                memstore_data_bytes: region.memstore_data_size(),
+                memstore_heap_bytes: region.memstore_heap_size(),
+                files_bytes: region.files_size(),
+                families,
+            });
         }
-        tables.push(json!({ "name": name, "enabled": enabled, "regions": regions }));
+        tables.push(TableStatus { name, enabled, regions });
     }
-    json!({
-        "server": {
-            "version": env!("CARGO_PKG_VERSION"),
-            "uptime_secs": source.started.elapsed().as_secs(),
-            "data_dir": source.store.dir(),
-            "thrift_addr": source.thrift_addr.to_string(),
-            "thrift": source.thrift.snapshot(),
-            "open_scanners": source.scanners.len(),
-            "scanner_pinned_bytes": pinned.bytes,
-            "scanners_busy_uncounted": pinned.busy,
-            "scanners_closed_on_disconnect": source.scanners.closed_on_disconnect(),
-            "global_memstore_limit": source.store.options().global_memstore_limit(),
+    let (wal_owners, wal_owners_error) = match wal_owners {
+        Ok(owners) => (Some(owners), None),
+        Err(e) => (None, Some(e)),
+    };
+    ServerStatus {
+        server: ServerSection {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            uptime_secs: source.started.elapsed().as_secs(),
+            data_dir: source.store.dir().to_path_buf(),
+            thrift_addr: source.thrift_addr.to_string(),
+            thrift: serde_json::to_value(source.thrift.snapshot()).unwrap_or_default(),
+            open_scanners: source.scanners.len() as u64,
+            scanner_pinned_bytes: pinned.bytes,
+            scanners_busy_uncounted: pinned.busy as u64,
+            scanners_closed_on_disconnect: source.scanners.closed_on_disconnect(),
+            global_memstore_limit: source.store.options().global_memstore_limit(),
             // Cluster mode: this server's name and the servers with a WAL
             // directory on the shared root (the master recovers the dead).
-            "member": source.store.member_name(),
-            "cluster": source.cluster.get().map(|view| view()),
-            "wal_owners": wal_owners.as_ref().ok(),
-            "wal_owners_error": wal_owners.as_ref().err(),
+            member: source.store.member_name().map(str::to_string),
+            cluster: source.cluster.get().map(|view| view()),
+            wal_owners,
+            wal_owners_error,
         },
-        "totals": m.totals,
-        "tables": tables,
-        "recent_events": source.store.recent_events(),
-        "requests": source.history.to_json(),
-    })
+        totals: m.totals,
+        tables,
+        recent_events: source
+            .store
+            .recent_events()
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap_or_default())
+            .collect(),
+        requests: source.history.to_json(),
+    }
 }
 
 const STATUS_PAGE: &str = include_str!("status.html");

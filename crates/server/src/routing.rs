@@ -310,33 +310,13 @@ impl Router {
 /// The encoded names of the regions `peer` has OPEN, from its `/status`.
 fn open_regions(access: &crate::peer_http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
     let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
-    let status: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
-    Ok(open_in_status(&status))
-}
-
-/// The encoded names of the OPEN regions a `/status` document lists.
-fn open_in_status(status: &serde_json::Value) -> Vec<String> {
-    let tables = status["tables"].as_array().into_iter().flatten();
-    tables
-        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
-        .filter(|r| r["state"] == "OPEN")
-        .filter_map(|r| r["id"].as_str().map(str::to_string))
-        .collect()
+    let status: http_api::ServerStatus = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+    Ok(status.open_region_ids())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_open_regions_are_owned() {
-        let status = serde_json::json!({"tables": [
-            {"name": "t", "regions": [{"id": "a", "state": "OPEN"}, {"id": "b", "state": "OFFLINE"}]},
-            {"name": "u", "regions": [{"id": "c", "state": "CLOSING"}, {"id": "d", "state": "OPEN"}]},
-        ]});
-        assert_eq!(open_in_status(&status), ["a", "d"]);
-        assert!(open_in_status(&serde_json::json!({})).is_empty());
-    }
 
     #[test]
     fn without_peers_nothing_is_owned_elsewhere() {
@@ -355,10 +335,17 @@ mod tests {
         let listed = regions.clone();
         std::thread::spawn(move || {
             for request in server.incoming_requests() {
-                let open: Vec<serde_json::Value> =
-                    listed.lock().iter().map(|id| serde_json::json!({"id": id, "state": "OPEN"})).collect();
-                let doc = serde_json::json!({"tables": [{"name": "t", "regions": open}]});
-                let _ = request.respond(tiny_http::Response::from_string(doc.to_string()));
+                let open = listed
+                    .lock()
+                    .iter()
+                    .map(|id| http_api::RegionStatus::listed(id, store::RegionState::Open))
+                    .collect();
+                let doc = http_api::ServerStatus {
+                    tables: vec![http_api::TableStatus { name: "t".into(), enabled: true, regions: open }],
+                    ..http_api::ServerStatus::default()
+                };
+                let json = serde_json::to_string(&doc).expect("json");
+                let _ = request.respond(tiny_http::Response::from_string(json));
             }
         });
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -9,7 +9,6 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use serde_json::Value;
 use store::Store;
 
 use crate::gate::ServingGate;
@@ -50,10 +49,9 @@ pub struct StatusSource {
     pub verified: Arc<crate::tls_relay::VerifiedPeers>,
 }
 
-/// The cluster as this server sees it, as JSON: `{"active_master": {name,
-/// http} | null, "masters": N, "servers": [{name, thrift, http}]}` or
-/// `{"error": ...}`.
-pub type ClusterView = Box<dyn Fn() -> Value + Send + Sync>;
+/// The cluster as this server reads it from ZooKeeper (the binary gives
+/// one: the server crate does not know ZooKeeper).
+pub type ClusterView = Box<dyn Fn() -> http_api::ClusterSeen + Send + Sync>;
 
 /// What open Thrift scanners pin, measured.
 pub struct ScannerPinned {

@@ -15,12 +15,12 @@
 
 use std::sync::atomic::Ordering;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::services::Services;
 use crate::table_counters::TableCounters;
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FamilyMetrics {
     pub family: String,
     pub policy: String,
@@ -72,7 +72,7 @@ pub struct TableMetrics {
 /// Totals over a store instance: the counters include replaced regions and
 /// dropped tables (they never go backwards), the levels are the live
 /// regions'.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StoreTotals {
     pub regions: u64,
     pub puts: u64,

@@ -362,17 +362,5 @@ fn create_table(root: &Path, preset: &Preset, policy: &str) -> anyhow::Result<()
 
 /// How many regions the server at `http` has open.
 fn open_regions(http: &str) -> usize {
-    let status: Option<serde_json::Value> = ureq::get(&format!("http://{http}/status"))
-        .call()
-        .ok()
-        .and_then(|mut r| r.body_mut().read_to_string().ok())
-        .and_then(|b| serde_json::from_str(&b).ok());
-    let Some(s) = status else { return 0 };
-    s["tables"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
-        .filter(|r| r["state"] == "OPEN")
-        .count()
+    bench::server_status::read_status(http).map_or(0, |s| s.open_regions().count())
 }

@@ -11,7 +11,7 @@ impl<W: Write> Shell<W> {
     /// server's.
     pub(super) fn version(&mut self, cmd: &Command) -> anyhow::Result<()> {
         Args::parse(cmd, 0, &[])?;
-        let server = self.http.status().ok().and_then(|s| s["server"]["version"].as_str().map(str::to_string));
+        let server = self.http.status().ok().map(|s| s.server.version);
         writeln!(
             self.out,
             "accordion {} (HBase Thrift v1 API); server {}",

@@ -88,14 +88,14 @@ impl HttpPort {
     }
 
     /// The server's `/status` document.
-    pub fn status(&mut self) -> anyhow::Result<serde_json::Value> {
+    pub fn status(&mut self) -> anyhow::Result<http_api::ServerStatus> {
         let addr = self.addr()?;
         get_status(&self.access, &addr, STATUS_TIMEOUT)
     }
 
     /// Another server's `/status`, at its HTTP address (a cluster's
     /// members, listed in this server's status).
-    pub fn status_of(&self, http: &str) -> anyhow::Result<serde_json::Value> {
+    pub fn status_of(&self, http: &str) -> anyhow::Result<http_api::ServerStatus> {
         get_status(&self.access, http, PROBE_TIMEOUT)
     }
 }
@@ -104,7 +104,7 @@ fn get_status(
     access: &server::peer_http::PeerAccess,
     addr: &str,
     timeout: Duration,
-) -> anyhow::Result<serde_json::Value> {
+) -> anyhow::Result<http_api::ServerStatus> {
     let body = access.request(addr, "GET", "/status", timeout).map_err(|e| anyhow!("cannot read the status: {e}"))?;
     serde_json::from_str(&body).with_context(|| format!("{addr} did not answer with a status document"))
 }
@@ -121,8 +121,8 @@ fn host_and_port(addr: &str) -> Option<(&str, u16)> {
 fn find_from_thrift(access: &server::peer_http::PeerAccess, thrift: &str) -> anyhow::Result<String> {
     let (host, thrift_port) =
         host_and_port(thrift).ok_or_else(|| anyhow!("--server {thrift:?} is not HOST:PORT; pass --http HOST:PORT"))?;
-    let serves_this = |status: &serde_json::Value| {
-        let serves = status["server"]["thrift_addr"].as_str().unwrap_or_default().to_string();
+    let serves_this = |status: &http_api::ServerStatus| {
+        let serves = status.server.thrift_addr.clone();
         (host_and_port(&serves).is_some_and(|(_, port)| port == thrift_port), serves)
     };
     let relayed = get_status(access, thrift, PROBE_TIMEOUT);

@@ -72,13 +72,9 @@ impl<W: Write> Shell<W> {
     /// In a cluster, the active master's HTTP address (`None`: standalone).
     fn active_master(&mut self, call: &str) -> anyhow::Result<Option<String>> {
         let status = self.http.status()?;
-        let cluster = &status["server"]["cluster"];
-        if cluster.is_null() {
-            return Ok(None);
-        }
-        let http = cluster["active_master"]["http"].as_str().filter(|h| !h.is_empty());
-        http.map(|h| Some(h.to_string()))
-            .ok_or_else(|| anyhow!("{call}: the cluster has no active master; regions move only through it"))
+        let Some(cluster) = status.server.cluster else { return Ok(None) };
+        let http = cluster.active_master.map(|m| m.http).filter(|h| !h.is_empty());
+        http.map(Some).ok_or_else(|| anyhow!("{call}: the cluster has no active master; regions move only through it"))
     }
 
     pub(super) fn merge_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
@@ -135,24 +131,21 @@ impl<W: Write> Shell<W> {
     pub(super) fn list_regions(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = String::from_utf8_lossy(&Args::parse(cmd, 1, &[])?.bytes(0, "table")?).into_owned();
         let status = self.http.status()?;
-        let table = status["tables"]
-            .as_array()
-            .and_then(|ts| ts.iter().find(|x| x["name"] == t.as_str()))
-            .ok_or_else(|| anyhow!("list_regions: unknown table {t:?}"))?;
+        let table = status.table(&t).ok_or_else(|| anyhow!("list_regions: unknown table {t:?}"))?;
         writeln!(
             self.out,
             "{:<18} {:<10} {:<20} {:<20} {:>12}",
             "ENCODED NAME", "STATE", "START KEY", "END KEY", "FILES (MB)"
         )?;
-        for r in table["regions"].as_array().into_iter().flatten() {
+        for r in &table.regions {
             writeln!(
                 self.out,
                 "{:<18} {:<10} {:<20} {:<20} {:>12.1}",
-                r["id"].as_str().unwrap_or_default(),
-                r["state"].as_str().unwrap_or_default(),
-                r["start_key"].as_str().unwrap_or_default(),
-                r["end_key"].as_str().unwrap_or_default(),
-                r["files_bytes"].as_f64().unwrap_or(0.0) / 1048576.0
+                r.id,
+                r.state.name(),
+                r.start_key,
+                r.end_key,
+                r.files_bytes as f64 / 1048576.0
             )?;
         }
         Ok(())
@@ -172,20 +165,20 @@ impl<W: Write> Shell<W> {
             }
         }
         let v = self.http.status()?;
-        if !v["server"]["cluster"].is_null() {
-            return self.cluster_status(&v["server"]["cluster"]);
+        if let Some(cluster) = &v.server.cluster {
+            return self.cluster_status(cluster);
         }
-        let t = &v["totals"];
-        let tables = v["tables"].as_array().map_or(0, Vec::len);
+        let t = &v.totals;
+        let tables = v.tables.len();
         writeln!(
             self.out,
             "1 active server, {} tables, {} regions, memstore {:.1} MB, {} disk flushes, {} in-memory flushes, {} compactions",
             tables,
-            t["regions"],
-            t["memstore_data_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
-            t["disk_flushes"],
-            t["inmemory_flushes"],
-            t["disk_compactions"]
+            t.regions,
+            t.memstore_data_bytes as f64 / 1048576.0,
+            t.disk_flushes,
+            t.inmemory_flushes,
+            t.disk_compactions
         )?;
         Ok(())
     }
@@ -193,37 +186,28 @@ impl<W: Write> Shell<W> {
     /// `status` of a cluster member: the active master, the live servers
     /// with their regions and memstore (each one's own `/status`), and the
     /// totals, as HBase's `status 'simple'` lists them.
-    fn cluster_status(&mut self, cluster: &serde_json::Value) -> anyhow::Result<()> {
-        if let Some(e) = cluster["error"].as_str() {
+    fn cluster_status(&mut self, cluster: &http_api::ClusterSeen) -> anyhow::Result<()> {
+        if let Some(e) = &cluster.error {
             anyhow::bail!("status: this server cannot read the cluster from ZooKeeper: {e}");
         }
-        let masters = cluster["masters"].as_u64().unwrap_or(0);
-        match cluster["active_master"].as_object() {
+        match &cluster.active_master {
             Some(m) => writeln!(
                 self.out,
                 "active master: {} (http {}), {} backup masters",
-                m.get("name").and_then(|v| v.as_str()).unwrap_or_default(),
-                m.get("http").and_then(|v| v.as_str()).unwrap_or_default(),
-                masters.saturating_sub(1)
+                m.name,
+                m.http,
+                cluster.masters.saturating_sub(1)
             )?,
             None => writeln!(self.out, "no active master")?,
         }
-        let servers = cluster["servers"].as_array().cloned().unwrap_or_default();
-        writeln!(self.out, "{} live servers", servers.len())?;
+        writeln!(self.out, "{} live servers", cluster.servers.len())?;
         let (mut regions, mut memstore) = (0u64, 0f64);
-        for s in &servers {
-            let name = s["name"].as_str().unwrap_or_default();
-            let thrift = s["thrift"].as_str().unwrap_or_default();
-            match s["http"].as_str().filter(|h| !h.is_empty()).map(|h| self.http.status_of(h)) {
+        for s in &cluster.servers {
+            let (name, thrift) = (&s.name, &s.thrift);
+            match Some(&s.http).filter(|h| !h.is_empty()).map(|h| self.http.status_of(h)) {
                 Some(Ok(status)) => {
-                    let open = status["tables"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .flat_map(|t| t["regions"].as_array().into_iter().flatten())
-                        .filter(|r| r["state"] == "OPEN")
-                        .count() as u64;
-                    let mb = status["totals"]["memstore_data_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
+                    let open = status.open_regions().count() as u64;
+                    let mb = status.totals.memstore_data_bytes as f64 / 1048576.0;
                     writeln!(self.out, "    {name} thrift {thrift}: regions={open}, memstore={mb:.1} MB")?;
                     regions += open;
                     memstore += mb;
