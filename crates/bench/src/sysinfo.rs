@@ -1,32 +1,28 @@
-//! Process CPU time and peak RSS, read from /proc (Linux).
+//! Process CPU time and peak RSS, read from /proc (Linux) through the
+//! `procfs` crate.
+//!
+//! Thread safety: stateless; every call reads `/proc/self` afresh.
 
-/// User + system CPU seconds of this process so far.
+use procfs::process::{ClearRefs, Process};
+
+/// User + system CPU seconds of this process so far (0 where `/proc`
+/// cannot be read).
 pub fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
-    // Fields after the command name (which may contain spaces) start after ')'.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // utime and stime are fields 14 and 15 of the full line (11 and 12 here).
-    (ticks(11) + ticks(12)) / 100.0
+    let Some(stat) = Process::myself().and_then(|me| me.stat()).ok() else { return 0.0 };
+    (stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64
 }
 
 /// Resets the peak RSS (VmHWM) to the current RSS, so that the next
 /// `peak_rss_bytes` is the peak of one run, not of the whole process
-/// (`echo 5 > /proc/self/clear_refs`, Linux 4.0+). Returns whether it worked.
+/// (`/proc/self/clear_refs`, Linux 4.0+). Returns whether it worked.
 pub fn reset_peak_rss() -> bool {
-    std::fs::write("/proc/self/clear_refs", b"5").is_ok()
+    Process::myself().and_then(|me| me.clear_refs(ClearRefs::PeakRSS)).is_ok()
 }
 
 /// Peak resident set size of this process in bytes (VmHWM) since it started
 /// or since the last successful `reset_peak_rss`.
 pub fn peak_rss_bytes() -> u64 {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else { return 0 };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next().and_then(|kb| kb.parse::<u64>().ok()))
-        .map_or(0, |kb| kb * 1024)
+    Process::myself().and_then(|me| me.status()).ok().and_then(|s| s.vmhwm).map_or(0, |kb| kb * 1024)
 }
 
 #[cfg(test)]

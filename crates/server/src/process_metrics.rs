@@ -1,16 +1,15 @@
 //! The process's own figures, as Prometheus client libraries export them
 //! (`process_cpu_seconds_total`, `process_resident_memory_bytes`, ...),
-//! read from `/proc/self` at each scrape. Off Linux there is no `/proc`
-//! and nothing is read.
+//! read from `/proc/self` at each scrape through the `procfs` crate (it
+//! handles the format's traps: a command name holding spaces or
+//! parentheses, the clock tick, the limits table). Off Linux there is no
+//! `/proc` and nothing is read.
 //!
 //! Thread safety: stateless; every read opens the files afresh.
 
 use std::time::Duration;
 
-/// The kernel reports times in `/proc` in USER_HZ ticks, which is 100 on
-/// every Linux architecture's ABI (what `sysconf(_SC_CLK_TCK)` returns;
-/// Prometheus' own procfs reader assumes it too).
-const USER_HZ: f64 = 100.0;
+use procfs::process::{LimitValue, Process};
 
 /// One read of the process's figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,36 +28,22 @@ pub struct ProcessMetrics {
 
 /// Reads `/proc/self`; `None` where it cannot be read (not Linux).
 pub fn read() -> Option<ProcessMetrics> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces or
-    // parentheses itself: the fields from 3 on follow the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Field n of proc(5) is f[n - 3].
-    let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
-    let ticks = field(14)? + field(15)?;
-    let threads = field(20)?;
-    let start_ticks = field(22)?;
-    let virtual_bytes = field(23)?;
-    let boot_time = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime ").and_then(|v| v.trim().parse::<u64>().ok()))?;
-    let resident_bytes = std::fs::read_to_string("/proc/self/status").ok()?.lines().find_map(|l| {
-        l.strip_prefix("VmRSS:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-    })? * 1024;
-    let open_fds = std::fs::read_dir("/proc/self/fd").ok()?.count() as u64;
-    let max_fds = std::fs::read_to_string("/proc/self/limits").ok().and_then(|limits| {
-        limits.lines().find_map(|l| l.strip_prefix("Max open files")?.split_whitespace().next()?.parse::<u64>().ok())
+    let me = Process::myself().ok()?;
+    let stat = me.stat().ok()?;
+    let hz = procfs::ticks_per_second() as f64;
+    let boot_time = procfs::boot_time_secs().ok()?;
+    let max_fds = me.limits().ok().and_then(|l| match l.max_open_files.soft_limit {
+        LimitValue::Value(n) => Some(n),
+        LimitValue::Unlimited => None,
     });
     Some(ProcessMetrics {
-        cpu: Duration::from_secs_f64(ticks as f64 / USER_HZ),
-        resident_bytes,
-        virtual_bytes,
-        open_fds,
+        cpu: Duration::from_secs_f64((stat.utime + stat.stime) as f64 / hz),
+        resident_bytes: me.status().ok()?.vmrss? * 1024,
+        virtual_bytes: stat.vsize,
+        open_fds: me.fd_count().ok()? as u64,
         max_fds,
-        threads,
-        start_time_seconds: boot_time as f64 + start_ticks as f64 / USER_HZ,
+        threads: u64::try_from(stat.num_threads).ok()?,
+        start_time_seconds: boot_time as f64 + stat.starttime as f64 / hz,
     })
 }
 
