@@ -62,11 +62,23 @@ pub fn exception(e: &StoreError) -> Exception {
     use ThriftKind::{AlreadyExists, IllegalArgument, IoError};
     let (class, thrift, http) = match e {
         StoreError::TableExists(_) => (Some("org.apache.hadoop.hbase.TableExistsException"), AlreadyExists, 409),
-        // The memstore refuses malformed input (a cell over
-        // hbase.server.keyvalue.maxsize, an empty row key, ...).
-        StoreError::InvalidArgument(_) | StoreError::IllegalName(_) | StoreError::MemStore(_) => {
-            (None, IllegalArgument, 400)
-        }
+        // A request or a setting the store refuses as malformed (the
+        // memstore's: a cell over hbase.server.keyvalue.maxsize, an empty row
+        // key, ...), or a call its state refuses: HBase's
+        // IllegalArgumentException, the message as it is.
+        StoreError::InvalidArgument(_)
+        | StoreError::InvalidOption { .. }
+        | StoreError::InvalidDescriptor { .. }
+        | StoreError::IllegalName(_)
+        | StoreError::MemStore(_)
+        | StoreError::WrongRegion { .. }
+        | StoreError::EmptyMutation
+        | StoreError::EmptySplitKey
+        | StoreError::MalformedCell { .. }
+        | StoreError::TooLarge { .. }
+        | StoreError::MergeRefused { .. }
+        | StoreError::RegionNotClosed { .. }
+        | StoreError::AlterRefused { .. } => (None, IllegalArgument, 400),
         StoreError::TableNotFound(_) => (Some("org.apache.hadoop.hbase.TableNotFoundException"), IoError, 404),
         StoreError::TableDisabled(_) => (Some("org.apache.hadoop.hbase.TableNotEnabledException"), IoError, 400),
         StoreError::TableEnabled(_) => (Some("org.apache.hadoop.hbase.TableNotDisabledException"), IoError, 409),
@@ -145,6 +157,29 @@ mod tests {
         assert_eq!(kind(from_store(StoreError::IllegalName("x".into()))), "IllegalArgument");
         assert_eq!(kind(from_store(StoreError::NoSuchFamily { table: "t".into(), family: "f".into() })), "IOError");
         assert_eq!(kind(from_store(StoreError::ClusterRefused("x".into()))), "IOError");
+    }
+
+    #[test]
+    fn refused_requests_and_settings_are_illegal_arguments() {
+        let refused = [
+            StoreError::InvalidOption { name: "block size", reason: "0 is outside 1..=16".into() },
+            StoreError::InvalidDescriptor { what: "table \"t\"".into(), reason: "no family".into() },
+            StoreError::WrongRegion { row: "r".into(), region: "0000000000000001".into(), table: "t".into() },
+            StoreError::EmptyMutation,
+            StoreError::EmptySplitKey,
+            StoreError::MalformedCell { place: "store file /x".into(), reason: "short".into() },
+            StoreError::TooLarge { what: "WAL entry", len: 2, limit: 1 },
+            StoreError::MergeRefused { a: "a".into(), b: "b".into(), reason: "not adjacent".into() },
+            StoreError::RegionNotClosed { region: "r".into(), state: store::RegionState::Open },
+            StoreError::AlterRefused { table: "t".into(), reason: "it is enabled".into() },
+        ];
+        for e in refused {
+            let message = e.to_string();
+            assert_eq!(exception(&e), Exception { class: None, thrift: ThriftKind::IllegalArgument, http: 400 });
+            let thrift::Error::User(u) = from_store(e) else { panic!("a user exception") };
+            let ia = u.downcast_ref::<IllegalArgument>().expect("IllegalArgument");
+            assert_eq!(ia.message.as_deref(), Some(message.as_str()), "the message as it is");
+        }
     }
 
     #[test]

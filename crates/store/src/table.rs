@@ -69,7 +69,10 @@ impl FamilyDescriptor {
         match self.flat_layout.as_str() {
             "cell-chunk" | "CHUNK_MAP" => Ok(IndexLayout::CellChunk),
             "cell-array" | "ARRAY_MAP" => Ok(IndexLayout::CellArray),
-            other => Err(StoreError::InvalidArgument(format!("unknown flat layout {other:?}"))),
+            other => Err(StoreError::InvalidDescriptor {
+                what: format!("family {:?}", self.name),
+                reason: format!("unknown flat layout {other:?}"),
+            }),
         }
     }
 
@@ -85,21 +88,22 @@ impl FamilyDescriptor {
     }
 
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(StoreError::InvalidArgument(m));
+        let bad =
+            |reason: String| Err(StoreError::InvalidDescriptor { what: format!("family {:?}", self.name), reason });
         crate::names::check_family_name(&self.name)?;
         if self.max_versions == 0 {
-            return bad(format!("family {:?}: max versions must be at least 1", self.name));
+            return bad("max versions must be at least 1".into());
         }
         if self.block_size < 512 || self.block_size > 16 << 20 {
-            return bad(format!("family {:?}: block size {} is outside 512 B..16 MiB", self.name, self.block_size));
+            return bad(format!("block size {} is outside 512 B..16 MiB", self.block_size));
         }
         if self.pipeline_segments_limit == 0 {
-            return bad(format!("family {:?}: pipeline segments limit must be at least 1", self.name));
+            return bad("pipeline segments limit must be at least 1".into());
         }
         if let Some(a) = self.inmemory_flush_share
             && !(a > 0.0 && a <= 1.0)
         {
-            return bad(format!("family {:?}: in-memory flush share {a} is outside (0, 1]", self.name));
+            return bad(format!("in-memory flush share {a} is outside (0, 1]"));
         }
         self.policy()?;
         self.layout()?;
@@ -129,20 +133,23 @@ impl TableDescriptor {
     }
 
     pub fn validate(&self) -> Result<()> {
+        let bad = |reason: &str| {
+            Err(StoreError::InvalidDescriptor { what: format!("table {:?}", self.name), reason: reason.into() })
+        };
         crate::names::check_table_name(&self.name)?;
         if self.families.is_empty() {
-            return Err(StoreError::InvalidArgument(format!("table {:?} needs at least one column family", self.name)));
+            return bad("a table needs at least one column family");
         }
         let mut names: Vec<&str> = self.families.iter().map(|f| f.name.as_str()).collect();
         names.sort_unstable();
-        if names.windows(2).any(|w| w[0] == w[1]) {
-            return Err(StoreError::InvalidArgument(format!("table {:?} declares a family twice", self.name)));
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return bad(&format!("family {:?} is declared twice", w[0]));
         }
         for f in &self.families {
             f.validate()?;
         }
         if self.max_region_size == 0 {
-            return Err(StoreError::InvalidArgument("max region size must be positive".into()));
+            return bad("max region size must be positive");
         }
         Ok(())
     }

@@ -112,7 +112,7 @@ fn a_merged_region_serves_both_parents_and_compaction_removes_them() {
     // merge or split again until compacted.
     store.put("t", b"a", &[(b"f", b"q", b"new")], None).expect("put");
     assert_eq!(value(&store, "a").as_deref(), Some("new"));
-    assert!(matches!(store.merge_regions(&merged, &names[2]), Err(StoreError::InvalidArgument(_))));
+    assert!(matches!(store.merge_regions(&merged, &names[2]), Err(StoreError::MergeRefused { .. })));
     assert!(!store.split_region("t", b"c", Some(b"k")).expect("split"));
 
     store.compact_table("t", false).expect("compact");
@@ -135,8 +135,8 @@ fn a_merged_region_serves_both_parents_and_compaction_removes_them() {
 fn a_merge_refuses_regions_that_are_not_adjacent_or_not_open() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (store, names) = populated(dir.path());
-    assert!(matches!(store.merge_regions(&names[0], &names[2]), Err(StoreError::InvalidArgument(_))));
-    assert!(matches!(store.merge_regions(&names[0], &names[0]), Err(StoreError::InvalidArgument(_))));
+    assert!(matches!(store.merge_regions(&names[0], &names[2]), Err(StoreError::MergeRefused { .. })));
+    assert!(matches!(store.merge_regions(&names[0], &names[0]), Err(StoreError::MergeRefused { .. })));
     store.close_region(&names[1]).expect("close");
     assert!(matches!(
         store.merge_regions(&names[0], &names[1]),

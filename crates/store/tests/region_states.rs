@@ -74,7 +74,7 @@ fn a_closed_region_refuses_requests_and_its_neighbour_serves() {
     }
     store.put("t", b"a01", &[(b"f", b"q", b"v2")], None).expect("put after open");
     assert_eq!(value(&store, "a01").expect("get"), Some(b"v2".to_vec()));
-    assert!(matches!(store.open_region(&first), Err(StoreError::InvalidArgument(_))), "open of an open region");
+    assert!(matches!(store.open_region(&first), Err(StoreError::RegionNotClosed { .. })), "open of an open region");
     assert!(matches!(store.close_region("00000000000000ff"), Err(StoreError::UnknownRegion(_))));
 }
 

@@ -300,7 +300,7 @@ fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
 
     let mut desc = store.describe_table("t").expect("describe");
     desc.families[0].max_versions = 0;
-    assert!(matches!(store.alter_table(desc), Err(StoreError::InvalidArgument(_))));
+    assert!(matches!(store.alter_table(desc), Err(StoreError::InvalidDescriptor { .. })));
     assert!(matches!(store.alter_table(table("missing")), Err(StoreError::TableNotFound(_))));
 }
 

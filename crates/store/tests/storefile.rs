@@ -563,17 +563,17 @@ fn out_of_order_and_duplicate_appends_are_refused_without_harm() {
 }
 
 #[test]
-fn bad_options_and_malformed_cells_are_invalid_arguments() {
+fn bad_options_and_malformed_cells_are_refused() {
     let (dir, fs) = local();
     let bad = StoreFileOptions { block_size: 0, ..Default::default() };
     assert!(matches!(
         StoreFileWriter::create(fs.clone(), dir.path().join("x"), bad),
-        Err(StoreError::InvalidArgument(_))
+        Err(StoreError::InvalidOption { name: "block size", .. })
     ));
     let mut w = StoreFileWriter::create(fs, dir.path().join("y"), StoreFileOptions::default()).expect("create");
     let mut cell = CellInput::put(b"r", b"f", b"q", 1, b"v").to_encoded(1);
     cell.push(0);
-    assert!(matches!(w.append(CellRef::new(&cell)), Err(StoreError::InvalidArgument(_))));
+    assert!(matches!(w.append(CellRef::new(&cell)), Err(StoreError::MalformedCell { .. })));
     w.abandon().expect("abandon");
 }
 

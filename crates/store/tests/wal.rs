@@ -958,7 +958,7 @@ fn malformed_cells_are_refused_before_anything_is_logged() {
     let mut bad = entry(1, 1, 2);
     bad.cells[0..4].copy_from_slice(&0xFFFF_FFFFu32.to_be_bytes());
     let err = wal.append(&bad, Durability::SyncWal).expect_err("refused");
-    assert!(matches!(err, StoreError::InvalidArgument(_)), "{err}");
+    assert!(matches!(err, StoreError::MalformedCell { .. }), "{err}");
     assert!(bad.cells().is_err(), "the iterator refuses it too");
     let truncated = WalEntry::new(1, 1, entry(1, 1, 1).cells[..20].to_vec());
     assert!(wal.append(&truncated, Durability::AsyncWal).is_err());
@@ -978,6 +978,6 @@ fn invalid_options_are_rejected() {
         WalOptions { sync_bytes: 0, ..options() },
     ] {
         let r = Wal::open(e.fs.clone(), &e.dir, bad);
-        assert!(matches!(r, Err(StoreError::InvalidArgument(_))));
+        assert!(matches!(r, Err(StoreError::InvalidOption { .. })));
     }
 }

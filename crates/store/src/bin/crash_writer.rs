@@ -355,7 +355,7 @@ fn main() {
                         // or merged automatically meanwhile.
                         Ok(_) => say("merged".to_string()),
                         Err(
-                            StoreError::InvalidArgument(_)
+                            StoreError::MergeRefused { .. }
                             | StoreError::UnknownRegion(_)
                             | StoreError::NotServingRegion { .. },
                         ) => {}

@@ -219,25 +219,28 @@ pub fn resolve_root(root: &str) -> Result<(Arc<dyn FileSystem>, PathBuf)> {
             None => (rest, "/"),
         };
         if authority.is_empty() {
-            return Err(crate::error::StoreError::InvalidArgument(format!(
-                "{root:?}: an HDFS root names its name node (hdfs://host:port/path)"
-            )));
+            return Err(crate::error::StoreError::InvalidOption {
+                name: "root",
+                reason: format!("{root:?}: an HDFS root names its name node (hdfs://host:port/path)"),
+            });
         }
         let fs = HdfsFs::connect(&format!("hdfs://{authority}"))?;
         return Ok((Arc::new(fs), PathBuf::from(path)));
     }
     if let Some(path) = root.strip_prefix("file://") {
         if !path.starts_with('/') {
-            return Err(crate::error::StoreError::InvalidArgument(format!(
-                "{root:?}: a file root is absolute (file:///path)"
-            )));
+            return Err(crate::error::StoreError::InvalidOption {
+                name: "root",
+                reason: format!("{root:?}: a file root is absolute (file:///path)"),
+            });
         }
         return Ok((Arc::new(LocalFs), PathBuf::from(path)));
     }
     if let Some((scheme, _)) = root.split_once("://") {
-        return Err(crate::error::StoreError::InvalidArgument(format!(
-            "{root:?}: unknown scheme {scheme:?} (hdfs:// or file://, or a local path)"
-        )));
+        return Err(crate::error::StoreError::InvalidOption {
+            name: "root",
+            reason: format!("{root:?}: unknown scheme {scheme:?} (hdfs:// or file://, or a local path)"),
+        });
     }
     Ok((Arc::new(LocalFs), PathBuf::from(root)))
 }

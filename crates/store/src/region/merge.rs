@@ -46,22 +46,25 @@ pub(crate) fn merge_regions(
     let regions = table.regions();
     let adjacent = regions.windows(2).any(|w| Arc::ptr_eq(&w[0], low) && Arc::ptr_eq(&w[1], high));
     if !adjacent {
-        return Err(StoreError::InvalidArgument(format!(
-            "regions {} and {} are not adjacent regions of table {}",
-            low.info().region_name(),
-            high.info().region_name(),
-            table.desc.name
-        )));
+        return Err(StoreError::MergeRefused {
+            a: low.info().region_name(),
+            b: high.info().region_name(),
+            reason: format!("they are not adjacent regions of table {}", table.desc.name),
+        });
     }
     for r in [low, high] {
         if r.state() != RegionState::Open {
             return Err(StoreError::NotServingRegion { region: r.info().region_name(), state: r.state() });
         }
         if r.has_references() {
-            return Err(StoreError::InvalidArgument(format!(
-                "region {} still reads through references; it can merge once compacted",
-                r.info().region_name()
-            )));
+            return Err(StoreError::MergeRefused {
+                a: low.info().region_name(),
+                b: high.info().region_name(),
+                reason: format!(
+                    "region {} still reads through references; it can merge once compacted",
+                    r.info().region_name()
+                ),
+            });
         }
     }
     let started = std::time::Instant::now();

@@ -102,11 +102,7 @@ pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Reg
     let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Closed || !table.is_current(region) {
-        return Err(StoreError::InvalidArgument(format!(
-            "region {} is {}, not CLOSED; only a closed region can be opened",
-            region.info().region_name(),
-            region.state()
-        )));
+        return Err(StoreError::RegionNotClosed { region: region.info().region_name(), state: region.state() });
     }
     let started = std::time::Instant::now();
     region.set_state(RegionState::Opening);

@@ -116,15 +116,14 @@ impl Region {
         cells: &mut SmallVec<[CellInput<'a>; 32]>,
     ) -> Result<()> {
         if !self.info.contains(row) {
-            return Err(StoreError::InvalidArgument(format!(
-                "row {:?} is outside region {:016x} of table {:?}",
-                String::from_utf8_lossy(row),
-                self.info.id,
-                self.info.table
-            )));
+            return Err(StoreError::WrongRegion {
+                row: String::from_utf8_lossy(row).into_owned(),
+                region: format!("{:016x}", self.info.id),
+                table: self.info.table.clone(),
+            });
         }
         if mutations.is_empty() {
-            return Err(StoreError::InvalidArgument("a row mutation needs at least one change".into()));
+            return Err(StoreError::EmptyMutation);
         }
         let start = cells.len();
         let mk = |family: &'a [u8], qualifier: &'a [u8], timestamp: u64, cell_type: CellType, value: &'a [u8]| {

@@ -47,10 +47,11 @@ impl Store {
         if self.member_name().is_some() && t.is_enabled() {
             // Other servers hold regions of it open: they must have drained
             // them (a disable) before its families' files change.
-            return Err(StoreError::InvalidArgument(format!(
-                "table {} is enabled; in a cluster a table is altered disabled (the admin alter call does that)",
-                desc.name
-            )));
+            return Err(StoreError::AlterRefused {
+                table: desc.name.clone(),
+                reason: "it is enabled; in a cluster a table is altered disabled (the admin alter call does that)"
+                    .into(),
+            });
         }
         let started = std::time::Instant::now();
         let regions = t.regions();
@@ -58,12 +59,10 @@ impl Store {
             .iter()
             .find(|r| !matches!(r.state(), RegionState::Open | RegionState::Closed | RegionState::Offline))
         {
-            return Err(StoreError::InvalidArgument(format!(
-                "cannot alter table {}: region {} is {}",
-                desc.name,
-                r.info().region_name(),
-                r.state()
-            )));
+            return Err(StoreError::AlterRefused {
+                table: desc.name.clone(),
+                reason: format!("region {} is {}", r.info().region_name(), r.state()),
+            });
         }
         let names = |d: &TableDescriptor| -> BTreeSet<String> { d.families.iter().map(|f| f.name.clone()).collect() };
         let (before, after) = (names(&t.desc), names(&desc));

@@ -85,7 +85,7 @@ impl Store {
         keys.sort();
         keys.dedup();
         if keys.iter().any(|k| k.is_empty()) {
-            return Err(StoreError::InvalidArgument("split keys must not be empty".into()));
+            return Err(StoreError::EmptySplitKey);
         }
         let desc = Arc::new(desc);
         let table_dir = self.inner.table_dir(&desc.name)?;
@@ -172,7 +172,11 @@ impl Store {
         let (t, ra) = self.region_named(a)?;
         let (tb, rb) = self.region_named(b)?;
         if !Arc::ptr_eq(&t, &tb) {
-            return Err(StoreError::InvalidArgument(format!("regions {a} and {b} belong to different tables")));
+            return Err(StoreError::MergeRefused {
+                a: a.into(),
+                b: b.into(),
+                reason: "they belong to different tables".into(),
+            });
         }
         if !t.is_enabled() {
             return Err(StoreError::TableDisabled(t.desc.name.clone()));

@@ -75,7 +75,10 @@ impl FromStr for Compression {
             "NONE" => Ok(Compression::None),
             "LZ4" => Ok(Compression::Lz4),
             "ZSTD" => Ok(Compression::Zstd),
-            _ => Err(StoreError::InvalidArgument(format!("unknown compression {s:?} (NONE, LZ4 or ZSTD)"))),
+            _ => Err(StoreError::InvalidOption {
+                name: "compression",
+                reason: format!("{s:?} is none of NONE, LZ4 or ZSTD"),
+            }),
         }
     }
 }
@@ -136,7 +139,10 @@ impl FromStr for BloomType {
             "NONE" => Ok(BloomType::None),
             "ROW" => Ok(BloomType::Row),
             "ROWCOL" => Ok(BloomType::RowCol),
-            _ => Err(StoreError::InvalidArgument(format!("unknown bloom filter type {s:?} (NONE, ROW or ROWCOL)"))),
+            _ => Err(StoreError::InvalidOption {
+                name: "bloom filter type",
+                reason: format!("{s:?} is none of NONE, ROW or ROWCOL"),
+            }),
         }
     }
 }
@@ -168,16 +174,16 @@ impl StoreFileOptions {
     /// Rejects options no file can be written with.
     pub fn validate(&self) -> Result<()> {
         if self.block_size == 0 || self.block_size > MAX_BLOCK_SIZE {
-            return Err(StoreError::InvalidArgument(format!(
-                "block size {} is outside 1..={MAX_BLOCK_SIZE}",
-                self.block_size
-            )));
+            return Err(StoreError::InvalidOption {
+                name: "block size",
+                reason: format!("{} is outside 1..={MAX_BLOCK_SIZE}", self.block_size),
+            });
         }
         if self.bloom != BloomType::None && !(1..=64).contains(&self.bloom_bits_per_key) {
-            return Err(StoreError::InvalidArgument(format!(
-                "bloom bits per key {} is outside 1..=64",
-                self.bloom_bits_per_key
-            )));
+            return Err(StoreError::InvalidOption {
+                name: "bloom bits per key",
+                reason: format!("{} is outside 1..=64", self.bloom_bits_per_key),
+            });
         }
         Ok(())
     }

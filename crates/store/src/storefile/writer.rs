@@ -163,14 +163,16 @@ impl StoreFileWriter {
     pub fn append(&mut self, cell: CellRef<'_>) -> Result<()> {
         self.check_usable()?;
         let enc = cell.encoded();
-        check_cell(enc).map_err(|e| {
-            StoreError::InvalidArgument(format!("malformed cell for store file {}: {e}", self.path.display()))
+        check_cell(enc).map_err(|reason| StoreError::MalformedCell {
+            place: format!("store file {}", self.path.display()),
+            reason,
         })?;
         if enc.len() > MAX_CELL_LEN {
-            return Err(StoreError::InvalidArgument(format!(
-                "a cell of {} bytes is larger than a store file takes ({MAX_CELL_LEN})",
-                enc.len()
-            )));
+            return Err(StoreError::TooLarge {
+                what: "store file cell",
+                len: enc.len() as u64,
+                limit: MAX_CELL_LEN as u64,
+            });
         }
         let prev = (!self.last_key.is_empty()).then(|| CellRef::new(&self.last_key));
         if let Some(prev) = prev
@@ -268,7 +270,11 @@ impl StoreFileWriter {
         }
         let size = u32::try_from(self.frame.len()).map_err(|_| {
             self.failed = true;
-            StoreError::InvalidArgument(format!("a data block of {} bytes is too large", self.frame.len()))
+            StoreError::TooLarge {
+                what: "store file data block",
+                len: self.frame.len() as u64,
+                limit: u64::from(u32::MAX),
+            }
         })?;
         let offset = self.offset;
         self.write_frame(BlockKind::Data)?;

@@ -60,16 +60,19 @@ impl WalOptions {
     /// Rejects settings the WAL cannot work with.
     pub fn validate(&self) -> Result<()> {
         if self.roll_size <= HEADER_LEN as u64 {
-            return Err(StoreError::InvalidArgument(format!(
-                "WAL roll_size {} must exceed the {HEADER_LEN}-byte file header",
-                self.roll_size
-            )));
+            return Err(StoreError::InvalidOption {
+                name: "WAL roll_size",
+                reason: format!("{} must exceed the {HEADER_LEN}-byte file header", self.roll_size),
+            });
         }
         if self.sync_interval.is_zero() {
-            return Err(StoreError::InvalidArgument("WAL sync_interval must be positive".into()));
+            return Err(StoreError::InvalidOption { name: "WAL sync_interval", reason: "must be positive".into() });
         }
-        if self.sync_bytes == 0 || self.max_pending_bytes == 0 {
-            return Err(StoreError::InvalidArgument("WAL sync_bytes and max_pending_bytes must be positive".into()));
+        if self.sync_bytes == 0 {
+            return Err(StoreError::InvalidOption { name: "WAL sync_bytes", reason: "must be positive".into() });
+        }
+        if self.max_pending_bytes == 0 {
+            return Err(StoreError::InvalidOption { name: "WAL max_pending_bytes", reason: "must be positive".into() });
         }
         Ok(())
     }

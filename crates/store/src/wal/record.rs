@@ -109,16 +109,14 @@ impl WalEntry {
 
     /// The entry's cells. The whole buffer is validated first (every length
     /// a `CellRef` accessor will trust is proven in bounds), so a malformed
-    /// entry gives one `StoreError::InvalidArgument` naming the byte offset,
+    /// entry gives one `StoreError::MalformedCell` naming the byte offset,
     /// never a panic; the iterator then cannot fail. Entries returned by
     /// replay have been validated already (a bad one is reported there as
     /// corruption of its file).
     pub fn cells(&self) -> Result<WalCells<'_>> {
-        validate_cells(&self.cells).map_err(|(at, reason)| {
-            StoreError::InvalidArgument(format!(
-                "malformed cell at byte {at} of WAL entry (region {}, seq {}): {reason}",
-                self.region_id, self.seq
-            ))
+        validate_cells(&self.cells).map_err(|(at, reason)| StoreError::MalformedCell {
+            place: format!("WAL entry (region {}, seq {}) at byte {at}", self.region_id, self.seq),
+            reason,
         })?;
         Ok(WalCells { bytes: &self.cells, pos: 0 })
     }

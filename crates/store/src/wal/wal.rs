@@ -303,7 +303,7 @@ impl Wal {
             current: None,
         };
         let next_number = highest.checked_add(1).ok_or_else(|| {
-            StoreError::InvalidArgument(format!("WAL file numbers are exhausted in {}", dir.display()))
+            StoreError::corruption(dir, 0, format!("WAL file numbers are exhausted (a file is numbered {highest})"))
         })?;
 
         let shared = Arc::new(Shared {
@@ -361,16 +361,15 @@ impl Wal {
     /// Logs one row mutation given by parts (`cells`: encoded memstore
     /// cells, concatenated). `SyncWal` returns once the record is fsynced,
     /// `AsyncWal` once it is buffered, `SkipWal` at once without logging.
-    /// Malformed cells are refused (`InvalidArgument`) before anything is
+    /// Malformed cells are refused (`MalformedCell`) before anything is
     /// logged, because replay would have to call them corruption.
     pub fn append_cells(&self, region_id: u64, seq: u64, cells: &[u8], durability: Durability) -> Result<()> {
         if durability == Durability::SkipWal {
             return Ok(());
         }
-        record::validate_cells(cells).map_err(|(at, reason)| {
-            StoreError::InvalidArgument(format!(
-                "WAL entry (region {region_id}, seq {seq}) has a malformed cell at byte {at}: {reason}"
-            ))
+        record::validate_cells(cells).map_err(|(at, reason)| StoreError::MalformedCell {
+            place: format!("WAL entry (region {region_id}, seq {seq}) at byte {at}"),
+            reason,
         })?;
         let inputs: Vec<memstore::CellInput<'_>> = record::iter_validated_cells(cells).map(|c| c.as_input()).collect();
         let ticket = self
@@ -400,9 +399,11 @@ impl Wal {
             return Err(StoreError::InvalidArgument(format!("region id {region_id} is reserved for WAL sync marks")));
         }
         if ENTRY_FIXED_LEN + cells_len > MAX_PAYLOAD_LEN {
-            return Err(StoreError::InvalidArgument(format!(
-                "WAL entry of {cells_len} bytes of cells exceeds the record limit of {MAX_PAYLOAD_LEN} bytes"
-            )));
+            return Err(StoreError::TooLarge {
+                what: "WAL entry",
+                len: (ENTRY_FIXED_LEN + cells_len) as u64,
+                limit: MAX_PAYLOAD_LEN as u64,
+            });
         }
         let s = &*self.shared;
         RECORD_BUF.with_borrow_mut(|buf| {

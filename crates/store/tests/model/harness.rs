@@ -603,7 +603,7 @@ impl Harness {
                     self.closed.remove(&range(&info));
                 } else {
                     prop_assert!(
-                        matches!(opened, Err(StoreError::InvalidArgument(_))),
+                        matches!(opened, Err(StoreError::RegionNotClosed { .. })),
                         "{}: an open of a region that is not closed: {:?}",
                         self.step,
                         opened
@@ -704,7 +704,7 @@ impl Harness {
         #[derive(Debug, PartialEq)]
         enum Outcome {
             Merged,
-            InvalidArgument,
+            Refused,
             NotServing,
         }
         let regions = self.regions();
@@ -718,13 +718,13 @@ impl Harness {
                     if self.is_closed(r) {
                         Some(Outcome::NotServing)
                     } else if self.region_of(&r.start_key).has_references() {
-                        Some(Outcome::InvalidArgument)
+                        Some(Outcome::Refused)
                     } else {
                         None
                     }
                 })
                 .unwrap_or(Outcome::Merged),
-            _ => Outcome::InvalidArgument,
+            _ => Outcome::Refused,
         };
         let other = other.unwrap_or_else(|| low.clone());
         let (a, b) = if swap { (&other, &low) } else { (&low, &other) };
@@ -739,7 +739,7 @@ impl Harness {
                 prop_assert_eq!(&after[i].dir_name(), name, "{}: the merged region's name", self.step);
                 prop_assert_eq!(&after[i].merged_from, &vec![low.id, other.id], "{}: the merged region", self.step);
             }
-            (Err(StoreError::InvalidArgument(_)), Outcome::InvalidArgument) => {}
+            (Err(StoreError::MergeRefused { .. }), Outcome::Refused) => {}
             (result, Outcome::NotServing) if is_not_serving(result) => {}
             _ => prop_assert!(
                 false,
