@@ -667,3 +667,26 @@ fn without_http_the_shell_finds_the_default_port() {
         run.out
     );
 }
+
+/// Region commands take a region by its full name too, in each form a user
+/// meets it: getTableRegions' (and happybase's `regions()`) `t,start,ID`
+/// with the id in decimal, and the status page's with the encoded name.
+#[test]
+fn region_commands_take_full_region_names_as_hbases_shell_does() {
+    let server = ServerProcess::start(&[]);
+    let session = "create 't', 'f'; put 't', 'a', 'f:q', '1'; put 't', 'z', 'f:q', '2'; split 't', 'm'";
+    let (ok, out) = shell(&server, &["-e", session]);
+    assert!(ok, "{out}");
+    // The daughters are regions 2 ([, m)) and 3 ([m, )).
+    let (ok, out) = shell(&server, &["-e", "unassign 't,,2'; list_regions 't'"]);
+    assert!(ok, "{out}");
+    assert!(line_of(&out, "0000000000000002").contains("CLOSED"), "closed by its getTableRegions name: {out}");
+    let session =
+        "assign 't,,0000000000000002'; major_compact 't'; merge_region 't,,2', 't,m,0000000000000003'; get 't', 'a'";
+    let (ok, out) = shell(&server, &["-e", session]);
+    assert!(ok, "{out}");
+    assert!(out.contains("merged 0000000000000002 and 0000000000000003 into 0000000000000004"), "{out}");
+    assert!(out.contains("value=1"), "{out}");
+    let (ok, out) = shell(&server, &["-e", "unassign 't,,x'"]);
+    assert!(!ok && out.contains("is not a region name"), "{out}");
+}

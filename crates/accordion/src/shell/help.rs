@@ -248,7 +248,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "assign",
         group: "tools",
-        usage: "Open a closed region again, by its encoded name (in a cluster, through the active master, on \
+        usage: "Open a closed region again, by its encoded name or full name (table,startkey,id) (in a cluster, through the active master, on \
                 the least loaded server). Example:
 
   accordion> assign '0000000000000002'",
@@ -256,7 +256,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "close_region",
         group: "tools",
-        usage: "Close a region, by its encoded name (the same as unassign). Example:
+        usage: "Close a region, by its encoded name or full name (the same as unassign). Example:
 
   accordion> close_region '0000000000000002'",
     },
@@ -298,7 +298,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "move",
         group: "tools",
-        usage: "In a cluster, move a region, by its encoded name, to the named server (host,port,startcode, as \
+        usage: "In a cluster, move a region, by its encoded name or full name (table,startkey,id), to the named server (host,port,startcode, as \
                 status lists them) or, without one, to the least loaded other server; through the active master. \
                 Examples:
 
@@ -308,7 +308,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "merge_region",
         group: "tools",
-        usage: "Merge two adjacent regions, by their encoded names. Example:
+        usage: "Merge two adjacent regions, by their encoded names or full names (table,startkey,id). Example:
 
   accordion> merge_region '0000000000000002', '0000000000000003'",
     },
@@ -324,7 +324,7 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "unassign",
         group: "tools",
-        usage: "Close a region, by its encoded name, until assign opens it again (in a cluster, through the \
+        usage: "Close a region, by its encoded name or full name, until assign opens it again (in a cluster, through the \
                 active master). Example:
 
   accordion> unassign '0000000000000002'",

@@ -47,8 +47,8 @@ impl<W: Write> Shell<W> {
     /// `unassign 'ENCODED'` (and `close_region`) and `assign 'ENCODED'`:
     /// the server's own call, or in a cluster the active master's.
     pub(super) fn assignment(&mut self, cmd: &Command, open: bool) -> anyhow::Result<()> {
-        let region = Args::parse(cmd, 1, &[])?.bytes(0, "encoded region name")?;
         let call = if open { "assign" } else { "unassign" };
+        let region = encoded_region(call, &Args::parse(cmd, 1, &[])?.bytes(0, "region name")?)?;
         match self.active_master(call)? {
             Some(master) => self.http.admin_at(&master, call, &[("region", &region)]),
             None => self.http.admin(call, &[("region", &region)]),
@@ -59,7 +59,7 @@ impl<W: Write> Shell<W> {
     /// `move 'ENCODED'[, 'SERVER']`, through the active master.
     pub(super) fn move_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let args = Args::parse(cmd, 2, &[])?;
-        let region = args.bytes(0, "encoded region name")?;
+        let region = encoded_region("move", &args.bytes(0, "region name")?)?;
         let server = args.opt_bytes(1, "server name")?.unwrap_or_default();
         let master = self
             .active_master("move")?
@@ -79,7 +79,8 @@ impl<W: Write> Shell<W> {
 
     pub(super) fn merge_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let args = Args::parse(cmd, 2, &[])?;
-        let (a, b) = (args.bytes(0, "encoded region name")?, args.bytes(1, "encoded region name")?);
+        let a = encoded_region("merge_region", &args.bytes(0, "region name")?)?;
+        let b = encoded_region("merge_region", &args.bytes(1, "region name")?)?;
         let merged = self.http.admin("merge", &[("a", &a), ("b", &b)])?;
         write!(self.out, "{merged}")?;
         Ok(())
@@ -218,5 +219,48 @@ impl<W: Write> Shell<W> {
         }
         writeln!(self.out, "{regions} regions open, memstore {memstore:.1} MB")?;
         Ok(())
+    }
+}
+
+/// The encoded name of the region `name` names, in any form HBase's shell
+/// takes: the encoded name itself (`0000000000000002`), or the full region
+/// name `table,startkey,id` as getTableRegions (and happybase's
+/// `regions()`) gives it (`mg,,2`, the id in decimal), as the status page
+/// lists it (`mg,,0000000000000002`), or in HBase's own form
+/// `table,startkey,id.ENCODED.`. The start key may hold commas: the id is
+/// what follows the last one.
+fn encoded_region(call: &str, name: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let text = String::from_utf8_lossy(name);
+    let is_encoded = |s: &str| s.len() == 16 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let Some((_, id)) = text.rsplit_once(',') else {
+        // An encoded name, or something the server will say it lacks.
+        return Ok(name.to_vec());
+    };
+    let id = id.trim_end_matches('.');
+    let encoded = match id.split_once('.') {
+        Some((_, encoded)) => encoded.to_string(),
+        None if is_encoded(id) => id.to_string(),
+        None => match id.parse::<u64>() {
+            Ok(n) => format!("{n:016x}"),
+            Err(_) => bail!("{call}: {text:?} is not a region name (table,startkey,id) or an encoded region name"),
+        },
+    };
+    Ok(encoded.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encoded_region;
+
+    #[test]
+    fn a_region_is_named_in_every_form_hbases_shell_takes() {
+        let enc = |name: &str| String::from_utf8(encoded_region("t", name.as_bytes()).expect(name)).expect("utf8");
+        assert_eq!(enc("0000000000000002"), "0000000000000002");
+        assert_eq!(enc("mg,,2"), "0000000000000002");
+        assert_eq!(enc("mg,,0000000000000002"), "0000000000000002");
+        assert_eq!(enc("mg,a,b,26"), "000000000000001a", "a start key with a comma");
+        assert_eq!(enc("mg,,1700000000000.0000000000000003."), "0000000000000003");
+        assert_eq!(enc("nope"), "nope", "left for the server to refuse by name");
+        assert!(encoded_region("t", b"mg,,x").is_err());
     }
 }
