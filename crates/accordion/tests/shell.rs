@@ -690,3 +690,49 @@ fn region_commands_take_full_region_names_as_hbases_shell_does() {
     let (ok, out) = shell(&server, &["-e", "unassign 't,,x'"]);
     assert!(!ok && out.contains("is not a region name"), "{out}");
 }
+
+/// On a terminal, Tab completes command names and, in a command's first
+/// quoted argument, the server's table names. Typed through a
+/// pseudo-terminal (Python's `pty`): `sc<TAB> 'us<TAB>'` runs `scan 'users'`.
+#[test]
+fn tab_completes_commands_and_table_names_on_a_terminal() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = shell(&server, &["-e", "create 'users', 'f'; put 'users', 'r1', 'f:q', 'v1'"]);
+    assert!(ok, "{out}");
+    let home = tempfile::tempdir().expect("home");
+    let driver = r#"
+import os, pty, sys, time, select
+bin, thrift, http = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(bin, [bin, "shell", "--server", thrift, "--http", http])
+out = b""
+def read_for(secs):
+    global out
+    end = time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                return
+read_for(2)
+for keys in [b"sc", b"\t", b" 'us", b"\t", b"'\r"]:
+    os.write(fd, keys)
+    read_for(0.5)
+read_for(2)
+os.write(fd, b"exit\r")
+read_for(2)
+sys.stdout.write(out.decode("utf-8", "replace"))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", driver, env!("CARGO_BIN_EXE_accordion"), &server.thrift.to_string(), &server.http.to_string()])
+        .env("HOME", home.path())
+        .output()
+        .expect("python3 with pty");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    // The editor redraws the line as it completes (terminal escapes around).
+    assert!(screen.contains("accordion> scan 'users"), "the line was completed to scan 'users: {screen}");
+    assert!(screen.contains("value=v1") && screen.contains("1 row(s)"), "and the scan ran: {screen}");
+}

@@ -102,6 +102,12 @@ fn describe_family(name: &[u8], f: &ColumnDescriptor) -> String {
 }
 
 impl<W: Write> Shell<W> {
+    /// The server's table names, for the interactive shell's completion.
+    pub(super) fn table_names(&mut self) -> anyhow::Result<Vec<String>> {
+        let names = self.client.get_table_names().map_err(thrift_err)?;
+        Ok(names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect())
+    }
+
     /// `list` or `list 'regex'` (tables whose whole name matches, as
     /// Java's `Pattern.matches` in HBase's shell).
     pub(super) fn list(&mut self, cmd: &Command) -> anyhow::Result<()> {

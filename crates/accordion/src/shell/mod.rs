@@ -16,6 +16,7 @@
 //! calling the HTTP port).
 
 mod args;
+mod completion;
 mod data;
 mod ddl;
 mod general;

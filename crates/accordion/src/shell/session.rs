@@ -2,17 +2,20 @@
 //! statement in order, printing `ERROR: ...` for each that fails and going
 //! on; the interactive shell reads lines with editing and a history kept
 //! in `~/.accordion_shell_history` (rustyline; without a terminal it reads
-//! plain lines from standard input, with no prompt). `exit` or `quit` ends
+//! plain lines from standard input, with no prompt) and tab completion of
+//! command and table names (`completion.rs`). `exit` or `quit` ends
 //! either.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
-use rustyline::DefaultEditor;
+use rustyline::Editor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
 
 use super::Shell;
+use super::completion::ShellCompleter;
 use super::parse::{is_incomplete, split_statements};
 
 const PROMPT: &str = "accordion> ";
@@ -60,7 +63,8 @@ fn history_path() -> Option<PathBuf> {
 /// The interactive shell, until `exit`, `quit` or end of input. A failed
 /// command does not end it.
 pub fn interactive<W: Write>(shell: &mut Shell<W>) -> anyhow::Result<()> {
-    let mut editor = DefaultEditor::new().context("cannot start the line editor")?;
+    let mut editor: Editor<ShellCompleter, DefaultHistory> = Editor::new().context("cannot start the line editor")?;
+    editor.set_helper(Some(ShellCompleter::default()));
     let history = history_path();
     if let Some(path) = &history
         && path.exists()
@@ -72,6 +76,11 @@ pub fn interactive<W: Write>(shell: &mut Shell<W>) -> anyhow::Result<()> {
     }
     let mut history_failed = false;
     loop {
+        // The tables to complete, as the server lists them now (the last
+        // list if it cannot be asked).
+        if let (Some(helper), Ok(tables)) = (editor.helper_mut(), shell.table_names()) {
+            helper.tables = tables;
+        }
         let mut line = String::new();
         loop {
             let prompt = if line.is_empty() { PROMPT } else { CONTINUATION_PROMPT };
