@@ -14,8 +14,13 @@
 //!   replays them, so a writer still running acknowledges nothing more.
 //! - `writer` (private): one file being written.
 //! - [`reader`]: replay, and how a torn tail is told from corruption.
-//! - [`wal`]: the shared log — group commit, background sync, roll,
-//!   archive, failure handling, recovery.
+//! - [`wal`]: the shared log's facade, `Wal` — its public API, opening
+//!   (recovery) and closing, over two private parts:
+//!   - `commit` (private): the group-commit pipeline — the appenders'
+//!     queue, sync rounds, the syncer thread, durability outcomes, failure
+//!     handling;
+//!   - `file_manager` (private): roll, seals, which regions each live file
+//!     holds, archiving, cleanup and numbering at open.
 //! - [`options`], [`stats`]: tuning, durability levels, counters.
 //!
 //! The guarantees, in one place:
@@ -35,6 +40,8 @@
 
 pub mod accounting;
 pub mod codec;
+mod commit;
+mod file_manager;
 pub mod log_split;
 pub mod options;
 pub mod reader;

@@ -1,0 +1,256 @@
+//! The WAL's file manager (Pebble's `wal/` manager): which files the log
+//! is made of — starting the next one (roll), sealing the one before it,
+//! knowing per live file which regions it holds entries of, archiving the
+//! files every region has flushed past, and at open, cleaning up what replay
+//! left (abandoned files) and numbering on after every file ever written.
+//! File names and directory listing are `crate::layout::wal`'s.
+//!
+//! ## Files
+//!
+//! Rolls happen after a round once the file passes `roll_size` (and on a
+//! broken file, and on `roll()`). A new file's header is fsynced and the
+//! directory synced before any record goes in. The header seals the
+//! previous file at its synced length; at recovery, it seals the last file
+//! of the crashed run at the length replay could read, flagged as not known
+//! to be synced (`reader.rs` explains how replay uses seals).
+//!
+//! The WAL tracks, per live file, the highest seq per region written to it
+//! (`LiveFiles`), and per region the lowest seq appended and not yet
+//! flushed (`SequenceIdAccounting`, in the commit pipeline's `pending`
+//! state). `archive_obsolete` moves (or deletes) the oldest files whose
+//! every region has flushed past them, in order, stopping at the first that
+//! cannot go. It needs no list of regions from the caller, so a region
+//! created, opened or split during the pass cannot be missed.
+//!
+//! Invariants:
+//! - File numbers only grow: a new file is numbered after every file of
+//!   the directory and of the archive, live or archived, abandoned or not.
+//! - `LiveFiles::files` is in number order, oldest first; the current file
+//!   (the one being written) is never archived, and files go only from the
+//!   front, so the live files are always a suffix of the log.
+//! - A file's region maxima are noted before a batch is written to it, so
+//!   a file that may hold an entry is never judged obsolete without it.
+//!
+//! Thread safety: a roll runs under `Shared::io` (with the rounds, one at a
+//! time); `LiveFiles` is behind `Shared::live_files`, held for a lookup or
+//! an update and never while taking another lock; `Shared::archiving`
+//! serializes archive passes, which move files without `live_files` held.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, StoreError};
+use crate::fs::FileSystem;
+use crate::layout::wal::{list_log_files, log_file_name};
+use crate::wal::reader::ReplaySummary;
+use crate::wal::record::{self, FileHeader, HEADER_LEN};
+use crate::wal::stats::Counters;
+use crate::wal::wal::{Io, Shared};
+use crate::wal::writer::LogWriter;
+
+/// What a new file's header says about the file before it.
+#[derive(Clone, Copy)]
+pub(super) struct Seal {
+    pub(super) number: u64,
+    pub(super) valid_len: u64,
+    /// `valid_len` bytes were fsynced by this process (false: read back by
+    /// recovery after a crash).
+    pub(super) synced: bool,
+}
+
+struct LogFile {
+    number: u64,
+    path: PathBuf,
+    region_max_seq: HashMap<u64, u64>,
+}
+
+/// The live files of the WAL (those not archived yet) and, per file, the
+/// highest seq per region written to it.
+pub(super) struct LiveFiles {
+    /// Live files, oldest first; the last is usually the current one.
+    files: VecDeque<LogFile>,
+    /// The file being written (never archived).
+    current: Option<u64>,
+}
+
+impl LiveFiles {
+    /// The live files replay found (abandoned ones left out), and the seal
+    /// of the last: recovery cannot know how much of it reached the disk
+    /// before the crash (see reader.rs, rule 3).
+    pub(super) fn recovered(summary: &ReplaySummary) -> (LiveFiles, Seal) {
+        let live: Vec<_> = summary.files.iter().filter(|f| !f.abandoned).collect();
+        let prev = live.last().map_or(Seal { number: 0, valid_len: 0, synced: true }, |f| Seal {
+            number: f.number,
+            valid_len: f.valid_len,
+            synced: false,
+        });
+        let files = LiveFiles {
+            files: live
+                .iter()
+                .map(|f| LogFile {
+                    number: f.number,
+                    path: f.path.clone(),
+                    region_max_seq: f.region_max_seq.iter().map(|(&r, &s)| (r, s)).collect(),
+                })
+                .collect(),
+            current: None,
+        };
+        (files, prev)
+    }
+
+    pub(super) fn note_regions(&mut self, number: u64, regions: &HashMap<u64, u64>) {
+        if let Some(f) = self.files.iter_mut().rev().find(|f| f.number == number) {
+            for (&region, &seq) in regions {
+                let max = f.region_max_seq.entry(region).or_insert(seq);
+                *max = (*max).max(seq);
+            }
+        }
+    }
+
+    /// See [`Wal::regions_to_flush`](crate::wal::Wal::regions_to_flush).
+    pub(super) fn regions_to_flush(&self, max_logs: usize) -> Vec<u64> {
+        if self.files.len() <= max_logs {
+            return Vec::new();
+        }
+        let oldest =
+            self.files.iter().take_while(|f| Some(f.number) != self.current).find(|f| !f.region_max_seq.is_empty());
+        let mut regions: Vec<u64> = oldest.map(|f| f.region_max_seq.keys().copied().collect()).unwrap_or_default();
+        regions.sort_unstable();
+        regions
+    }
+
+    /// The live files' paths, oldest first.
+    pub(super) fn paths(&self) -> Vec<PathBuf> {
+        self.files.iter().map(|f| f.path.clone()).collect()
+    }
+}
+
+/// Removes the files replay found abandoned (see `reader.rs`).
+pub(super) fn remove_abandoned(fs: &dyn FileSystem, dir: &Path, summary: &ReplaySummary) -> Result<()> {
+    let mut removed = false;
+    for f in summary.files.iter().filter(|f| f.abandoned) {
+        fs.remove(&f.path)?;
+        removed = true;
+    }
+    if removed {
+        fs.sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// The number of the next file: after every file replay found, every
+/// archived one, and `numbered_after`.
+pub(super) fn next_file_number(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    archive_dir: &Path,
+    summary: &ReplaySummary,
+    numbered_after: u64,
+) -> Result<u64> {
+    let mut highest = summary.files.iter().map(|f| f.number).max().unwrap_or(0).max(numbered_after);
+    if fs.exists(archive_dir)? {
+        highest = highest.max(list_log_files(fs, archive_dir)?.last().map_or(0, |(n, _)| *n));
+    }
+    highest.checked_add(1).ok_or_else(|| {
+        StoreError::corruption(dir, 0, format!("WAL file numbers are exhausted (a file is numbered {highest})"))
+    })
+}
+
+impl Shared {
+    /// Closes the current file (if any) and starts the next one, sealing
+    /// the previous file in the new header.
+    pub(super) fn roll_locked(&self, io: &mut Io) -> Result<()> {
+        if let Some(w) = io.writer.take() {
+            debug_assert!(w.is_broken() || w.len() == w.synced_len(), "a healthy writer is synced between rounds");
+            io.prev = Seal { number: w.number(), valid_len: w.synced_len(), synced: true };
+            self.counters.current_file_size.store(0, std::sync::atomic::Ordering::Relaxed);
+            let path = w.path();
+            if w.is_broken() {
+                // Closing would wait on what broke it (on HDFS, a pipeline
+                // that stopped answering, for another full call limit); its
+                // seal is in the next header, and the next open recovers its
+                // lease.
+                drop(w);
+            } else if let Err(e) = w.close() {
+                tracing::warn!(path = %path.display(), error = %e, "closing a WAL file failed");
+            }
+        }
+        let number = io.next_number;
+        let path = self.dir.join(log_file_name(number));
+        let header = FileHeader {
+            version: record::FORMAT_VERSION,
+            number,
+            prev_number: io.prev.number,
+            prev_valid_len: io.prev.valid_len,
+            prev_synced: io.prev.synced,
+        };
+        let w = LogWriter::create(&*self.fs, &path, &header)?;
+        if let Err(e) = self.fs.sync_dir(&self.dir) {
+            let _ = w.close();
+            let _ = self.fs.remove(&path);
+            return Err(e);
+        }
+        io.next_number += 1;
+        io.writer = Some(w);
+        Counters::add(&self.counters.files_created, 1);
+        Counters::add(&self.counters.bytes_written, HEADER_LEN as u64);
+        self.counters.current_file_size.store(HEADER_LEN as u64, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(file = %path.display(), sealed = io.prev.number, sealed_bytes = io.prev.valid_len, "WAL rolled");
+        let mut c = self.live_files.lock();
+        c.files.push_back(LogFile { number, path, region_max_seq: HashMap::new() });
+        c.current = Some(number);
+        Ok(())
+    }
+
+    /// See [`Wal::archive_obsolete`](crate::wal::Wal::archive_obsolete).
+    pub(super) fn archive_obsolete(&self) -> Result<usize> {
+        let _archiving = self.archiving.lock();
+        // Snapshot the candidates, so that the caller's function runs (and
+        // files are moved) without the live files locked.
+        let candidates: Vec<LogFile> = {
+            let c = self.live_files.lock();
+            c.files
+                .iter()
+                .take_while(|f| Some(f.number) != c.current)
+                .map(|f| LogFile { number: f.number, path: f.path.clone(), region_max_seq: f.region_max_seq.clone() })
+                .collect()
+        };
+        let mut archived = 0;
+        let mut result = Ok(());
+        for LogFile { number, path, region_max_seq } in candidates {
+            let obsolete = self.pending.lock().accounting.is_obsolete(region_max_seq.iter());
+            if !obsolete {
+                break;
+            }
+            let moved = if self.options.keep_archived {
+                self.fs.rename(&path, &self.archive_dir.join(log_file_name(number)))
+            } else {
+                self.fs.remove(&path)
+            };
+            if let Err(e) = moved {
+                result = Err(e);
+                break;
+            }
+            let mut c = self.live_files.lock();
+            if c.files.front().is_some_and(|f| f.number == number) {
+                c.files.pop_front();
+            }
+            drop(c);
+            archived += 1;
+            Counters::add(&self.counters.files_archived, 1);
+        }
+        if archived > 0 {
+            tracing::info!(
+                files = archived,
+                to = %if self.options.keep_archived { self.archive_dir.display().to_string() } else { "deleted".into() },
+                "WAL files archived (every edit in them flushed)"
+            );
+            let synced = self
+                .fs
+                .sync_dir(&self.dir)
+                .and_then(|()| if self.options.keep_archived { self.fs.sync_dir(&self.archive_dir) } else { Ok(()) });
+            result = result.and(synced);
+        }
+        result.map(|()| archived)
+    }
+}
