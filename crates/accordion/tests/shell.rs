@@ -219,8 +219,13 @@ fn an_unreachable_server_is_a_clear_error() {
     // The listener is dropped: nothing listens there now.
     let run = run_shell(&format!("127.0.0.1:{port}"), None, &["-e", "list"], None, None);
     assert!(!run.ok);
-    assert!(run.err.starts_with(&format!("ERROR: cannot connect to 127.0.0.1:{port}: ")), "{}", run.err);
-    assert!(run.err.contains("refused"), "the I/O error, not just the transport's kind: {}", run.err);
+    assert!(run.out.starts_with(&format!("ERROR: cannot connect to 127.0.0.1:{port}: ")), "{}", run.out);
+    assert!(run.out.contains("refused"), "the I/O error, not just the transport's kind: {}", run.out);
+    // help needs no server, as in HBase's shell.
+    let run = run_shell(&format!("127.0.0.1:{port}"), None, &["-e", "help 'get'; help"], None, None);
+    assert!(run.ok, "{}{}", run.out, run.err);
+    assert!(run.out.contains("accordion> get 't1', 'r1'"), "get's usage: {}", run.out);
+    assert!(run.out.contains("dml"), "the overview's groups: {}", run.out);
 }
 
 #[test]

@@ -117,8 +117,8 @@ impl<W: Write> Shell<W> {
             (args.bytes(0, "table")?, args.bytes(1, "row")?, args.bytes(2, "column")?, args.bytes(3, "value")?);
         let m = Mutation { is_delete: Some(false), column: Some(c), value: Some(v), write_to_w_a_l: Some(true) };
         match args.opt_int(4, "timestamp")? {
-            Some(ts) => self.client.mutate_row_ts(t, r, vec![m], ts, BTreeMap::new()),
-            None => self.client.mutate_row(t, r, vec![m], BTreeMap::new()),
+            Some(ts) => self.client()?.mutate_row_ts(t, r, vec![m], ts, BTreeMap::new()),
+            None => self.client()?.mutate_row(t, r, vec![m], BTreeMap::new()),
         }
         .map_err(thrift_err)
     }
@@ -144,12 +144,12 @@ impl<W: Write> Shell<W> {
             // Per column, with versions: getVer / getVerTs (ts is inclusive in
             // the shell, exclusive over Thrift).
             if columns.is_empty() {
-                let fams = self.client.get_column_descriptors(t.clone()).map_err(thrift_err)?;
+                let fams = self.client()?.get_column_descriptors(t.clone()).map_err(thrift_err)?;
                 columns = fams.keys().cloned().collect();
             }
             for c in &columns {
                 let cells = match ts {
-                    Some(ts) => self.client.get_ver_ts(
+                    Some(ts) => self.client()?.get_ver_ts(
                         t.clone(),
                         r.clone(),
                         c.clone(),
@@ -157,7 +157,7 @@ impl<W: Write> Shell<W> {
                         versions,
                         BTreeMap::new(),
                     ),
-                    None => self.client.get_ver(t.clone(), r.clone(), c.clone(), versions, BTreeMap::new()),
+                    None => self.client()?.get_ver(t.clone(), r.clone(), c.clone(), versions, BTreeMap::new()),
                 }
                 .map_err(thrift_err)?;
                 for cell in cells {
@@ -167,9 +167,9 @@ impl<W: Write> Shell<W> {
             }
         } else {
             let rows = if columns.is_empty() {
-                self.client.get_row(t, r, BTreeMap::new())
+                self.client()?.get_row(t, r, BTreeMap::new())
             } else {
-                self.client.get_row_with_columns(t, r, columns, BTreeMap::new())
+                self.client()?.get_row_with_columns(t, r, columns, BTreeMap::new())
             }
             .map_err(thrift_err)?;
             for row in rows {
@@ -191,11 +191,11 @@ impl<W: Write> Shell<W> {
         spec: ScanSpec,
         mut each: impl FnMut(&mut W, u64, TRowResult) -> anyhow::Result<()>,
     ) -> anyhow::Result<u64> {
-        let id = self.client.scanner_open_with_scan(t.to_vec(), spec.scan, BTreeMap::new()).map_err(thrift_err)?;
+        let id = self.client()?.scanner_open_with_scan(t.to_vec(), spec.scan, BTreeMap::new()).map_err(thrift_err)?;
         let mut n = 0u64;
         let result = (|| -> anyhow::Result<()> {
             loop {
-                let rows = self.client.scanner_get_list(id, spec.cache).map_err(thrift_err)?;
+                let rows = self.client()?.scanner_get_list(id, spec.cache).map_err(thrift_err)?;
                 if rows.is_empty() {
                     return Ok(());
                 }
@@ -209,7 +209,9 @@ impl<W: Write> Shell<W> {
             }
         })();
         // The scan's answer (or error) matters more than the close's.
-        let _ = self.client.scanner_close(id);
+        if let Ok(client) = self.client() {
+            let _ = client.scanner_close(id);
+        }
         result.map(|()| n)
     }
 
@@ -263,9 +265,9 @@ impl<W: Write> Shell<W> {
         let ts = args.opt_int(3, "timestamp")?;
         let attrs = BTreeMap::new();
         match (column, ts) {
-            (None, _) => self.client.delete_all_row(t, r, attrs),
-            (Some(c), None) => self.client.delete_all(t, r, c, attrs),
-            (Some(c), Some(ts)) => self.client.delete_all_ts(t, r, c, ts, attrs),
+            (None, _) => self.client()?.delete_all_row(t, r, attrs),
+            (Some(c), None) => self.client()?.delete_all(t, r, c, attrs),
+            (Some(c), Some(ts)) => self.client()?.delete_all_ts(t, r, c, ts, attrs),
         }
         .map_err(thrift_err)
     }
@@ -275,7 +277,7 @@ impl<W: Write> Shell<W> {
         let args = Args::parse(cmd, 4, &[])?;
         let (t, r, c) = (args.bytes(0, "table")?, args.bytes(1, "row")?, args.bytes(2, "column")?);
         let by = args.opt_int(3, "increment")?.unwrap_or(1);
-        let v = self.client.atomic_increment(t, r, c, by).map_err(thrift_err)?;
+        let v = self.client()?.atomic_increment(t, r, c, by).map_err(thrift_err)?;
         writeln!(self.out, "COUNTER VALUE = {v}")?;
         Ok(())
     }
@@ -285,7 +287,7 @@ impl<W: Write> Shell<W> {
     pub(super) fn get_counter(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let args = Args::parse(cmd, 3, &[])?;
         let (t, r, c) = (args.bytes(0, "table")?, args.bytes(1, "row")?, args.bytes(2, "column")?);
-        let cells = self.client.get(t, r.clone(), c.clone(), BTreeMap::new()).map_err(thrift_err)?;
+        let cells = self.client()?.get(t, r.clone(), c.clone(), BTreeMap::new()).map_err(thrift_err)?;
         let Some(cell) = cells.into_iter().next() else {
             // HBase's shell says so, and it is not an error there.
             writeln!(self.out, "No counter found at specified coordinates")?;

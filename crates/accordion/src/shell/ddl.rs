@@ -104,7 +104,7 @@ fn describe_family(name: &[u8], f: &ColumnDescriptor) -> String {
 impl<W: Write> Shell<W> {
     /// The server's table names, for the interactive shell's completion.
     pub(super) fn table_names(&mut self) -> anyhow::Result<Vec<String>> {
-        let names = self.client.get_table_names().map_err(thrift_err)?;
+        let names = self.client()?.get_table_names().map_err(thrift_err)?;
         Ok(names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect())
     }
 
@@ -126,7 +126,7 @@ impl<W: Write> Shell<W> {
             }
             None => None,
         };
-        let names = self.client.get_table_names().map_err(thrift_err)?;
+        let names = self.client()?.get_table_names().map_err(thrift_err)?;
         let names: Vec<String> =
             names.iter().map(|n| text(n)).filter(|n| pattern.as_ref().is_none_or(|p| p.is_match(n))).collect();
         writeln!(self.out, "TABLE")?;
@@ -162,7 +162,7 @@ impl<W: Write> Shell<W> {
         }
         splits.sort();
         splits.dedup();
-        self.client.create_table(table.clone(), families).map_err(thrift_err)?;
+        self.client()?.create_table(table.clone(), families).map_err(thrift_err)?;
         // The Thrift createTable has no split keys: split the new (empty)
         // table at each, in order, each key going to the region holding it.
         for key in &splits {
@@ -176,8 +176,8 @@ impl<W: Write> Shell<W> {
 
     pub(super) fn describe(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let table = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
-        let enabled = self.client.is_table_enabled(table.clone()).map_err(thrift_err)?;
-        let fams = self.client.get_column_descriptors(table.clone()).map_err(thrift_err)?;
+        let enabled = self.client()?.is_table_enabled(table.clone()).map_err(thrift_err)?;
+        let fams = self.client()?.get_column_descriptors(table.clone()).map_err(thrift_err)?;
         writeln!(self.out, "Table {} is {}", text(&table), if enabled { "ENABLED" } else { "DISABLED" })?;
         writeln!(self.out, "COLUMN FAMILIES DESCRIPTION")?;
         for (name, f) in &fams {
@@ -258,15 +258,15 @@ impl<W: Write> Shell<W> {
         let name = text(&table);
         writeln!(self.out, "Truncating '{name}' table (it may take a while):")?;
         let fams: BTreeMap<Vec<u8>, ColumnDescriptor> =
-            self.client.get_column_descriptors(table.clone()).map_err(thrift_err)?;
-        if self.client.is_table_enabled(table.clone()).map_err(thrift_err)? {
+            self.client()?.get_column_descriptors(table.clone()).map_err(thrift_err)?;
+        if self.client()?.is_table_enabled(table.clone()).map_err(thrift_err)? {
             writeln!(self.out, "Disabling table...")?;
-            self.client.disable_table(table.clone()).map_err(thrift_err)?;
+            self.client()?.disable_table(table.clone()).map_err(thrift_err)?;
         }
         writeln!(self.out, "Truncating table...")?;
-        self.client.delete_table(table.clone()).map_err(thrift_err)?;
+        self.client()?.delete_table(table.clone()).map_err(thrift_err)?;
         let families: Vec<ColumnDescriptor> = fams.values().cloned().collect();
-        self.client.create_table(table, families).map_err(|e| {
+        self.client()?.create_table(table, families).map_err(|e| {
             let described: Vec<String> = fams.iter().map(|(n, f)| describe_family(n, f)).collect();
             anyhow!(
                 "truncate: dropped {name} but could not create it again ({}); its families were: {}",
@@ -278,7 +278,7 @@ impl<W: Write> Shell<W> {
 
     pub(super) fn exists(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
-        let exists = self.client.get_table_names().map_err(thrift_err)?.contains(&t);
+        let exists = self.client()?.get_table_names().map_err(thrift_err)?.contains(&t);
         writeln!(self.out, "Table {} does {}exist", text(&t), if exists { "" } else { "not " })?;
         Ok(())
     }
@@ -287,15 +287,15 @@ impl<W: Write> Shell<W> {
     pub(super) fn table_state(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
         match cmd.name.as_str() {
-            "enable" => self.client.enable_table(t).map_err(thrift_err)?,
-            "disable" => self.client.disable_table(t).map_err(thrift_err)?,
-            "drop" => self.client.delete_table(t).map_err(thrift_err)?,
+            "enable" => self.client()?.enable_table(t).map_err(thrift_err)?,
+            "disable" => self.client()?.disable_table(t).map_err(thrift_err)?,
+            "drop" => self.client()?.delete_table(t).map_err(thrift_err)?,
             "is_enabled" => {
-                let enabled = self.client.is_table_enabled(t).map_err(thrift_err)?;
+                let enabled = self.client()?.is_table_enabled(t).map_err(thrift_err)?;
                 writeln!(self.out, "{enabled}")?;
             }
             "is_disabled" => {
-                let enabled = self.client.is_table_enabled(t).map_err(thrift_err)?;
+                let enabled = self.client()?.is_table_enabled(t).map_err(thrift_err)?;
                 writeln!(self.out, "{}", !enabled)?;
             }
             other => bail!("{other}: not a table state command"),

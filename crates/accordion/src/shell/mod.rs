@@ -107,24 +107,38 @@ fn session_of(args: &ShellArgs) -> anyhow::Result<bool> {
         }
         (None, _, _) => anyhow::bail!("--tls-cert and --tls-key need --tls-ca (the CA of the server's certificate)"),
     };
-    let client = match &tls {
-        None => connect(&args.server, args.framed, args.compact),
-        Some(config) => server::client::connect_tls_with(&args.server, config, args.framed, args.compact),
+    let (addr, framed, compact, tls_config) = (args.server.clone(), args.framed, args.compact, tls.clone());
+    let connect = Box::new(move || {
+        match &tls_config {
+            None => connect(&addr, framed, compact),
+            Some(config) => server::client::connect_tls_with(&addr, config, framed, compact),
+        }
+        .map_err(|e| format!("cannot connect to {addr}: {}", thrift_message(&e)))
+    });
+    let client = connect();
+    if let (Err(e), None) = (&client, &script) {
+        eprintln!("WARNING: {e}; help works, and each command tries to connect again");
     }
-    .map_err(|e| anyhow!("cannot connect to {}: {}", args.server, thrift_message(&e)))?;
     let mut http = HttpPort::new(&args.server, args.http.as_deref(), tls);
     if let Some(path) = &args.admin_token_file {
         http.set_admin_token(server::admin_auth::read_token_file(path).map_err(anyhow::Error::msg)?);
     }
-    let mut shell = Shell { client, http, out: std::io::stdout() };
+    let mut shell = Shell { client, connect, http, out: std::io::stdout() };
     match script {
         Some(text) => session::run_script(&mut shell, &text),
         None => session::interactive(&mut shell).map(|()| true),
     }
 }
 
+/// Connects to the server's Thrift port, or says why it cannot.
+type Connect = Box<dyn Fn() -> Result<ThriftClient, String>>;
+
 struct Shell<W: Write> {
-    client: ThriftClient,
+    /// The Thrift connection, or why there is none: `help` and `exit` need
+    /// no server, and a shell started before its server connects at the
+    /// first command that needs one.
+    client: Result<ThriftClient, String>,
+    connect: Connect,
     http: HttpPort,
     out: W,
 }
@@ -152,6 +166,14 @@ fn thrift_message(e: &thrift::Error) -> String {
 }
 
 impl<W: Write> Shell<W> {
+    /// The Thrift client, connecting first if there is none yet.
+    fn client(&mut self) -> anyhow::Result<&mut ThriftClient> {
+        if self.client.is_err() {
+            self.client = (self.connect)();
+        }
+        self.client.as_mut().map_err(|e| anyhow!("{e}"))
+    }
+
     /// Runs one statement; prints "Took N seconds" after a command, as
     /// HBase's shell does.
     fn run_line(&mut self, line: &str) -> anyhow::Result<Flow> {

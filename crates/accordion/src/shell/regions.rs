@@ -23,7 +23,7 @@ impl<W: Write> Shell<W> {
     /// `compact 't'` and `major_compact 't'`.
     pub(super) fn compact(&mut self, cmd: &Command, major: bool) -> anyhow::Result<()> {
         let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
-        if major { self.client.major_compact(t) } else { self.client.compact(t) }.map_err(thrift_err)
+        if major { self.client()?.major_compact(t) } else { self.client()?.compact(t) }.map_err(thrift_err)
     }
 
     /// `split 'table'` splits every region at its midpoint; `split 'table',
@@ -34,7 +34,7 @@ impl<W: Write> Shell<W> {
         if let Some(key) = args.opt_bytes(1, "split key")? {
             return self.http.admin("split", &[("table", &t), ("row", &key), ("at", &key)]).map(|_| ());
         }
-        let regions = self.client.get_table_regions(t.clone()).map_err(thrift_err)?;
+        let regions = self.client()?.get_table_regions(t.clone()).map_err(thrift_err)?;
         for r in regions {
             // A region too small to split is not an error for `split 'table'`.
             if let Err(e) = self.http.admin("split", &[("table", &t), ("row", &r.start_key.unwrap_or_default())]) {
@@ -90,7 +90,7 @@ impl<W: Write> Shell<W> {
     /// but the first), as HBase's shell prints them.
     pub(super) fn get_splits(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
-        let regions = self.client.get_table_regions(t).map_err(thrift_err)?;
+        let regions = self.client()?.get_table_regions(t).map_err(thrift_err)?;
         let mut splits: Vec<Vec<u8>> =
             regions.into_iter().filter_map(|r| r.start_key).filter(|k| !k.is_empty()).collect();
         splits.sort();
@@ -105,7 +105,7 @@ impl<W: Write> Shell<W> {
     pub(super) fn locate_region(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let args = Args::parse(cmd, 2, &[])?;
         let (t, row) = (args.bytes(0, "table")?, args.bytes(1, "row")?);
-        let regions = self.client.get_table_regions(t.clone()).map_err(thrift_err)?;
+        let regions = self.client()?.get_table_regions(t.clone()).map_err(thrift_err)?;
         let holds = |r: &server::hbase_thrift::TRegionInfo| {
             let (start, end) = (r.start_key.clone().unwrap_or_default(), r.end_key.clone().unwrap_or_default());
             start <= row && (end.is_empty() || row < end)
