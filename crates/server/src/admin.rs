@@ -102,7 +102,7 @@ pub fn respond(
                 // In a cluster the table is altered disabled, every server
                 // told at each step (as HBase's shell alters with online
                 // schema changes off).
-                let around = store.member_name().is_some() && store.is_table_enabled(&table).map_err(failed)?;
+                let around = store.as_member().is_some() && store.is_table_enabled(&table).map_err(failed)?;
                 if around {
                     store.disable_table(&table).map_err(failed)?;
                     if let Err(e) = told_everywhere(router, &table) {
@@ -136,14 +136,14 @@ fn region_server_call(
 ) -> Result<Response, Response> {
     Ok(match call {
         RegionServerCall::Unassign { region } => {
-            if store.member_name().is_some() {
+            if store.as_member().is_some() {
                 intended_here(store, authority, &region, &[RegionState::Closing, RegionState::Closed])?;
             }
             store.close_region(&region).map_err(failed)?;
             ok(format!("closed region {region}"))
         }
         RegionServerCall::Assign { region } => {
-            if store.member_name().is_some() {
+            if store.as_member().is_some() {
                 intended_here(store, authority, &region, &[RegionState::Opening])?;
                 open_elsewhere(router, &region)?;
             }
@@ -153,15 +153,14 @@ fn region_server_call(
         // Cluster mode (the master's calls): recover a dead server's WAL
         // into recovered edits; list tables other servers created.
         RegionServerCall::Recover { server } => {
-            if store.member_name().is_some() {
-                let authority = authority.ok_or_else(not_joined)?;
-                if authority.is_member(&server).map_err(unreadable)? {
-                    return Err(conflict(format!(
-                        "region server {server} is live (ZooKeeper lists it); only a dead server's WAL is recovered"
-                    )));
-                }
+            let member = store.require_member("recover a dead server's WAL").map_err(failed)?;
+            let authority = authority.ok_or_else(not_joined)?;
+            if authority.is_member(&server).map_err(unreadable)? {
+                return Err(conflict(format!(
+                    "region server {server} is live (ZooKeeper lists it); only a dead server's WAL is recovered"
+                )));
             }
-            let summary = store.recover_server(&server).map_err(failed)?;
+            let summary = member.recover_server(&server).map_err(failed)?;
             ok(format!(
                 "recovered the WAL of {server}: {} entries for {} regions",
                 summary.entries,
@@ -169,11 +168,13 @@ fn region_server_call(
             ))
         }
         RegionServerCall::SyncTable { table } => {
-            let done = store.sync_table(&table).map_err(failed)?;
+            let member = store.require_member("sync tables from the root").map_err(failed)?;
+            let done = member.sync_table(&table).map_err(failed)?;
             ok(format!("{table}: {done:?}"))
         }
         RegionServerCall::Refresh => {
-            let added = store.refresh_tables().map_err(failed)?;
+            let member = store.require_member("refresh its tables from the root").map_err(failed)?;
+            let added = member.refresh_tables().map_err(failed)?;
             ok(format!("{added} new tables"))
         }
     })
@@ -204,7 +205,7 @@ fn intended_here(
     states: &[RegionState],
 ) -> Result<(), Response> {
     let authority = authority.ok_or_else(not_joined)?;
-    let me = store.member_name().unwrap_or_default();
+    let me = store.as_member().map(|m| m.name()).unwrap_or_default();
     let entry = authority.catalog_entry(encoded).map_err(unreadable)?;
     if let Some(e) = &entry
         && states.iter().any(|state| e.is(*state, me))

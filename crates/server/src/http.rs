@@ -224,8 +224,8 @@ fn counts(stats: &SegmentStats) -> SegmentCounts {
 /// their live memstore structure, and recent flushes and compactions.
 pub fn status(source: &StatusSource) -> ServerStatus {
     let pinned = scanner_pinned(source);
-    let wal_owners = match source.store.member_name() {
-        Some(_) => source.store.wal_owners().map_err(|e| e.to_string()),
+    let wal_owners = match source.store.as_member() {
+        Some(member) => member.wal_owners().map_err(|e| e.to_string()),
         None => Ok(Vec::new()),
     };
     let m = source.store.metrics();
@@ -299,7 +299,7 @@ pub fn status(source: &StatusSource) -> ServerStatus {
             global_memstore_limit: source.store.options().global_memstore_limit(),
             // Cluster mode: this server's name and the servers with a WAL
             // directory on the shared root (the master recovers the dead).
-            member: source.store.member_name().map(str::to_string),
+            member: source.store.as_member().map(|m| m.name().to_string()),
             cluster: source.cluster.get().map(|view| view()),
             wal_owners,
             wal_owners_error,

@@ -140,10 +140,11 @@ pub enum StoreError {
     /// HTTP 503).
     #[error("writes are stopped: {0}")]
     WritesStopped(String),
-    /// A call that cluster mode refuses or needs (a member-only operation on
-    /// a standalone store, a root that belongs to a cluster, a name reused,
-    /// a region assigned elsewhere, no source of cluster-unique ids).
-    /// HBase's IOException (Thrift `IOError`, HTTP 409).
+    /// A call that cluster mode refuses or needs (a member-only request that
+    /// reached a standalone store, `Store::require_member`; a root that
+    /// belongs to a cluster, a name reused, a region assigned elsewhere, no
+    /// source of cluster-unique ids). HBase's IOException (Thrift
+    /// `IOError`, HTTP 409).
     #[error("{0}")]
     ClusterRefused(String),
     /// The store found one of its own invariants broken (a bug, not the

@@ -175,9 +175,9 @@ fn a_held_commit_after_the_lease_ran_out_commits_nothing(held: Held) {
     // A's session expires: its lease runs out, and B takes its regions over.
     valid.store(false, Ordering::SeqCst);
     let b = member(root, "host-b,16020,2", None, None);
-    b.recover_server("host-a,16020,1").expect("recover A's WAL");
+    b.as_member().expect("a member").recover_server("host-a,16020,1").expect("recover A's WAL");
     for r in b.all_regions() {
-        b.assign_region(&r.info().dir_name()).expect("assign on B");
+        b.as_member().expect("a member").assign_region(&r.info().dir_name()).expect("assign on B");
     }
     write(&b, 200, 300);
 
@@ -195,7 +195,7 @@ fn a_held_commit_after_the_lease_ran_out_commits_nothing(held: Held) {
     b.close().expect("close B");
     let c = member(root, "host-c,16020,3", None, None);
     for r in c.all_regions() {
-        c.assign_region(&r.info().dir_name()).expect("assign on C");
+        c.as_member().expect("a member").assign_region(&r.info().dir_name()).expect("assign on C");
     }
     assert_rows(&c, 300, &format!("{held:?}: on C after B closed"));
 }
@@ -276,10 +276,10 @@ fn assert_nothing_committed(root: &Path, original: &[RegionInfo], what: &str) {
 /// exactly its `original` regions, and every row.
 fn assert_a_new_owner_finds_the_original_regions(root: &Path, original: &[RegionInfo], what: &str) {
     let b = member(root, "host-b,16020,2", None, Some(Arc::new(AtomicBool::new(true))));
-    b.recover_server(A).expect("recover A's WAL");
+    b.as_member().expect("a member").recover_server(A).expect("recover A's WAL");
     assert_eq!(b.table_regions("t").expect("regions"), original, "{what}: the regions on the root");
     for r in b.all_regions() {
-        b.assign_region(&r.info().dir_name()).expect("assign on B");
+        b.as_member().expect("a member").assign_region(&r.info().dir_name()).expect("assign on B");
     }
     assert_rows(&b, 300, &format!("{what}: on the new owner"));
     b.close().expect("close B");
@@ -435,13 +435,13 @@ fn ddl_after_the_lease_ran_out_commits_nothing() {
     drop(a);
 
     let b = member(&root, "host-b,16020,2", None, Some(Arc::new(AtomicBool::new(true))));
-    b.recover_server(A).expect("recover A's WAL");
+    b.as_member().expect("a member").recover_server(A).expect("recover A's WAL");
     assert!(!b.is_table_enabled("t").expect("t on the root"), "t is disabled, as A left it");
     let families: Vec<String> = b.describe_table("t").expect("describe").families.into_iter().map(|f| f.name).collect();
     assert_eq!(families, ["f"], "no family of the refused alter");
     b.enable_table("t").expect("enable on B");
     for r in b.all_regions() {
-        b.assign_region(&r.info().dir_name()).expect("assign on B");
+        b.as_member().expect("a member").assign_region(&r.info().dir_name()).expect("assign on B");
     }
     assert_rows(&b, 300, "on the new owner");
     b.close().expect("close B");

@@ -85,14 +85,18 @@ fn a_live_member_recovers_a_dead_members_regions_with_every_acknowledged_edit() 
     drop(a);
 
     // B fences and splits A's WAL, then opens A's regions.
-    let summary = b.recover_server("host-a,16020,1").expect("recover");
+    let summary = b.as_member().expect("a member").recover_server("host-a,16020,1").expect("recover");
     assert_eq!(summary.per_region.len(), 3, "edits for each region: {summary:?}");
     assert_eq!(summary.entries, summary.per_region.values().sum::<u64>(), "nothing skipped");
     let wals = root.join("WALs");
     assert!(!wals.join("host-a,16020,1").exists() && !wals.join("host-a,16020,1-splitting").exists(), "retired");
-    assert_eq!(b.recover_server("host-a,16020,1").expect("again").entries, 0, "a second recovery finds nothing");
+    assert_eq!(
+        b.as_member().expect("a member").recover_server("host-a,16020,1").expect("again").entries,
+        0,
+        "a second recovery finds nothing"
+    );
     for name in region_names(&b) {
-        b.assign_region(&name).expect("assign");
+        b.as_member().expect("a member").assign_region(&name).expect("assign");
     }
     assert_eq!(states(&b), vec![RegionState::Open; 3]);
     assert_rows(&b, rows, 0, "after failover");
@@ -102,7 +106,7 @@ fn a_live_member_recovers_a_dead_members_regions_with_every_acknowledged_edit() 
     b.close().expect("close");
     let c = member(root, "host-c,16020,3");
     for name in region_names(&c) {
-        c.assign_region(&name).expect("assign on c");
+        c.as_member().expect("a member").assign_region(&name).expect("assign on c");
     }
     assert_rows(&c, rows, 1, "on a third server after a clean close");
     assert_eq!(c.get("t", &Get::new(b"zz".to_vec())).expect("get").len(), 1);
@@ -121,14 +125,17 @@ fn a_region_handed_over_with_unassign_and_assign_keeps_its_data_and_is_served_on
 
     // The middle region moves from A to B.
     let middle = region_names(&a)[1].clone();
-    a.unassign_region(&middle).expect("unassign on a");
+    a.as_member().expect("a member").unassign_region(&middle).expect("unassign on a");
     assert_eq!(states(&a), vec![RegionState::Open, RegionState::Offline, RegionState::Open]);
     match a.get("t", &Get::new(b"h00001".to_vec())) {
         Err(StoreError::NotServingRegion { state: RegionState::Offline, .. }) => {}
         other => panic!("a no longer serves the region it gave up: {other:?}"),
     }
-    assert!(a.unassign_region(&middle).is_err(), "an OFFLINE region cannot be unassigned again");
-    b.assign_region(&middle).expect("assign on b");
+    assert!(
+        a.as_member().expect("a member").unassign_region(&middle).is_err(),
+        "an OFFLINE region cannot be unassigned again"
+    );
+    b.as_member().expect("a member").assign_region(&middle).expect("assign on b");
     let states_b = states(&b);
     assert_eq!(states_b[1], RegionState::Open, "b opened the region it was assigned");
     for i in (1..rows).step_by(3).filter(|i| i % 10 != 0) {
@@ -136,7 +143,10 @@ fn a_region_handed_over_with_unassign_and_assign_keeps_its_data_and_is_served_on
         let cells = b.get("t", &Get { max_versions: 2, ..Get::new(k.as_bytes()) }).expect("get on b");
         assert_eq!(cells.len(), 2, "row {k} on b after the hand-over");
     }
-    assert!(b.assign_region(&middle).is_err(), "an OPEN region cannot be assigned again");
+    assert!(
+        b.as_member().expect("a member").assign_region(&middle).is_err(),
+        "an OPEN region cannot be assigned again"
+    );
     a.close().expect("close a");
     b.close().expect("close b");
 }
@@ -163,21 +173,27 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
     assert!(a.split_region("t", b"b", Some(b"h")).expect("split on a member"), "split");
     // Before b has taken the split, the retired parent cannot be opened on
     // it: its daughters serve its rows.
-    let refused = b.assign_region(&parent).expect_err("a retired parent is refused");
+    let refused = b.as_member().expect("a member").assign_region(&parent).expect_err("a retired parent is refused");
     assert!(refused.to_string().contains("retired"), "{refused}");
     assert_eq!(states(&b)[0], RegionState::Offline, "left as it was");
     assert_eq!(region_names(&a).len(), 3);
-    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
+    assert_eq!(
+        b.as_member().expect("a member").sync_table("t").expect("sync"),
+        store::store::member::TableSync::Regions
+    );
     assert_eq!(region_names(&b), region_names(&a), "b lists the daughters");
     assert_eq!(states(&b), vec![RegionState::Offline; 3]);
-    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Unchanged);
+    assert_eq!(
+        b.as_member().expect("a member").sync_table("t").expect("sync"),
+        store::store::member::TableSync::Unchanged
+    );
 
     // The low daughter moves to b, which reads its rows through references.
     let (low, high) = (region_names(&a)[0].clone(), region_names(&a)[1].clone());
     let parent_dir =
         root.join("data").join("t").join(format!("{:016x}", a.all_regions()[0].info().parent.expect("a daughter")));
-    a.unassign_region(&low).expect("unassign the low daughter");
-    b.assign_region(&low).expect("assign it on b");
+    a.as_member().expect("a member").unassign_region(&low).expect("unassign the low daughter");
+    b.as_member().expect("a member").assign_region(&low).expect("assign it on b");
     assert_eq!(states(&b)[0], RegionState::Open);
     let on_b = b.scan("t", store::Scan { stop: Some(b"h".to_vec()), ..Default::default() }).expect("scan").count();
     assert!(on_b > 0, "b reads the low daughter's rows through the parent's files");
@@ -197,12 +213,15 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
     // a merges the high daughter with the last region; b takes it.
     let last = region_names(&a)[2].clone();
     a.merge_regions(&high, &last).expect("merge on a member");
-    b.sync_table("t").expect("sync");
+    b.as_member().expect("a member").sync_table("t").expect("sync");
     assert_eq!(region_names(&b), region_names(&a), "b lists the merged region");
     assert_eq!(states(&b), vec![RegionState::Open, RegionState::Offline]);
     assert_rows_split(&a, &b, rows);
 
-    assert!(a.recover_server("host-a,16020,1").is_err(), "a server does not recover itself");
+    assert!(
+        a.as_member().expect("a member").recover_server("host-a,16020,1").is_err(),
+        "a server does not recover itself"
+    );
     a.close().expect("close");
     b.close().expect("close");
     let again = Store::open(
@@ -214,7 +233,9 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
     // A store that owns its root alone has no assignment.
     let solo_dir = tempfile::tempdir().expect("tempdir");
     let solo = StoreBuilder::new().open(solo_dir.path()).expect("open");
-    let refused = solo.assign_region("0000000000000001").expect_err("not a member");
+    assert!(solo.as_member().is_none(), "a standalone store has no member operations");
+    let refused = solo.require_member("assign a region").expect_err("not a member");
+    assert!(matches!(refused, StoreError::ClusterRefused(_)), "{refused}");
     assert!(refused.to_string().contains("cluster member"), "{refused}");
     solo.close().expect("close");
 }
@@ -245,7 +266,7 @@ fn tables_created_on_two_members_get_distinct_region_ids_and_a_member_without_a_
     a.create_table(table(), &[b"m".to_vec()]).expect("create t on a");
     b.create_table(TableDescriptor::new("u", vec![FamilyDescriptor::new("f")]), &[b"m".to_vec()])
         .expect("create u on b");
-    b.refresh_tables().expect("refresh");
+    b.as_member().expect("a member").refresh_tables().expect("refresh");
     let mut ids: Vec<u64> = b.all_regions().iter().map(|r| r.info().id).collect();
     assert_eq!(ids.len(), 4);
     ids.sort();
@@ -324,8 +345,8 @@ fn a_split_that_waited_while_the_table_was_rebuilt_does_not_run_beside_another_c
     // b holds the first and the last region; a the middle one.
     let names = region_names(&a);
     for n in [&names[0], &names[2]] {
-        a.unassign_region(n).expect("unassign on a");
-        b.assign_region(n).expect("assign on b");
+        a.as_member().expect("a member").unassign_region(n).expect("unassign on a");
+        b.as_member().expect("a member").assign_region(n).expect("assign on b");
     }
 
     // A: a split of b's first region, paused before the change lock.
@@ -346,7 +367,10 @@ fn a_split_that_waited_while_the_table_was_rebuilt_does_not_run_beside_another_c
     // a splits its middle region; b takes the new list from the root: its
     // table state is replaced, its open regions kept.
     assert!(a.split_region("t", b"i", Some(b"m")).expect("split on a"));
-    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
+    assert_eq!(
+        b.as_member().expect("a member").sync_table("t").expect("sync"),
+        store::store::member::TableSync::Regions
+    );
     // C: a split of b's last region, paused after its commit, holding the
     // (new) table's change lock.
     let split_c = {
@@ -396,8 +420,8 @@ fn a_scan_goes_on_through_a_split_after_its_table_state_was_replaced() {
     // b holds the first two regions; a the last.
     let names = region_names(&a);
     for n in &names[..2] {
-        a.unassign_region(n).expect("unassign on a");
-        b.assign_region(n).expect("assign on b");
+        a.as_member().expect("a member").unassign_region(n).expect("unassign on a");
+        b.as_member().expect("a member").assign_region(n).expect("assign on b");
     }
     let below_q = || Scan { stop: Some(b"q".to_vec()), ..Scan::default() };
     let expected = b.scan("t", below_q()).expect("scan").count();
@@ -407,7 +431,10 @@ fn a_scan_goes_on_through_a_split_after_its_table_state_was_replaced() {
     // a splits its region; b takes the new list from the root (its table
     // state is replaced); then b splits its second region, ahead of the scan.
     assert!(a.split_region("t", b"r", Some(b"u")).expect("split on a"));
-    assert_eq!(b.sync_table("t").expect("sync"), store::store::member::TableSync::Regions);
+    assert_eq!(
+        b.as_member().expect("a member").sync_table("t").expect("sync"),
+        store::store::member::TableSync::Regions
+    );
     assert!(b.split_region("t", b"i", Some(b"m")).expect("split on b"));
     let started = std::time::Instant::now();
     let rest: Vec<_> = scanner.collect::<store::Result<Vec<_>>>().expect("the scan goes on into the daughters");

@@ -44,7 +44,7 @@ impl Store {
         let _ddl = self.inner.catalog.lock_ddl();
         let t = self.table(&desc.name)?;
         let _changes = t.lock_changes();
-        if self.member_name().is_some() && t.is_enabled() {
+        if self.as_member().is_some() && t.is_enabled() {
             // Other servers hold regions of it open: they must have drained
             // them (a disable) before its families' files change.
             return Err(StoreError::AlterRefused {

@@ -78,7 +78,7 @@ impl Store {
         // A cluster member may not have heard of a table another server
         // created yet: the root's descriptor decides.
         let on_root = crate::layout::table_desc(&self.inner.table_dir(&desc.name)?);
-        if self.member_name().is_some() && self.inner.ctx.fs.exists(&on_root)? {
+        if self.as_member().is_some() && self.inner.ctx.fs.exists(&on_root)? {
             return Err(StoreError::TableExists(desc.name.clone()));
         }
         let mut keys: Vec<Vec<u8>> = split_keys.to_vec();
@@ -147,9 +147,9 @@ impl Store {
     /// ([`RegionInfo::dir_name`]).
     pub fn close_region(&self, name: &str) -> Result<()> {
         self.check_open()?;
-        if self.member_name().is_some() {
+        if let Some(member) = self.as_member() {
             // In a cluster a closed region is one this server leaves to others.
-            return self.unassign_region(name);
+            return member.unassign_region(name);
         }
         let (t, region) = self.region_named(name)?;
         crate::region::open_close::close_region(&self.inner, &t, &region)
@@ -158,8 +158,8 @@ impl Store {
     /// Opens a closed region again from its directory (HBase's `assign`).
     pub fn open_region(&self, name: &str) -> Result<()> {
         self.check_open()?;
-        if self.member_name().is_some() {
-            return self.assign_region(name);
+        if let Some(member) = self.as_member() {
+            return member.assign_region(name);
         }
         let (t, region) = self.region_named(name)?;
         crate::region::open_close::open_region(&self.inner, &t, &region).map(|_| ())

@@ -30,8 +30,17 @@
 //!   to it, a daughter another server holds judged by its manifests on disk
 //!   (`retired_parents.rs`).
 //!
+//! - **Only a member has the member operations.** Assign, unassign,
+//!   recovering a dead server, syncing and refreshing tables from the root
+//!   and listing the root's WAL owners are methods of [`Member`], a handle
+//!   [`Store::as_member`] gives only for a store opened as a member: asking
+//!   a standalone store for one does not compile. A request that reaches
+//!   whichever store it reaches (a call from the network) asks
+//!   [`Store::require_member`], whose refusal is `ClusterRefused`.
+//!
 //! Thread safety: as the rest of the store — region list changes under the
-//! table's change lock, through catalog edits.
+//! table's change lock, through catalog edits. A `Member` is a borrow of its
+//! `Store` and shares it as freely.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,9 +53,110 @@ use crate::options::StoreOptions;
 use crate::region::state::RegionState;
 use crate::region::{Region, RegionInfo};
 use crate::services::Services;
+use crate::store::Store;
 use crate::wal::log_split::SplitSummary;
 use crate::wal::takeover::{self, SPLITTING_SUFFIX};
 use crate::wal::{Wal, WalPlace};
+
+/// A store that is a member of a cluster (opened with
+/// `StoreOptions::member`): the operations only a member has. Only
+/// [`Store::as_member`] makes one, and only for a member, so calling one of
+/// them on a standalone store is a compile error rather than a refusal at
+/// run time.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    store: &'a Store,
+    name: &'a str,
+}
+
+impl Store {
+    /// Cluster mode: this store as a member of the cluster sharing its root,
+    /// with the operations only a member has; `None` for a store that owns
+    /// its root alone.
+    pub fn as_member(&self) -> Option<Member<'_>> {
+        self.inner.options.member.as_deref().map(|name| Member { store: self, name })
+    }
+
+    /// [`as_member`](Self::as_member) for a request that may reach a
+    /// standalone store (a call from the network asking for `what`): there
+    /// it is refused with `ClusterRefused`.
+    pub fn require_member(&self, what: &str) -> Result<Member<'_>> {
+        self.as_member().ok_or_else(|| {
+            StoreError::ClusterRefused(format!("only a cluster member can {what}; this store owns its root alone"))
+        })
+    }
+}
+
+impl<'a> Member<'a> {
+    /// This store's region server name (`host,port,startcode`).
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The store this is.
+    pub fn store(&self) -> &'a Store {
+        self.store
+    }
+
+    /// Opens the OFFLINE region with encoded name `name` on this server
+    /// (replaying the recovered edits a WAL split left for it).
+    pub fn assign_region(&self, name: &str) -> Result<()> {
+        self.store.check_open()?;
+        let (t, region) = self.store.region_named(name)?;
+        assign(&self.store.inner, &t, &region).map(|_| ())
+    }
+
+    /// Flushes and closes region `name`, leaving it OFFLINE here for another
+    /// server to open.
+    pub fn unassign_region(&self, name: &str) -> Result<()> {
+        self.store.check_open()?;
+        let (t, region) = self.store.region_named(name)?;
+        unassign(&self.store.inner, &t, &region)
+    }
+
+    /// Fences dead region server `server`'s WAL directory and splits it into
+    /// the recovered edits of every region on the root.
+    pub fn recover_server(&self, server: &str) -> Result<SplitSummary> {
+        self.store.check_open()?;
+        crate::names::check_server_name(server)?;
+        if self.name == server {
+            return Err(StoreError::ClusterRefused(format!("{server} is this server; it is not dead")));
+        }
+        recover_server(&self.store.inner, server)
+    }
+
+    /// Lists the tables another server created since this one opened (their
+    /// regions OFFLINE here); returns how many.
+    pub fn refresh_tables(&self) -> Result<usize> {
+        self.store.check_open()?;
+        let services = &self.store.inner;
+        let added = refresh_tables(services)?;
+        // Another server's disable, enable or delete that this server was
+        // not told of (its call to us failed) is taken from the root here.
+        // One table that cannot be synced (a failing flush, say) must not
+        // keep the others, or the master's pass, waiting: it is retried at
+        // the next pass.
+        for name in services.catalog.table_names() {
+            if let Err(e) = sync_table(services, &name) {
+                tracing::warn!(table = %name, error = %e, "could not take a table's state from the root; retried at the next pass");
+            }
+        }
+        Ok(added)
+    }
+
+    /// Brings this server's view of table `name` in line with the root after
+    /// another server's DDL.
+    pub fn sync_table(&self, name: &str) -> Result<TableSync> {
+        self.store.check_open()?;
+        sync_table(&self.store.inner, name)
+    }
+
+    /// The servers with a WAL directory on the root (live, dead and not yet
+    /// recovered, or recovery interrupted).
+    pub fn wal_owners(&self) -> Result<Vec<String>> {
+        wal_owners(&self.store.inner)
+    }
+}
 
 /// Opens the store as region server `name` on the shared root `dir`.
 pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Arc<Services>> {

@@ -24,6 +24,7 @@
 mod alter;
 mod ddl;
 pub mod member;
+pub use member::Member;
 mod one_sync;
 mod recovery;
 
@@ -349,87 +350,6 @@ impl Store {
     /// tells the other servers).
     pub fn on_regions_changed(&self, listener: impl Fn(&str) + Send + Sync + 'static) {
         self.inner.set_region_listener(std::sync::Arc::new(listener));
-    }
-
-    /// Cluster mode: brings this server's view of table `name` in line with
-    /// the root after another server's DDL (see `store/member.rs`).
-    pub fn sync_table(&self, name: &str) -> Result<member::TableSync> {
-        self.check_open()?;
-        if self.member_name().is_none() {
-            return Err(StoreError::ClusterRefused("only a cluster member syncs tables from the root".into()));
-        }
-        member::sync_table(&self.inner, name)
-    }
-
-    /// Cluster mode: this store's region server name, if it is a member of
-    /// a cluster sharing its root (see `store/member.rs`).
-    pub fn member_name(&self) -> Option<&str> {
-        self.inner.options.member.as_deref()
-    }
-
-    /// Cluster mode: opens the OFFLINE region with encoded name `name` on
-    /// this server (replaying the recovered edits a WAL split left for it).
-    pub fn assign_region(&self, name: &str) -> Result<()> {
-        self.check_open()?;
-        self.require_member("assign a region")?;
-        let (t, region) = self.region_named(name)?;
-        member::assign(&self.inner, &t, &region).map(|_| ())
-    }
-
-    /// Cluster mode: flushes and closes region `name`, leaving it OFFLINE
-    /// here for another server to open.
-    pub fn unassign_region(&self, name: &str) -> Result<()> {
-        self.check_open()?;
-        self.require_member("unassign a region")?;
-        let (t, region) = self.region_named(name)?;
-        member::unassign(&self.inner, &t, &region)
-    }
-
-    /// Cluster mode: fences dead region server `server`'s WAL directory and
-    /// splits it into the recovered edits of every region on the root.
-    pub fn recover_server(&self, server: &str) -> Result<crate::wal::log_split::SplitSummary> {
-        self.check_open()?;
-        self.require_member("recover a dead server's WAL")?;
-        crate::names::check_server_name(server)?;
-        if self.member_name() == Some(server) {
-            return Err(StoreError::ClusterRefused(format!("{server} is this server; it is not dead")));
-        }
-        member::recover_server(&self.inner, server)
-    }
-
-    /// Cluster mode: lists the tables another server created since this
-    /// one opened (their regions OFFLINE here); returns how many.
-    pub fn refresh_tables(&self) -> Result<usize> {
-        self.check_open()?;
-        self.require_member("refresh its tables from the root")?;
-        let added = member::refresh_tables(&self.inner)?;
-        // Another server's disable, enable or delete that this server was
-        // not told of (its call to us failed) is taken from the root here.
-        // One table that cannot be synced (a failing flush, say) must not
-        // keep the others, or the master's pass, waiting: it is retried at
-        // the next pass.
-        for name in self.inner.catalog.table_names() {
-            if let Err(e) = member::sync_table(&self.inner, &name) {
-                tracing::warn!(table = %name, error = %e, "could not take a table's state from the root; retried at the next pass");
-            }
-        }
-        Ok(added)
-    }
-
-    /// Cluster mode: the servers with a WAL directory on the root (live,
-    /// dead and not yet recovered, or recovery interrupted).
-    pub fn wal_owners(&self) -> Result<Vec<String>> {
-        self.require_member("list the WAL directories of the root")?;
-        member::wal_owners(&self.inner)
-    }
-
-    fn require_member(&self, what: &str) -> Result<()> {
-        if self.member_name().is_none() {
-            return Err(StoreError::ClusterRefused(format!(
-                "only a cluster member can {what}; this store owns its root alone"
-            )));
-        }
-        Ok(())
     }
 
     /// Flushes every region and stops. Writes after `close` fail.
