@@ -54,102 +54,21 @@
 //! accounting update, `outcomes` for a watermark check or update, and a
 //! round holds `io` throughout. No condvar is waited on while `io` is held.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use parking_lot::MutexGuard;
 
 use crate::error::{Result, StoreError};
-use crate::wal::accounting::SequenceIdAccounting;
+use crate::wal::commit_queue::duplicate_error;
 use crate::wal::options::Durability;
+use crate::wal::shared::{AppendTicket, Io, Shared};
 use crate::wal::stats::Counters;
-use crate::wal::wal::{AppendTicket, Io, Shared};
 use crate::wal::writer::LogWriter;
 
-/// Failed txid ranges remembered for late waiters; older ones are forgotten
-/// and their txids conservatively reported as failed.
-const MAX_REMEMBERED_FAILURES: usize = 1024;
 /// A recycled batch buffer larger than this is shrunk back.
 const MAX_SPARE_CAPACITY: usize = 8 << 20;
-
-/// The appenders' queue: records framed and waiting for a round.
-pub(super) struct Pending {
-    pub(super) buf: Vec<u8>,
-    /// Per region, the highest seq among the buffered entries.
-    pub(super) regions: HashMap<u64, u64>,
-    pub(super) last_txid: u64,
-    pub(super) closed: bool,
-    pub(super) accounting: SequenceIdAccounting,
-}
-
-impl Pending {
-    pub(super) fn new() -> Pending {
-        Pending {
-            buf: Vec::new(),
-            regions: HashMap::new(),
-            last_txid: 0,
-            closed: false,
-            accounting: SequenceIdAccounting::default(),
-        }
-    }
-}
-
-struct Failure {
-    first: u64,
-    last: u64,
-    error: Arc<StoreError>,
-}
-
-/// What the rounds published: how far appends are done, and which failed.
-pub(super) struct Outcomes {
-    /// Every txid up to this one has been written and synced, or failed.
-    pub(super) done_txid: u64,
-    /// A `SyncWal` appender is running a round.
-    leader: bool,
-    failures: VecDeque<Failure>,
-    /// Failures up to this txid may have been forgotten.
-    forgotten_upto: u64,
-}
-
-impl Outcomes {
-    pub(super) fn new() -> Outcomes {
-        Outcomes { done_txid: 0, leader: false, failures: VecDeque::new(), forgotten_upto: 0 }
-    }
-
-    fn record_failure(&mut self, first: u64, last: u64, error: Arc<StoreError>) {
-        if let Some(prev) = self.failures.back_mut()
-            && prev.last + 1 == first
-        {
-            prev.last = last; // consecutive failed batches: one range
-            return;
-        }
-        if self.failures.len() == MAX_REMEMBERED_FAILURES
-            && let Some(old) = self.failures.pop_front()
-        {
-            self.forgotten_upto = old.last;
-        }
-        self.failures.push_back(Failure { first, last, error });
-    }
-
-    /// The outcome of a txid that is done.
-    pub(super) fn outcome(&self, txid: u64) -> Result<()> {
-        for f in self.failures.iter().rev() {
-            if f.last < txid {
-                break;
-            }
-            if f.first <= txid {
-                return Err(duplicate_error(&f.error));
-            }
-        }
-        if txid <= self.forgotten_upto {
-            return Err(StoreError::WritesStopped(format!(
-                "the outcome of WAL append {txid} is no longer known; treat it as failed"
-            )));
-        }
-        Ok(())
-    }
-}
 
 impl Shared {
     /// Step 1 of an append: buffers `record` (framed, an entry of `seq` for
@@ -310,53 +229,5 @@ impl Shared {
         }
         self.counters.current_file_size.store(w.len(), std::sync::atomic::Ordering::Relaxed);
         result.map(|_| ())
-    }
-}
-
-/// A copy of an error for each appender of a failed batch (`StoreError` is
-/// not `Clone`; an I/O error keeps its OS code, so `is_disk_full` still
-/// works, its kind and its message).
-fn duplicate_error(e: &StoreError) -> StoreError {
-    match e {
-        StoreError::Io { op, path, source } => {
-            let source = match source.raw_os_error() {
-                Some(code) => std::io::Error::from_raw_os_error(code),
-                None => std::io::Error::new(source.kind(), source.to_string()),
-            };
-            StoreError::Io { op, path: path.clone(), source }
-        }
-        StoreError::Corruption { path, offset, reason } => {
-            StoreError::Corruption { path: path.clone(), offset: *offset, reason: reason.clone() }
-        }
-        StoreError::Closed => StoreError::Closed,
-        StoreError::InvalidArgument(m) => StoreError::InvalidArgument(m.clone()),
-        other => StoreError::WritesStopped(other.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn failed_ranges_merge_and_answer_each_txid() {
-        let mut o = Outcomes::new();
-        let err = || Arc::new(StoreError::io("fsync", "/x", std::io::Error::from_raw_os_error(28)));
-        o.record_failure(3, 5, err());
-        o.record_failure(6, 7, err());
-        o.record_failure(10, 10, err());
-        o.done_txid = 12;
-        assert_eq!(o.failures.len(), 2, "3..=5 and 6..=7 merge");
-        for t in 1..=12 {
-            let failed = (3..=7).contains(&t) || t == 10;
-            assert_eq!(o.outcome(t).is_err(), failed, "txid {t}");
-        }
-        assert!(o.outcome(4).expect_err("failed").is_disk_full(), "the OS error code survives duplication");
-        for i in 0..MAX_REMEMBERED_FAILURES as u64 {
-            o.record_failure(100 + 2 * i, 100 + 2 * i, err());
-        }
-        assert_eq!(o.forgotten_upto, 10, "the two oldest ranges were forgotten");
-        assert!(o.outcome(9).is_err(), "a txid whose failure may have been forgotten is reported as failed");
-        assert!(o.outcome(11).is_ok());
     }
 }

@@ -41,11 +41,14 @@
 pub mod accounting;
 pub mod codec;
 mod commit;
+mod commit_queue;
 mod file_manager;
+mod live_files;
 pub mod log_split;
 pub mod options;
 pub mod reader;
 pub mod record;
+mod shared;
 pub mod stats;
 pub mod takeover;
 #[expect(clippy::module_inception, reason = "the concept is the WAL, in the wal module")]
@@ -56,5 +59,6 @@ pub use crate::layout::wal::{ARCHIVE_DIR, LEGACY_ARCHIVE_DIR, archive_dir, log_f
 pub use options::{Durability, WalOptions};
 pub use reader::{ReplaySummary, WalFileSummary, WalReader, WalReplay};
 pub use record::{FileHeader, WalCells, WalEntry};
+pub use shared::AppendTicket;
 pub use stats::{SyncBuckets, SyncLatency, WalStats};
-pub use wal::{AppendTicket, Wal, WalPlace};
+pub use wal::{Wal, WalPlace};

@@ -9,6 +9,11 @@
 //! - `file_manager.rs`: the files — roll, seals, which regions each live
 //!   file holds, archiving the obsolete ones, cleanup and numbering at open.
 //!
+//! Their data lives in modules of its own, so that no two of these files
+//! import each other: `shared.rs` (`Shared`, `Io`, `AppendTicket`), held
+//! by all three; `commit_queue.rs` (`Pending`, `Outcomes`) and
+//! `live_files.rs` (`LiveFiles`, `Seal`), which `Shared` holds.
+//!
 //! ## Locks and invariants
 //!
 //! `Shared` is the state the facade, the appenders and the syncer share:
@@ -42,13 +47,13 @@ use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::layout::wal::{LEGACY_ARCHIVE_DIR, archive_dir, list_log_files};
 use crate::wal::codec;
-use crate::wal::commit::{Outcomes, Pending};
-use crate::wal::file_manager::{self, LiveFiles, Seal};
+use crate::wal::commit_queue::{Outcomes, Pending};
+use crate::wal::live_files::{self, LiveFiles, Seal};
 use crate::wal::options::{Durability, WalOptions};
 use crate::wal::reader::{ReplaySummary, WalReader, WalReplay};
 use crate::wal::record::{self, ENTRY_FIXED_LEN, MAX_PAYLOAD_LEN, RECORD_FRAME_LEN, WalEntry};
+use crate::wal::shared::{AppendTicket, Io, Shared};
 use crate::wal::stats::{Counters, SyncBuckets, SyncLatency, SyncTimes, WalStats};
-use crate::wal::writer::LogWriter;
 
 /// A per-thread record buffer larger than this is shrunk back.
 const MAX_RECORD_BUF_CAPACITY: usize = 1 << 20;
@@ -60,51 +65,10 @@ thread_local! {
     static RECORD_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// An append whose durability may still have to be awaited
-/// ([`Wal::await_durable`]).
-#[derive(Debug)]
-#[must_use = "a SYNC_WAL append is not durable until awaited"]
-pub struct AppendTicket {
-    pub(super) txid: u64,
-    pub(super) wait: bool,
-}
-
 /// The write-ahead log. See the module documentation.
 pub struct Wal {
     shared: Arc<Shared>,
     syncer: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// What the facade, the appenders and the syncer thread share.
-pub(super) struct Shared {
-    pub(super) fs: Arc<dyn FileSystem>,
-    pub(super) dir: PathBuf,
-    pub(super) archive_dir: PathBuf,
-    pub(super) options: WalOptions,
-    pub(super) pending: Mutex<Pending>,
-    /// Wakes the syncer (paired with `pending`).
-    pub(super) syncer_wakeup: Condvar,
-    pub(super) io: Mutex<Io>,
-    pub(super) outcomes: Mutex<Outcomes>,
-    /// Signals a published outcome or a free leader slot (paired with
-    /// `outcomes`).
-    pub(super) outcome_cv: Condvar,
-    pub(super) live_files: Mutex<LiveFiles>,
-    pub(super) archiving: Mutex<()>,
-    pub(super) counters: Counters,
-    pub(super) sync_times: SyncTimes,
-}
-
-/// What the I/O mutex guards: the file being written and the next one's
-/// numbering and seal (`file_manager.rs`), and the buffers a round recycles
-/// (`commit.rs`).
-pub(super) struct Io {
-    pub(super) writer: Option<LogWriter>,
-    /// The file the next file's header seals.
-    pub(super) prev: Seal,
-    pub(super) next_number: u64,
-    pub(super) spare_buf: Vec<u8>,
-    pub(super) spare_regions: HashMap<u64, u64>,
 }
 
 /// Where a WAL lives: its directory, its archive, and the number its files
@@ -179,8 +143,8 @@ impl Wal {
         }
         let summary = reader.into_summary();
 
-        file_manager::remove_abandoned(&*fs, dir, &summary)?;
-        let next_number = file_manager::next_file_number(&*fs, dir, &archive_dir, &summary, place.numbered_after)?;
+        live_files::remove_abandoned(&*fs, dir, &summary)?;
+        let next_number = live_files::next_file_number(&*fs, dir, &archive_dir, &summary, place.numbered_after)?;
         let (live_files, prev) = LiveFiles::recovered(&summary);
 
         let shared = Arc::new(Shared {
