@@ -35,12 +35,12 @@ use crate::storefile::Half;
 /// Merges `a` and `b` of `table` (in either order; they must be adjacent,
 /// OPEN and without references). Returns the merged region.
 pub(crate) fn merge_regions(
-    inner: &Services,
+    services: &Services,
     table: &TableState,
     a: &Arc<Region>,
     b: &Arc<Region>,
 ) -> Result<Arc<Region>> {
-    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+    let (table, _change) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     let (low, high) = if a.info().start_key <= b.info().start_key { (a, b) } else { (b, a) };
     let regions = table.regions();
@@ -70,7 +70,7 @@ pub(crate) fn merge_regions(
     let started = std::time::Instant::now();
     low.set_state(RegionState::Merging);
     high.set_state(RegionState::Merging);
-    let merged = merge_closed(inner, table, low, high, started);
+    let merged = merge_closed(services, table, low, high, started);
     if merged.is_err() {
         for r in [low, high] {
             if r.state() == RegionState::Merging {
@@ -83,7 +83,7 @@ pub(crate) fn merge_regions(
 }
 
 fn merge_closed(
-    inner: &Services,
+    services: &Services,
     table: &TableState,
     low: &Arc<Region>,
     high: &Arc<Region>,
@@ -91,7 +91,7 @@ fn merge_closed(
 ) -> Result<Arc<Region>> {
     let held: Vec<_> = low.stores().chain(high.stores()).map(|s| s.hold_compactions()).collect();
     let mut stopped = std::time::Instant::now();
-    let fs = inner.ctx.fs.as_ref();
+    let fs = services.ctx.fs.as_ref();
     let mut written_dir = None;
     let committed = (|| -> Result<(RegionInfo, std::path::PathBuf)> {
         crate::region::open_close::preclose_flush(low)?;
@@ -103,7 +103,7 @@ fn merge_closed(
             r.stores().for_each(|s| s.set_retired(true));
         }
         let info = RegionInfo {
-            id: inner.new_region_id()?,
+            id: services.new_region_id()?,
             table: table.desc.name.clone(),
             start_key: low.info().start_key.clone(),
             end_key: high.info().end_key.clone(),
@@ -113,8 +113,8 @@ fn merge_closed(
         let dir = crate::layout::sibling_region_dir(low.dir(), info.id);
         written_dir = Some(dir.clone());
         let families = merged_references(low, high);
-        write_region(fs, &dir, &info, &families, || inner.hook(HookPoint::MergeBeforeCommit), &|| {
-            inner.ctx.may_commit()
+        write_region(fs, &dir, &info, &families, || services.hook(HookPoint::MergeBeforeCommit), &|| {
+            services.ctx.may_commit()
         })?;
         Ok((info, dir))
     })();
@@ -144,7 +144,7 @@ fn merge_closed(
     low.set_state(RegionState::Merged);
     high.set_state(RegionState::Merged);
     drop(held);
-    if let Err(e) = inner.hook(HookPoint::MergeCommitted) {
+    if let Err(e) = services.hook(HookPoint::MergeCommitted) {
         tracing::warn!(error = %e, "merge-committed hook failed; the merge stands");
     }
     for r in [low, high] {
@@ -152,16 +152,16 @@ fn merge_closed(
             tracing::warn!(error = %e, region = r.info().id, "could not mark a merged parent; open does it");
         }
     }
-    let merged = inner.open_committed(&[(dir, info)], &table.desc)?.remove(0);
-    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+    let merged = services.open_committed(&[(dir, info)], &table.desc)?.remove(0);
+    services.catalog.apply(CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![low.clone(), high.clone()],
         new: vec![merged.clone()],
     })?;
     for r in [low, high] {
-        inner.wal.forget_region(r.info().id);
+        services.wal.forget_region(r.info().id);
     }
-    inner.ctx.events.record("merge", format!("{}/{}", merged.info().table, merged.info().dir_name()), 0, 2, stopped);
+    services.ctx.events.record("merge", format!("{}/{}", merged.info().table, merged.info().dir_name()), 0, 2, stopped);
     tracing::info!(
         merged = %merged.info().region_name(),
         low = low.info().id,
@@ -170,8 +170,8 @@ fn merge_closed(
         seconds = started.elapsed().as_secs_f64(),
         "regions merged"
     );
-    inner.compaction_queue.request_all(&merged);
-    inner.regions_changed(&table.desc.name);
+    services.compaction_queue.request_all(&merged);
+    services.regions_changed(&table.desc.name);
     Ok(merged)
 }
 

@@ -55,8 +55,8 @@ fn not_open(region: &Region) -> StoreError {
 
 /// Closes `region` of `table` (see the module docs). Fails, leaving the
 /// region OPEN, if a flush or the marker cannot be written.
-pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
-    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+pub(crate) fn close_region(services: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
+    let (table, _change) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Open || !table.is_current(region) {
         return Err(not_open(region));
@@ -68,14 +68,14 @@ pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Re
         preclose_flush(region)?;
         region.close_and_drain();
         region.flush_all()?;
-        let fs = inner.ctx.fs.as_ref();
+        let fs = services.ctx.fs.as_ref();
         crate::layout::write_marker(fs, region.dir(), Marker::Closed, &crate::layout::unfenced)?;
         fs.sync_dir(region.dir())
     })();
     if let Err(e) = closed {
         // The marker may be in place if only its directory sync failed: a
         // close that reports failure must not come back closed at restart.
-        let fs = inner.ctx.fs.as_ref();
+        let fs = services.ctx.fs.as_ref();
         if crate::layout::has_marker(fs, region.dir(), Marker::Closed).unwrap_or(false)
             && let Err(e) =
                 crate::layout::remove_marker(fs, region.dir(), Marker::Closed).and_then(|()| fs.sync_dir(region.dir()))
@@ -87,7 +87,7 @@ pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Re
     }
     region.stores().for_each(|s| s.set_retired(true));
     drop(held);
-    inner.wal.forget_region(region.info().id);
+    services.wal.forget_region(region.info().id);
     region.set_state(RegionState::Closed);
     tracing::info!(
         region = %region.info().region_name(),
@@ -98,8 +98,8 @@ pub(crate) fn close_region(inner: &Services, table: &TableState, region: &Arc<Re
 }
 
 /// Opens the CLOSED `region` of `table` again from its directory.
-pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
-    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+pub(crate) fn open_region(services: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
+    let (table, _change) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Closed || !table.is_current(region) {
         return Err(StoreError::RegionNotClosed { region: region.info().region_name(), state: region.state() });
@@ -107,8 +107,8 @@ pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Reg
     let started = std::time::Instant::now();
     region.set_state(RegionState::Opening);
     let opened = (|| -> Result<Arc<Region>> {
-        let fresh = inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
-        let fs = inner.ctx.fs.as_ref();
+        let fresh = services.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone())?;
+        let fs = services.ctx.fs.as_ref();
         crate::layout::remove_marker(fs, region.dir(), Marker::Closed)?;
         fs.sync_dir(region.dir())?;
         Ok(fresh)
@@ -126,13 +126,13 @@ pub(crate) fn open_region(inner: &Services, table: &TableState, region: &Arc<Reg
         old: vec![region.clone()],
         new: vec![fresh.clone()],
     };
-    if let Err(e) = inner.catalog.apply(edit) {
+    if let Err(e) = services.catalog.apply(edit) {
         region.set_state(RegionState::Closed);
         return Err(e);
     }
     region.set_state(RegionState::Closed);
     if fresh.has_references() {
-        inner.compaction_queue.request_all(&fresh);
+        services.compaction_queue.request_all(&fresh);
     }
     tracing::info!(
         region = %fresh.info().region_name(),

@@ -83,11 +83,11 @@ pub(crate) fn resolve_leftovers(fs: &dyn FileSystem, infos: Vec<(PathBuf, Region
 
 /// Removes the directory of retired parent `parent_id` of `table` once no
 /// region of the table reads through references into it.
-pub(crate) fn remove_parent_if_unreferenced(inner: &Services, table: &str, parent_id: u64) -> Result<()> {
-    let Ok((t, _change)) = inner.catalog.lock_changes(table) else { return Ok(()) };
+pub(crate) fn remove_parent_if_unreferenced(services: &Services, table: &str, parent_id: u64) -> Result<()> {
+    let Ok((t, _change)) = services.catalog.lock_changes(table) else { return Ok(()) };
     let regions = t.regions();
-    let parent_dir = layout::region_dir(&inner.table_dir(table)?, parent_id);
-    remove_if_unreferenced(inner.ctx.fs.as_ref(), &parent_dir, &regions)
+    let parent_dir = layout::region_dir(&services.table_dir(table)?, parent_id);
+    remove_if_unreferenced(services.ctx.fs.as_ref(), &parent_dir, &regions)
 }
 
 /// Removes `parent_dir` (a retired parent, with its marker) when none of

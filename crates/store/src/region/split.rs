@@ -38,14 +38,14 @@ use crate::services::Services;
 use crate::storefile::Half;
 
 /// Splits `region` if its files exceed the table's maximum region size.
-pub(crate) fn maybe_split(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<bool> {
+pub(crate) fn maybe_split(services: &Services, table: &TableState, region: &Arc<Region>) -> Result<bool> {
     if region.state() != RegionState::Open
         || region.has_references()
         || region.files_size() <= table.desc.max_region_size
     {
         return Ok(false);
     }
-    split_region(inner, table, region, None)
+    split_region(services, table, region, None)
 }
 
 /// The split row: the middle row of the largest file of the largest family
@@ -76,13 +76,13 @@ fn midpoint_row(region: &Region) -> Result<Option<Vec<u8>>> {
 /// cannot be split there (a single row, a split point outside it, or
 /// references of an earlier split not compacted away yet).
 pub(crate) fn split_region(
-    inner: &Services,
+    services: &Services,
     table: &TableState,
     region: &Arc<Region>,
     at: Option<Vec<u8>>,
 ) -> Result<bool> {
-    inner.hook(crate::hooks::HookPoint::ChangeLockWanted)?;
-    let (table, _split) = inner.catalog.lock_changes(&table.desc.name)?;
+    services.hook(crate::hooks::HookPoint::ChangeLockWanted)?;
+    let (table, _split) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Open || region.has_references() || !table.is_current(region) {
         return Ok(false);
@@ -99,18 +99,18 @@ pub(crate) fn split_region(
         return Ok(false);
     }
     region.set_state(RegionState::Splitting);
-    let result = split_at(inner, table, region, &mid);
+    let result = split_at(services, table, region, &mid);
     if result.is_err() && region.state() == RegionState::Splitting {
         // It did not commit: the parent serves on.
         region.reopen();
     }
     result?;
-    inner.regions_changed(&table.desc.name);
+    services.regions_changed(&table.desc.name);
     Ok(true)
 }
 
 /// The split of `region` at `mid` once chosen (the region is SPLITTING).
-fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u8]) -> Result<()> {
+fn split_at(services: &Services, table: &TableState, region: &Arc<Region>, mid: &[u8]) -> Result<()> {
     let info = region.info();
     // The references will name the parent's files: no compaction may
     // replace them from here on. One running now finishes first, while the
@@ -125,8 +125,8 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     region.close_and_drain();
     let retire = |retired: bool| region.stores().for_each(|s| s.set_retired(retired));
     retire(true);
-    let fs = inner.ctx.fs.as_ref();
-    let daughters = match write_daughters(inner, region, mid) {
+    let fs = services.ctx.fs.as_ref();
+    let daughters = match write_daughters(services, region, mid) {
         Ok(d) => d,
         Err(e) => {
             retire(false);
@@ -135,7 +135,7 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
         }
     };
     // The commit point.
-    if let Err(e) = crate::layout::write_marker(fs, region.dir(), Marker::Split, &|| inner.ctx.may_commit()) {
+    if let Err(e) = crate::layout::write_marker(fs, region.dir(), Marker::Split, &|| services.ctx.may_commit()) {
         // The marker may be in place if only the directory sync failed:
         // with it, open would retire the parent and (its daughters gone)
         // lose it whole. Take it back, or stop serving the parent.
@@ -158,13 +158,13 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     }
     drop(held);
     region.set_state(RegionState::Split);
-    let opened = inner.open_committed(&daughters, &table.desc)?;
-    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+    let opened = services.open_committed(&daughters, &table.desc)?;
+    services.catalog.apply(CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![region.clone()],
         new: opened.clone(),
     })?;
-    inner.ctx.events.record("split", event_name(region), 0, region.stores().count(), stopped);
+    services.ctx.events.record("split", event_name(region), 0, region.stores().count(), stopped);
     tracing::info!(
         region = info.id,
         split_row = %String::from_utf8_lossy(mid),
@@ -173,7 +173,7 @@ fn split_at(inner: &Services, table: &TableState, region: &Arc<Region>, mid: &[u
     );
     // The daughters' compactions rewrite the references away.
     for d in &opened {
-        inner.compaction_queue.request_all(d);
+        services.compaction_queue.request_all(d);
     }
     Ok(())
 }
@@ -185,15 +185,15 @@ fn event_name(region: &Region) -> String {
 /// Writes both daughters of `parent` (closed and drained): references to
 /// every parent file with rows in the daughter's half, manifests with the
 /// parent's flushed sequence ids, and `.regioninfo`.
-fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
+fn write_daughters(services: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result<Vec<(PathBuf, RegionInfo)>> {
     parent.flush_all()?;
-    let fs = inner.ctx.fs.as_ref();
+    let fs = services.ctx.fs.as_ref();
     let p = parent.info();
     let halves = [(p.start_key.clone(), mid.to_vec(), false), (mid.to_vec(), p.end_key.clone(), true)];
     let mut out: Vec<(PathBuf, RegionInfo)> = Vec::new();
     for (start, end, top) in halves {
         let info = RegionInfo {
-            id: inner.new_region_id()?,
+            id: services.new_region_id()?,
             table: p.table.clone(),
             start_key: start,
             end_key: end,
@@ -202,7 +202,7 @@ fn write_daughters(inner: &Services, parent: &Arc<Region>, mid: &[u8]) -> Result
         };
         let dir = crate::layout::sibling_region_dir(parent.dir(), info.id);
         let families = references_into(parent, &Half { split_row: mid.to_vec(), top });
-        if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(()), &|| inner.ctx.may_commit()) {
+        if let Err(e) = write_region(fs, &dir, &info, &families, || Ok(()), &|| services.ctx.may_commit()) {
             // Uncommitted daughters (references only); open removes what
             // is left if this fails too.
             for d in out.iter().map(|(d, _)| d).chain([&dir]) {

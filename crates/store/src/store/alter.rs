@@ -198,7 +198,7 @@ pub(super) fn drain(regions: &[Arc<Region>]) -> Result<()> {
 /// closed by an operator, or (a cluster member's) an OFFLINE placeholder
 /// for a region another server holds.
 pub(super) fn reopen(
-    inner: &crate::services::Services,
+    services: &crate::services::Services,
     regions: &[Arc<Region>],
     desc: &Arc<TableDescriptor>,
 ) -> Result<Vec<Arc<Region>>> {
@@ -210,13 +210,13 @@ pub(super) fn reopen(
                 dir,
                 r.info().clone(),
                 desc.clone(),
-                inner.wal.clone(),
-                &inner.region_config,
+                services.wal.clone(),
+                &services.region_config,
             )?));
             continue;
         }
-        inner.wal.forget_region(r.info().id);
-        let opened = inner.open_region(r.dir().to_path_buf(), r.info().clone(), desc.clone())?;
+        services.wal.forget_region(r.info().id);
+        let opened = services.open_region(r.dir().to_path_buf(), r.info().clone(), desc.clone())?;
         if r.state() == RegionState::Closed {
             // Closed by an operator: it stays closed until opened.
             opened.close();

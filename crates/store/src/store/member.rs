@@ -226,9 +226,9 @@ type TableOnRoot = (crate::table::TableDescriptor, bool, Vec<(PathBuf, RegionInf
 /// a retired parent and a daughter of an uncommitted split are skipped (the
 /// server that owns them, or the next single-owner open, sorts them out).
 /// Only the tables `wanted` accepts (by name) are read.
-fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<Vec<TableOnRoot>> {
-    let fs = inner.ctx.fs.as_ref();
-    let data = inner.data_dir();
+fn committed_regions(services: &Services, wanted: impl Fn(&str) -> bool) -> Result<Vec<TableOnRoot>> {
+    let fs = services.ctx.fs.as_ref();
+    let data = services.data_dir();
     let mut out = Vec::new();
     for table_name in fs.list(&data)? {
         let table_dir = data.join(&table_name);
@@ -272,8 +272,8 @@ fn committed_regions(inner: &Services, wanted: impl Fn(&str) -> bool) -> Result<
 
 /// Opens the OFFLINE `region` of `table` from disk on this server,
 /// replaying (and flushing) the recovered edits a WAL split left for it.
-pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
-    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+pub(super) fn assign(services: &Services, table: &TableState, region: &Arc<Region>) -> Result<Arc<Region>> {
+    let (table, _change) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Offline || !table.is_current(region) {
         return Err(StoreError::ClusterRefused(format!(
@@ -284,7 +284,7 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
     }
     // A parent another server split or merged (this server's list not yet
     // rebuilt): its daughters serve its rows, it must not open again.
-    if crate::region::retired_parents::is_retired(inner.ctx.fs.as_ref(), region.dir())? {
+    if crate::region::retired_parents::is_retired(services.ctx.fs.as_ref(), region.dir())? {
         return Err(StoreError::ClusterRefused(format!(
             "region {} was split or merged on another server; it is retired",
             region.info().region_name()
@@ -295,8 +295,8 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
     // held here, not unassigned, and gives it to no other server meanwhile.
     region.set_state(RegionState::Opening);
     let opened =
-        inner.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone()).and_then(|fresh| {
-            inner.catalog.apply(CatalogEdit::ReplaceRegions {
+        services.open_region(region.dir().to_path_buf(), region.info().clone(), table.desc.clone()).and_then(|fresh| {
+            services.catalog.apply(CatalogEdit::ReplaceRegions {
                 table: table.desc.name.clone(),
                 old: vec![region.clone()],
                 new: vec![fresh.clone()],
@@ -311,7 +311,7 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
         }
     };
     if fresh.has_references() {
-        inner.compaction_queue.request_all(&fresh);
+        services.compaction_queue.request_all(&fresh);
     }
     tracing::info!(
         region = %fresh.info().region_name(),
@@ -324,8 +324,8 @@ pub(super) fn assign(inner: &Services, table: &TableState, region: &Arc<Region>)
 /// Flushes and closes the OPEN `region` of `table` and puts an OFFLINE
 /// placeholder in its place: another server may open it next. Fails,
 /// leaving it OPEN, if the flush fails.
-pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
-    let (table, _change) = inner.catalog.lock_changes(&table.desc.name)?;
+pub(super) fn unassign(services: &Services, table: &TableState, region: &Arc<Region>) -> Result<()> {
+    let (table, _change) = services.catalog.lock_changes(&table.desc.name)?;
     let table = table.as_ref();
     if region.state() != RegionState::Open || !table.is_current(region) {
         return Err(StoreError::NotServingRegion { region: region.info().region_name(), state: region.state() });
@@ -343,16 +343,16 @@ pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region
     }
     region.stores().for_each(|s| s.set_retired(true));
     drop(held);
-    inner.wal.forget_region(region.info().id);
+    services.wal.forget_region(region.info().id);
     let placeholder = Arc::new(Region::unassigned(
         region.dir().to_path_buf(),
         region.info().clone(),
         table.desc.clone(),
-        inner.wal.clone(),
-        &inner.region_config,
+        services.wal.clone(),
+        &services.region_config,
     )?);
     region.set_state(RegionState::Closed);
-    inner.catalog.apply(CatalogEdit::ReplaceRegions {
+    services.catalog.apply(CatalogEdit::ReplaceRegions {
         table: table.desc.name.clone(),
         old: vec![region.clone()],
         new: vec![placeholder],
@@ -370,21 +370,21 @@ pub(super) fn unassign(inner: &Services, table: &TableState, region: &Arc<Region
 /// on the root (read from disk now, so regions this server never listed are
 /// included), and retires it into `oldWALs/<server>`. Run again after a
 /// failure it finishes the job; split edits replay idempotently.
-pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSummary> {
-    let fs = inner.ctx.fs.as_ref();
-    let Some(fenced) = takeover::fence_server(fs, &inner.dir, server)? else {
+pub(super) fn recover_server(services: &Services, server: &str) -> Result<SplitSummary> {
+    let fs = services.ctx.fs.as_ref();
+    let Some(fenced) = takeover::fence_server(fs, &services.dir, server)? else {
         return Ok(SplitSummary::default());
     };
     let started = std::time::Instant::now();
     let checked = takeover::check(fs, &fenced)?;
     let mut region_dirs = BTreeMap::new();
-    for (_, _, regions) in committed_regions(inner, |_| true)? {
+    for (_, _, regions) in committed_regions(services, |_| true)? {
         region_dirs.extend(regions.into_iter().map(|(dir, info)| (info.id, dir)));
     }
     let summary = crate::wal::log_split::split(fs, &checked, &region_dirs)?;
-    let archive_dir = crate::layout::wal::instance_archive_dir(&inner.dir, server)?;
+    let archive_dir = crate::layout::wal::instance_archive_dir(&services.dir, server)?;
     crate::fs::create_dir_all_durably(fs, &archive_dir)?;
-    takeover::retire(fs, &fenced.dir, &archive_dir, inner.options.wal.keep_archived)?;
+    takeover::retire(fs, &fenced.dir, &archive_dir, services.options.wal.keep_archived)?;
     tracing::info!(
         server,
         entries = summary.entries,
@@ -398,26 +398,26 @@ pub(super) fn recover_server(inner: &Services, server: &str) -> Result<SplitSumm
 /// Adds the tables created on the root since this server opened (by
 /// another server) as OFFLINE placeholders; returns how many. A table
 /// already listed is left as it is.
-pub(super) fn refresh_tables(inner: &Services) -> Result<usize> {
-    let _ddl = inner.catalog.lock_ddl();
+pub(super) fn refresh_tables(services: &Services) -> Result<usize> {
+    let _ddl = services.catalog.lock_ddl();
     let mut added = 0;
     // Tables listed already are not read again (a listing of the root's
     // table directories per call, not a read of every region's info).
-    for (desc, enabled, regions) in committed_regions(inner, |name| !inner.catalog.contains_table(name))? {
+    for (desc, enabled, regions) in committed_regions(services, |name| !services.catalog.contains_table(name))? {
         let desc = Arc::new(desc);
         let mut placeholders = Vec::with_capacity(regions.len());
         for (region_dir, info) in regions {
-            inner.catalog.observe_region_id(info.id);
+            services.catalog.observe_region_id(info.id);
             placeholders.push(Arc::new(Region::unassigned(
                 region_dir,
                 info,
                 desc.clone(),
-                inner.wal.clone(),
-                &inner.region_config,
+                services.wal.clone(),
+                &services.region_config,
             )?));
         }
         placeholders.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
-        inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, enabled, placeholders))))?;
+        services.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, enabled, placeholders))))?;
         added += 1;
     }
     Ok(added)
@@ -449,10 +449,10 @@ pub enum TableSync {
 /// placeholders, retired ones go. Returns whether anything changed. A
 /// region open here that the root no longer lists is this server's own
 /// split or merge in progress: the list is left to it.
-fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Result<bool> {
+fn reconcile_regions(services: &Services, t: &Arc<TableState>, enabled: bool) -> Result<bool> {
     let _changes = t.lock_changes();
     let name = t.desc.name.clone();
-    let Some((_, _, on_root)) = committed_regions(inner, |n| n == name)?.into_iter().next() else {
+    let Some((_, _, on_root)) = committed_regions(services, |n| n == name)?.into_iter().next() else {
         return Ok(false);
     };
     let listed = t.regions();
@@ -467,20 +467,20 @@ fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Re
         match listed.iter().find(|r| r.info().id == info.id) {
             Some(r) => regions.push(r.clone()),
             None => {
-                inner.catalog.observe_region_id(info.id);
+                services.catalog.observe_region_id(info.id);
                 regions.push(Arc::new(Region::unassigned(
                     dir,
                     info,
                     t.desc.clone(),
-                    inner.wal.clone(),
-                    &inner.region_config,
+                    services.wal.clone(),
+                    &services.region_config,
                 )?));
             }
         }
     }
     regions.sort_by(|a, b| a.info().start_key.cmp(&b.info().start_key));
     let (before, after) = (listed.len(), regions.len());
-    inner.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(t.desc.clone(), enabled, regions))))?;
+    services.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(t.desc.clone(), enabled, regions))))?;
     tracing::info!(table = %name, before, after, "took another server's split or merge from the root");
     Ok(true)
 }
@@ -490,27 +490,27 @@ fn reconcile_regions(inner: &Services, t: &Arc<TableState>, enabled: bool) -> Re
 /// is disabled here (its regions held here flushed, so that nothing of it
 /// waits in this server's memstores or WAL), an enabled one enabled, a
 /// deleted one closed and forgotten (its files are gone), a new one listed.
-pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
-    let _ddl = inner.catalog.lock_ddl();
-    let desc_path = crate::layout::table_desc(&inner.table_dir(name)?);
-    let fs = inner.ctx.fs.as_ref();
+pub(super) fn sync_table(services: &Services, name: &str) -> Result<TableSync> {
+    let _ddl = services.catalog.lock_ddl();
+    let desc_path = crate::layout::table_desc(&services.table_dir(name)?);
+    let fs = services.ctx.fs.as_ref();
     let on_root = if fs.exists(&desc_path)? { Some(super::ddl::read_table_file(fs, &desc_path)?) } else { None };
-    let listed = inner.catalog.table(name).ok();
+    let listed = services.catalog.table(name).ok();
     match (on_root, listed) {
         (None, None) => Ok(TableSync::Unchanged),
         (None, Some(t)) => {
             let _changes = t.lock_changes();
             for r in t.regions() {
                 r.close_and_drain();
-                inner.wal.forget_region(r.info().id);
+                services.wal.forget_region(r.info().id);
             }
-            inner.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
+            services.catalog.apply(CatalogEdit::DropTable(name.to_string()))?;
             tracing::info!(table = %name, "dropped a table another server deleted");
             Ok(TableSync::Dropped)
         }
         (Some(_), None) => {
             drop(_ddl);
-            refresh_tables(inner)?;
+            refresh_tables(services)?;
             Ok(TableSync::Added)
         }
         (Some(file), Some(t)) if file.descriptor != *t.desc => {
@@ -520,16 +520,16 @@ pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
             let regions = t.regions();
             super::alter::drain(&regions)?;
             let desc = Arc::new(file.descriptor);
-            let fresh = super::alter::reopen(inner, &regions, &desc)?;
-            inner.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(desc, file.enabled, fresh))))?;
+            let fresh = super::alter::reopen(services, &regions, &desc)?;
+            services.catalog.apply(CatalogEdit::ReplaceTable(Arc::new(TableState::new(desc, file.enabled, fresh))))?;
             tracing::info!(table = %name, "took another server's alter of a table from the root");
             Ok(TableSync::Altered)
         }
         (Some(file), Some(t)) if file.enabled == t.is_enabled() => {
-            Ok(if reconcile_regions(inner, &t, file.enabled)? { TableSync::Regions } else { TableSync::Unchanged })
+            Ok(if reconcile_regions(services, &t, file.enabled)? { TableSync::Regions } else { TableSync::Unchanged })
         }
         (Some(file), Some(t)) => {
-            inner.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: file.enabled })?;
+            services.catalog.apply(CatalogEdit::SetEnabled { table: name.to_string(), enabled: file.enabled })?;
             if file.enabled {
                 tracing::info!(table = %name, "enabled a table another server enabled");
                 return Ok(TableSync::Enabled);
@@ -545,10 +545,10 @@ pub(super) fn sync_table(inner: &Services, name: &str) -> Result<TableSync> {
 
 /// The region servers with a WAL directory on the root: live ones, dead
 /// ones not yet recovered, and those whose recovery was interrupted.
-pub(super) fn wal_owners(inner: &Services) -> Result<Vec<String>> {
-    let fs = inner.ctx.fs.as_ref();
+pub(super) fn wal_owners(services: &Services) -> Result<Vec<String>> {
+    let fs = services.ctx.fs.as_ref();
     let mut names: Vec<String> = fs
-        .list(&crate::layout::wal::wals_dir(&inner.dir))?
+        .list(&crate::layout::wal::wals_dir(&services.dir))?
         .into_iter()
         .map(|n| n.strip_suffix(SPLITTING_SUFFIX).map_or(n.clone(), str::to_string))
         .collect();

@@ -244,9 +244,9 @@ impl Store {
     pub fn scan(&self, table: &str, scan: Scan) -> Result<Scanner> {
         self.check_open()?;
         let t = self.enabled_table(table)?;
-        let inner = self.inner.clone();
-        let hooks = inner.options.hooks.clone();
-        Scanner::new(t, Arc::new(move |name| inner.catalog.table(name).ok()), hooks, scan)
+        let services = self.inner.clone();
+        let hooks = services.options.hooks.clone();
+        Scanner::new(t, Arc::new(move |name| services.catalog.table(name).ok()), hooks, scan)
     }
 
     /// Runs `op` on the region holding `row`, retrying while a split or merge

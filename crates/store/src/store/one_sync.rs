@@ -56,7 +56,7 @@ pub(super) type Leftovers = SmallVec<[Range<usize>; 4]>;
 /// Returns what is left for the region-by-region path: everything when the
 /// batch does not qualify, else the batches of regions that were moving.
 pub(super) fn apply(
-    inner: &Services,
+    services: &Services,
     t: &TableState,
     rows: &[(usize, RowMutations<'_>)],
     durability: Durability,
@@ -84,8 +84,8 @@ pub(super) fn apply(
         return Ok(everything());
     }
     for (region, _) in &groups {
-        crate::jobs::flush::flusher::reclaim_memory(inner, region)?;
-        inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
+        crate::jobs::flush::flusher::reclaim_memory(services, region)?;
+        services.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
     }
     let batches: SmallVec<[SmallVec<[RowMutations<'_>; 8]>; 8]> =
         groups.iter().map(|(_, r)| rows[r.clone()].iter().map(|(_, m)| *m).collect()).collect();
@@ -130,7 +130,7 @@ pub(super) fn apply(
     }
     drop(locks);
     for (region, _) in &groups {
-        crate::jobs::flush::flusher::after_write(inner, region);
+        crate::jobs::flush::flusher::after_write(services, region);
     }
     Ok(leftovers)
 }

@@ -91,10 +91,10 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
 /// Opens the tables and regions on disk; returns the regions that still
 /// read through references (their compaction is asked for once the
 /// background threads run).
-fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
+fn load_tables(services: &Services) -> Result<Vec<Arc<Region>>> {
     let mut reference_holders = Vec::new();
-    let fs = inner.ctx.fs.as_ref();
-    let data = inner.data_dir();
+    let fs = services.ctx.fs.as_ref();
+    let data = services.data_dir();
     for table_name in fs.list(&data)? {
         let table_dir = data.join(&table_name);
         if crate::layout::is_trash(&table_name) {
@@ -141,14 +141,14 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
                 }
                 continue;
             };
-            inner.catalog.observe_region_id(info.id);
+            services.catalog.observe_region_id(info.id);
             infos.push((region_dir, info));
         }
         let on_disk = crate::region::retired_parents::resolve_leftovers(fs, infos)?;
         let mut opened = Vec::with_capacity(on_disk.regions.len());
         for (region_dir, info) in on_disk.regions {
             let closed = crate::layout::has_marker(fs, &region_dir, crate::layout::Marker::Closed)?;
-            let region = inner.open_region(region_dir, info, desc.clone())?;
+            let region = services.open_region(region_dir, info, desc.clone())?;
             if closed {
                 // Closed by an operator: it stays closed until opened.
                 region.close();
@@ -165,7 +165,7 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
                 reference_holders.push(r.clone());
             }
         }
-        inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, file.enabled, opened))))?;
+        services.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, file.enabled, opened))))?;
     }
     Ok(reference_holders)
 }
@@ -176,15 +176,15 @@ fn load_tables(inner: &Services) -> Result<Vec<Arc<Region>>> {
 /// recovery of a log of any length holds about that much), then flushes
 /// what was replayed, so that the fenced files are no longer needed, and
 /// retires their directories.
-fn replay(inner: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()> {
+fn replay(services: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()> {
     let started = std::time::Instant::now();
     let mut by_id: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
-    for r in inner.catalog.all_regions() {
+    for r in services.catalog.all_regions() {
         by_id.insert(r.info().id, r);
     }
-    let fs = inner.ctx.fs.as_ref();
-    let limit = inner.options.global_memstore_limit();
-    let low_mark = inner.options.global_memstore_low_mark();
+    let fs = services.ctx.fs.as_ref();
+    let limit = services.options.global_memstore_limit();
+    let low_mark = services.options.global_memstore_low_mark();
     let mut touched: BTreeMap<u64, Arc<Region>> = BTreeMap::new();
     let (mut entries, mut flushes) = (0u64, 0u64);
     let mut since_check = 0u64;
@@ -219,9 +219,9 @@ fn replay(inner: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()
     for region in touched.values() {
         region.flush()?;
     }
-    let archive_dir = inner.wal.archive_dir();
+    let archive_dir = services.wal.archive_dir();
     for (fenced, _) in checked {
-        takeover::retire(fs, &fenced.dir, archive_dir, inner.options.wal.keep_archived)?;
+        takeover::retire(fs, &fenced.dir, archive_dir, services.options.wal.keep_archived)?;
     }
     if entries > 0 {
         let files: usize = checked.iter().map(|(_, summary)| summary.files.len()).sum();
@@ -237,7 +237,7 @@ fn replay(inner: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result<()
             "WAL replayed"
         );
     }
-    inner.archive_wal()?;
+    services.archive_wal()?;
     Ok(())
 }
 

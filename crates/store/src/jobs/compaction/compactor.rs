@@ -25,8 +25,13 @@ pub(crate) fn start(services: &Arc<Services>) {
 /// references away first). Once a daughter no longer refers to its parent,
 /// the parent's directory goes if its other daughter does not either.
 /// Returns whether a compaction ran.
-pub(crate) fn compact_store(inner: &Services, region: &Region, store: &Arc<FamilyStore>, major: bool) -> Result<bool> {
-    let cfg = &inner.options.compaction;
+pub(crate) fn compact_store(
+    services: &Services,
+    region: &Region,
+    store: &Arc<FamilyStore>,
+    major: bool,
+) -> Result<bool> {
+    let cfg = &services.options.compaction;
     let had_references = store.has_references();
     let done = store.compact_selected(major, |files| {
         if had_references {
@@ -37,7 +42,7 @@ pub(crate) fn compact_store(inner: &Services, region: &Region, store: &Arc<Famil
     })?;
     if had_references {
         for parent in region.info().parents() {
-            crate::region::retired_parents::remove_parent_if_unreferenced(inner, &region.info().table, parent)?;
+            crate::region::retired_parents::remove_parent_if_unreferenced(services, &region.info().table, parent)?;
         }
     }
     Ok(done.is_some())
@@ -45,21 +50,21 @@ pub(crate) fn compact_store(inner: &Services, region: &Region, store: &Arc<Famil
 
 /// One request of a compaction thread; false once the store is gone.
 fn run(weak: &Weak<Services>, region: Arc<Region>, store: Arc<FamilyStore>) -> bool {
-    let Some(inner) = weak.upgrade() else { return false };
-    inner.compaction_queue.take_pending(&region, &store);
-    if region.is_closed() || inner.compaction_queue.is_stopped() {
+    let Some(services) = weak.upgrade() else { return false };
+    services.compaction_queue.take_pending(&region, &store);
+    if region.is_closed() || services.compaction_queue.is_stopped() {
         return true;
     }
-    match compact_store(&inner, &region, &store, false) {
+    match compact_store(&services, &region, &store, false) {
         Ok(true) => {
             // More may be worth doing (the store may still have many files).
-            if store.files().len() >= inner.options.compaction.min_files {
-                inner.compaction_queue.request(&region, &store);
+            if store.files().len() >= services.options.compaction.min_files {
+                services.compaction_queue.request(&region, &store);
             }
         }
         Ok(false) => {}
         Err(e) => {
-            inner.compaction_queue.note_failure();
+            services.compaction_queue.note_failure();
             tracing::error!(region = region.info().id, family = store.name(), error = %e, "compaction failed; inputs are untouched");
         }
     }

@@ -42,36 +42,36 @@ fn global_heap(services: &Services) -> u64 {
 }
 
 /// Blocks the caller while the region or the store is over its memory limit.
-pub(crate) fn reclaim_memory(inner: &Services, region: &Arc<Region>) -> Result<()> {
-    let o = &inner.options;
+pub(crate) fn reclaim_memory(services: &Services, region: &Arc<Region>) -> Result<()> {
+    let o = &services.options;
     let region_limit = o.block_multiplier.saturating_mul(region.flush_size());
     let global_limit = o.global_memstore_limit();
     let mut blocked_since: Option<Instant> = None;
     let unblocked = |since: Option<Instant>| {
         if let Some(t) = since {
-            inner.flush_queue.add_blocked_time(t.elapsed());
+            services.flush_queue.add_blocked_time(t.elapsed());
         }
     };
     loop {
         let region_over = region.memstore_heap_size() >= region_limit;
-        let global_over = inner.flush_queue.cached_global_heap() >= global_limit;
+        let global_over = services.flush_queue.cached_global_heap() >= global_limit;
         // The cached global figure may be stale: recount before blocking.
-        if !region_over && (!global_over || global_heap(inner) < global_limit) {
+        if !region_over && (!global_over || global_heap(services) < global_limit) {
             unblocked(blocked_since);
             return Ok(());
         }
-        if inner.is_closed() {
+        if services.is_closed() {
             unblocked(blocked_since);
             return Err(StoreError::Closed);
         }
         if blocked_since.is_none() {
-            inner.flush_queue.note_blocked_write();
+            services.flush_queue.note_blocked_write();
             blocked_since = Some(Instant::now());
         }
         if !o.background {
             // No flusher threads: flush in the writer's thread.
             let target =
-                if region_over { region.clone() } else { largest_region(inner).unwrap_or_else(|| region.clone()) };
+                if region_over { region.clone() } else { largest_region(services).unwrap_or_else(|| region.clone()) };
             if let Err(e) = target.flush() {
                 unblocked(blocked_since);
                 return Err(e);
@@ -79,11 +79,11 @@ pub(crate) fn reclaim_memory(inner: &Services, region: &Arc<Region>) -> Result<(
             continue;
         }
         if region_over {
-            inner.flush_queue.request(region);
+            services.flush_queue.request(region);
         } else {
-            inner.flush_queue.request_pressure();
+            services.flush_queue.request_pressure();
         }
-        inner.flush_queue.wait_for_memory(Duration::from_millis(50));
+        services.flush_queue.wait_for_memory(Duration::from_millis(50));
     }
 }
 
@@ -97,19 +97,19 @@ pub(crate) fn reclaim_memory(inner: &Services, region: &Arc<Region>) -> Result<(
 /// flush, so twice the files for compactions to merge). The memory limit
 /// ([`reclaim_memory`]) still counts snapshots: they hold memory until
 /// written.
-pub(crate) fn after_write(inner: &Services, region: &Arc<Region>) {
-    let f = &inner.flush_queue;
+pub(crate) fn after_write(services: &Services, region: &Arc<Region>) {
+    let f = &services.flush_queue;
     if region.flushable_heap_size() >= region.flush_size() {
-        if inner.options.background {
+        if services.options.background {
             f.request(region);
         } else if let Err(e) = region.flush() {
             tracing::warn!(error = %e, "inline flush failed; it will be retried");
         }
     }
-    if f.count_write().is_multiple_of(256) && global_heap(inner) >= inner.options.global_memstore_low_mark() {
-        if inner.options.background {
+    if f.count_write().is_multiple_of(256) && global_heap(services) >= services.options.global_memstore_low_mark() {
+        if services.options.background {
             f.request_pressure();
-        } else if let Some(r) = largest_region(inner) {
+        } else if let Some(r) = largest_region(services) {
             let _ = r.flush();
         }
     }
@@ -121,84 +121,84 @@ fn largest_region(services: &Services) -> Option<Arc<Region>> {
 
 /// One task of a flusher thread; false once the store is gone.
 fn run(weak: &Weak<Services>, task: FlushTask) -> bool {
-    let Some(inner) = weak.upgrade() else { return false };
+    let Some(services) = weak.upgrade() else { return false };
     match task {
         FlushTask::Region(region) => {
-            inner.flush_queue.take_pending(&region);
+            services.flush_queue.take_pending(&region);
             if !region.is_closed() && region.memstore_heap_size() > 0 {
                 // If another thread is flushing this region, the request
                 // is queued again when that flush ends (`InFlight`).
-                if let Some(claim) = inner.flush_queue.claim(region) {
-                    flush_region(&inner, claim.region());
+                if let Some(claim) = services.flush_queue.claim(region) {
+                    flush_region(&services, claim.region());
                 }
             }
         }
         FlushTask::Pressure => {
-            let low = inner.options.global_memstore_low_mark();
-            while global_heap(&inner) >= low && !inner.flush_queue.is_stopped() {
-                let Some(claim) = inner.flush_queue.claim_largest(&inner.catalog) else { break };
-                if !flush_region(&inner, claim.region()) {
+            let low = services.options.global_memstore_low_mark();
+            while global_heap(&services) >= low && !services.flush_queue.is_stopped() {
+                let Some(claim) = services.flush_queue.claim_largest(&services.catalog) else { break };
+                if !flush_region(&services, claim.region()) {
                     break;
                 }
             }
-            inner.flush_queue.pressure_done();
+            services.flush_queue.pressure_done();
         }
     }
-    inner.flush_queue.signal();
+    services.flush_queue.signal();
     true
 }
 
 /// Flushes one region and does the follow-up work; false if the flush failed
 /// (it is retried later).
-pub(crate) fn flush_region(inner: &Services, region: &Arc<Region>) -> bool {
-    wait_for_blocking_files(inner, region);
+pub(crate) fn flush_region(services: &Services, region: &Arc<Region>) -> bool {
+    wait_for_blocking_files(services, region);
     match region.flush() {
         Ok(_) => {
-            global_heap(inner);
-            if let Err(e) = inner.archive_wal() {
+            global_heap(services);
+            if let Err(e) = services.archive_wal() {
                 tracing::warn!(error = %e, "WAL archiving failed");
             }
-            for id in inner.wal.regions_to_flush(inner.options.max_logs) {
-                if let Some(r) = inner.catalog.region_by_id(id) {
-                    inner.flush_queue.request(&r);
+            for id in services.wal.regions_to_flush(services.options.max_logs) {
+                if let Some(r) = services.catalog.region_by_id(id) {
+                    services.flush_queue.request(&r);
                 }
             }
             for s in region.stores() {
-                if s.files().len() >= inner.options.compaction.min_files {
-                    inner.compaction_queue.request(region, s);
+                if s.files().len() >= services.options.compaction.min_files {
+                    services.compaction_queue.request(region, s);
                 }
             }
-            if let Ok(t) = inner.catalog.table(&region.info().table)
-                && let Err(e) = crate::region::split::maybe_split(inner, &t, region)
+            if let Ok(t) = services.catalog.table(&region.info().table)
+                && let Err(e) = crate::region::split::maybe_split(services, &t, region)
             {
                 tracing::warn!(error = %e, "region split failed");
             }
             true
         }
         Err(e) => {
-            inner.flush_queue.note_flush_failure();
+            services.flush_queue.note_flush_failure();
             tracing::error!(region = region.info().id, error = %e, "flush failed; the snapshot stays in memory and is retried");
-            if !inner.is_closed() {
+            if !services.is_closed() {
                 std::thread::sleep(Duration::from_millis(100));
-                inner.flush_queue.take_pending(region);
-                inner.flush_queue.request(region);
+                services.flush_queue.take_pending(region);
+                services.flush_queue.request(region);
             }
             false
         }
     }
 }
 
-fn wait_for_blocking_files(inner: &Services, region: &Arc<Region>) {
-    let cfg = &inner.options.compaction;
+fn wait_for_blocking_files(services: &Services, region: &Arc<Region>) {
+    let cfg = &services.options.compaction;
     let deadline = Instant::now() + Duration::from_millis(cfg.blocking_wait_ms);
     loop {
         let blocked: Vec<_> =
             region.stores().filter(|s| s.files().len() >= cfg.blocking_store_files).cloned().collect();
-        if blocked.is_empty() || Instant::now() >= deadline || inner.is_closed() {
+        if blocked.is_empty() || Instant::now() >= deadline || services.is_closed() {
             return;
         }
         for s in &blocked {
-            inner.compaction_queue.request(region, s);
+            services.compaction_queue.request(region, s);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
