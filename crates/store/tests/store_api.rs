@@ -458,3 +458,46 @@ fn an_injected_clock_timestamps_cells_and_expires_them_by_ttl() {
     clock.set(1_019_000);
     assert!(scan_row_keys(&store, "t", Scan::default()).is_empty(), "19 s on: new expired too");
 }
+
+/// Increments faster than the clock stamp each version one ms past the one
+/// they read (HBase's rule), so they run ahead of the clock; a put, a delete
+/// or another write without a timestamp right after lands at or above them
+/// (a tie goes to the later sequence id) and is the one read — in the
+/// memstore, after a flush between them, and after a major compaction
+/// (issue 29, item 7: happybase's counter_set after counter_inc).
+#[test]
+fn a_write_after_increments_ahead_of_the_clock_is_the_one_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = std::sync::Arc::new(memstore::ManualClock::new(5_000));
+    let store = StoreBuilder::new().clock(clock.clone()).open(dir.path()).expect("open");
+    store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
+    let counter = |row: &[u8]| -> (i64, u64) {
+        let cells = store.get("t", &Get::new(row)).expect("get");
+        let c = cells.first().expect("a cell");
+        (i64::from_be_bytes(c.value.as_slice().try_into().expect("8 bytes")), c.timestamp)
+    };
+    for (row, flush_between) in [(&b"a"[..], false), (&b"b"[..], true)] {
+        assert_eq!(store.increment("t", row, b"f", b"n", 1).expect("inc"), 1);
+        assert_eq!(store.increment("t", row, b"f", b"n", 41).expect("inc"), 42);
+        assert_eq!(store.increment("t", row, b"f", b"n", -2).expect("dec"), 40);
+        let (value, ahead) = counter(row);
+        assert_eq!(value, 40);
+        assert!(ahead >= 5_002, "three versions in one ms of the clock (5000): {ahead}");
+        if flush_between {
+            store.flush_table("t").expect("flush");
+        }
+        store.put("t", row, &[(b"f", b"n", &7i64.to_be_bytes())], None).expect("set");
+        assert_eq!(counter(row), (7, ahead), "the set, not the increment it ties with");
+        store.flush_table("t").expect("flush");
+        assert_eq!(counter(row).0, 7, "after a flush");
+        assert_eq!(store.increment("t", row, b"f", b"n", 1).expect("inc"), 8);
+    }
+    store.compact_table("t", true).expect("major compaction");
+    assert_eq!((counter(b"a").0, counter(b"b").0), (8, 8), "after a major compaction");
+    // A delete without a timestamp covers versions ahead of the clock too.
+    store.mutate_row("t", b"a", &[store::Mutation::DeleteRow { timestamp: None }], None).expect("delete");
+    assert!(store.get("t", &Get::new(b"a")).expect("get").is_empty(), "deleted");
+    clock.set(9_000);
+    store.put("t", b"c", &[(b"f", b"n", b"x")], None).expect("put");
+    assert_eq!(store.get("t", &Get::new(b"c")).expect("get")[0].timestamp, 9_000, "the clock again once it is ahead");
+}

@@ -100,6 +100,13 @@ pub struct Region {
     hooks: Option<Arc<dyn WriteHooks>>,
     /// Timestamps of cells written without one, and TTL on reads.
     clock: Arc<dyn memstore::Clock>,
+    /// The highest timestamp an increment or append stamped (HBase's rule:
+    /// one past the version it read when that is not older than the clock,
+    /// so fast counter updates run ahead of the clock). Timestamps the
+    /// region assigns never go below it: a write made after such an update
+    /// lands at or above it (a tie goes to the later sequence id), not
+    /// under it where no read would see it.
+    stamped: AtomicU64,
     max_cell_size: usize,
     pub counters: RegionCounters,
 }
@@ -236,6 +243,7 @@ impl Region {
             state,
             hooks: cfg.hooks.clone(),
             clock: cfg.ctx.clock.clone(),
+            stamped: AtomicU64::new(0),
             max_cell_size: cfg.max_cell_size,
             counters: RegionCounters::default(),
         }
@@ -265,7 +273,7 @@ impl Region {
         self.flush_size
     }
 
-    fn store(&self, family: &[u8]) -> Result<&Arc<FamilyStore>> {
+    pub(crate) fn store(&self, family: &[u8]) -> Result<&Arc<FamilyStore>> {
         self.stores.get(family).ok_or_else(|| StoreError::NoSuchFamily {
             table: self.info.table.clone(),
             family: String::from_utf8_lossy(family).into_owned(),

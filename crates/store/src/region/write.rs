@@ -29,6 +29,23 @@ fn superseding(now: u64, read: Option<&Cell>) -> u64 {
     }
 }
 
+impl Region {
+    /// The timestamp of a cell written now without one: the clock, or the
+    /// highest an increment or append stamped if that is later (`stamped`).
+    fn server_now(&self) -> u64 {
+        self.clock.now_ms().max(self.stamped.load(Ordering::Acquire))
+    }
+
+    /// The timestamp of an increment's or append's new version (superseding
+    /// `read`, the version it read), recorded in `stamped`. The caller holds
+    /// the row's lock until the version is written.
+    fn stamp_superseding(&self, read: Option<&Cell>) -> u64 {
+        let ts = superseding(self.server_now(), read);
+        self.stamped.fetch_max(ts, Ordering::AcqRel);
+        ts
+    }
+}
+
 /// `m` with a timestamp of [`LATEST_TIMESTAMP`] taken as none.
 fn latest_as_now(m: MutationRef<'_>) -> MutationRef<'_> {
     let given = |t: Option<u64>| t.filter(|&t| t != LATEST_TIMESTAMP);
@@ -231,7 +248,7 @@ impl Region {
         durability: Durability,
         refused: &mut Vec<(usize, StoreError)>,
     ) -> Result<Option<PreparedBatch<'a>>> {
-        let now = self.clock.now_ms();
+        let now = self.server_now();
         // On the stack for the usual region batch of a few rows.
         let mut cells: SmallVec<[CellInput<'a>; 32]> = SmallVec::new();
         // Per applied row: where its cells end in `cells`.
@@ -367,7 +384,7 @@ impl Region {
         let put = Mutation::Put {
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
-            timestamp: Some(superseding(self.clock.now_ms(), latest.as_ref())),
+            timestamp: Some(self.stamp_superseding(latest.as_ref())),
             value: next.to_be_bytes().to_vec(),
         };
         self.mutate_row_locked(row, &[put], durability)?;
@@ -393,7 +410,7 @@ impl Region {
         let put = Mutation::Put {
             family: family.to_vec(),
             qualifier: qualifier.to_vec(),
-            timestamp: Some(superseding(self.clock.now_ms(), latest.as_ref())),
+            timestamp: Some(self.stamp_superseding(latest.as_ref())),
             value: value.clone(),
         };
         self.mutate_row_locked(row, &[put], durability)?;
