@@ -51,6 +51,26 @@ pub struct Preset {
 pub const PRESETS: &[&str] =
     &["paper-write-zipf", "paper-write-uniform", "paper-mixed", "tune-a", "tune-s", "value-size", "regions-per-gb"];
 
+/// What preset `name` runs, in a line (`accordion bench run --list-presets`).
+pub fn describe(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "paper-write-zipf" => {
+            "the papers' write-only workload: writer threads putting client batches of Zipf-distributed keys \
+             into regions that share the memstore budget; once per --policies policy"
+        }
+        "paper-write-uniform" => "the same with uniformly distributed keys",
+        "paper-mixed" => {
+            "load half the rows, then one reader's Zipf gets measured (p50..p99) while the writers go on \
+             (--write-rate holds them to the same rate on every engine); once per policy"
+        }
+        "tune-a" => "throughput as A, the active segment's share of the flush size, goes from 1.0 down to 0.01 (basic)",
+        "tune-s" => "throughput as S, the pipeline's segments before a merge, goes from 1 to 10 (basic)",
+        "value-size" => "100 B and 1 KB values under none and basic, at about the bytes of the 25 B preset",
+        "regions-per-gb" => "2 to 128 regions sharing one memstore budget under none and basic (small flushes)",
+        _ => return None,
+    })
+}
+
 /// How an experiment drives its engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -431,6 +451,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let policies = vec!["basic".to_string()];
         for name in PRESETS {
+            assert!(describe(name).is_some(), "{name} has no description");
             let exps = experiments(name, 0.002, &policies).expect("preset");
             assert!(!exps.is_empty(), "{name}");
             for mut exp in exps {

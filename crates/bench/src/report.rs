@@ -77,10 +77,13 @@ pub struct RunReport {
     pub settings: Option<RunSettings>,
 }
 
-/// The header of the human table.
+/// The header of the human table. Units are in the names: `_us` columns
+/// are microseconds, `/op` per operation, MB are MiB; `wal` counts WAL
+/// files, `flush`/`compct`/`inmem` disk flushes, disk compactions and
+/// in-memory flushes; WA is bytes written to disk per byte put.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}",
+        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
         "engine",
         "policy",
         "preset",
@@ -94,12 +97,12 @@ pub fn table_header() -> String {
         "flushMB",
         "compMB",
         "WA",
-        "p99put",
-        "p99get",
-        "allocs",
-        "cpuus",
-        "p50sync",
-        "p99sync",
+        "p99put_us",
+        "p99get_us",
+        "allocs/op",
+        "cpu_us/op",
+        "p50sync_us",
+        "p99sync_us",
         "dnMB"
     )
 }
@@ -109,7 +112,7 @@ impl RunReport {
         let p99 = |op: &str| self.latency_us.get(op).map_or("-".to_string(), |p| p.p99.to_string());
         let mb = |b: u64| b as f64 / 1048576.0;
         format!(
-            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>7} {:>7} {:>7} {:>7.2} {:>7} {:>7} {:>8}",
+            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>9} {:>9} {:>9} {:>9.2} {:>10} {:>10} {:>8}",
             self.engine,
             self.policy,
             self.preset,

@@ -19,8 +19,12 @@ impl ProgressBarThread {
     pub fn start() -> ProgressBarThread {
         let bar = ProgressBar::new(0);
         bar.set_style(
-            ProgressStyle::with_template("{msg:40} [{bar:30}] {pos}/{len} ops ({per_sec}, eta {eta})")
+            // indicatif's own {per_sec} prints "192,965.7378/s".
+            ProgressStyle::with_template("{msg:40} [{bar:30}] {human_pos}/{human_len} ops ({rate}, eta {eta})")
                 .expect("valid template")
+                .with_key("rate", |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{} ops/s", indicatif::HumanCount(state.per_sec() as u64));
+                })
                 .progress_chars("=> "),
         );
         let stop = Arc::new(AtomicBool::new(false));

@@ -34,8 +34,14 @@ pub struct RunArgs {
     /// Where stores are created (removed after each run).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    #[arg(long)]
+    /// Also writes every run as JSON to this file: the table's figures and
+    /// more (latency percentiles per operation, peak RSS, the settings each
+    /// run used).
+    #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Lists the presets, what each runs and its shape at --scale, and exits.
+    #[arg(long)]
+    pub list_presets: bool,
     /// Writes SVG plots (throughput and bytes written per preset) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -131,7 +137,48 @@ impl HdfsTarget {
     }
 }
 
+/// `--list-presets`: each preset, what it runs, and its shape at `scale`
+/// (read from the experiments it makes, not restated).
+fn list_presets(scale: f64, policies: &[String]) -> anyhow::Result<()> {
+    for name in PRESETS {
+        let exps = experiments(name, scale, policies)?;
+        let Some(first) = exps.first() else { continue };
+        let p = &first.preset;
+        println!("{name}");
+        println!("    {}", bench::presets::describe(name).unwrap_or("(no description)"));
+        println!(
+            "    at --scale {scale}: {} runs; {} writer threads, {} regions, {} ops over {} keys, \
+             memstore budget {} MiB, region flush size {} MiB",
+            exps.len(),
+            p.threads,
+            p.regions,
+            thousands(p.workload.ops),
+            thousands(p.workload.key_space),
+            p.memstore_bytes >> 20,
+            p.region_flush_size >> 20,
+        );
+    }
+    Ok(())
+}
+
+/// `n` with thousands separators: 4,000,000.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
+    if args.list_presets {
+        list_presets(args.scale, &args.policies)?;
+        return Ok(Vec::new());
+    }
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let available: &[&str] = if cfg!(feature = "rocksdb") {
         &["accordion", HDFS_ENGINE, "hbase", "thrift", "rocksdb"]
@@ -350,7 +397,17 @@ mod tests {
             hdfs: None,
             hdfs_script: PathBuf::from("/nonexistent"),
             durability: None,
+            list_presets: false,
         }
+    }
+
+    #[test]
+    fn counts_have_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(4_000_000), "4,000,000");
+        assert_eq!(thousands(12_345_678), "12,345,678");
     }
 
     #[test]
