@@ -13,7 +13,8 @@
 //! to a server that joined, an unassign that stays closed across the
 //! master's passes, an assign that reopens it — every row read back after
 //! each — with the master's admin token required, and the same calls made
-//! to a region server directly refused.
+//! to a region server directly refused. Last, the shell's `balance_switch`
+//! and `balancer` through the master.
 
 mod common;
 
@@ -209,6 +210,39 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
     assert!(said.contains("moved region"), "{said}");
     assert!(open_on(to).contains(&region), "the shell's move put the region on the other server");
     assert_eq!(rows(to), 100, "every row after the shell's move");
+    let (holder, other) = (to, from);
+
+    // The shell's `balance_switch` and `balancer`, through the master: off,
+    // the balancer does not run; on, it spreads the regions of a table
+    // split into four on one server (this master has no periodic run).
+    let shell = |server: &ServerProcess, commands: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_accordion"))
+            .args(["shell", "--server", &server.thrift.to_string(), "--admin-token-file", token_flag])
+            .args(["-e", commands])
+            .output()
+            .expect("run the shell");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let said = shell(holder, "split 't', 'row025'; split 't', 'row050'; split 't', 'row075'");
+    assert!(!said.contains("ERROR"), "{said}");
+    wait_for("four regions open on one server", || open_on(holder).len() == 4 && open_on(other).is_empty());
+    // Daughters that still read through references do not move.
+    let said = shell(holder, "major_compact 't'");
+    assert!(!said.contains("ERROR"), "{said}");
+    assert!(shell(holder, "balance_switch false").contains("previous balancer state: true"));
+    let said = shell(holder, "balancer");
+    assert!(said.contains("false: the balancer is switched off"), "{said}");
+    assert_eq!(open_on(other).len(), 0, "a switched-off balancer moved nothing");
+    assert!(shell(other, "balance_switch true").contains("previous balancer state: false"));
+    wait_for("the balancer runs once nothing is in transition", || {
+        let said = shell(holder, "balancer");
+        assert!(!said.contains("ERROR"), "{said}");
+        said.contains("true: the balancer ran and moved")
+    });
+    assert_eq!((open_on(holder).len(), open_on(other).len()), (2, 2), "the balancer spread t's regions");
+    assert_eq!((rows(holder), rows(other)), (100, 100), "every row, read through either server");
+    let said = shell(holder, "balance_switch 'maybe'");
+    assert!(said.contains("ERROR: balance_switch: argument 1 (on) must be true or false"), "{said}");
 }
 
 /// The regions `server` has OPEN.

@@ -153,8 +153,8 @@ ROW                             COLUMN+CELL
 1 row(s)
 Table people is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'hist', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
-{NAME => 'info', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'hist', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '3', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
+{NAME => 'info', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
 2 row(s)
 2 row(s)
 false
@@ -314,6 +314,74 @@ Current count: 2, row: r2
     assert_eq!(session(&server, braced), (true, out));
 }
 
+/// VERSIONS, TIMERANGE and TIMESTAMP on scan, and those and FILTER on get,
+/// read what HBase's shell reads (`setTimestamp(ts)` is exactly ts; a time
+/// range's end is exclusive; a family keeps its own version limit); RAW is
+/// refused with the reason.
+#[test]
+fn scan_and_get_take_versions_time_ranges_and_filters() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(&server, GET_AND_SCAN_DATA);
+    assert!(ok, "{out}");
+    let (ok, out) = session(
+        &server,
+        "put 'g', 'r1', 'h:c', 'c2', 20; \
+         scan 'g', {VERSIONS => 3}; \
+         scan 'g', {TIMERANGE => [0, 15], COLUMNS => ['f']}; \
+         scan 'g', TIMESTAMP => 20; \
+         get 'g', 'r1', {TIMERANGE => [0, 15], COLUMN => ['f:a', 'f:b']}; \
+         get 'g', 'r1', {FILTER => \"ValueFilter(=, 'binary:b1')\"}; \
+         get 'g', 'r1', COLUMN => 'f:a', TIMESTAMP => 10, VERSIONS => 3; \
+         get 'g', 'r1', VERSIONS => 2, TIMERANGE => [10, 21]",
+    );
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        "ROW                             COLUMN+CELL
+ r1                             column=f:a, timestamp=20, value=a2
+ r1                             column=f:a, timestamp=10, value=a1
+ r1                             column=f:b, timestamp=10, value=b1
+ r1                             column=h:c, timestamp=20, value=c2
+ r2                             column=f:a, timestamp=10, value=x
+ r3                             column=h:c, timestamp=10, value=y
+3 row(s)
+ROW                             COLUMN+CELL
+ r1                             column=f:a, timestamp=10, value=a1
+ r1                             column=f:b, timestamp=10, value=b1
+ r2                             column=f:a, timestamp=10, value=x
+2 row(s)
+ROW                             COLUMN+CELL
+ r1                             column=f:a, timestamp=20, value=a2
+ r1                             column=h:c, timestamp=20, value=c2
+1 row(s)
+COLUMN                          CELL
+ f:a                            timestamp=10, value=a1
+ f:b                            timestamp=10, value=b1
+2 row(s)
+COLUMN                          CELL
+ f:b                            timestamp=10, value=b1
+1 row(s)
+COLUMN                          CELL
+ f:a                            timestamp=10, value=a1
+1 row(s)
+COLUMN                          CELL
+ f:a                            timestamp=20, value=a2
+ f:a                            timestamp=10, value=a1
+ f:b                            timestamp=10, value=b1
+ h:c                            timestamp=20, value=c2
+4 row(s)",
+    );
+    let (ok, out) = session(&server, "scan 'g', {RAW => true, VERSIONS => 10}");
+    assert!(!ok, "{out}");
+    assert!(out.contains("raw scans are not supported"), "{out}");
+    let (ok, out) = session(&server, "get 'g', 'r1', {TIMERANGE => [20, 10]}");
+    assert!(!ok, "{out}");
+    assert!(out.contains("ERROR: get: TIMERANGE must be [from, to] with 0 <= from <= to, got [20, 10]"), "{out}");
+    let (ok, out) = session(&server, "scan 'g', {TIMERANGE => [0, 5], TIMESTAMP => 3}");
+    assert!(!ok, "{out}");
+    assert!(out.contains("ERROR: scan: give TIMERANGE or TIMESTAMP, not both"), "{out}");
+}
+
 #[test]
 fn create_takes_families_and_split_keys() {
     let server = ServerProcess::start(&[]);
@@ -330,23 +398,23 @@ fn create_takes_families_and_split_keys() {
         "Created table plain
 Table plain is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f1', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
-{NAME => 'f2', VERSIONS => '1', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f1', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
+{NAME => 'f2', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
 2 row(s)
 Created table one
 Table one is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f', VERSIONS => '2', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '2', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
 1 row(s)
 Created table split
 Table split is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '3', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
 1 row(s)
 Created table nobloom
 Table nobloom is ENABLED
 COLUMN FAMILIES DESCRIPTION
-{NAME => 'f', VERSIONS => '1', BLOOMFILTER => 'NONE', COMPRESSION => 'NONE', TTL => 'FOREVER'}
+{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => 'FOREVER', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'NONE', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}
 1 row(s)",
     );
     // Three regions, split at b and m, each serving its rows.
@@ -380,10 +448,10 @@ fn alter_changes_adds_and_removes_families() {
     assert!(ok, "{out}");
     assert!(out.starts_with("Updating all regions with the new schema...\nDone."), "{out}");
     assert!(
-        out.contains("{NAME => 'f', VERSIONS => '5', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => '86400'}"),
+        out.contains("{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '5', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => '86400 SECONDS (1 DAY)', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}"),
         "{out}"
     );
-    assert!(out.contains("{NAME => 'h', VERSIONS => '1', BLOOMFILTER => 'ROW'"), "{out}");
+    assert!(out.contains("{NAME => 'h', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1',"), "{out}");
     assert!(!out.contains("NAME => 'g'") && out.ends_with("2 row(s)"), "{out}");
     // The old row is there, the new family takes writes, f keeps 5 versions.
     let (ok, out) = session(
@@ -411,7 +479,112 @@ fn alter_changes_adds_and_removes_families() {
         assert_eq!(out.lines().count(), 1, "{form}: one ERROR line: {out}");
     }
     let (_, out) = session(&server, "describe 't'");
-    assert!(out.contains("{NAME => 'f', VERSIONS => '5'") && out.ends_with("3 row(s)"), "unchanged: {out}");
+    assert!(
+        out.contains("{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '5',") && out.ends_with("3 row(s)"),
+        "unchanged: {out}"
+    );
+}
+
+/// `describe` shows every family setting HBase 2.6's shell shows; create
+/// takes them all (BLOCKSIZE and IN_MEMORY_COMPACTION through an alter
+/// after Thrift's createTable), the server honours them (the family's
+/// memstore runs the policy), and a value the store does not have is
+/// refused with the reason.
+#[test]
+fn describe_shows_and_create_sets_every_family_setting() {
+    let server = ServerProcess::start(&[]);
+    let (ok, out) = session(
+        &server,
+        "create 'full', {NAME => 'f', BLOCKSIZE => 16384, IN_MEMORY_COMPACTION => 'EAGER', \
+         KEEP_DELETED_CELLS => false, DATA_BLOCK_ENCODING => 'NONE', INDEX_BLOCK_ENCODING => 'NONE', \
+         MIN_VERSIONS => 0, REPLICATION_SCOPE => 0, TTL => 90061, IN_MEMORY => true, BLOCKCACHE => false, \
+         COMPRESSION => 'ZSTD', BLOOMFILTER => 'ROWCOL'}; describe 'full'",
+    );
+    assert!(ok, "{out}");
+    assert_lines(
+        &out,
+        "Created table full
+Table full is ENABLED
+COLUMN FAMILIES DESCRIPTION
+{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '1', KEEP_DELETED_CELLS => 'FALSE', \
+DATA_BLOCK_ENCODING => 'NONE', TTL => '90061 SECONDS (1 DAY 1 HOUR 1 MINUTE 1 SECOND)', MIN_VERSIONS => '0', \
+REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROWCOL', IN_MEMORY => 'true', IN_MEMORY_COMPACTION => 'EAGER', \
+COMPRESSION => 'ZSTD', BLOCKCACHE => 'false', BLOCKSIZE => '16384 B (16KB)'}
+1 row(s)",
+    );
+    let status = http_get(&server, "/status");
+    assert!(status.contains("\"policy\": \"eager\""), "the family's memstore runs EAGER: {status}");
+    for (form, error) in [
+        (
+            "create 'bad', {NAME => 'f', KEEP_DELETED_CELLS => true}",
+            "ERROR: create: KEEP_DELETED_CELLS => 'true' is not supported: reads drop delete markers",
+        ),
+        (
+            "create 'bad', {NAME => 'f', MIN_VERSIONS => 2}",
+            "ERROR: create: MIN_VERSIONS => '2' is not supported: a TTL expires every version of a cell",
+        ),
+        (
+            "alter 'full', NAME => 'f', DATA_BLOCK_ENCODING => 'FAST_DIFF'",
+            "ERROR: alter: DATA_BLOCK_ENCODING => 'FAST_DIFF' is not supported: data blocks are stored unencoded",
+        ),
+        (
+            "alter 'full', NAME => 'f', REPLICATION_SCOPE => 1",
+            "ERROR: alter: REPLICATION_SCOPE => '1' is not supported: there is no replication between clusters",
+        ),
+    ] {
+        let (ok, out) = session(&server, form);
+        assert!(!ok && out.starts_with(error), "{form}: {out}");
+    }
+    let (ok, out) = session(&server, "list");
+    assert!(ok && !out.contains("bad"), "a refused create creates nothing: {out}");
+    // An alter that names the default values changes nothing else.
+    let (ok, out) = session(&server, "alter 'full', NAME => 'f', KEEP_DELETED_CELLS => false, VERSIONS => 2");
+    assert!(ok, "{out}");
+    let (_, out) = session(&server, "describe 'full'");
+    assert!(out.contains("VERSIONS => '2'") && out.contains("BLOCKSIZE => '16384 B (16KB)'"), "{out}");
+}
+
+/// `compact` and `major_compact` take a table or a region (in any of its
+/// name forms), and optionally one family: only that family's files are
+/// rewritten. `table_help` explains table references without a server call.
+#[test]
+fn compact_takes_a_table_or_region_and_a_family() {
+    let server = ServerProcess::start(&[]);
+    let mut script = String::from("create 'c', 'f', 'g'; ");
+    // Two flushes: a third would start the store's own minor compaction.
+    for round in 0..2 {
+        script.push_str(&format!("put 'c', 'r{round}', 'f:q', 'v'; put 'c', 'r{round}', 'g:q', 'v'; flush 'c'; "));
+    }
+    let (ok, out) = session(&server, &script);
+    assert!(ok, "{out}");
+    let files = |family: &str| -> u64 {
+        let status: serde_json::Value = serde_json::from_str(&http_get(&server, "/status")).expect("status JSON");
+        let region = &status["tables"][0]["regions"][0];
+        let f = region["families"].as_array().expect("families").iter().find(|f| f["family"] == family).cloned();
+        f.and_then(|f| f["counters"]["store_files"].as_u64()).expect("store_files")
+    };
+    assert_eq!((files("f"), files("g")), (2, 2), "two flushes, two files each");
+    let (ok, out) = session(&server, "major_compact 'c', 'f'");
+    assert!(ok, "{out}");
+    assert_eq!((files("f"), files("g")), (1, 2), "only f was compacted");
+    let status: serde_json::Value = serde_json::from_str(&http_get(&server, "/status")).expect("status JSON");
+    let region = status["tables"][0]["regions"][0]["name"].as_str().expect("region name").to_string();
+    let (ok, out) = session(&server, &format!("major_compact '{region}'"));
+    assert!(ok, "{out}");
+    assert_eq!((files("f"), files("g")), (1, 1), "the region's every family");
+    let (ok, out) = session(&server, "compact 'c', 'nope'");
+    assert!(!ok && out.contains("nope"), "{out}");
+    let (ok, out) = session(&server, "table_help");
+    assert!(ok && out.contains("t = get_table 't1'"), "{out}");
+}
+
+fn http_get(server: &ServerProcess, path: &str) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(server.http).expect("connect");
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").expect("write");
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read");
+    out.split_once("\r\n\r\n").map_or(String::new(), |(_, body)| body.to_string())
 }
 
 #[test]
@@ -437,7 +610,7 @@ Truncating table...
     );
     assert!(
         description
-            .contains("{NAME => 'f', VERSIONS => '3', BLOOMFILTER => 'ROW', COMPRESSION => 'NONE', TTL => '86400'}")
+            .contains("{NAME => 'f', INDEX_BLOCK_ENCODING => 'NONE', VERSIONS => '3', KEEP_DELETED_CELLS => 'FALSE', DATA_BLOCK_ENCODING => 'NONE', TTL => '86400 SECONDS (1 DAY)', MIN_VERSIONS => '0', REPLICATION_SCOPE => '0', BLOOMFILTER => 'ROW', IN_MEMORY => 'false', IN_MEMORY_COMPACTION => 'BASIC', COMPRESSION => 'NONE', BLOCKCACHE => 'true', BLOCKSIZE => '65536 B (64KB)'}")
     );
     // A disabled table is not disabled again, and comes back enabled.
     let (ok, out) = session(&server, "disable 'tr'; truncate 'tr'; is_enabled 'tr'");
@@ -542,7 +715,12 @@ fn help_lists_the_groups_and_explains_a_command() {
         ),
         "{out}"
     );
-    assert!(out.contains("  Group name: tools\n  Commands: assign, close_region, compact, flush,"), "{out}");
+    assert!(
+        out.contains(
+            "  Group name: tools\n  Commands: assign, balance_switch, balancer, close_region, compact, flush,"
+        ),
+        "{out}"
+    );
     let (ok, out) = session(&server, "help 'get'");
     assert!(ok, "{out}");
     assert!(out.starts_with("Get a row's cells;"), "{out}");
@@ -568,7 +746,7 @@ fn the_interactive_shell_reads_a_pipe_and_keeps_a_history() {
     assert_lines(
         &normalise(&run.out),
         "Created table i
-ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, ENDROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE)
+ERROR: scan: unknown option LIMT (known: COLUMNS, COLUMN, STARTROW, STOPROW, ENDROW, LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE, VERSIONS, TIMERANGE, TIMESTAMP, RAW)
 COLUMN                          CELL
  f:q                            timestamp=5, value=v
 1 row(s)",

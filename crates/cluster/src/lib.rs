@@ -19,6 +19,7 @@
 
 pub mod assignment;
 pub mod balancer;
+pub mod balancer_switch;
 pub mod catalog;
 pub mod cluster_config;
 pub mod election;

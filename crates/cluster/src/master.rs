@@ -385,7 +385,9 @@ fn poll_loads(
                     zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
                 };
                 let since = *balanced_at.get_or_insert_with(Instant::now);
-                let due = balancer_period.is_some_and(|p| since.elapsed() >= p);
+                // Switched off (or unreadable): no periodic run.
+                let switched_on = crate::balancer_switch::is_on(zk).unwrap_or(false);
+                let due = switched_on && balancer_period.is_some_and(|p| since.elapsed() >= p);
                 let Some(catalog) = catalog.as_mut() else {
                     refuse_calls(calls, "the active master has not read its catalog yet; try again");
                     continue_after_sleep(stop, changed);
@@ -400,8 +402,30 @@ fn poll_loads(
                         record(view, format!("operator {call:?}: not run, its caller stopped waiting"));
                         continue;
                     }
-                    let answer =
-                        crate::operator::run(&call, &servers, &docs, &crate::assignment::HttpRegionServers, catalog);
+                    let answer = match &call {
+                        http_api::OperatorCall::Region(region_call) => crate::operator::run(
+                            region_call,
+                            &servers,
+                            &docs,
+                            &crate::assignment::HttpRegionServers,
+                            catalog,
+                        ),
+                        http_api::OperatorCall::BalanceSwitch { on } => crate::balancer_switch::set(zk, *on)
+                            .map(|was| format!("previous balancer state: {was}"))
+                            .map_err(|e| (503, format!("cannot write the balancer switch: {e}"))),
+                        http_api::OperatorCall::Balance => {
+                            let outcome = balance_now(zk, &servers, &docs, &mut memory, catalog, &registered);
+                            if outcome.as_ref().is_ok_and(|o| o.balanced) {
+                                balanced_at = Some(Instant::now());
+                            }
+                            outcome.map(|o| {
+                                for event in &o.events {
+                                    record(view, event.clone());
+                                }
+                                o.answer
+                            })
+                        }
+                    };
                     record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
                     let _ = reply.send(answer);
                     ran = true;
@@ -435,6 +459,40 @@ fn poll_loads(
         }
         continue_after_sleep(stop, changed);
     }
+}
+
+/// What the `balancer` call did.
+struct BalanceNow {
+    balanced: bool,
+    events: Vec<String>,
+    /// HBase's shell prints `true` when the balancer ran, `false` when it
+    /// could not; ours says why and what moved.
+    answer: String,
+}
+
+/// Runs an assignment pass with the balancer due (the `balancer` call),
+/// unless the balancer is switched off.
+fn balance_now(
+    zk: &Zk,
+    servers: &[ServerInfo],
+    docs: &std::collections::HashMap<String, http_api::ServerStatus>,
+    memory: &mut crate::assignment::PassMemory,
+    catalog: &mut crate::catalog::MasterCatalog,
+    registered: &dyn Fn(&str) -> Option<bool>,
+) -> Result<BalanceNow, (u16, String)> {
+    let on = crate::balancer_switch::is_on(zk).map_err(|e| (503, format!("cannot read the balancer switch: {e}")))?;
+    if !on {
+        let answer = "false: the balancer is switched off (balance_switch true)".to_string();
+        return Ok(BalanceNow { balanced: false, events: Vec::new(), answer });
+    }
+    let outcome = crate::assignment::pass(servers, docs, memory, catalog, registered, true);
+    let moved = outcome.events.iter().filter(|e| e.starts_with("balancer moved")).count();
+    let answer = if outcome.balanced {
+        format!("true: the balancer ran and moved {moved} region(s)")
+    } else {
+        "false: regions are in transition or other assignment work ran first; try again".to_string()
+    };
+    Ok(BalanceNow { balanced: outcome.balanced, events: outcome.events, answer })
 }
 
 /// The poller's wait between passes: two seconds, cut short when the

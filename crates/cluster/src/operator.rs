@@ -17,13 +17,13 @@
 //! or by the catalog's intents), or while its table is disabled somewhere.
 //! A call whose caller stopped waiting is not run.
 //!
-//! Thread safety: [`OperatorCall`]s are sent over a channel by the HTTP
+//! Thread safety: [`http_api::OperatorCall`]s are sent over a channel by the HTTP
 //! threads; the poller thread, the catalog's only writer, runs them.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use http_api::{OperatorCall, RegionServerCall, RegionState, ServerStatus};
+use http_api::{RegionCall, RegionServerCall, RegionState, ServerStatus};
 
 use crate::assignment::plan::{Listed, Listing};
 use crate::assignment::{RegionServers, SLOW_CALL};
@@ -99,7 +99,7 @@ fn target<'a>(
 /// read in this iteration) through `servers`, recording each step in
 /// `catalog`.
 pub fn run(
-    call: &OperatorCall,
+    call: &RegionCall,
     live: &[ServerInfo],
     statuses: &HashMap<String, ServerStatus>,
     servers: &dyn RegionServers,
@@ -117,7 +117,7 @@ pub fn run(
     let fail = |what: &str, e: crate::ClusterError| refused(503, format!("{what}: {e}"));
     let recorded = catalog.get(region).cloned();
     match call {
-        OperatorCall::Move { .. } | OperatorCall::Unassign { .. } => {
+        RegionCall::Move { .. } | RegionCall::Unassign { .. } => {
             let (from, state) = p.holder.clone().ok_or_else(|| refused(409, format!("region {region} is not open")))?;
             if state != RegionState::Open {
                 return Err(refused(409, format!("region {region} is {state} on {from}; try again once it settles")));
@@ -139,7 +139,7 @@ pub fn run(
             }
             let from_info = by_name(&from).ok_or_else(|| refused(409, format!("{from} is not serving")))?;
             let to = match call {
-                OperatorCall::Move { to, .. } => Some(target(to.as_deref(), &serving, &p.open, Some(&from))?),
+                RegionCall::Move { to, .. } => Some(target(to.as_deref(), &serving, &p.open, Some(&from))?),
                 _ => None,
             };
             let closing = if to.is_some() { RegionState::Closing } else { RegionState::Closed };
@@ -154,7 +154,7 @@ pub fn run(
                 format!("moved region {region} of {table} from {from} to {} ({:.2} s)", to.name, secs(started))
             })
         }
-        OperatorCall::Assign { to, .. } => {
+        RegionCall::Assign { to, .. } => {
             if let Some((server, state)) = &p.holder {
                 return Err(refused(409, format!("region {region} is {state} on {server}")));
             }

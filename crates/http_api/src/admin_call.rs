@@ -104,6 +104,19 @@ impl RegionServerCall {
 /// An operator's call to the active master.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OperatorCall {
+    /// A region's move, close or open ([`RegionCall`]).
+    Region(RegionCall),
+    /// Run the balancer now (HBase's shell `balancer`): it moves regions
+    /// only when it is switched on and nothing is in transition.
+    Balance,
+    /// Switch the periodic balancer on or off (HBase's `balance_switch`);
+    /// the answer says the previous state.
+    BalanceSwitch { on: bool },
+}
+
+/// An operator's call about one region.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegionCall {
     /// Close the region where it is open and open it on `to` (by server
     /// name), or on the least loaded other server.
     Move { region: String, to: Option<String> },
@@ -113,48 +126,79 @@ pub enum OperatorCall {
     Assign { region: String, to: Option<String> },
 }
 
-impl OperatorCall {
+impl RegionCall {
     pub fn name(&self) -> &'static str {
         match self {
-            OperatorCall::Move { .. } => "move",
-            OperatorCall::Unassign { .. } => "unassign",
-            OperatorCall::Assign { .. } => "assign",
+            RegionCall::Move { .. } => "move",
+            RegionCall::Unassign { .. } => "unassign",
+            RegionCall::Assign { .. } => "assign",
         }
     }
 
     /// The region the call is about.
     pub fn region(&self) -> &str {
         match self {
-            OperatorCall::Move { region, .. }
-            | OperatorCall::Unassign { region }
-            | OperatorCall::Assign { region, .. } => region,
+            RegionCall::Move { region, .. } | RegionCall::Unassign { region } | RegionCall::Assign { region, .. } => {
+                region
+            }
+        }
+    }
+}
+
+impl OperatorCall {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OperatorCall::Region(call) => call.name(),
+            OperatorCall::Balance => "balancer",
+            OperatorCall::BalanceSwitch { .. } => "balance_switch",
         }
     }
 
     /// The request path with its query.
     pub fn path(&self) -> String {
-        let to = match self {
-            OperatorCall::Move { to, .. } | OperatorCall::Assign { to, .. } => to.as_deref(),
-            OperatorCall::Unassign { .. } => None,
+        let call = match self {
+            OperatorCall::Region(call) => call,
+            OperatorCall::Balance => return "/admin/balancer".to_string(),
+            OperatorCall::BalanceSwitch { on } => return format!("/admin/balance_switch?on={on}"),
+        };
+        let to = match call {
+            RegionCall::Move { to, .. } | RegionCall::Assign { to, .. } => to.as_deref(),
+            RegionCall::Unassign { .. } => None,
         };
         let server = to.map_or(String::new(), |s| format!("&server={}", encode(s)));
-        format!("/admin/{}?region={}{server}", self.name(), encode(self.region()))
+        format!("/admin/{}?region={}{server}", self.name(), encode(call.region()))
     }
 
     /// Call `name` (the path after `/admin/`) with its query; an unknown
     /// call is refused with 404.
     pub fn parse(name: &str, query: &str) -> Result<OperatorCall, CallError> {
+        match name {
+            "balancer" => {
+                Params::parse(query, &[])?;
+                return Ok(OperatorCall::Balance);
+            }
+            "balance_switch" => {
+                let mut params = Params::parse(query, &["on"])?;
+                let on = match params.required("on")?.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    other => return Err(bad(format!("on= is true or false, not {other:?}"))),
+                };
+                return Ok(OperatorCall::BalanceSwitch { on });
+            }
+            _ => {}
+        }
         let mut params = Params::parse(query, &["region", "server"])?;
         let region = checked_region(params.required("region")?)?;
         // An empty server= (the shell's `move 'r', ''`) means "any".
         let to = params.take("server").filter(|s| !s.is_empty());
-        Ok(match name {
-            "move" => OperatorCall::Move { region, to },
-            "unassign" if to.is_none() => OperatorCall::Unassign { region },
+        Ok(OperatorCall::Region(match name {
+            "move" => RegionCall::Move { region, to },
+            "unassign" if to.is_none() => RegionCall::Unassign { region },
             "unassign" => return Err(bad("unassign takes no server=")),
-            "assign" => OperatorCall::Assign { region, to },
+            "assign" => RegionCall::Assign { region, to },
             other => return Err(CallError { status: 404, message: format!("no admin call {other:?} on the master") }),
-        })
+        }))
     }
 }
 
@@ -249,18 +293,21 @@ mod tests {
     #[test]
     fn operator_calls_read_back_as_sent_and_hostile_ones_are_refused() {
         for call in [
-            OperatorCall::Move { region: "0a".into(), to: Some("h,1,2".into()) },
-            OperatorCall::Move { region: "0a".into(), to: None },
-            OperatorCall::Unassign { region: "0b".into() },
-            OperatorCall::Assign { region: "0c".into(), to: None },
+            OperatorCall::Region(RegionCall::Move { region: "0a".into(), to: Some("h,1,2".into()) }),
+            OperatorCall::Region(RegionCall::Move { region: "0a".into(), to: None }),
+            OperatorCall::Region(RegionCall::Unassign { region: "0b".into() }),
+            OperatorCall::Region(RegionCall::Assign { region: "0c".into(), to: None }),
+            OperatorCall::Balance,
+            OperatorCall::BalanceSwitch { on: false },
+            OperatorCall::BalanceSwitch { on: true },
         ] {
             let path = call.path();
-            let (name, query) = path.trim_start_matches("/admin/").split_once('?').expect("a query");
+            let (name, query) = path.trim_start_matches("/admin/").split_once('?').unwrap_or((&path[7..], ""));
             assert_eq!(OperatorCall::parse(name, query), Ok(call), "{path}");
         }
         assert_eq!(
             OperatorCall::parse("move", "region=0a&server="),
-            Ok(OperatorCall::Move { region: "0a".into(), to: None })
+            Ok(OperatorCall::Region(RegionCall::Move { region: "0a".into(), to: None }))
         );
         let status = |name: &str, query: &str| OperatorCall::parse(name, query).expect_err("refused").status;
         assert_eq!(status("move", "region=..%2Fx"), 400);
@@ -270,5 +317,8 @@ mod tests {
         assert_eq!(status("unassign", "region=0a&server=h,1,2"), 400);
         assert_eq!(status("drop", "region=0a"), 404);
         assert_eq!(status("move", "region=%C3%28"), 400);
+        assert_eq!(status("balancer", "force=1"), 400);
+        assert_eq!(status("balance_switch", ""), 400);
+        assert_eq!(status("balance_switch", "on=yes"), 400);
     }
 }

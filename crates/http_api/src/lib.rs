@@ -23,7 +23,7 @@ mod admin_call;
 mod catalog_entry;
 mod server_status;
 
-pub use admin_call::{CallError, OperatorCall, RegionServerCall, encode};
+pub use admin_call::{CallError, OperatorCall, RegionCall, RegionServerCall, encode};
 pub use catalog_entry::CatalogEntry;
 pub use server_status::{
     ClusterSeen, FamilyStatus, MemberAddress, PipelineSegment, RegionStatus, SegmentCounts, ServerSection,

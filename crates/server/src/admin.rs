@@ -1,5 +1,7 @@
 //! Admin calls that HBase's Thrift v1 IDL lacks, as `POST /admin/<call>` on
 //! the HTTP port (the shell uses them): `flush?table=T`,
+//! `compact?table=T|region=ENC[&family=F][&major=true]` (HBase's `compact
+//! 't', 'f'` and `compact 'REGION'`; the Thrift call compacts whole tables),
 //! `split?table=T&row=R[&at=K]`, `unassign?region=ENC` (close a region),
 //! `assign?region=ENC` (open it again), `merge?a=ENC&b=ENC`,
 //! `alter?table=T&family=F[&VERSIONS=N&TTL=S&...]` (change family F's
@@ -72,6 +74,32 @@ pub fn respond(
                 let table = text_param(query, "table")?;
                 store.flush_table(&table).map_err(failed)?;
                 ok(format!("flushed {table}"))
+            }
+            "compact" => {
+                let family = param(query, "family").filter(|f| !f.is_empty());
+                let major = match param(query, "major").as_deref() {
+                    None | Some(b"false") => false,
+                    Some(b"true") => true,
+                    Some(_) => return Err(bad("?major= is true or false".into())),
+                };
+                let kind = if major { "major-compacted" } else { "compacted" };
+                let what = match (param(query, "table"), param(query, "region")) {
+                    (Some(_), None) => {
+                        let table = text_param(query, "table")?;
+                        store.compact_table_family(&table, family.as_deref(), major).map_err(failed)?;
+                        table
+                    }
+                    (None, Some(_)) => {
+                        let region = text_param(query, "region")?;
+                        store.compact_named_region(&region, family.as_deref(), major).map_err(failed)?;
+                        format!("region {region}")
+                    }
+                    _ => return Err(bad("compact: give ?table= or ?region=".into())),
+                };
+                match family {
+                    Some(f) => ok(format!("{kind} family {} of {what}", String::from_utf8_lossy(&f))),
+                    None => ok(format!("{kind} {what}")),
+                }
             }
             "split" => {
                 let table = text_param(query, "table")?;

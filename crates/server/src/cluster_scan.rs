@@ -15,14 +15,14 @@
 //! start row) down to `a` (an inclusive stop row), as HBase's reversed
 //! client scanner moves from region to region with `withStartRow(end,
 //! false)`. Thrift v1 has no such flags, so a remote piece carries them as
-//! scan attributes ([`START_EXCLUSIVE`], [`STOP_INCLUSIVE`]), which any
-//! client may use and real HBase ignores.
+//! scan attributes (`scan_attributes.rs`), which any client may use and
+//! real HBase ignores; the scan's versions and time range go the same way.
 //!
 //! Thread safety: one `PieceScan` is used by one Thrift call at a time (its
 //! `OpenScanner`'s mutex); the connection to a remote piece's owner is its
 //! own, so the remote scanner closes with it.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use memstore::{Cell, CellType};
@@ -31,14 +31,18 @@ use store::{RegionState, Scan, Store};
 use crate::client::{THbaseSyncClient, ThriftClient};
 use crate::hbase_thrift::{TRowResult, TScan};
 use crate::routing::Router;
+use crate::scan_attributes::{START_EXCLUSIVE, STOP_INCLUSIVE};
 
 /// Rows asked of a remote scanner per call.
 const REMOTE_BATCH: i32 = 100;
 
-/// Scan attribute ("true"): the start row itself is not read.
-pub const START_EXCLUSIVE: &[u8] = b"accordion.scan.start_exclusive";
-/// Scan attribute ("true"): the stop row itself is read.
-pub const STOP_INCLUSIVE: &[u8] = b"accordion.scan.stop_inclusive";
+/// A scan as another server runs a piece of it: the `TScan` (each piece
+/// sets its bounds) and the attributes that carry what `TScan` cannot say.
+#[derive(Debug, Clone)]
+pub struct RemoteScan {
+    pub scan: TScan,
+    pub attributes: BTreeMap<Vec<u8>, Vec<u8>>,
+}
 
 /// Why a piece could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +78,7 @@ pub struct PieceScan {
     /// The scan as the store runs it; each local piece narrows its bounds.
     local: Scan,
     /// The scan as a remote owner runs it; each remote piece sets its bounds.
-    remote: TScan,
+    remote: RemoteScan,
     pieces: VecDeque<Piece>,
     current: Option<Current>,
 }
@@ -87,7 +91,7 @@ impl PieceScan {
         router: Arc<Router>,
         table: String,
         local: Scan,
-        remote: TScan,
+        remote: RemoteScan,
         regions: &[(store::RegionInfo, RegionState)],
     ) -> Result<Option<PieceScan>, ScanError> {
         let (lo, hi) = bounds(&local);
@@ -163,8 +167,8 @@ impl PieceScan {
             Piece::Elsewhere { region, start, stop } => {
                 let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
                 let opened = self.router.connect(&owner).and_then(|mut client| {
-                    let mut scan = self.remote.clone();
-                    let mut attributes = std::collections::BTreeMap::new();
+                    let mut scan = self.remote.scan.clone();
+                    let mut attributes = self.remote.attributes.clone();
                     if self.local.reverse {
                         scan.start_row = Some(stop).filter(|s| !s.is_empty());
                         scan.stop_row = Some(start).filter(|s| !s.is_empty());
@@ -175,7 +179,6 @@ impl PieceScan {
                         scan.start_row = Some(start);
                         scan.stop_row = Some(stop).filter(|s| !s.is_empty());
                     }
-                    scan.sort_columns = Some(false);
                     let id = client.scanner_open_with_scan(self.table.as_bytes().to_vec(), scan, attributes)?;
                     Ok((client, id))
                 });

@@ -76,19 +76,12 @@ pub fn tcell(cell: &Cell) -> TCell {
 
 /// One row's cells (newest version first per column, as the store returns
 /// them) as a `TRowResult`: a column map of the newest versions, or with
-/// `sorted`, the list of columns in order.
+/// `sorted`, the list of columns in order, each with every version the read
+/// returned (one unless a scan asked for more, `scan_attributes.rs`).
 pub fn row_result(cells: &[Cell], sorted: bool) -> Option<TRowResult> {
     let row = cells.first()?.row.clone();
     if sorted {
-        let mut list: Vec<TColumn> = Vec::new();
-        let mut last: Option<(&[u8], &[u8])> = None;
-        for c in cells {
-            if last == Some((&c.family, &c.qualifier)) {
-                continue;
-            }
-            last = Some((&c.family, &c.qualifier));
-            list.push(TColumn::new(column_name(c), tcell(c)));
-        }
+        let list: Vec<TColumn> = cells.iter().map(|c| TColumn::new(column_name(c), tcell(c))).collect();
         Some(TRowResult::new(row, None, list))
     } else {
         let mut map = BTreeMap::new();
@@ -102,16 +95,7 @@ pub fn row_result(cells: &[Cell], sorted: bool) -> Option<TRowResult> {
 /// A family as `getColumnDescriptors` reports it (name "f:", HBase's
 /// field meanings; TTL forever is `Integer.MAX_VALUE`).
 pub fn column_descriptor(f: &FamilyDescriptor) -> ColumnDescriptor {
-    let bloom = match f.bloom {
-        store::storefile::options::BloomType::None => "NONE",
-        store::storefile::options::BloomType::Row => "ROW",
-        store::storefile::options::BloomType::RowCol => "ROWCOL",
-    };
-    let compression = match f.compression {
-        store::storefile::options::Compression::None => "NONE",
-        store::storefile::options::Compression::Lz4 => "LZ4",
-        store::storefile::options::Compression::Zstd => "ZSTD",
-    };
+    let (bloom, compression) = (f.bloom.name(), f.compression.name());
     ColumnDescriptor {
         name: Some(format!("{}:", f.name).into_bytes()),
         max_versions: Some(f.max_versions as i32),
@@ -236,8 +220,11 @@ mod tests {
         assert!(cols(&[]).is_empty());
     }
 
+    /// The map holds each column's newest version; the sorted list every
+    /// version the read returned (more than one only when a scan asked for
+    /// more, `scan_attributes.rs`), newest first.
     #[test]
-    fn rows_keep_the_newest_version_per_column() {
+    fn rows_keep_the_newest_version_per_column_in_the_map_and_every_version_in_the_list() {
         let cell = |q: &str, ts: u64, v: &str| Cell {
             row: b"r".to_vec(),
             family: b"f".to_vec(),
@@ -253,8 +240,9 @@ mod tests {
         assert_eq!(cols[&b"f:a".to_vec()].value.as_deref(), Some(&b"new"[..]));
         assert_eq!(cols.len(), 2);
         let sorted = row_result(&cells, true).expect("row").sorted_columns.expect("list");
-        assert_eq!(sorted.len(), 2);
-        assert_eq!(sorted[0].cell.as_ref().and_then(|c| c.value.clone()), Some(b"new".to_vec()));
+        let values: Vec<Vec<u8>> =
+            sorted.iter().filter_map(|c| c.cell.as_ref().and_then(|c| c.value.clone())).collect();
+        assert_eq!(values, [b"new".to_vec(), b"old".to_vec(), b"b".to_vec()]);
     }
 
     #[test]

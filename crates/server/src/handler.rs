@@ -21,7 +21,7 @@ use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMutations, Scan, Store};
 
 use crate::client::{THbaseSyncClient, ThriftClient};
-use crate::cluster_scan::{PieceScan, ScanError};
+use crate::cluster_scan::{PieceScan, RemoteScan, ScanError};
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
 use crate::errors::{from_store, illegal_argument, io_error, io_only};
 use crate::hbase_thrift::{
@@ -31,6 +31,7 @@ use crate::hbase_thrift::{
 use crate::request_metrics::{Op, RequestMetrics};
 use crate::result_size::{result_bytes, row_bytes};
 use crate::routing::Router;
+use crate::scan_attributes::ScanAttributes;
 use crate::scanners::{OpenScanner, ScannerRegistry};
 
 /// Limits the handler enforces on requests.
@@ -506,7 +507,7 @@ impl ThriftHandler {
         batch: Option<i32>,
         sort_columns: bool,
         reverse: bool,
-        inclusive: Inclusive,
+        options: ScanAttributes,
     ) -> ThriftResult<ScannerID> {
         let started = Instant::now();
         let table = table_name(table)?;
@@ -515,8 +516,21 @@ impl ThriftHandler {
             Some(f) => Some(store::read::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
         };
         // The scan as another server runs a piece of it (cluster mode).
-        let remote =
-            TScan::new(None, None, ts, columns.to_vec(), None, filter_string.map(<[u8]>::to_vec), batch, false, false);
+        let remote = RemoteScan {
+            scan: TScan::new(
+                None,
+                None,
+                ts,
+                columns.to_vec(),
+                None,
+                filter_string.map(<[u8]>::to_vec),
+                batch,
+                // Versions come back only as a list (the map holds one).
+                options.max_versions > 1,
+                false,
+            ),
+            attributes: options.read_options(),
+        };
         let batch = match batch {
             Some(b) if b < 0 => return Err(illegal_argument(format!("batch size must not be negative, got {b}"))),
             Some(b) if b > 0 => Some(b as usize),
@@ -528,20 +542,20 @@ impl ThriftHandler {
         // (`getScan`): the stop row is included.
         if let (Some(a), Some(b)) = (&start, &stop)
             && a == b
-            && inclusive == Inclusive::default()
+            && (options.start_inclusive, options.stop_inclusive) == (true, false)
         {
             stop = Some([a.as_slice(), &[0]].concat());
         }
         let scan = Scan {
             start,
             stop,
-            start_inclusive: inclusive.start,
-            stop_inclusive: inclusive.stop,
+            start_inclusive: options.start_inclusive,
+            stop_inclusive: options.stop_inclusive,
             prefix,
             reverse,
             columns: parse_columns(columns),
-            time_range: before(ts)?,
-            max_versions: 1,
+            time_range: options.time_range_before(ts.map(timestamp).transpose()?),
+            max_versions: options.max_versions,
             batch,
             limit: None,
             filter,
@@ -556,7 +570,7 @@ impl ThriftHandler {
 
     /// In a cluster, the pieces of `scan` when other servers hold some of
     /// the regions it reads (`cluster_scan.rs`); `None`: the store scans it.
-    fn pieces_of(&self, table: &str, scan: &Scan, remote: TScan) -> ThriftResult<Option<PieceScan>> {
+    fn pieces_of(&self, table: &str, scan: &Scan, remote: RemoteScan) -> ThriftResult<Option<PieceScan>> {
         // A scan another server forwarded covers only regions held here.
         if !self.router.is_cluster() || crate::routing::serving_peer() {
             return Ok(None);
@@ -914,24 +928,22 @@ impl HbaseSyncHandler for ThriftHandler {
 
     fn handle_scanner_open_with_scan(&self, table: Text, scan: TScan, attrs: Attributes) -> ThriftResult<ScannerID> {
         let reverse = scan.reversed.unwrap_or(false);
-        let flag = |name: &[u8]| attrs.get(name).is_some_and(|v| v.eq_ignore_ascii_case(b"true"));
-        let inclusive = Inclusive {
-            start: !flag(crate::cluster_scan::START_EXCLUSIVE),
-            stop: flag(crate::cluster_scan::STOP_INCLUSIVE),
-        };
-        io_only(self.open_scanner(
-            &table,
-            scan.start_row,
-            scan.stop_row,
-            None,
-            scan.columns.as_deref().unwrap_or_default(),
-            scan.timestamp,
-            scan.filter_string.as_deref(),
-            scan.batch_size,
-            scan.sort_columns.unwrap_or(false),
-            reverse,
-            inclusive,
-        ))
+        let options = ScanAttributes::parse(&attrs).map_err(|e| illegal_argument(e.to_string()));
+        io_only(options.and_then(|options| {
+            self.open_scanner(
+                &table,
+                scan.start_row,
+                scan.stop_row,
+                None,
+                scan.columns.as_deref().unwrap_or_default(),
+                scan.timestamp,
+                scan.filter_string.as_deref(),
+                scan.batch_size,
+                scan.sort_columns.unwrap_or(false),
+                reverse,
+                options,
+            )
+        }))
     }
 
     fn handle_scanner_open(
@@ -952,7 +964,7 @@ impl HbaseSyncHandler for ThriftHandler {
             None,
             false,
             false,
-            Inclusive::default(),
+            ScanAttributes::default(),
         ))
     }
 
@@ -975,7 +987,7 @@ impl HbaseSyncHandler for ThriftHandler {
             None,
             false,
             false,
-            Inclusive::default(),
+            ScanAttributes::default(),
         ))
     }
 
@@ -997,7 +1009,7 @@ impl HbaseSyncHandler for ThriftHandler {
             None,
             false,
             false,
-            Inclusive::default(),
+            ScanAttributes::default(),
         ))
     }
 
@@ -1020,7 +1032,7 @@ impl HbaseSyncHandler for ThriftHandler {
             None,
             false,
             false,
-            Inclusive::default(),
+            ScanAttributes::default(),
         ))
     }
 
@@ -1044,7 +1056,7 @@ impl HbaseSyncHandler for ThriftHandler {
             None,
             false,
             false,
-            Inclusive::default(),
+            ScanAttributes::default(),
         ))
     }
 
@@ -1146,21 +1158,5 @@ impl HbaseSyncHandler for ThriftHandler {
         self.store
             .check_and_mutate(&name, &row, &c.family, &c.qualifier.unwrap_or_default(), expected, &ms)
             .map_err(from_store)
-    }
-}
-
-/// Whether a scan reads its start and stop rows themselves (HBase's
-/// `withStartRow(row, inclusive)` and `withStopRow(row, inclusive)`; Thrift
-/// v1 has no such fields, so they come as scan attributes, see
-/// `cluster_scan.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Inclusive {
-    start: bool,
-    stop: bool,
-}
-
-impl Default for Inclusive {
-    fn default() -> Self {
-        Inclusive { start: true, stop: false }
     }
 }

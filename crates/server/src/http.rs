@@ -9,6 +9,7 @@
 //!   ([`crate::prometheus`]);
 //! - `/conf`, the effective settings as TOML (what `--print-config` prints);
 //! - `/logs`, the process's recent log lines ([`crate::recent_logs`]);
+//! - `/schema?table=T`, a table's descriptor as JSON (`table_schema.rs`);
 //! - `/health`, 200 while the server may serve, 503 with the reason when
 //!   its gate refuses calls (a cluster member that lost its lease);
 //! - under `POST /admin/`, the admin calls the Thrift v1 IDL lacks
@@ -183,6 +184,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         (tiny_http::Method::Get, "/conf") => (source.conf.clone(), "text/plain; charset=utf-8", 200),
         (tiny_http::Method::Get, "/logs") => (logs_text(), "text/plain; charset=utf-8", 200),
         (tiny_http::Method::Get, "/health") => health(source),
+        (tiny_http::Method::Get, "/schema") => crate::table_schema::respond(&source.store, &query),
         (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
         _ => ("method not allowed\n".to_string(), "text/plain", 405),
     };

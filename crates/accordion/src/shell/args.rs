@@ -24,6 +24,8 @@ pub enum Kind {
     Bool,
     /// A string or a list of strings.
     BytesList,
+    /// Two integers in a list, `[a, b]` (TIMERANGE).
+    IntPair,
 }
 
 impl Kind {
@@ -33,6 +35,7 @@ impl Kind {
             Kind::Bytes => "a string",
             Kind::Bool => "true or false",
             Kind::BytesList => "a string or a list of strings",
+            Kind::IntPair => "a list of two integers, [from, to]",
         }
     }
 
@@ -42,6 +45,7 @@ impl Kind {
             Kind::Bytes => as_bytes(v).is_some(),
             Kind::Bool => as_bool(v).is_some(),
             Kind::BytesList => as_bytes_list(v).is_some(),
+            Kind::IntPair => as_int_pair(v).is_some(),
         }
     }
 }
@@ -49,6 +53,16 @@ impl Kind {
 fn as_int(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn as_int_pair(v: &Value) -> Option<(i64, i64)> {
+    match v {
+        Value::List(items) => match items.as_slice() {
+            [a, b] => Some((as_int(a)?, as_int(b)?)),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -109,6 +123,10 @@ impl Options {
         self.map.get(key).and_then(as_bytes)
     }
 
+    pub fn int_pair(&self, key: &str) -> Option<(i64, i64)> {
+        self.map.get(key).and_then(as_int_pair)
+    }
+
     pub fn flag(&self, key: &str) -> Option<bool> {
         self.map.get(key).and_then(as_bool)
     }
@@ -162,6 +180,11 @@ impl<'a> Args<'a> {
         self.typed(i, what, Kind::Bytes, as_bytes)
     }
 
+    /// Optional argument `i`, `true` or `false` (bare or quoted).
+    pub fn opt_bool(&self, i: usize, what: &str) -> anyhow::Result<Option<bool>> {
+        self.typed(i, what, Kind::Bool, as_bool)
+    }
+
     /// Optional argument `i`, an integer.
     pub fn opt_int(&self, i: usize, what: &str) -> anyhow::Result<Option<i64>> {
         self.typed(i, what, Kind::Int, as_int)
@@ -212,6 +235,9 @@ mod tests {
         assert_eq!(e.to_string(), "scan: unknown option LIMT (known: LIMIT, COLUMNS)");
         let e = args_of("scan 't', LIMIT => 'x'", 1, &known).expect_err("wrong type");
         assert_eq!(e.to_string(), "scan: LIMIT must be an integer, got 'x'");
+        let e = args_of("scan 't', TIMERANGE => [1]", 1, &[("TIMERANGE", Kind::IntPair)]).expect_err("one number");
+        assert_eq!(e.to_string(), "scan: TIMERANGE must be a list of two integers, [from, to], got [1]");
+        assert!(args_of("scan 't', TIMERANGE => [1, 5]", 1, &[("TIMERANGE", Kind::IntPair)]).is_ok());
         let e = args_of("scan 't', COLUMNS => [1, {A => 1}]", 1, &known).expect_err("wrong type");
         assert!(e.to_string().contains("COLUMNS must be a string or a list of strings"), "{e}");
         assert!(args_of("scan 't', LIMIT => 5, COLUMNS => ['f', 'g']", 1, &known).is_ok());

@@ -4,6 +4,12 @@
 //!
 //! Options are checked before anything is sent (see `args`); the numbers
 //! that must be positive (VERSIONS, INTERVAL, CACHE) are checked here.
+//!
+//! What Thrift v1's `TScan` cannot say (VERSIONS, TIMERANGE, TIMESTAMP,
+//! RAW) goes as scan attributes the server reads
+//! (`server::scan_attributes`); a `get` with any of those or a FILTER is a
+//! scan of its one row, so that get and scan take the same options with the
+//! same meaning, as they do in HBase's shell.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -11,13 +17,20 @@ use std::io::Write;
 use anyhow::{anyhow, bail};
 use server::client::THbaseSyncClient;
 use server::hbase_thrift::{Mutation, TRowResult, TScan};
+use server::scan_attributes;
 
 use super::args::{Args, Kind, Options, bytes_list};
 use super::parse::Command;
 use super::{Shell, text, thrift_err};
 
-const GET_OPTIONS: &[(&str, Kind)] =
-    &[("COLUMN", Kind::BytesList), ("COLUMNS", Kind::BytesList), ("TIMESTAMP", Kind::Int), ("VERSIONS", Kind::Int)];
+const GET_OPTIONS: &[(&str, Kind)] = &[
+    ("COLUMN", Kind::BytesList),
+    ("COLUMNS", Kind::BytesList),
+    ("TIMESTAMP", Kind::Int),
+    ("TIMERANGE", Kind::IntPair),
+    ("VERSIONS", Kind::Int),
+    ("FILTER", Kind::Bytes),
+];
 
 const SCAN_OPTIONS: &[(&str, Kind)] = &[
     ("COLUMNS", Kind::BytesList),
@@ -30,6 +43,10 @@ const SCAN_OPTIONS: &[(&str, Kind)] = &[
     ("ROWPREFIXFILTER", Kind::Bytes),
     ("REVERSED", Kind::Bool),
     ("CACHE", Kind::Int),
+    ("VERSIONS", Kind::Int),
+    ("TIMERANGE", Kind::IntPair),
+    ("TIMESTAMP", Kind::Int),
+    ("RAW", Kind::Bool),
 ];
 
 const COUNT_OPTIONS: &[(&str, Kind)] = &[
@@ -56,9 +73,40 @@ const COUNT_FILTER: &str = "FirstKeyOnlyFilter() AND KeyOnlyFilter()";
 /// A scan as the options describe it.
 struct ScanSpec {
     scan: TScan,
+    /// What `scan` cannot say (`server::scan_attributes`).
+    attributes: BTreeMap<Vec<u8>, Vec<u8>>,
     limit: Option<u64>,
     /// Rows per `scannerGetList` call.
     cache: i32,
+}
+
+/// The scan attributes for the VERSIONS, TIMERANGE, TIMESTAMP and RAW
+/// options: HBase's `readVersions`, `setTimeRange(from, to)` (to
+/// exclusive), `setTimestamp(ts)` (exactly ts) and `setRaw`.
+fn read_attributes(cmd: &str, opts: &Options) -> anyhow::Result<BTreeMap<Vec<u8>, Vec<u8>>> {
+    let mut attributes = BTreeMap::new();
+    let versions = at_least(cmd, opts, "VERSIONS", 1, 1)?;
+    if versions > 1 {
+        attributes.insert(scan_attributes::MAX_VERSIONS.to_vec(), versions.to_string().into_bytes());
+    }
+    let range = match (opts.int_pair("TIMERANGE"), opts.int("TIMESTAMP")) {
+        (Some(_), Some(_)) => bail!("{cmd}: give TIMERANGE or TIMESTAMP, not both"),
+        (Some((from, to)), None) if from < 0 || to < from => {
+            bail!("{cmd}: TIMERANGE must be [from, to] with 0 <= from <= to, got [{from}, {to}]")
+        }
+        (Some((from, to)), None) => Some((from, to)),
+        (None, Some(ts)) if ts < 0 => bail!("{cmd}: TIMESTAMP must not be negative, got {ts}"),
+        (None, Some(ts)) => Some((ts, ts.saturating_add(1))),
+        (None, None) => None,
+    };
+    if let Some((from, to)) = range {
+        attributes.insert(scan_attributes::TIME_RANGE.to_vec(), format!("{from},{to}").into_bytes());
+    }
+    if opts.flag("RAW") == Some(true) {
+        // The server refuses it, with the reason.
+        attributes.insert(scan_attributes::RAW.to_vec(), b"true".to_vec());
+    }
+    Ok(attributes)
 }
 
 /// `key`'s integer option, at least `min`, or `default`.
@@ -102,7 +150,7 @@ fn scan_spec(cmd: &str, opts: &Options, default_filter: Option<&str>) -> anyhow:
         sort_columns: Some(true),
         reversed: Some(opts.flag("REVERSED").unwrap_or(false)),
     };
-    Ok(ScanSpec { scan, limit, cache })
+    Ok(ScanSpec { scan, attributes: read_attributes(cmd, opts)?, limit, cache })
 }
 
 fn cell_line(out: &mut impl Write, column: &[u8], timestamp: i64, value: &[u8]) -> std::io::Result<()> {
@@ -123,7 +171,8 @@ impl<W: Write> Shell<W> {
         .map_err(thrift_err)
     }
 
-    /// `get 't', 'r'[, 'f:q'...][, COLUMN => ..., VERSIONS => n, TIMESTAMP => ts]`
+    /// `get 't', 'r'[, 'f:q'...][, COLUMN => ..., VERSIONS => n, TIMESTAMP => ts, TIMERANGE => [a, b],
+    /// FILTER => "..."]`
     pub(super) fn get(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let args = Args::parse(cmd, usize::MAX, GET_OPTIONS)?;
         let (t, r) = (args.bytes(0, "table")?, args.bytes(1, "row")?);
@@ -136,36 +185,11 @@ impl<W: Write> Shell<W> {
         let opts = &args.options;
         columns.extend(opts.bytes_list("COLUMN"));
         columns.extend(opts.bytes_list("COLUMNS"));
-        let versions = at_least("get", opts, "VERSIONS", 1, 1)?.min(i32::MAX as i64) as i32;
-        let ts = opts.int("TIMESTAMP");
+        let attributes = read_attributes("get", opts)?;
+        let filter = opts.bytes("FILTER");
         writeln!(self.out, "{:<32}CELL", "COLUMN")?;
         let mut n = 0;
-        if versions > 1 || ts.is_some() {
-            // Per column, with versions: getVer / getVerTs (ts is inclusive in
-            // the shell, exclusive over Thrift).
-            if columns.is_empty() {
-                let fams = self.client()?.get_column_descriptors(t.clone()).map_err(thrift_err)?;
-                columns = fams.keys().cloned().collect();
-            }
-            for c in &columns {
-                let cells = match ts {
-                    Some(ts) => self.client()?.get_ver_ts(
-                        t.clone(),
-                        r.clone(),
-                        c.clone(),
-                        ts.saturating_add(1),
-                        versions,
-                        BTreeMap::new(),
-                    ),
-                    None => self.client()?.get_ver(t.clone(), r.clone(), c.clone(), versions, BTreeMap::new()),
-                }
-                .map_err(thrift_err)?;
-                for cell in cells {
-                    n += 1;
-                    cell_line(&mut self.out, c, cell.timestamp.unwrap_or_default(), &cell.value.unwrap_or_default())?;
-                }
-            }
-        } else {
+        if attributes.is_empty() && filter.is_none() {
             let rows = if columns.is_empty() {
                 self.client()?.get_row(t, r, BTreeMap::new())
             } else {
@@ -178,6 +202,29 @@ impl<W: Write> Shell<W> {
                     cell_line(&mut self.out, &c, cell.timestamp.unwrap_or_default(), &cell.value.unwrap_or_default())?;
                 }
             }
+        } else {
+            // A scan of the one row: [r, r + 0x00).
+            let scan = TScan {
+                start_row: Some(r.clone()),
+                stop_row: Some([r.as_slice(), &[0]].concat()),
+                timestamp: None,
+                columns: (!columns.is_empty()).then_some(columns),
+                caching: Some(1),
+                filter_string: filter,
+                batch_size: None,
+                sort_columns: Some(true),
+                reversed: Some(false),
+            };
+            let spec = ScanSpec { scan, attributes, limit: Some(1), cache: 1 };
+            self.scan_rows(&t, spec, |out, _, row| {
+                for c in row.sorted_columns.unwrap_or_default() {
+                    let cell = c.cell.unwrap_or_default();
+                    n += 1;
+                    let (ts, value) = (cell.timestamp.unwrap_or_default(), cell.value.unwrap_or_default());
+                    cell_line(out, &c.column_name.unwrap_or_default(), ts, &value)?;
+                }
+                Ok(())
+            })?;
         }
         writeln!(self.out, "{n} row(s)")?;
         Ok(())
@@ -191,7 +238,7 @@ impl<W: Write> Shell<W> {
         spec: ScanSpec,
         mut each: impl FnMut(&mut W, u64, TRowResult) -> anyhow::Result<()>,
     ) -> anyhow::Result<u64> {
-        let id = self.client()?.scanner_open_with_scan(t.to_vec(), spec.scan, BTreeMap::new()).map_err(thrift_err)?;
+        let id = self.client()?.scanner_open_with_scan(t.to_vec(), spec.scan, spec.attributes).map_err(thrift_err)?;
         let mut n = 0u64;
         let result = (|| -> anyhow::Result<()> {
             loop {

@@ -27,7 +27,50 @@ const FAMILY_OPTIONS: &[(&str, Kind)] = &[
     ("COMPRESSION", Kind::Bytes),
     ("IN_MEMORY", Kind::Bool),
     ("BLOCKCACHE", Kind::Bool),
+    // Not in Thrift's column descriptor: set by an alter after the create.
+    ("BLOCKSIZE", Kind::Int),
+    ("IN_MEMORY_COMPACTION", Kind::Bytes),
+    ("INDEX_BLOCK_ENCODING", Kind::Bytes),
+    ("KEEP_DELETED_CELLS", Kind::Bool),
+    ("DATA_BLOCK_ENCODING", Kind::Bytes),
+    ("MIN_VERSIONS", Kind::Int),
+    ("REPLICATION_SCOPE", Kind::Int),
 ];
+
+/// create's settings that Thrift's createTable cannot carry; the shell sets
+/// them with an admin alter right after the create.
+const SET_AFTER_CREATE: &[&str] = &["BLOCKSIZE", "IN_MEMORY_COMPACTION"];
+
+/// HBase family settings that have one value here: the value (what
+/// `describe` shows, HBase's default) and why another is refused.
+const FIXED: &[(&str, &str, &str)] = &[
+    ("INDEX_BLOCK_ENCODING", "NONE", "index blocks are stored unencoded"),
+    (
+        "KEEP_DELETED_CELLS",
+        "FALSE",
+        "reads drop delete markers and the cells they cover, and major compactions purge them",
+    ),
+    (
+        "DATA_BLOCK_ENCODING",
+        "NONE",
+        "data blocks are stored unencoded (COMPRESSION => 'LZ4' or 'ZSTD' makes them smaller)",
+    ),
+    ("MIN_VERSIONS", "0", "a TTL expires every version of a cell"),
+    ("REPLICATION_SCOPE", "0", "there is no replication between clusters"),
+];
+
+/// Refuses a FIXED setting given another value than its one.
+fn check_fixed(cmd: &str, opts: &Options) -> anyhow::Result<()> {
+    for (key, only, why) in FIXED {
+        let given = opts.bytes(key).map(|b| text(&b)).or_else(|| opts.flag(key).map(|b| b.to_string()));
+        if let Some(v) = given
+            && !v.eq_ignore_ascii_case(only)
+        {
+            bail!("{cmd}: {key} => '{v}' is not supported: {why} (it is always '{only}')");
+        }
+    }
+    Ok(())
+}
 
 const TABLE_OPTIONS: &[(&str, Kind)] = &[("SPLITS", Kind::BytesList)];
 
@@ -43,6 +86,11 @@ const ALTER_OPTIONS: &[(&str, Kind)] = &[
     ("BLOCKCACHE", Kind::Bool),
     ("BLOCKSIZE", Kind::Int),
     ("IN_MEMORY_COMPACTION", Kind::Bytes),
+    ("INDEX_BLOCK_ENCODING", Kind::Bytes),
+    ("KEEP_DELETED_CELLS", Kind::Bool),
+    ("DATA_BLOCK_ENCODING", Kind::Bytes),
+    ("MIN_VERSIONS", Kind::Int),
+    ("REPLICATION_SCOPE", Kind::Int),
 ];
 
 /// A family with HBase's shell defaults (not the Thrift IDL's): one
@@ -86,7 +134,59 @@ fn family_of(opts: &Options) -> anyhow::Result<ColumnDescriptor> {
     })
 }
 
-/// A family's settings as `describe` prints them.
+/// A family as `describe` prints it: every setting HBase 2.6's shell
+/// shows, in its order, with our in-memory compaction policy.
+fn describe_descriptor(f: &store::FamilyDescriptor) -> String {
+    let fixed = |key: &str| FIXED.iter().find(|(k, _, _)| *k == key).map_or("", |(_, v, _)| v);
+    let (bloom, compression) = (f.bloom.name(), f.compression.name());
+    format!(
+        "{{NAME => '{}', INDEX_BLOCK_ENCODING => '{}', VERSIONS => '{}', KEEP_DELETED_CELLS => '{}', \
+         DATA_BLOCK_ENCODING => '{}', TTL => '{}', MIN_VERSIONS => '{}', REPLICATION_SCOPE => '{}', \
+         BLOOMFILTER => '{bloom}', IN_MEMORY => '{}', IN_MEMORY_COMPACTION => '{}', COMPRESSION => '{compression}', \
+         BLOCKCACHE => '{}', BLOCKSIZE => '{}'}}",
+        f.name,
+        fixed("INDEX_BLOCK_ENCODING"),
+        f.max_versions,
+        fixed("KEEP_DELETED_CELLS"),
+        fixed("DATA_BLOCK_ENCODING"),
+        f.ttl_secs.map_or("FOREVER".to_string(), human_ttl),
+        fixed("MIN_VERSIONS"),
+        fixed("REPLICATION_SCOPE"),
+        f.in_memory,
+        f.memstore_policy.to_ascii_uppercase(),
+        f.block_cache,
+        human_block_size(f.block_size),
+    )
+}
+
+/// A TTL as HBase's `PrettyPrinter` shows it: `86400 SECONDS (1 DAY)`.
+fn human_ttl(secs: u64) -> String {
+    if secs < 60 {
+        return format!("{secs} SECOND{}", if secs == 1 { "" } else { "S" });
+    }
+    let parts =
+        [(secs / 86400, "DAY"), (secs % 86400 / 3600, "HOUR"), (secs % 3600 / 60, "MINUTE"), (secs % 60, "SECOND")];
+    let named: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n} {unit}{}", if *n == 1 { "" } else { "S" }))
+        .collect();
+    format!("{secs} SECONDS ({})", named.join(" "))
+}
+
+/// A block size as HBase 2.6's shell shows it: `65536 B (64KB)`.
+fn human_block_size(bytes: usize) -> String {
+    let human = if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MB", bytes >> 20)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}KB", bytes >> 10)
+    } else {
+        format!("{bytes}B")
+    };
+    format!("{bytes} B ({human})")
+}
+
+/// A family's settings in a message (Thrift's column descriptor).
 fn describe_family(name: &[u8], f: &ColumnDescriptor) -> String {
     format!(
         "{{NAME => '{}', VERSIONS => '{}', BLOOMFILTER => '{}', COMPRESSION => '{}', TTL => '{}'}}",
@@ -144,10 +244,23 @@ impl<W: Write> Shell<W> {
         let table = table_arg(cmd)?;
         let mut families = Vec::new();
         let mut splits = Vec::new();
+        // Per family, the settings an alter sets after the create.
+        let mut after: Vec<Vec<(&str, Vec<u8>)>> = Vec::new();
         for (i, a) in cmd.args.iter().enumerate().skip(1) {
             match a {
                 Value::Dict(d) if d.contains_key("NAME") => {
-                    families.push(family_of(&Options::check("create", d, FAMILY_OPTIONS)?)?);
+                    let opts = Options::check("create", d, FAMILY_OPTIONS)?;
+                    check_fixed("create", &opts)?;
+                    let family = family_of(&opts)?;
+                    let mut call = vec![("family", family.name.clone().unwrap_or_default())];
+                    for key in SET_AFTER_CREATE {
+                        let value = opts.int(key).map(|v| v.to_string().into_bytes()).or_else(|| opts.bytes(key));
+                        call.extend(value.map(|v| (*key, v)));
+                    }
+                    if call.len() > 1 {
+                        after.push(call);
+                    }
+                    families.push(family);
                 }
                 Value::Dict(d) => splits.extend(Options::check("create", d, TABLE_OPTIONS)?.bytes_list("SPLITS")),
                 Value::Str(name) => families.push(family(name.clone())),
@@ -163,6 +276,13 @@ impl<W: Write> Shell<W> {
         splits.sort();
         splits.dedup();
         self.client()?.create_table(table.clone(), families).map_err(thrift_err)?;
+        for call in &after {
+            let mut params: Vec<(&str, &[u8])> = vec![("table", &table)];
+            params.extend(call.iter().map(|(k, v)| (*k, v.as_slice())));
+            self.http.admin("alter", &params).with_context(|| {
+                format!("created table {} but could not set {}", text(&table), SET_AFTER_CREATE.join(" and "))
+            })?;
+        }
         // The Thrift createTable has no split keys: split the new (empty)
         // table at each, in order, each key going to the region holding it.
         for key in &splits {
@@ -177,13 +297,14 @@ impl<W: Write> Shell<W> {
     pub(super) fn describe(&mut self, cmd: &Command) -> anyhow::Result<()> {
         let table = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
         let enabled = self.client()?.is_table_enabled(table.clone()).map_err(thrift_err)?;
-        let fams = self.client()?.get_column_descriptors(table.clone()).map_err(thrift_err)?;
+        let mut desc = self.http.schema(&table)?;
+        desc.families.sort_by(|a, b| a.name.cmp(&b.name));
         writeln!(self.out, "Table {} is {}", text(&table), if enabled { "ENABLED" } else { "DISABLED" })?;
         writeln!(self.out, "COLUMN FAMILIES DESCRIPTION")?;
-        for (name, f) in &fams {
-            writeln!(self.out, "{}", describe_family(name, f))?;
+        for f in &desc.families {
+            writeln!(self.out, "{}", describe_descriptor(f))?;
         }
-        writeln!(self.out, "{} row(s)", fams.len())?;
+        writeln!(self.out, "{} row(s)", desc.families.len())?;
         Ok(())
     }
 
@@ -210,6 +331,7 @@ impl<W: Write> Shell<W> {
                 continue;
             }
             let opts = Options::check("alter", d, ALTER_OPTIONS)?;
+            check_fixed("alter", &opts)?;
             let name = opts.bytes("NAME").ok_or_else(|| anyhow!("alter: a family change needs NAME"))?;
             match opts.bytes("METHOD").map(|m| text(&m).to_ascii_lowercase()) {
                 Some(m) if m == "delete" => {
@@ -223,7 +345,8 @@ impl<W: Write> Shell<W> {
                 None => {}
             }
             let mut call = vec![("family".to_string(), name)];
-            for (key, kind) in ALTER_OPTIONS.iter().filter(|(k, _)| !matches!(*k, "NAME" | "METHOD")) {
+            let sent = |k: &str| !matches!(k, "NAME" | "METHOD") && !FIXED.iter().any(|(f, _, _)| *f == k);
+            for (key, kind) in ALTER_OPTIONS.iter().filter(|(k, _)| sent(k)) {
                 let value = match kind {
                     Kind::Int => opts.int(key).map(|v| v.to_string().into_bytes()),
                     Kind::Bool => opts.flag(key).map(|v| v.to_string().into_bytes()),

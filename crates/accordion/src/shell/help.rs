@@ -47,6 +47,17 @@ pub const COMMANDS: &[CommandHelp] = &[
   accordion> version",
     },
     CommandHelp {
+        name: "table_help",
+        group: "general",
+        usage: "HBase's shell can keep a table reference (t = get_table 't1') and call the commands on it \
+                without the table name (t.put 'r1', 'c1', 'v'; t.scan). This shell keeps no references: \
+                name the table in each command, with the same arguments after it. Examples:
+
+  accordion> put 't1', 'r1', 'c1', 'v'
+  accordion> scan 't1', LIMIT => 5
+  accordion> describe 't1'",
+    },
+    CommandHelp {
         name: "whoami",
         group: "general",
         usage: "Show the user this shell runs as and what its admin calls carry (a token, a certificate). \
@@ -66,7 +77,9 @@ pub const COMMANDS: &[CommandHelp] = &[
         group: "ddl",
         usage: "Change a table's column families: NAME => 'f' with settings (VERSIONS, TTL, BLOOMFILTER, \
                 COMPRESSION, IN_MEMORY, BLOCKCACHE, BLOCKSIZE, IN_MEMORY_COMPACTION) changes family f, or adds it \
-                with the server's defaults for the rest; 'delete' => 'f' (or METHOD => 'delete') removes it and its \
+                with the server's defaults for the rest (INDEX_BLOCK_ENCODING, DATA_BLOCK_ENCODING => 'NONE', \
+                KEEP_DELETED_CELLS => false, MIN_VERSIONS, REPLICATION_SCOPE => 0 are what the store does; other \
+                values are refused with the reason); 'delete' => 'f' (or METHOD => 'delete') removes it and its \
                 data. The table may be enabled: the server flushes it and opens its regions again under the new \
                 families, refusing its calls meanwhile (a few seconds). Examples:
 
@@ -78,21 +91,25 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "create",
         group: "ddl",
         usage: "Create a table. Pass the table name, then column families: names, or dictionaries of family \
-                options (NAME, VERSIONS, TTL, BLOOMFILTER, COMPRESSION, IN_MEMORY, BLOCKCACHE), and optionally \
-                table options (SPLITS => [keys]). The server's Thrift createTable takes no split keys, so with \
-                SPLITS the shell creates the table and then splits it at each key through the server's admin \
+                options (NAME, VERSIONS, TTL, BLOOMFILTER, COMPRESSION, IN_MEMORY, BLOCKCACHE, BLOCKSIZE, \
+                IN_MEMORY_COMPACTION; the encodings, KEEP_DELETED_CELLS, MIN_VERSIONS and REPLICATION_SCOPE only \
+                with the one value the store has), and optionally table options (SPLITS => [keys]). The server's \
+                Thrift createTable takes neither split keys nor BLOCKSIZE and IN_MEMORY_COMPACTION, so the shell \
+                creates the table, sets those with an admin alter, and splits it at each key through the admin \
                 split call. Examples:
 
   accordion> create 't1', 'f1', 'f2', 'f3'
   accordion> create 't1', {NAME => 'f1', VERSIONS => 5}
   accordion> create 't1', NAME => 'f1', VERSIONS => 5, TTL => 86400
   accordion> create 't1', 'f1', SPLITS => ['10', '20', '30', '40']
-  accordion> create 't1', {NAME => 'f1', VERSIONS => 3}, SPLITS => ['b', 'm']",
+  accordion> create 't1', {NAME => 'f1', VERSIONS => 3}, SPLITS => ['b', 'm']
+  accordion> create 't1', {NAME => 'f1', BLOCKSIZE => 16384, IN_MEMORY_COMPACTION => 'ADAPTIVE'}",
     },
     CommandHelp {
         name: "describe",
         group: "ddl",
-        usage: "Describe the named table (also `desc`). Example:
+        usage: "Describe the named table (also `desc`): every family setting, as HBase's shell shows them, \
+                with the family's in-memory compaction policy. Example:
 
   accordion> describe 't1'",
     },
@@ -188,7 +205,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "get",
         group: "dml",
         usage: "Get a row's cells; pass the table name, the row, and optionally columns and a dictionary of \
-                COLUMN (or COLUMNS), TIMESTAMP and VERSIONS. Examples:
+                COLUMN (or COLUMNS), TIMESTAMP, TIMERANGE, VERSIONS and FILTER. Examples:
 
   accordion> get 't1', 'r1'
   accordion> get 't1', 'r1', 'c1'
@@ -197,7 +214,9 @@ pub const COMMANDS: &[CommandHelp] = &[
   accordion> get 't1', 'r1', COLUMN => 'c1'
   accordion> get 't1', 'r1', {COLUMN => ['c1', 'c2', 'c3']}
   accordion> get 't1', 'r1', COLUMN => 'c1', VERSIONS => 4
-  accordion> get 't1', 'r1', COLUMN => 'c1', TIMESTAMP => 1417516188, VERSIONS => 4",
+  accordion> get 't1', 'r1', COLUMN => 'c1', TIMESTAMP => 1417516188, VERSIONS => 4
+  accordion> get 't1', 'r1', {TIMERANGE => [1417516188, 1417516288], VERSIONS => 4}
+  accordion> get 't1', 'r1', {FILTER => \"ValueFilter(=, 'binary:abc')\"}",
     },
     CommandHelp {
         name: "get_counter",
@@ -227,14 +246,15 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "scan",
         group: "dml",
         usage: "Scan a table; pass the table name and optionally a dictionary of scanner specifications: \
-                COLUMNS (or COLUMN), STARTROW, STOPROW (or ENDROW), LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE. \
-                Examples:
+                COLUMNS (or COLUMN), STARTROW, STOPROW (or ENDROW), LIMIT, FILTER, ROWPREFIXFILTER, REVERSED, CACHE, \
+                VERSIONS, TIMERANGE, TIMESTAMP. RAW is refused (reads drop delete markers). Examples:
 
   accordion> scan 't1'
   accordion> scan 't1', LIMIT => 5
   accordion> scan 't1', COLUMNS => ['c1', 'c2'], LIMIT => 10, STARTROW => 'xyz'
   accordion> scan 't1', STARTROW => 'a', STOPROW => 'c', COLUMNS => ['f']
   accordion> scan 't1', {ROWPREFIXFILTER => 'row2', REVERSED => true}
+  accordion> scan 't1', {VERSIONS => 3, TIMERANGE => [1303668804000, 1303668904000]}
   accordion> scan 't1', FILTER => \"(PrefixFilter('row2') AND (QualifierFilter(>=, 'binary:xyz')))\"",
     },
     CommandHelp {
@@ -263,9 +283,13 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "compact",
         group: "tools",
-        usage: "Compact all regions of a table. Example:
+        usage: "Compact all regions of a table, or one region (encoded or full name); with a column family, \
+                only that family's files. Examples:
 
-  accordion> compact 't1'",
+  accordion> compact 't1'
+  accordion> compact 't1', 'c1'
+  accordion> compact 'r1'
+  accordion> compact 'r1', 'c1'",
     },
     CommandHelp {
         name: "flush",
@@ -291,9 +315,30 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "major_compact",
         group: "tools",
-        usage: "Major compact all regions of a table. Example:
+        usage: "Major compact all regions of a table, or one region (encoded or full name); with a column \
+                family, only that family's files. Examples:
 
-  accordion> major_compact 't1'",
+  accordion> major_compact 't1'
+  accordion> major_compact 't1', 'c1'
+  accordion> major_compact 'r1', 'c1'",
+    },
+    CommandHelp {
+        name: "balancer",
+        group: "tools",
+        usage: "In a cluster, run the balancer now, through the active master: it moves regions from the most \
+                to the least loaded servers when it is switched on and no region is in transition, and says \
+                true and what it moved, or false and why not. Example:
+
+  accordion> balancer",
+    },
+    CommandHelp {
+        name: "balance_switch",
+        group: "tools",
+        usage: "In a cluster, switch the periodic balancer on or off (kept in ZooKeeper, so a new active \
+                master keeps it); prints the previous state. Examples:
+
+  accordion> balance_switch false
+  accordion> balance_switch true",
     },
     CommandHelp {
         name: "move",

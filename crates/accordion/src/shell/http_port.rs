@@ -93,6 +93,15 @@ impl HttpPort {
         get_status(&self.access, &addr, STATUS_TIMEOUT)
     }
 
+    /// Table `table`'s descriptor, every family setting included
+    /// (`GET /schema`; Thrift's column descriptors carry only some).
+    pub fn schema(&mut self, table: &[u8]) -> anyhow::Result<store::TableDescriptor> {
+        let addr = self.addr()?;
+        let path = format!("/schema?table={}", urlencode(table));
+        let body = self.access.request(&addr, "GET", &path, STATUS_TIMEOUT).map_err(|e| anyhow!("{e}"))?;
+        serde_json::from_str(&body).with_context(|| format!("{addr} did not answer with a table descriptor"))
+    }
+
     /// Another server's `/status`, at its HTTP address (a cluster's
     /// members, listed in this server's status).
     pub fn status_of(&self, http: &str) -> anyhow::Result<http_api::ServerStatus> {

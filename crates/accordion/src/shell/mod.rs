@@ -215,6 +215,7 @@ impl<W: Write> Shell<W> {
             "unassign" | "close_region" => self.assignment(cmd, false),
             "assign" => self.assignment(cmd, true),
             "move" => self.move_region(cmd),
+            "balancer" | "balance_switch" => self.balancer(cmd),
             "merge_region" => self.merge_region(cmd),
             "list_regions" => self.list_regions(cmd),
             "status" => self.status(cmd),
@@ -222,6 +223,12 @@ impl<W: Write> Shell<W> {
             "locate_region" => self.locate_region(cmd),
             "version" => self.version(cmd),
             "whoami" => self.whoami(cmd),
+            "table_help" => {
+                args::Args::parse(cmd, 0, &[])?;
+                let text = help::topic("table_help").ok_or_else(|| anyhow!("table_help has no help text"))?;
+                write!(self.out, "{text}")?;
+                Ok(())
+            }
             other => Err(anyhow!("unknown command {other:?} (try help)")),
         }
     }

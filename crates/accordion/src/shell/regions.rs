@@ -20,10 +20,25 @@ impl<W: Write> Shell<W> {
         self.http.admin("flush", &[("table", &t)]).map(|_| ())
     }
 
-    /// `compact 't'` and `major_compact 't'`.
+    /// `compact 'NAME'[, 'FAMILY']` and `major_compact` the same: NAME is
+    /// a table or, as in HBase's shell, a region (in any form
+    /// `encoded_region` takes); with FAMILY, only that family's stores.
     pub(super) fn compact(&mut self, cmd: &Command, major: bool) -> anyhow::Result<()> {
-        let t = Args::parse(cmd, 1, &[])?.bytes(0, "table")?;
-        if major { self.client()?.major_compact(t) } else { self.client()?.compact(t) }.map_err(thrift_err)
+        let args = Args::parse(cmd, 2, &[])?;
+        let name = args.bytes(0, "table or region name")?;
+        let family = args.opt_bytes(1, "column family")?;
+        // A table by that name comes first, as in HBase's shell.
+        let tables = self.client()?.get_table_names().map_err(thrift_err)?;
+        let (kind, target) =
+            if tables.contains(&name) { ("table", name) } else { ("region", encoded_region(&cmd.name, &name)?) };
+        let mut params: Vec<(&str, &[u8])> = vec![(kind, &target)];
+        if let Some(f) = &family {
+            params.push(("family", f));
+        }
+        if major {
+            params.push(("major", b"true"));
+        }
+        self.http.admin("compact", &params).map(|_| ())
     }
 
     /// `split 'table'` splits every region at its midpoint; `split 'table',
@@ -65,6 +80,28 @@ impl<W: Write> Shell<W> {
             .active_master("move")?
             .ok_or_else(|| anyhow!("move: this server is not in a cluster (a standalone server holds every region)"))?;
         let answer = self.http.admin_at(&master, "move", &[("region", &region), ("server", &server)])?;
+        write!(self.out, "{answer}")?;
+        Ok(())
+    }
+
+    /// `balancer`: runs the cluster's balancer now, through the active
+    /// master; `balance_switch true|false` switches the periodic balancer
+    /// and prints the previous state (HBase's shell's two commands).
+    pub(super) fn balancer(&mut self, cmd: &Command) -> anyhow::Result<()> {
+        let args = Args::parse(cmd, 1, &[])?;
+        let params: Vec<(&str, &[u8])> = match cmd.name.as_str() {
+            "balance_switch" => match args.opt_bool(0, "on")? {
+                Some(true) => vec![("on", b"true".as_slice())],
+                Some(false) => vec![("on", b"false".as_slice())],
+                None => bail!("balance_switch: argument 1 (on) is missing: true or false"),
+            },
+            _ if !args.positional().is_empty() => bail!("balancer: takes no arguments (there is no 'force')"),
+            _ => Vec::new(),
+        };
+        let Some(master) = self.active_master(&cmd.name)? else {
+            bail!("{}: this server is not in a cluster; a standalone server holds every region", cmd.name);
+        };
+        let answer = self.http.admin_at(&master, &cmd.name, &params)?;
         write!(self.out, "{answer}")?;
         Ok(())
     }

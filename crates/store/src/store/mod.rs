@@ -297,12 +297,46 @@ impl Store {
 
     /// Compacts every store of a table now (major: all files, purging deletes).
     pub fn compact_table(&self, table: &str, major: bool) -> Result<()> {
+        self.compact_table_family(table, None, major)
+    }
+
+    /// Compacts `family`'s store (every store with `None`) in each region
+    /// of `table` now (HBase's `compact 't', 'f'`); an unknown family is
+    /// `NoSuchFamily` before anything is compacted.
+    pub fn compact_table_family(&self, table: &str, family: Option<&[u8]>, major: bool) -> Result<()> {
         self.check_open()?;
-        for r in self.enabled_table(table)?.regions() {
-            for s in r.stores() {
-                crate::jobs::compaction::compactor::compact_store(&self.inner, &r, s, major)?;
-            }
+        let t = self.enabled_table(table)?;
+        if let Some(f) = family {
+            t.desc.family(f).ok_or_else(|| StoreError::NoSuchFamily {
+                table: table.to_string(),
+                family: String::from_utf8_lossy(f).into_owned(),
+            })?;
+        }
+        for r in t.regions() {
+            self.compact_stores(&r, family, major)?;
             crate::region::split::maybe_split(&self.inner, &*self.enabled_table(table)?, &r)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts `family`'s store (every store with `None`) of the region
+    /// whose encoded name is `region` (HBase's `compact 'REGION'[, 'f']`).
+    pub fn compact_named_region(&self, region: &str, family: Option<&[u8]>, major: bool) -> Result<()> {
+        self.check_open()?;
+        let (t, r) = self.region_named(region)?;
+        if !t.is_enabled() {
+            return Err(StoreError::TableDisabled(t.desc.name.clone()));
+        }
+        self.compact_stores(&r, family, major)
+    }
+
+    fn compact_stores(&self, region: &Arc<Region>, family: Option<&[u8]>, major: bool) -> Result<()> {
+        let stores: Vec<&Arc<crate::family_store::FamilyStore>> = match family {
+            Some(f) => vec![region.store(f)?],
+            None => region.stores().collect(),
+        };
+        for s in stores {
+            crate::jobs::compaction::compactor::compact_store(&self.inner, region, s, major)?;
         }
         Ok(())
     }

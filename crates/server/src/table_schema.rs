@@ -1,0 +1,29 @@
+//! `GET /schema?table=T` on the HTTP port: table T's descriptor as the
+//! store keeps it (JSON of `store::TableDescriptor`), every family setting
+//! included. Thrift v1's `getColumnDescriptors` carries only seven of them
+//! (no block size, no in-memory compaction policy), and the shell's
+//! `describe` shows them all, as HBase's shell does.
+
+use store::Store;
+
+type Response = (String, &'static str, u16);
+
+/// The answer to `GET /schema` with `query`.
+pub fn respond(store: &Store, query: &str) -> Response {
+    let table = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("table="))
+        .map(|v| percent_encoding::percent_decode_str(&v.replace('+', " ")).decode_utf8().map(|t| t.into_owned()));
+    let table = match table {
+        Some(Ok(t)) if !t.is_empty() => t,
+        Some(Err(_)) => return ("?table= is not UTF-8\n".into(), "text/plain", 400),
+        _ => return ("missing ?table=\n".into(), "text/plain", 400),
+    };
+    match store.describe_table(&table) {
+        Ok(desc) => match serde_json::to_string_pretty(&desc) {
+            Ok(json) => (json, "application/json", 200),
+            Err(e) => (format!("cannot encode the descriptor of {table}: {e}\n"), "text/plain", 500),
+        },
+        Err(e) => (format!("{e}\n"), "text/plain", crate::errors::exception(&e).http),
+    }
+}
