@@ -435,7 +435,15 @@ fn poll_loads(
                     view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
                     continue;
                 }
-                let outcome = crate::assignment::pass(&servers, &docs, &mut memory, catalog, &registered, due);
+                let outcome = crate::assignment::pass(
+                    &crate::assignment::HttpRegionServers,
+                    &servers,
+                    &docs,
+                    &mut memory,
+                    catalog,
+                    &registered,
+                    due,
+                );
                 {
                     let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
                     v.catalog = catalog.entries().clone();
@@ -485,7 +493,15 @@ fn balance_now(
         let answer = "false: the balancer is switched off (balance_switch true)".to_string();
         return Ok(BalanceNow { balanced: false, events: Vec::new(), answer });
     }
-    let outcome = crate::assignment::pass(servers, docs, memory, catalog, registered, true);
+    let outcome = crate::assignment::pass(
+        &crate::assignment::HttpRegionServers,
+        servers,
+        docs,
+        memory,
+        catalog,
+        registered,
+        true,
+    );
     let moved = outcome.events.iter().filter(|e| e.starts_with("balancer moved")).count();
     let answer = if outcome.balanced {
         format!("true: the balancer ran and moved {moved} region(s)")

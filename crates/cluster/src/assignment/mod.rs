@@ -116,22 +116,10 @@ impl RegionServers for HttpRegionServers {
     }
 }
 
-/// One assignment pass over HTTP; see the module doc. `statuses`: those the
-/// master just read; `balance`: the balancer is due (the outcome says
-/// whether it ran).
+/// One assignment pass through `servers` ([`HttpRegionServers`] in the
+/// master); see the module doc. `statuses`: those the master just read;
+/// `balance`: the balancer is due (the outcome says whether it ran).
 pub fn pass(
-    live: &[ServerInfo],
-    statuses: &HashMap<String, ServerStatus>,
-    memory: &mut PassMemory,
-    catalog: &mut MasterCatalog,
-    registered: Registered<'_>,
-    balance: bool,
-) -> PassOutcome {
-    pass_with(&HttpRegionServers, live, statuses, memory, catalog, registered, balance)
-}
-
-/// [`pass`] through `servers`.
-pub fn pass_with(
     servers: &dyn RegionServers,
     live: &[ServerInfo],
     statuses: &HashMap<String, ServerStatus>,
@@ -192,7 +180,7 @@ mod tests {
         let mut catalog = MasterCatalog::load(store).expect("load");
         catalog.record("00", "t", Some("a"), RegionState::Open).expect("record");
         let outcome =
-            pass_with(&fake, &[server("a")], &before, &mut PassMemory::default(), &mut catalog, &|_| Some(true), false);
+            pass(&fake, &[server("a")], &before, &mut PassMemory::default(), &mut catalog, &|_| Some(true), false);
         assert_eq!(fake.calls(), ["a /admin/refresh", "a /admin/assign?region=01"], "{:?}", outcome.events);
         assert_eq!(catalog.get("01").map(|l| l.state), Some(RegionState::Open));
         assert!(catalog.get("00").is_none(), "a region no server lists any more is forgotten");
@@ -204,15 +192,8 @@ mod tests {
         fake.failing.lock().expect("failing").push("refresh".into());
         let statuses = HashMap::from([("a".to_string(), status(&["a", "d"], &[("01", RegionState::Offline)]))]);
         let mut catalog = MasterCatalog::load(Arc::new(MemoryStore::default())).expect("load");
-        let outcome = pass_with(
-            &fake,
-            &[server("a")],
-            &statuses,
-            &mut PassMemory::default(),
-            &mut catalog,
-            &|_| Some(false),
-            true,
-        );
+        let outcome =
+            pass(&fake, &[server("a")], &statuses, &mut PassMemory::default(), &mut catalog, &|_| Some(false), true);
         assert_eq!(fake.calls(), ["a /admin/refresh"], "nothing recovered or assigned");
         assert!(outcome.events[0].contains("could not refresh its tables"), "{:?}", outcome.events);
         assert_eq!(outcome.in_transition, None);
