@@ -537,20 +537,17 @@ impl ThriftHandler {
             _ => None,
         };
         let start = start.filter(|s| !s.is_empty());
-        let mut stop = stop.filter(|s| !s.is_empty());
+        let stop = stop.filter(|s| !s.is_empty());
         // HBase's Scan(start, stop) with start == stop is a get of that row
-        // (`getScan`): the stop row is included.
-        if let (Some(a), Some(b)) = (&start, &stop)
-            && a == b
-            && (options.start_inclusive, options.stop_inclusive) == (true, false)
-        {
-            stop = Some([a.as_slice(), &[0]].concat());
-        }
+        // (`setStopRow` includes a stop row equal to the start row), forward
+        // and reverse alike: the stop row is included.
+        let get_scan =
+            (options.start_inclusive, options.stop_inclusive) == (true, false) && start.is_some() && start == stop;
         let scan = Scan {
             start,
             stop,
             start_inclusive: options.start_inclusive,
-            stop_inclusive: options.stop_inclusive,
+            stop_inclusive: options.stop_inclusive || get_scan,
             prefix,
             reverse,
             columns: parse_columns(columns),

@@ -467,6 +467,27 @@ mod hbase_answers {
         assert_eq!(rows_of(&scan_with(&mut c, "cmp", "ValueFilter(=, 'substring:CAF\u{c9}')")), ["utf8"]);
     }
 
+    /// Issue 29 item 8 (recorded from HBase 2.6.4's gateway in the
+    /// differential run, happybase on both): a reverse scan with row_start
+    /// == row_stop returns that row, as the forward one does (HBase's
+    /// setStopRow includes a stop row equal to the start row); ours
+    /// returned nothing.
+    #[test]
+    fn a_reverse_scan_from_a_row_to_itself_returns_the_row() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "rv", 1);
+        for r in ["p", "q", "qa", "r"] {
+            put_ts(&mut c, "rv", r, "fh:a", b"1".to_vec(), 5);
+        }
+        for reversed in [false, true] {
+            let scan = TScan::new(b"q".to_vec(), b"q".to_vec(), None, None, None, None, None, None, reversed);
+            let id = c.scanner_open_with_scan(b"rv".to_vec(), scan, BTreeMap::new()).expect("open");
+            let rows: Vec<Vec<u8>> =
+                c.scanner_get_list(id, 10).expect("list").into_iter().filter_map(|r| r.row).collect();
+            assert_eq!(rows, [b"q".to_vec()], "reversed: {reversed}");
+        }
+    }
+
     /// Item 6: table metadata as HBase reports and refuses it.
     #[test]
     fn metadata_as_hbase_reports_it() {
