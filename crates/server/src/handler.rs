@@ -385,25 +385,53 @@ impl ThriftHandler {
         self.store_mutations(mutations, ts)
     }
 
-    /// mutateRows: every row is converted first, so a malformed row refuses
-    /// the batch before anything is written (as HBase does); then the rows
-    /// go to the store as one batch (HBase's batchMutate): each region's
-    /// rows are one WAL record with one sync, visible only once durable. A
-    /// row the store refuses (e.g. an unknown family) fails the call, but
-    /// the other rows are applied, as HBase applies them. Rows that asked
-    /// for writeToWAL=false form their own SKIP_WAL batch.
+    /// mutateRows as HBase's gateway runs it (`mutateRowsTs`): every row is
+    /// converted first, so a malformed row refuses the batch before anything
+    /// is written; then the puts of every row go as one batch (its
+    /// `table.put(puts)`) and after them, only if every put was applied, the
+    /// deletes of every row as another (`table.delete(deletes)`). A row's
+    /// puts and deletes are therefore not one atomic mutation, as they are
+    /// not in HBase: a put of every row is applied before any delete (a
+    /// delete of a column the same call puts removes it), and when a row's
+    /// put is refused no delete of the call is applied — `put pb1, put pb2
+    /// nofam:a, put pb3, delete pb1 fh:a` keeps pb1 and pb3, as HBase 2.6.4
+    /// does (issue 29, item 8).
     fn mutate_batch(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<()> {
         let started = Instant::now();
         let name = table_name(table)?;
-        // Rows held by other servers go to them, one call per server; every
-        // row is checked first, so that a malformed one refuses the call
-        // before anything is written anywhere (as on one server).
+        let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+        for b in batches {
+            let (d, p): (Vec<Mutation>, Vec<Mutation>) =
+                b.mutations.unwrap_or_default().into_iter().partition(|m| m.is_delete.unwrap_or(false));
+            for (ms, half) in [(p, &mut puts), (d, &mut deletes)] {
+                if !ms.is_empty() {
+                    half.push(BatchMutation::new(b.row.clone(), ms));
+                }
+            }
+        }
+        let puts = self.checked_rows(table, puts, ts)?;
+        let deletes = self.checked_rows(table, deletes, ts)?;
+        if puts.is_empty() && deletes.is_empty() {
+            return Ok(());
+        }
+        let mut result = self.write_rows(table, &name, puts, ts);
+        if result.is_ok() {
+            result = self.write_rows(table, &name, deletes, ts);
+        }
+        self.timed(&name, Op::Put, started, result)
+    }
+
+    /// Half of a mutateRows call (its puts or its deletes), every row
+    /// checked: the rows this server writes as the store's mutations, and
+    /// the rows other servers hold (cluster mode), so that a malformed row
+    /// refuses the call before anything is written anywhere.
+    fn checked_rows(&self, table: &[u8], batches: Vec<BatchMutation>, ts: Option<i64>) -> ThriftResult<CheckedRows> {
         let (batches, remote) = self.split_by_owner(table, batches);
-        let mut rows = Vec::with_capacity(batches.len());
+        let mut here = Vec::with_capacity(batches.len());
         for b in batches {
             let (ms, durability) = self.row_mutations(b.mutations.unwrap_or_default(), ts)?;
             if !ms.is_empty() {
-                rows.push((b.row.unwrap_or_default(), ms, durability));
+                here.push((b.row.unwrap_or_default(), ms, durability));
             }
         }
         for (_, batch) in remote.values() {
@@ -411,6 +439,18 @@ impl ThriftHandler {
                 self.row_mutations(b.mutations.clone().unwrap_or_default(), ts)?;
             }
         }
+        Ok(CheckedRows { here, remote })
+    }
+
+    /// Writes checked rows: those other servers hold go to them, one call
+    /// per server; this server's go to the store as one batch (HBase's
+    /// batchMutate): each region's rows are one WAL record with one sync,
+    /// visible only once durable. A row the store refuses (e.g. an unknown
+    /// family) fails the call, but the other rows are applied, as HBase
+    /// applies them. Rows that asked for writeToWAL=false form their own
+    /// SKIP_WAL batch.
+    fn write_rows(&self, table: &[u8], name: &str, rows: CheckedRows, ts: Option<i64>) -> ThriftResult<()> {
+        let CheckedRows { here: rows, remote } = rows;
         let mut result = Ok(());
         for (owner, (encoded, batch)) in remote {
             let sent = self.router.call(&owner, |c| match ts {
@@ -437,13 +477,10 @@ impl ThriftHandler {
                 continue;
             }
             let durability = skip.then_some(Durability::SkipWal);
-            let applied = self.store.mutate_rows(&name, &batch, durability).map_err(from_store);
+            let applied = self.store.mutate_rows(name, &batch, durability).map_err(from_store);
             result = result.and(applied);
         }
-        if rows.is_empty() {
-            return result;
-        }
-        self.timed(&name, Op::Put, started, result)
+        result
     }
 
     /// The batches this server answers, and per other server the ones it
@@ -1155,5 +1192,19 @@ impl HbaseSyncHandler for ThriftHandler {
         self.store
             .check_and_mutate(&name, &row, &c.family, &c.qualifier.unwrap_or_default(), expected, &ms)
             .map_err(from_store)
+    }
+}
+
+/// Half of a mutateRows call, checked (see `ThriftHandler::checked_rows`):
+/// this server's rows with their mutations and durability, and per other
+/// server the rows it holds (with their regions' encoded names).
+struct CheckedRows {
+    here: Vec<(Vec<u8>, Vec<StoreMutation>, Option<Durability>)>,
+    remote: BTreeMap<String, (Vec<String>, Vec<BatchMutation>)>,
+}
+
+impl CheckedRows {
+    fn is_empty(&self) -> bool {
+        self.here.is_empty() && self.remote.is_empty()
     }
 }

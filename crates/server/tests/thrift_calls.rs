@@ -488,6 +488,46 @@ mod hbase_answers {
         }
     }
 
+    /// Issue 29 item 8 (recorded from HBase 2.6.4's gateway in the
+    /// differential run): happybase's batch `put pb1, put pb2 nofam:a, put
+    /// pb3, delete pb1 fh:a` fails, and HBase keeps pb1 and pb3 (ours kept
+    /// only pb3). HBase's mutateRowsTs sends the puts of every row first
+    /// (pb2's is refused, the others applied) and the deletes only after
+    /// all puts succeeded, so pb1's delete is never applied.
+    #[test]
+    fn a_batch_applies_every_put_before_any_delete_as_hbase_does() {
+        use server::hbase_thrift::BatchMutation;
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "mb", 1);
+        let put = |col: &str| Mutation {
+            is_delete: Some(false),
+            column: Some(col.as_bytes().to_vec()),
+            value: Some(b"v".to_vec()),
+            write_to_w_a_l: Some(true),
+        };
+        let delete = |col: &str| Mutation { is_delete: Some(true), value: None, ..put(col) };
+        // happybase's Batch groups a row's mutations in one BatchMutation.
+        let batches = vec![
+            BatchMutation::new(b"pb1".to_vec(), vec![put("fh:a"), delete("fh:a")]),
+            BatchMutation::new(b"pb2".to_vec(), vec![put("nofam:a")]),
+            BatchMutation::new(b"pb3".to_vec(), vec![put("fh:a")]),
+        ];
+        let e = c.mutate_rows(b"mb".to_vec(), batches, BTreeMap::new()).expect_err("a missing family");
+        assert!(error_message(&e).contains("NoSuchColumnFamilyException"), "{}", error_message(&e));
+        let rows = |c: &mut ThriftClient| -> Vec<String> {
+            let id = c.scanner_open(b"mb".to_vec(), vec![], vec![], BTreeMap::new()).expect("open");
+            let rows = c.scanner_get_list(id, 10).expect("list");
+            rows.into_iter().filter_map(|r| r.row).map(|r| String::from_utf8_lossy(&r).into_owned()).collect()
+        };
+        assert_eq!(rows(&mut c), ["pb1", "pb3"]);
+
+        // Without a refused put the deletes follow the puts: a row's delete
+        // removes the column the same batch puts.
+        let batches = vec![BatchMutation::new(b"pc1".to_vec(), vec![put("fh:a"), delete("fh:a")])];
+        c.mutate_rows(b"mb".to_vec(), batches, BTreeMap::new()).expect("batch");
+        assert_eq!(rows(&mut c), ["pb1", "pb3"], "pc1's put was deleted after it was applied");
+    }
+
     /// Item 6: table metadata as HBase reports and refuses it.
     #[test]
     fn metadata_as_hbase_reports_it() {
