@@ -71,15 +71,58 @@ impl Filter {
     pub fn apply(&mut self, row: &[Cell], versions: u32) -> Outcome {
         self.reset_row();
         let all = (0..row.len()).map(|index| KeptCell { index, transform: ValueTransform::Keep }).collect();
-        self.apply_to(row, all, versions.max(1) as usize)
+        let (outcome, _) = self.apply_to(row, all, versions.max(1) as usize, true);
+        // HBase calls filterRow, where a PageFilter counts, only for a row
+        // that kept cells.
+        self.count_pages(matches!(outcome, Outcome::Keep(_)));
+        outcome
     }
 
-    fn apply_to(&mut self, row: &[Cell], cells: Vec<KeptCell>, versions: usize) -> Outcome {
+    /// Whether HBase's `filterRow` of this filter drops a row it rejected
+    /// (the filters that decide on whole rows); a cell-level filter's is
+    /// always false, whatever cells it kept.
+    fn decides_rows(&self) -> bool {
+        matches!(
+            self,
+            Filter::Prefix(_)
+                | Filter::Row(..)
+                | Filter::SingleColumnValue { .. }
+                | Filter::FuzzyRow(_)
+                | Filter::RandomRow { .. }
+        )
+    }
+
+    /// Counts the row in every PageFilter HBase's `filterRow` reached, if
+    /// the row was kept; then forgets which were reached.
+    fn count_pages(&mut self, kept: bool) {
+        match self {
+            Filter::Page { seen, reached, .. } => {
+                if kept && *reached {
+                    *seen += 1;
+                }
+                *reached = false;
+            }
+            Filter::And(a, b) | Filter::Or(a, b) => {
+                a.count_pages(kept);
+                b.count_pages(kept);
+            }
+            Filter::Skip(f) | Filter::While { inner: f, .. } => f.count_pages(kept),
+            _ => {}
+        }
+    }
+
+    /// The filter on a row's candidates: what it keeps, and its answer to
+    /// HBase's `filterRow` (true: it wants the row dropped), by which AND
+    /// and OR decide how far their own `filterRow` goes. `reached`: whether
+    /// HBase would call this filter's `filterRow` for the row (should the
+    /// row keep cells).
+    fn apply_to(&mut self, row: &[Cell], cells: Vec<KeptCell>, versions: usize, reached: bool) -> (Outcome, bool) {
         let row_key = row.first().map_or(&[][..], |c| c.row.as_slice());
         let select = |cells: Vec<KeptCell>, pass: &dyn Fn(&Cell) -> bool| {
             keep(cells.into_iter().filter(|k| pass(&row[k.index])).collect())
         };
-        match self {
+        let decides_rows = self.decides_rows();
+        let outcome = match self {
             // No "end the scan" past the prefix here: that holds only for a
             // forward scan. The scanner turns a required prefix into the
             // scan's own prefix, which bounds the scan in both directions.
@@ -191,15 +234,16 @@ impl Filter {
                 };
                 whole_row(pass.unwrap_or(!*filter_if_missing), cells)
             }
-            Filter::Page { limit, seen } => {
+            Filter::Page { limit, seen, reached: r } => {
                 if *seen >= *limit {
-                    Outcome::EndScan
-                } else if cells.is_empty() {
-                    Outcome::DropRow
-                } else {
-                    *seen += 1;
-                    Outcome::Keep(cells)
+                    // A full page's filterRow answers true.
+                    return (Outcome::EndScan, true);
                 }
+                // It includes every cell; once it has counted the row its
+                // filterRow answers `seen > limit`, false here. The row is
+                // counted when it is kept (`count_pages`).
+                *r = reached;
+                return (keep(cells), false);
             }
             Filter::FuzzyRow(pairs) => {
                 whole_row(pairs.iter().any(|(key, mask)| fuzzy_match(row_key, key, mask)), cells)
@@ -220,36 +264,52 @@ impl Filter {
                 // row-key and cell checks), so page filters go last.
                 let mut operands = Vec::new();
                 self.and_operands(&mut operands);
-                if operands.iter().any(|f| matches!(f, Filter::Page { limit, seen } if seen >= limit)) {
-                    return Outcome::EndScan;
+                if operands.iter().any(|f| matches!(f, Filter::Page { limit, seen, .. } if seen >= limit)) {
+                    return (Outcome::EndScan, true);
                 }
                 operands.sort_by_key(|f| matches!(f, Filter::Page { .. }));
                 let mut cells = cells;
+                // HBase's FilterListWithAND.filterRow asks its filters in
+                // turn until one wants the row dropped.
+                let mut drops = false;
                 for f in operands {
-                    match f.apply_to(row, cells, versions) {
+                    let (outcome, drop) = f.apply_to(row, cells, versions, reached && !drops);
+                    drops |= drop;
+                    match outcome {
                         Outcome::Keep(kept) => cells = kept,
-                        other => return other,
+                        other => return (other, drops),
                     }
                 }
-                Outcome::Keep(cells)
+                return (Outcome::Keep(cells), drops);
             }
             Filter::Or(a, b) => {
-                let (ra, rb) = (a.apply_to(row, cells.clone(), versions), b.apply_to(row, cells, versions));
-                match (ra, rb) {
+                // HBase's FilterListWithOR.filterRow asks its filters in
+                // turn until one keeps the row: a PageFilter after a filter
+                // that keeps the row does not count it (and, in
+                // `PrefixFilter('a') OR PageFilter(2)`, counts only rows
+                // outside the prefix).
+                let (ra, drop_a) = a.apply_to(row, cells.clone(), versions, reached);
+                let (rb, drop_b) = b.apply_to(row, cells, versions, reached && drop_a);
+                let outcome = match (ra, rb) {
                     (Outcome::Keep(ka), Outcome::Keep(kb)) => Outcome::Keep(union(ka, kb)),
                     (k @ Outcome::Keep(_), _) | (_, k @ Outcome::Keep(_)) => k,
                     (Outcome::EndScan, Outcome::EndScan) => Outcome::EndScan,
                     _ => Outcome::DropRow,
-                }
+                };
+                return (outcome, drop_a && drop_b);
             }
-            // SKIP: the row goes only if every candidate passes.
+            // SKIP: the row goes only if every candidate passes. HBase's
+            // SkipFilter answers filterRow itself, never asking the filter
+            // it wraps (whose PageFilters are never reached).
             Filter::Skip(f) => {
                 let n = cells.len();
-                match f.apply_to(row, cells, versions) {
+                let outcome = match f.apply_to(row, cells, versions, false).0 {
                     Outcome::Keep(kept) if kept.len() == n => Outcome::Keep(kept),
                     Outcome::EndScan => Outcome::EndScan,
                     _ => Outcome::DropRow,
-                }
+                };
+                let drops = !matches!(outcome, Outcome::Keep(_));
+                return (outcome, drops);
             }
             // WHILE: everything up to the first cell (or row) the inner
             // filter rejects, then nothing more for the rest of the scan
@@ -257,10 +317,12 @@ impl Filter {
             // the matcher ends the scan at the next cell).
             Filter::While { inner, stopped } => {
                 if *stopped {
-                    return Outcome::EndScan;
+                    return (Outcome::EndScan, true);
                 }
                 let offered: Vec<usize> = cells.iter().map(|k| k.index).collect();
-                match inner.apply_to(row, cells, versions) {
+                // HBase's WhileMatchFilter.filterRow is its inner filter's.
+                let (inner_outcome, inner_drops) = inner.apply_to(row, cells, versions, reached);
+                let outcome = match inner_outcome {
                     Outcome::Keep(kept) => {
                         // `kept` is in row order and a subset of `offered`:
                         // the first offered cell missing from it ends the run.
@@ -276,9 +338,13 @@ impl Filter {
                         *stopped = true;
                         Outcome::EndScan
                     }
-                }
+                };
+                let drops = inner_drops || !matches!(outcome, Outcome::Keep(_));
+                return (outcome, drops);
             }
-        }
+        };
+        let drops = decides_rows && !matches!(outcome, Outcome::Keep(_));
+        (outcome, drops)
     }
 
     /// The operands of a chain of ANDs, in order.
@@ -414,6 +480,37 @@ mod tests {
         let mut f = parse(b"PageFilter(1) AND ValueFilter(=, 'binary:x') AND PrefixFilter('f')").expect("parses");
         assert_eq!(f.apply(&r("fa"), VERSIONS), Outcome::DropRow, "value v is not x");
         assert!(matches!(f.apply(&[cell("fb", "q", "x")], VERSIONS), Outcome::Keep(_)));
+    }
+
+    /// Issue 29 item 8: HBase's OR asks its filters' filterRow in turn until
+    /// one keeps the row, and a PageFilter counts there: after a filter
+    /// that keeps the row it does not count it. `PrefixFilter('fa') OR
+    /// PageFilter(2)` keeps fa without counting it, then counts fb and fc;
+    /// after a cell-level filter (whose filterRow keeps every row) a page
+    /// never counts, and passes every row whole.
+    #[test]
+    fn a_page_inside_or_counts_only_rows_the_filters_before_it_drop() {
+        let r = |k: &str| vec![cell(k, "q", "v")];
+        let mut f = parse(b"PrefixFilter('fa') OR PageFilter(2)").expect("parses");
+        for key in ["fa", "fb", "fc"] {
+            assert!(matches!(f.apply(&r(key), VERSIONS), Outcome::Keep(_)), "{key}");
+        }
+        assert_eq!(f.apply(&r("fd"), VERSIONS), Outcome::DropRow, "the page is full, fd lacks the prefix");
+        assert!(matches!(f.apply(&r("fa"), VERSIONS), Outcome::Keep(_)));
+
+        let mut f = parse(b"PageFilter(2) OR PrefixFilter('fa')").expect("parses");
+        assert!(matches!(f.apply(&r("fa"), VERSIONS), Outcome::Keep(_)));
+        assert!(matches!(f.apply(&r("fb"), VERSIONS), Outcome::Keep(_)));
+        assert_eq!(f.apply(&r("fc"), VERSIONS), Outcome::DropRow, "first in the OR, the page counted fa and fb");
+
+        let mut f = parse(b"ValueFilter(=, 'binary:x') OR PageFilter(1)").expect("parses");
+        for key in ["fa", "fb", "fc"] {
+            assert_eq!(f.apply(&[cell(key, "a", "x"), cell(key, "b", "y")], VERSIONS).kept_indexes(), [0, 1], "{key}");
+        }
+
+        let mut f = parse(b"SKIP PageFilter(1)").expect("parses");
+        assert!(matches!(f.apply(&r("fa"), VERSIONS), Outcome::Keep(_)));
+        assert!(matches!(f.apply(&r("fb"), VERSIONS), Outcome::Keep(_)), "SKIP never asks the page's filterRow");
     }
 
     /// Issue 15 item 5: KeyOnlyFilter inside OR strips the values of every

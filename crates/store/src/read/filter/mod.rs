@@ -140,9 +140,15 @@ pub enum Filter {
         value: Option<(CompareOp, Comparator)>,
         stamps: Vec<u64>,
     },
+    /// `seen`: rows counted so far. HBase counts a row in the PageFilter's
+    /// `filterRow`, which the filter lists call only in turn (an AND until
+    /// a filter drops the row, an OR until one keeps it) and only for a row
+    /// that has cells left: `reached` says that this row got that far, and
+    /// the row is counted once it is kept.
     Page {
         limit: u64,
         seen: u64,
+        reached: bool,
     },
     /// Rows matching one of the (key, mask) pairs (HBase's
     /// FuzzyRowFilter): a mask byte 0 fixes the row's byte at that position

@@ -339,7 +339,7 @@ fn build(name: &str, args: Vec<Arg>, at: usize) -> Result<Filter, FilterError> {
         }
         "PageFilter" => {
             want(1)?;
-            Filter::Page { limit: number(&args[0])?, seen: 0 }
+            Filter::Page { limit: number(&args[0])?, seen: 0, reached: false }
         }
         other => return Err(FilterError::Unsupported(other.to_string())),
     })
