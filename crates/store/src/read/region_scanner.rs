@@ -31,6 +31,9 @@ pub struct RegionScanner {
     exclusive_start: bool,
     /// Reverse only: the stop row itself is read.
     inclusive_stop: bool,
+    /// Rows none of whose cells are visible are returned too, without
+    /// cells (a filter sees their keys, as HBase's does).
+    empty_rows: bool,
 }
 
 impl RegionScanner {
@@ -47,6 +50,7 @@ impl RegionScanner {
             started: false,
             exclusive_start: false,
             inclusive_stop: false,
+            empty_rows: false,
         }
     }
 
@@ -72,6 +76,14 @@ impl RegionScanner {
         self
     }
 
+    /// Whether rows that hold cells of the families read but none that is
+    /// visible to this read (other columns, deleted, outside the time
+    /// range) are returned, without cells.
+    pub fn with_empty_rows(mut self, empty_rows: bool) -> Self {
+        self.empty_rows = empty_rows;
+        self
+    }
+
     /// The region this scanner reads.
     pub fn info(&self) -> &RegionInfo {
         &self.info
@@ -82,12 +94,13 @@ impl RegionScanner {
         self.cursor.add_memstore_footprint(f);
     }
 
-    /// The next non-empty row, or `None` at the end of the range.
-    pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>> {
+    /// The next row's key and cells, or `None` at the end of the range.
+    /// The cells are empty only `with_empty_rows`.
+    pub fn next_row(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
         if self.reverse { self.next_reverse() } else { self.next_forward() }
     }
 
-    fn next_forward(&mut self) -> Result<Option<Vec<Cell>>> {
+    fn next_forward(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
         if !self.started {
             self.started = true;
             let start = self.start.clone().unwrap_or_default();
@@ -99,13 +112,13 @@ impl RegionScanner {
                 return Ok(None);
             }
             let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
-            if !cells.is_empty() {
-                return Ok(Some(cells));
+            if self.empty_rows || !cells.is_empty() {
+                return Ok(Some((row, cells)));
             }
         }
     }
 
-    fn next_reverse(&mut self) -> Result<Option<Vec<Cell>>> {
+    fn next_reverse(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
         loop {
             let row = if !self.started {
                 self.started = true;
@@ -133,10 +146,11 @@ impl RegionScanner {
             }
             self.cursor.seek(&CellKey::first_on_row(&row))?;
             let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
-            self.last_row = Some(row);
-            if !cells.is_empty() {
-                return Ok(Some(cells));
+            if self.empty_rows || !cells.is_empty() {
+                self.last_row = Some(row.clone());
+                return Ok(Some((row, cells)));
             }
+            self.last_row = Some(row);
         }
     }
 }

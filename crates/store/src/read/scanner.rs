@@ -210,7 +210,11 @@ impl Scanner {
         let info = region.info();
         // A filter sees every version; versions are counted after it.
         let versions = if self.scan.filter.is_some() { u32::MAX } else { self.scan.max_versions };
-        let scanner = region.scanner(&self.scan.columns, self.scan.time_range, versions)?;
+        // A filter sees the key of every row the families read hold, even
+        // of one with no cell this scan returns (see `Filter::apply_to_key`).
+        let scanner = region
+            .scanner(&self.scan.columns, self.scan.time_range, versions)?
+            .with_empty_rows(self.scan.filter.is_some());
         let stop = self.scan.stop.clone().filter(|s| !s.is_empty());
         if let Some(resume) = resume {
             // Forward: rows from the old region's end key on; reverse: rows
@@ -262,20 +266,21 @@ impl Scanner {
         Ok(())
     }
 
-    fn next_row(&mut self) -> Result<Option<Vec<Cell>>> {
+    /// The next row's key and cells (none only for a scan with a filter).
+    fn next_row(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
         loop {
             let Some(cur) = self.current.as_mut() else { return Ok(None) };
             match cur.next_row()? {
-                Some(row) => {
+                Some((key, row)) => {
                     if let Some(prefix) = &self.scan.prefix
-                        && !row[0].row.starts_with(prefix)
+                        && !key.starts_with(prefix)
                     {
-                        if self.scan.reverse && row[0].row.as_slice() < prefix.as_slice() {
+                        if self.scan.reverse && key.as_slice() < prefix.as_slice() {
                             return Ok(None);
                         }
                         continue;
                     }
-                    return Ok(Some(row));
+                    return Ok(Some((key, row)));
                 }
                 None => self.next_region()?,
             }
@@ -340,12 +345,21 @@ impl Iterator for Scanner {
         }
         let row = loop {
             match self.next_row() {
-                Ok(Some(row)) => match self.filtered(row) {
+                // Only a filtered scan reads rows without cells: the filter
+                // sees the key, and may end the scan there.
+                Ok(Some((key, row))) if row.is_empty() => {
+                    match self.scan.filter.as_mut().map(|f| f.apply_to_key(&key)) {
+                        Some(Outcome::EndScan) => break Ok(None),
+                        _ => continue,
+                    }
+                }
+                Ok(Some((_, row))) => match self.filtered(row) {
                     Filtered::Row(row) => break Ok(Some(row)),
                     Filtered::Skip => continue,
                     Filtered::End => break Ok(None),
                 },
-                other => break other,
+                Ok(None) => break Ok(None),
+                Err(e) => break Err(e),
             }
         };
         match row {

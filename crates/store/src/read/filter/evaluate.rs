@@ -78,6 +78,59 @@ impl Filter {
         outcome
     }
 
+    /// What the filter makes of a row the scan reads no cell of (its cells
+    /// are all in columns the scan does not ask for, or deleted): HBase
+    /// still shows the row's key to the filter (`filterRowKey`, with the
+    /// first cell the store holds for the row), so a WHILE whose row check
+    /// rejects that key ends the scan there. Never [`Outcome::Keep`].
+    pub fn apply_to_key(&mut self, row_key: &[u8]) -> Outcome {
+        match self.check_key(row_key) {
+            KeyCheck::End => Outcome::EndScan,
+            KeyCheck::Pass | KeyCheck::Drop => Outcome::DropRow,
+        }
+    }
+
+    /// HBase's `filterRowKey`, then `filterAllRemaining`: whether a row
+    /// passes on its key, is dropped, or ends the scan. Only filters that
+    /// decide on the key take part; any other passes every key, and so
+    /// does SKIP (HBase's SkipFilter does not show the key to the filter it
+    /// wraps).
+    fn check_key(&mut self, key: &[u8]) -> KeyCheck {
+        match self {
+            Filter::Prefix(p) => KeyCheck::pass_if(key.starts_with(p)),
+            Filter::Row(op, cmp) => KeyCheck::pass_if(cmp.matches(*op, key)),
+            Filter::InclusiveStop { stop, reversed } => {
+                let past = if *reversed { key < stop.as_slice() } else { key > stop.as_slice() };
+                if past { KeyCheck::End } else { KeyCheck::Pass }
+            }
+            Filter::Page { limit, seen, .. } => {
+                if seen >= limit {
+                    KeyCheck::End
+                } else {
+                    KeyCheck::Pass
+                }
+            }
+            Filter::While { inner, stopped } => {
+                if !*stopped && inner.check_key(key) == KeyCheck::Pass {
+                    return KeyCheck::Pass;
+                }
+                *stopped = true;
+                KeyCheck::End
+            }
+            // Both operands see the key, whatever the first answers (HBase's
+            // lists ask each of their filters, which may track rows).
+            Filter::And(a, b) => {
+                let (x, y) = (a.check_key(key), b.check_key(key));
+                x.and(y)
+            }
+            Filter::Or(a, b) => {
+                let (x, y) = (a.check_key(key), b.check_key(key));
+                x.or(y)
+            }
+            _ => KeyCheck::Pass,
+        }
+    }
+
     /// Whether HBase's `filterRow` of this filter drops a row it rejected
     /// (the filters that decide on whole rows); a cell-level filter's is
     /// always false, whatever cells it kept.
@@ -391,6 +444,40 @@ fn next_unit_float(state: &mut u64) -> f32 {
     (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
 }
 
+/// A row's fate on its key alone (see [`Filter::check_key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyCheck {
+    Pass,
+    Drop,
+    End,
+}
+
+impl KeyCheck {
+    fn pass_if(pass: bool) -> KeyCheck {
+        if pass { KeyCheck::Pass } else { KeyCheck::Drop }
+    }
+
+    /// Both filters of an AND: the scan ends when either has ended it (its
+    /// filterAllRemaining), the row goes when either drops it.
+    fn and(self, other: KeyCheck) -> KeyCheck {
+        match (self, other) {
+            (KeyCheck::End, _) | (_, KeyCheck::End) => KeyCheck::End,
+            (KeyCheck::Drop, _) | (_, KeyCheck::Drop) => KeyCheck::Drop,
+            _ => KeyCheck::Pass,
+        }
+    }
+
+    /// Either filter of an OR: the row passes when either passes it, the
+    /// scan ends only when both have ended it.
+    fn or(self, other: KeyCheck) -> KeyCheck {
+        match (self, other) {
+            (KeyCheck::Pass, _) | (_, KeyCheck::Pass) => KeyCheck::Pass,
+            (KeyCheck::End, KeyCheck::End) => KeyCheck::End,
+            _ => KeyCheck::Drop,
+        }
+    }
+}
+
 fn keep(cells: Vec<KeptCell>) -> Outcome {
     if cells.is_empty() { Outcome::DropRow } else { Outcome::Keep(cells) }
 }
@@ -511,6 +598,29 @@ mod tests {
         let mut f = parse(b"SKIP PageFilter(1)").expect("parses");
         assert!(matches!(f.apply(&r("fa"), VERSIONS), Outcome::Keep(_)));
         assert!(matches!(f.apply(&r("fb"), VERSIONS), Outcome::Keep(_)), "SKIP never asks the page's filterRow");
+    }
+
+    /// Issue 29 item 8: a row the scan reads no cell of still shows its key
+    /// to the filter, as HBase's filterRowKey sees it: a WHILE whose row
+    /// check rejects the key ends the scan; nothing else does, and the row
+    /// is never kept.
+    #[test]
+    fn a_row_without_cells_shows_its_key_to_the_filter() {
+        let mut f = parse(b"WHILE RowFilter(!=, 'binary:q')").expect("parses");
+        assert_eq!(f.apply_to_key(b"p"), Outcome::DropRow);
+        assert_eq!(f.apply_to_key(b"q"), Outcome::EndScan);
+        assert_eq!(f.apply(&[cell("r", "a", "v")], VERSIONS), Outcome::EndScan, "the WHILE has stopped");
+
+        let mut f = parse(b"WHILE RowFilter(!=, 'binary:q') OR PrefixFilter('r')").expect("parses");
+        assert_eq!(f.apply_to_key(b"q"), Outcome::DropRow, "the OR goes on");
+        assert_eq!(f.apply(&[cell("p", "a", "v")], VERSIONS), Outcome::DropRow, "without its stopped WHILE");
+        assert!(matches!(f.apply(&[cell("r", "a", "v")], VERSIONS), Outcome::Keep(_)));
+
+        let mut f = parse(b"InclusiveStopFilter('b') AND ValueFilter(=, 'binary:v')").expect("parses");
+        assert_eq!(f.apply_to_key(b"b"), Outcome::DropRow);
+        assert_eq!(f.apply_to_key(b"c"), Outcome::EndScan);
+        assert_eq!(parse(b"SKIP RowFilter(=, 'binary:q')").expect("parses").apply_to_key(b"p"), Outcome::DropRow);
+        assert_eq!(parse(b"PageFilter(0)").expect("parses").apply_to_key(b"p"), Outcome::EndScan);
     }
 
     /// Issue 15 item 5: KeyOnlyFilter inside OR strips the values of every
