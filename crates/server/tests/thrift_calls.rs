@@ -613,6 +613,22 @@ mod hbase_bugs_not_copied {
         assert_eq!(rows_of(&scan_with(&mut c, "sk", "SKIP ValueFilter(=, 'binary:v')")), Vec::<&str>::new());
     }
 
+    /// Issue 29 item 8, the same SkipFilter behaviour: HBase 2.6.4's
+    /// `SKIP PrefixFilter('fb')` returns no row, as the PrefixFilter never
+    /// sees a row key and so rejects every cell (recorded by the filter
+    /// oracle, case skip-prefix-fb in crates/store/tests/data/filters). Ours
+    /// keeps the rows with the prefix, as it keeps the rows a RowFilter
+    /// keeps under SKIP.
+    #[test]
+    fn skip_over_a_prefix_filter_keeps_the_rows_with_the_prefix() {
+        let (_dir, _server, mut c) = start();
+        create_family(&mut c, "sp", 1);
+        for r in ["fa", "fb", "fb1", "fc"] {
+            put_ts(&mut c, "sp", r, "fh:a", b"v".to_vec(), 5);
+        }
+        assert_eq!(rows_of(&scan_with(&mut c, "sp", "SKIP PrefixFilter('fb')")), ["fb", "fb1"]);
+    }
+
     /// HBASE-29460: with VERSIONS => 3 and four versions written, HBase
     /// 2.6.4 still returns the oldest (fourth) version to a read whose time
     /// range holds only it, until a flush or compaction drops it. A version
