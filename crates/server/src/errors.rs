@@ -21,6 +21,20 @@ pub fn illegal_argument(message: impl Into<String>) -> thrift::Error {
     thrift::Error::User(Box::new(IllegalArgument::new(message)))
 }
 
+/// A filter string that does not parse. HBase's gateway answers it with a
+/// TApplicationException (INTERNAL_ERROR, "Internal error processing
+/// scannerOpenWithScan"): its ParseFilter throws an unchecked
+/// IllegalArgumentException that the handler does not catch. Clients
+/// written against HBase catch that exception (happybase raises it as
+/// thriftpy2's `TApplicationException`; an IOError would escape their
+/// handler), so ours is the same exception, with HBase's text followed by
+/// the cause, which HBase's omits (logged: a client's call failed).
+pub fn unparsable_filter(call: &str, cause: impl std::fmt::Display) -> thrift::Error {
+    let message = format!("Internal error processing {call}: {cause}");
+    tracing::info!(exception = "TApplicationException", error = %message, "client call failed");
+    thrift::Error::Application(thrift::ApplicationError::new(thrift::ApplicationErrorKind::InternalError, message))
+}
+
 /// For calls whose IDL declares only IOError: an IllegalArgument becomes
 /// an IOError naming Java's IllegalArgumentException, as HBase's server
 /// wraps it, instead of an undeclared exception the client cannot decode.

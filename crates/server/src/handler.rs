@@ -2,7 +2,8 @@
 //! call with the semantics of HBase's ThriftHBaseServiceHandler (time
 //! ranges `[0, ts)` for reads at a timestamp, "family" vs "family:qualifier"
 //! columns, deletes of all versions at or below a timestamp, errors as
-//! IOError / IllegalArgument / AlreadyExists).
+//! IOError / IllegalArgument / AlreadyExists, and a filter string that does
+//! not parse as the TApplicationException HBase's gateway raises).
 //!
 //! Every call that reached the store and succeeded is timed into the
 //! handler's [`RequestMetrics`] (put, delete, get, scan per table; see
@@ -23,7 +24,7 @@ use store::{FamilyDescriptor, Get, Mutation as StoreMutation, MutationRef, RowMu
 use crate::client::{THbaseSyncClient, ThriftClient};
 use crate::cluster_scan::{PieceScan, RemoteScan, ScanError};
 use crate::convert::{column_descriptor, parse_column, parse_columns, row_result, table_descriptor, tcell, timestamp};
-use crate::errors::{from_store, illegal_argument, io_error, io_only};
+use crate::errors::{from_store, illegal_argument, io_error, io_only, unparsable_filter};
 use crate::hbase_thrift::{
     BatchMutation, Bytes, ColumnDescriptor, HbaseSyncHandler, Mutation, ScannerID, TAppend, TCell, TIncrement,
     TRegionInfo, TRowResult, TScan, Text,
@@ -550,7 +551,7 @@ impl ThriftHandler {
         let table = table_name(table)?;
         let filter = match filter_string.filter(|f| !f.is_empty()) {
             None => None,
-            Some(f) => Some(store::read::filter::parse(f).map_err(|e| illegal_argument(e.to_string()))?),
+            Some(f) => Some(store::read::filter::parse(f).map_err(|e| unparsable_filter("scannerOpenWithScan", e))?),
         };
         // The scan as another server runs a piece of it (cluster mode).
         let remote = RemoteScan {
