@@ -56,6 +56,8 @@ pub struct StoreContext {
     pub block_cache: Option<Arc<BlockCache>>,
     pub next_file_id: Arc<AtomicU64>,
     pub events: Arc<crate::events::EventLog>,
+    /// The flushes, compactions, splits and merges running now.
+    pub tasks: Arc<crate::tasks::TaskMonitor>,
     /// Asked before each commit (see `StoreOptions::commit_fence`).
     pub commit_fence: Option<crate::options::CommitFence>,
     /// Pause points (tests only; `StoreOptions::hooks`).
@@ -74,6 +76,7 @@ impl StoreContext {
             block_cache: (cache_bytes > 0).then(|| Arc::new(BlockCache::new(cache_bytes))),
             next_file_id: Arc::new(AtomicU64::new(1)),
             events: Arc::new(crate::events::EventLog::default()),
+            tasks: Arc::default(),
             commit_fence: options.commit_fence.clone(),
             hooks: options.hooks.clone(),
             clock: options.clock.clone(),
@@ -345,6 +348,7 @@ impl FamilyStore {
     /// the snapshot stays in memory for a retry.
     pub fn flush_snapshot(&self, snapshot: &MemStoreSnapshot, flush_seq: u64) -> Result<u64> {
         let _flush = self.flush_lock.lock();
+        let _task = self.ctx.tasks.start(crate::tasks::TaskKind::Flush, self.event_name());
         let started = std::time::Instant::now();
         let mut bytes = 0;
         let mut file_name = None;
@@ -448,6 +452,7 @@ impl FamilyStore {
             return Err(StoreError::Internal("compaction selected a file that is no longer live".into()));
         }
         let major = major && selected.len() == current.len();
+        let _task = self.ctx.tasks.start(crate::tasks::TaskKind::Compaction, self.event_name());
         let started = std::time::Instant::now();
         // Compactions read through the cache without filling it with blocks
         // of files about to go.

@@ -23,6 +23,7 @@ pub mod store;
 pub mod storefile;
 pub mod table;
 pub mod table_counters;
+pub mod tasks;
 #[cfg(test)]
 mod test_support;
 #[cfg(feature = "testing")]

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::services::Services;
 use crate::table_counters::TableCounters;
+use crate::tasks::{TaskKind, TaskStatus};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FamilyMetrics {
@@ -57,6 +58,11 @@ pub struct RegionMetrics {
     pub scans: u64,
     pub flushes: u64,
     pub user_bytes: u64,
+    /// Read requests the region served: gets and region scanners opened
+    /// (HBase counts the rows a scan returns; the store counts the scan).
+    pub read_requests: u64,
+    /// Rows written ([`crate::region::RegionCounters::write_requests`]).
+    pub write_requests: u64,
     pub families: Vec<FamilyMetrics>,
 }
 
@@ -108,6 +114,39 @@ pub struct StoreTotals {
     pub block_cache_bytes: u64,
     pub block_cache_evictions: u64,
     pub tables_dropped: u64,
+    /// Rows written (every batch row; HBase's `writeRequestCount`).
+    #[serde(default)]
+    pub write_requests: u64,
+    /// Regions queued for a flush, not yet taken by a flusher thread.
+    #[serde(default)]
+    pub flush_queue_length: u64,
+    /// Family stores queued for a compaction check, not yet taken.
+    #[serde(default)]
+    pub compaction_queue_length: u64,
+    /// Family store flushes running now.
+    #[serde(default)]
+    pub flushes_in_progress: u64,
+    /// Disk compactions running now.
+    #[serde(default)]
+    pub compactions_in_progress: u64,
+    /// Region splits running now.
+    #[serde(default)]
+    pub splits_in_progress: u64,
+    /// Region merges running now.
+    #[serde(default)]
+    pub merges_in_progress: u64,
+}
+
+impl StoreTotals {
+    /// How many tasks of `kind` were running.
+    pub fn in_progress(&self, kind: TaskKind) -> u64 {
+        match kind {
+            TaskKind::Flush => self.flushes_in_progress,
+            TaskKind::Compaction => self.compactions_in_progress,
+            TaskKind::Split => self.splits_in_progress,
+            TaskKind::Merge => self.merges_in_progress,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -118,6 +157,9 @@ pub struct StoreMetrics {
     /// What every dropped table had counted.
     pub dropped_tables: TableCounters,
     pub regions: Vec<RegionMetrics>,
+    /// The flushes, compactions, splits and merges running now, oldest
+    /// first (the totals' `..._in_progress` count them).
+    pub tasks: Vec<TaskStatus>,
 }
 
 fn printable(key: &[u8]) -> String {
@@ -144,6 +186,8 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
             scans: g(&c.scans),
             flushes: g(&c.flushes),
             user_bytes: g(&c.user_bytes),
+            read_requests: g(&c.gets) + g(&c.scans),
+            write_requests: g(&c.write_requests),
             families: Vec::new(),
         };
         for s in region.stores() {
@@ -201,6 +245,7 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
     t.scans = all.scans;
     t.disk_flushes = all.flushes;
     t.user_bytes = all.user_bytes;
+    t.write_requests = all.write_requests;
     t.disk_compactions = all.compactions;
     t.inmemory_flushes = all.inmemory_flushes;
     t.merges = all.merges;
@@ -221,6 +266,15 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
     t.compaction_failures = services.compaction_queue.failures();
     t.blocked_writes = services.flush_queue.blocked_writes();
     t.blocked_write_seconds = services.flush_queue.blocked_seconds();
+    t.flush_queue_length = services.flush_queue.queued() as u64;
+    t.compaction_queue_length = services.compaction_queue.queued() as u64;
+    // One read of the running set, so the counts and the list agree.
+    let tasks = services.ctx.tasks.list();
+    let running = |kind: TaskKind| tasks.iter().filter(|task| task.kind == kind).count() as u64;
+    t.flushes_in_progress = running(TaskKind::Flush);
+    t.compactions_in_progress = running(TaskKind::Compaction);
+    t.splits_in_progress = running(TaskKind::Split);
+    t.merges_in_progress = running(TaskKind::Merge);
     if let Some(cache) = services.ctx.block_cache.as_ref() {
         let s = cache.stats();
         t.block_cache_hits = s.hits;
@@ -228,5 +282,5 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
         t.block_cache_bytes = s.bytes;
         t.block_cache_evictions = s.evictions;
     }
-    StoreMetrics { totals: t, tables, dropped_tables: counted.dropped, regions }
+    StoreMetrics { totals: t, tables, dropped_tables: counted.dropped, regions, tasks }
 }

@@ -43,6 +43,8 @@ pub struct TableCounters {
     pub scans: u64,
     /// Bytes of user data written (keys and values).
     pub user_bytes: u64,
+    /// Rows written (a batch of n rows counts n; HBase's write requests).
+    pub write_requests: u64,
     /// Region flushes to disk.
     pub flushes: u64,
     /// Store files written by family flushes, their bytes and cells.
@@ -76,6 +78,7 @@ impl TableCounters {
             gets: g(&c.gets),
             scans: g(&c.scans),
             user_bytes: g(&c.user_bytes),
+            write_requests: g(&c.write_requests),
             flushes: g(&c.flushes),
             ..TableCounters::default()
         };
@@ -109,6 +112,7 @@ impl TableCounters {
             gets,
             scans,
             user_bytes,
+            write_requests,
             flushes,
             family_flushes,
             bytes_flushed,
@@ -128,6 +132,7 @@ impl TableCounters {
         self.gets += gets;
         self.scans += scans;
         self.user_bytes += user_bytes;
+        self.write_requests += write_requests;
         self.flushes += flushes;
         self.family_flushes += family_flushes;
         self.bytes_flushed += bytes_flushed;

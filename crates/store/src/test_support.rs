@@ -17,6 +17,7 @@ pub(crate) fn regions(dir: &Path, wal: &Arc<Wal>, bounds: &[(&str, &str)], first
         block_cache: None,
         next_file_id: Arc::new(AtomicU64::new(1)),
         events: Arc::new(crate::events::EventLog::default()),
+        tasks: Arc::default(),
         commit_fence: None,
         hooks: None,
         clock: Arc::new(memstore::SystemClock),

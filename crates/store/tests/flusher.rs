@@ -7,61 +7,32 @@
 //! whole flush while the other thread sat idle.
 
 use std::collections::BTreeSet;
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use store::hooks::{HookPoint, WriteHooks};
+#[path = "common/hold.rs"]
+mod hold;
+
+use hold::Hold;
+use store::hooks::HookPoint;
 use store::{FamilyDescriptor, Get, Store, StoreOptions, TableDescriptor};
 
 /// Bounds every wait: never reached when the store works.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Holds every flush at `FlushSnapshotTaken` until released, reporting the
-/// region of each one that arrives.
-struct HoldFlushes {
-    arrived: Mutex<Sender<u64>>,
-    released: Mutex<bool>,
-    release: Condvar,
-}
-
-impl HoldFlushes {
-    fn new() -> (Arc<HoldFlushes>, Receiver<u64>) {
-        let (tx, rx) = mpsc::channel();
-        (Arc::new(HoldFlushes { arrived: Mutex::new(tx), released: Mutex::new(false), release: Condvar::new() }), rx)
-    }
-
-    fn release_all(&self) {
-        *self.released.lock().expect("release flag") = true;
-        self.release.notify_all();
-    }
-}
-
-impl WriteHooks for HoldFlushes {
-    fn at(&self, point: HookPoint, region: u64) -> store::Result<()> {
-        if point != HookPoint::FlushSnapshotTaken {
-            return Ok(());
-        }
-        let _ = self.arrived.lock().expect("arrivals").send(region);
-        let released = self.released.lock().expect("release flag");
-        // Bounded: a test that fails must not leave flushes held forever.
-        let _ = self.release.wait_timeout_while(released, TIMEOUT, |r| !*r).expect("release flag");
-        Ok(())
-    }
-}
-
-/// A store with two flusher threads whose flushes `HoldFlushes` holds, and
-/// table `t` (family `f`) split at `splits`.
+/// A store with two flusher threads whose flushes `Hold` holds after they
+/// took their snapshot, and table `t` (family `f`) split at `splits`.
 struct Held {
     _tmp: tempfile::TempDir,
     store: Store,
-    hooks: Arc<HoldFlushes>,
+    hooks: Arc<Hold>,
     arrivals: Receiver<u64>,
 }
 
 fn open_held(region_flush_size: u64, memory_budget: u64, splits: &[&[u8]]) -> Held {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (hooks, arrivals) = HoldFlushes::new();
+    let (hooks, arrivals) = Hold::at(HookPoint::FlushSnapshotTaken);
     let options = StoreOptions {
         region_flush_size,
         memory_budget,

@@ -74,8 +74,8 @@ fn load(store: &Store, name: &str, rows: usize) {
 
 /// The request counters (a split, merge or close may flush, so the flush
 /// counters may grow).
-fn requests(c: Option<TableCounters>) -> Option<[u64; 5]> {
-    c.map(|c| [c.puts, c.deletes, c.gets, c.scans, c.user_bytes])
+fn requests(c: Option<TableCounters>) -> Option<[u64; 6]> {
+    c.map(|c| [c.puts, c.deletes, c.gets, c.scans, c.user_bytes, c.write_requests])
 }
 
 fn regions(store: &Store, name: &str) -> Vec<String> {
@@ -100,6 +100,7 @@ fn counters_survive_splits_merges_reopens_and_dropped_tables() {
     let t = table(&start, "t").expect("t");
     assert_eq!(t.puts, 400);
     assert_eq!(t.gets, 400);
+    assert_eq!(t.write_requests, 400, "one row per put");
     assert!(t.flushes >= 2 && t.compactions >= 1 && t.bytes_flushed > 0, "{t:?}");
     assert_eq!(start.totals.puts, 800);
 

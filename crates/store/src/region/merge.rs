@@ -70,7 +70,10 @@ pub(crate) fn merge_regions(
     let started = std::time::Instant::now();
     low.set_state(RegionState::Merging);
     high.set_state(RegionState::Merging);
+    let target = format!("{} + {}", low.info().region_name(), high.info().region_name());
+    let task = services.ctx.tasks.start(crate::tasks::TaskKind::Merge, target);
     let merged = merge_closed(services, table, low, high, started);
+    drop(task);
     if merged.is_err() {
         for r in [low, high] {
             if r.state() == RegionState::Merging {

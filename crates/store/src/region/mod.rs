@@ -80,6 +80,10 @@ pub struct RegionCounters {
     pub scans: AtomicU64,
     pub flushes: AtomicU64,
     pub user_bytes: AtomicU64,
+    /// Rows written (each row of a batch: a put, delete, increment, append
+    /// or check-and-mutate that applied), as HBase counts a region's
+    /// `writeRequestsCount` — where `puts` and `deletes` count cells.
+    pub write_requests: AtomicU64,
 }
 
 pub struct Region {

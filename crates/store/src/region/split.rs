@@ -99,7 +99,9 @@ pub(crate) fn split_region(
         return Ok(false);
     }
     region.set_state(RegionState::Splitting);
+    let task = services.ctx.tasks.start(crate::tasks::TaskKind::Split, info.region_name());
     let result = split_at(services, table, region, &mid);
+    drop(task);
     if result.is_err() && region.state() == RegionState::Splitting {
         // It did not commit: the parent serves on.
         region.reopen();

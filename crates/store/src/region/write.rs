@@ -497,6 +497,7 @@ impl<'a> PreparedBatch<'a> {
         region.counters.puts.fetch_add(puts, Ordering::Relaxed);
         region.counters.deletes.fetch_add(cells.len() as u64 - puts, Ordering::Relaxed);
         region.counters.user_bytes.fetch_add(user_bytes as u64, Ordering::Relaxed);
+        region.counters.write_requests.fetch_add(ends.len() as u64, Ordering::Relaxed);
         Ok((seq, updates))
     }
 }

@@ -76,6 +76,12 @@ impl CompactionQueue {
         }
     }
 
+    /// Family stores queued for a compaction check that no compaction
+    /// thread has taken yet (HBase's `compactionQueueLength`).
+    pub(crate) fn queued(&self) -> usize {
+        self.pending.lock().len()
+    }
+
     /// A queued request is being served: a new one may queue.
     pub(crate) fn take_pending(&self, region: &Arc<Region>, store: &FamilyStore) {
         self.pending.lock().remove(&key(region, store));

@@ -90,6 +90,13 @@ impl FlushQueue {
         }
     }
 
+    /// Regions queued for a flush that no flusher thread has taken yet
+    /// (HBase's `flushQueueLength`; global-pressure work is not a region
+    /// request and is not counted).
+    pub(crate) fn queued(&self) -> usize {
+        self.pending.lock().len()
+    }
+
     /// A queued request of `region` is being served: a new one may queue.
     pub(crate) fn take_pending(&self, region: &Arc<Region>) {
         self.pending.lock().remove(&(Arc::as_ptr(region) as usize));
