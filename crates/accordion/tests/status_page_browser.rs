@@ -123,6 +123,21 @@ fn chromium_renders_request_charts_regions_with_binary_keys_dated_events_and_lin
     c.scanner_close(id).expect("close");
     admin(&server, "flush?table=browser");
     admin(&server, "split?table=browser&at=m%00%FF");
+    // The daughters count from their opening: three reads of the low one,
+    // one write to the high one.
+    for row in rows.iter().filter(|r| r.starts_with(b"a")).take(3) {
+        assert_eq!(c.get_row(b"browser".to_vec(), row.clone(), BTreeMap::new()).expect("get").len(), 1);
+    }
+    let one = BatchMutation {
+        row: Some(b"z-late".to_vec()),
+        mutations: Some(vec![Mutation {
+            is_delete: Some(false),
+            column: Some(b"f:q".to_vec()),
+            value: Some(b"v".to_vec()),
+            write_to_w_a_l: Some(true),
+        }]),
+    };
+    c.mutate_rows(b"browser".to_vec(), vec![one], BTreeMap::new()).expect("put");
     // Let a sampling period close after the calls.
     std::thread::sleep(Duration::from_millis(600));
 
@@ -153,7 +168,12 @@ fn chromium_renders_request_charts_regions_with_binary_keys_dated_events_and_lin
 
     // Totals: counts with separators.
     let totals = section(&dom, "totals");
-    assert!(totals.contains("<td>1,200</td>"), "1,200 puts, formatted: {totals}");
+    assert!(totals.contains("<td>1,201</td>"), "1,200 puts and the late one, formatted: {totals}");
+    // The queues and the tasks running: gauges, whatever they read now.
+    for class in ["flush-queue", "compaction-queue", "tasks"] {
+        let gauge = regex::Regex::new(&format!(r#"<td class="{class}"( title="[^"]*")?>\d+</td>"#)).expect("regex");
+        assert!(gauge.is_match(totals), "no {class} figure: {totals}");
+    }
 
     // Tables and regions: two daughters split at a binary key, printed as
     // HBase's toStringBinary prints it; sizes with units; the memstore view.
@@ -168,6 +188,13 @@ fn chromium_renders_request_charts_regions_with_binary_keys_dated_events_and_lin
     let size = regex::Regex::new(r#"<td rowspan="1">\d+(\.\d+)? (KiB|MiB)</td>"#).expect("regex");
     assert!(size.is_match(tables), "no file size with a unit: {tables}");
     assert!(tables.contains("class=\"seg active\""), "the live memstore view: {tables}");
+    // Each daughter's requests since it opened (in either order).
+    let requests =
+        regex::Regex::new(r#"class="reads">(\d+)</td><td rowspan="\d+" class="writes">(\d+)</td>"#).expect("regex");
+    let mut counted: Vec<(String, String)> =
+        requests.captures_iter(tables).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    counted.sort();
+    assert_eq!(counted, [("0".to_string(), "1".to_string()), ("3".to_string(), "0".to_string())], "{tables}");
 
     // Events: the flush, dated.
     let events = section(&dom, "events");

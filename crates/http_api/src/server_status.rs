@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use store::RegionState;
 use store::metrics::{FamilyMetrics, StoreTotals};
+use store::tasks::TaskStatus;
 
 /// A region server's status document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -36,6 +37,9 @@ pub struct ServerStatus {
     /// Request rates over recent periods (`server::request_history`).
     #[serde(default)]
     pub requests: Value,
+    /// The flushes, compactions, splits and merges running now.
+    #[serde(default)]
+    pub tasks: Vec<TaskStatus>,
 }
 
 impl ServerStatus {
@@ -137,6 +141,12 @@ pub struct RegionStatus {
     pub memstore_data_bytes: u64,
     pub memstore_heap_bytes: u64,
     pub files_bytes: u64,
+    /// Gets and region scanners opened since the region opened here.
+    #[serde(default)]
+    pub read_requests: u64,
+    /// Rows written since the region opened here.
+    #[serde(default)]
+    pub write_requests: u64,
     #[serde(default)]
     pub families: Vec<FamilyStatus>,
 }
@@ -153,6 +163,8 @@ impl RegionStatus {
             memstore_data_bytes: 0,
             memstore_heap_bytes: 0,
             files_bytes: 0,
+            read_requests: 0,
+            write_requests: 0,
             families: Vec::new(),
         }
     }

@@ -278,6 +278,8 @@ pub fn status(source: &StatusSource) -> ServerStatus {
                 memstore_data_bytes: region.memstore_data_size(),
                 memstore_heap_bytes: region.memstore_heap_size(),
                 files_bytes: region.files_size(),
+                read_requests: counters.map_or(0, |c| c.read_requests),
+                write_requests: counters.map_or(0, |c| c.write_requests),
                 families,
             });
         }
@@ -315,6 +317,7 @@ pub fn status(source: &StatusSource) -> ServerStatus {
             .map(|e| serde_json::to_value(e).unwrap_or_default())
             .collect(),
         requests: source.history.to_json(),
+        tasks: m.tasks,
     }
 }
 

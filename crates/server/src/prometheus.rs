@@ -11,11 +11,13 @@
 //!   compactions), the regions held, and the request latency histogram
 //!   `accordion_request_duration_seconds` (labels `table`, `op`: put,
 //!   delete, get, scan), timed by the Thrift handler;
-//! - per region (`table`, `region`): its state; per family store (`table`,
+//! - per region (`table`, `region`): its state and its read and write
+//!   request counts (as gauges, see below); per family store (`table`,
 //!   `region`, `family`, `policy`): memstore and store-file levels;
 //! - store-wide: the WAL (counters, and `accordion_wal_sync_duration_seconds`
 //!   from the WAL's own HdrHistogram), flush and compaction failures,
-//!   blocked writes, the block cache, the memstore limit, write
+//!   blocked writes, the flush and compaction queues' lengths, the tasks in
+//!   progress by kind, the block cache, the memstore limit, write
 //!   amplification; the Thrift front end; `accordion_build_info`;
 //! - the process: `process_cpu_seconds_total`,
 //!   `process_resident_memory_bytes`, `process_virtual_memory_bytes`,
@@ -30,8 +32,9 @@
 //!   `[A-Za-z0-9_.-]`), so `sum(accordion_..._total)` never decreases;
 //!   regions a split, merge or reopen replaced stay counted in their
 //!   table's series (the store keeps them, `store::table_counters`). Per
-//!   region and per family only levels are exported, never counters (a
-//!   region's series end with the region).
+//!   region and per family only gauges are exported, never counters (a
+//!   region's series end with the region): a region's request counts are
+//!   gauges of what that region instance served.
 //! - Each family's samples follow its HELP and TYPE lines, together; a
 //!   family without samples is left out.
 //!
@@ -72,12 +75,15 @@ impl Kind {
 /// A store counter per table: name, help, the field.
 type TableCounter = (&'static str, &'static str, fn(&TableCounters) -> u64);
 
-const TABLE_COUNTERS: [TableCounter; 18] = [
+const TABLE_COUNTERS: [TableCounter; 19] = [
     ("accordion_put_cells_total", "Cells written by puts (a row of four columns counts four).", |c| c.puts),
     ("accordion_delete_markers_total", "Delete markers written.", |c| c.deletes),
     ("accordion_gets_total", "Gets the store served (a Thrift getRows of n rows counts n).", |c| c.gets),
     ("accordion_region_scans_total", "Region scanners opened (a scan over n regions counts n).", |c| c.scans),
     ("accordion_user_written_bytes_total", "Bytes of user data (keys and values) written.", |c| c.user_bytes),
+    ("accordion_write_requests_total", "Rows written (a batch of n rows counts n), HBase's write requests.", |c| {
+        c.write_requests
+    }),
     ("accordion_flushes_total", "Region flushes of the memstore to disk.", |c| c.flushes),
     ("accordion_family_flushes_total", "Family store flushes (a region flush flushes each family).", |c| {
         c.family_flushes
@@ -206,6 +212,29 @@ fn store_families(out: &mut Out, source: &StatusSource) {
             }
         }
     }
+    // Request counts per region: gauges, not counters, because a region's
+    // series ends with the region (a split or merge replaces it), so their
+    // sum over a table goes down; the per-table `_total` families keep
+    // what replaced regions counted. They are what HBase shows per region.
+    type RegionGauge = (&'static str, &'static str, fn(&store::metrics::RegionMetrics) -> u64);
+    let region_gauges: [RegionGauge; 2] = [
+        (
+            "accordion_region_read_requests",
+            "Gets and region scanners the region served since it opened on this server.",
+            |r| r.read_requests,
+        ),
+        ("accordion_region_write_requests", "Rows written to the region since it opened on this server.", |r| {
+            r.write_requests
+        }),
+    ];
+    if !m.regions.is_empty() {
+        for (name, help, field) in region_gauges {
+            out.family(name, Kind::Gauge, help);
+            for r in &m.regions {
+                out.sample(name, &labels(&[("table", &r.table), ("region", &r.region)]), field(r));
+            }
+        }
+    }
     type FamilyGauge = (&'static str, &'static str, fn(&store::metrics::FamilyMetrics) -> u64);
     let family_gauges: [FamilyGauge; 6] = [
         ("accordion_family_memstore_data_bytes", "Bytes of cells in the family's memstore.", |f| f.memstore_data_bytes),
@@ -263,6 +292,26 @@ fn store_families(out: &mut Out, source: &StatusSource) {
         "Bytes flushed and compacted over user bytes written, since the store opened.",
         t.write_amplification,
     );
+    out.single(
+        "accordion_flush_queue_length",
+        Kind::Gauge,
+        "Regions queued for a flush that no flusher thread has taken yet.",
+        t.flush_queue_length,
+    );
+    out.single(
+        "accordion_compaction_queue_length",
+        Kind::Gauge,
+        "Family stores queued for a compaction check that no compaction thread has taken yet.",
+        t.compaction_queue_length,
+    );
+    out.family(
+        "accordion_tasks_in_progress",
+        Kind::Gauge,
+        "Background work running now, by kind: family store flushes, disk compactions, splits, merges.",
+    );
+    for kind in store::tasks::TaskKind::ALL {
+        out.sample("accordion_tasks_in_progress", &labels(&[("kind", kind.name())]), t.in_progress(kind));
+    }
     out.single(
         "accordion_flush_failures_total",
         Kind::Counter,
