@@ -8,7 +8,9 @@
 //! The level (or a filter such as `info,store=debug`) comes from
 //! `--log-level`, else `RUST_LOG`, else the server's `log_level` setting
 //! (applied once its configuration is read, through [`LogHandle`]), else
-//! `info` (`warn` for the bench, whose tables the events would drown).
+//! `info` (`warn` for the bench, whose tables the events would drown). A
+//! running server's `/logLevel` changes one module's level through
+//! [`LogHandle::control`].
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -53,6 +55,26 @@ impl LogHandle {
         let filter = EnvFilter::try_new(level).with_context(|| format!("log_level {level:?}"))?;
         self.handle.reload(filter).context("changing the log level")?;
         Ok(())
+    }
+
+    /// What the server's `/logLevel` reads and changes the filter through
+    /// (a change there wins over the flag, `RUST_LOG` and the setting).
+    pub fn control(&self) -> Box<dyn server::log_level::LogLevelControl> {
+        Box::new(ReloadControl(self.handle.clone()))
+    }
+}
+
+/// The filter behind the reload layer, for `server::log_level`.
+struct ReloadControl(reload::Handle<EnvFilter, Registry>);
+
+impl server::log_level::LogLevelControl for ReloadControl {
+    fn current(&self) -> String {
+        self.0.with_current(|f| f.to_string()).unwrap_or_else(|e| format!("(the logger is gone: {e})"))
+    }
+
+    fn set(&self, filter: &str) -> Result<(), String> {
+        let filter = EnvFilter::try_new(filter).map_err(|e| e.to_string())?;
+        self.0.reload(filter).map_err(|e| e.to_string())
     }
 }
 

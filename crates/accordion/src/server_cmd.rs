@@ -289,6 +289,7 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
         None => None,
     };
     let mut server = Server::start(config)?;
+    server.set_log_level_control(log.control());
     let member = match joining {
         Some(joining) => Some(serve_in_cluster(&server, joining)?),
         None => None,

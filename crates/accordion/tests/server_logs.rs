@@ -221,3 +221,47 @@ fn text_logs_have_no_ansi_escapes_and_the_level_comes_from_flag_env_then_config(
         );
     }
 }
+
+fn http(server: &ServerProcess, post: bool, path: &str) -> (u16, String) {
+    let url = format!("http://{}{path}", server.http);
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut r = if post { agent.post(&url).send_empty() } else { agent.get(&url).call() }.expect(path);
+    (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default())
+}
+
+/// `/logLevel` changes a module's level in the running binary, through
+/// the logger's reload handle: the store's debug events appear in `/logs`
+/// once `store` is at debug, not before; a bad level changes nothing.
+#[test]
+fn a_modules_level_changes_at_run_time_through_log_level() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut server = ServerProcess::start_with_rust_log(&dir.path().join("data"), &[], &[], None);
+    let mut c = connect(&server.thrift.to_string(), false, false).expect("connect");
+    let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
+    c.create_table(b"lv".to_vec(), vec![cd]).expect("create");
+    put(&mut c, "lv", "r1", b"v");
+    // A flush of an empty memstore says "nothing to flush", at debug.
+    let flush_twice = |server: &ServerProcess| {
+        assert_eq!(http(server, true, "/admin/flush?table=lv").0, 200);
+        assert_eq!(http(server, true, "/admin/flush?table=lv").0, 200);
+    };
+    flush_twice(&server);
+    let (code, logs) = http(&server, false, "/logs");
+    assert!(code == 200 && logs.contains("flushed the memstore snapshot"), "{logs}");
+    assert!(!logs.contains("nothing to flush"), "debug is off at info: {logs}");
+    assert_eq!(http(&server, false, "/logLevel"), (200, "info\n".to_string()));
+
+    let (code, filter) = http(&server, true, "/logLevel?log=store&level=debug");
+    assert_eq!((code, filter.trim()), (200, "info,store=debug"));
+    assert!(http(&server, false, "/logLevel").1.contains("store=debug"));
+    flush_twice(&server);
+    let (_, logs) = http(&server, false, "/logs");
+    let line = logs.lines().find(|l| l.contains("nothing to flush")).unwrap_or_else(|| panic!("no debug line: {logs}"));
+    assert!(line.contains("DEBUG"), "{line}");
+
+    let (code, why) = http(&server, true, "/logLevel?log=store&level=loud");
+    assert_eq!(code, 400, "{why}");
+    assert!(why.contains("\"loud\" is not a level"), "{why}");
+    assert!(http(&server, false, "/logLevel").1.contains("store=debug"), "the filter stayed");
+    server.assert_alive();
+}

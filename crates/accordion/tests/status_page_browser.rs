@@ -146,7 +146,7 @@ fn chromium_renders_request_charts_regions_with_binary_keys_dated_events_and_lin
     let header = &dom[dom.find("<header").expect("header")..dom.find("</header>").expect("header end")];
     assert!(!header.contains("unreachable"), "the page could not read /status: {header}");
     assert!(header.contains("v0.") && header.contains(" · up ") && header.contains("scanners pinning 0 B"), "{header}");
-    for link in ["/metrics", "/status", "/conf", "/logs", "/health"] {
+    for link in ["/metrics", "/status", "/conf", "/logs", "/health", "/jmx", "/dump", "/stacks", "/logLevel"] {
         assert!(header.contains(&format!("href=\"{link}\"")), "no link to {link}: {header}");
     }
 

@@ -27,7 +27,7 @@ use crate::cluster_authority::ClusterAuthority;
 type Response = (String, &'static str, u16);
 
 /// The bytes of query parameter `key` (`+` is a space, `%XX` a byte).
-fn param(query: &str, key: &str) -> Option<Vec<u8>> {
+pub(crate) fn param(query: &str, key: &str) -> Option<Vec<u8>> {
     query.split('&').find_map(|kv| {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         (k == key).then(|| percent_encoding::percent_decode_str(&v.replace('+', " ")).collect())

@@ -12,6 +12,11 @@
 //! - `/schema?table=T`, a table's descriptor as JSON (`table_schema.rs`);
 //! - `/health`, 200 while the server may serve, 503 with the reason when
 //!   its gate refuses calls (a cluster member that lost its lease);
+//! - HBase's operator pages: `/jmx` (the figures as HBase's JMX servlet
+//!   shapes them, [`crate::jmx`]), `/stacks` (the threads,
+//!   [`crate::thread_dump`]), `/dump` (a debug dump, [`crate::dump`]) and
+//!   `/logLevel` (the log filter; `POST` changes a module's level and is
+//!   admitted as an admin call is, [`crate::log_level`]);
 //! - under `POST /admin/`, the admin calls the Thrift v1 IDL lacks
 //!   ([`crate::admin`]).
 //!
@@ -185,6 +190,19 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         (tiny_http::Method::Get, "/logs") => (logs_text(), "text/plain; charset=utf-8", 200),
         (tiny_http::Method::Get, "/health") => health(source),
         (tiny_http::Method::Get, "/schema") => crate::table_schema::respond(&source.store, &query),
+        (tiny_http::Method::Get, "/jmx") => jmx(source, &query),
+        (tiny_http::Method::Get, "/stacks") => (crate::thread_dump::render(), "text/plain; charset=utf-8", 200),
+        (tiny_http::Method::Get, "/dump") => (crate::dump::render(source), "text/plain; charset=utf-8", 200),
+        (tiny_http::Method::Get, "/logLevel") => crate::log_level::get(log_levels(source), &query),
+        // Changing the log level changes the process: admitted as an admin
+        // call is (the token or an admin certificate).
+        (tiny_http::Method::Post, "/logLevel") => match admit(source, &request) {
+            Ok(()) => crate::log_level::post(log_levels(source), &query),
+            Err((code, why)) => {
+                tracing::warn!(call = "logLevel", code, peer = ?request.remote_addr(), "log level change refused");
+                (why + "\n", "text/plain", code)
+            }
+        },
         (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
         _ => ("method not allowed\n".to_string(), "text/plain", 405),
     };
@@ -193,6 +211,20 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
     if let Err(e) = request.respond(response) {
         tracing::debug!(error = %e, "HTTP client went away");
     }
+}
+
+/// `/jmx[?qry=PATTERN]`; a malformed pattern is a 400 with HBase's error
+/// document.
+fn jmx(source: &StatusSource, query: &str) -> (String, &'static str, u16) {
+    let qry = crate::admin::param(query, "qry").map(|q| String::from_utf8_lossy(&q).into_owned());
+    match crate::jmx::render(source, qry.as_deref()) {
+        Ok(body) => (body, "application/json; charset=utf-8", 200),
+        Err(e) => (json!({ "result": "ERROR", "message": e.to_string() }).to_string(), "application/json", 400),
+    }
+}
+
+fn log_levels(source: &StatusSource) -> Option<&dyn crate::log_level::LogLevelControl> {
+    source.log_levels.get().map(|c| c.as_ref())
 }
 
 /// The recent log lines, oldest first.

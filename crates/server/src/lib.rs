@@ -11,8 +11,9 @@
 //! request latencies from [`request_metrics`] and the process's figures from
 //! [`process_metrics`]), JSON status, and a status page: request rates and
 //! latency percentiles of the last minutes ([`request_history`]), tables
-//! and regions, the live memstores, `/conf`, `/logs` ([`recent_logs`]) and
-//! `/health`.
+//! and regions, the live memstores, `/conf`, `/logs` ([`recent_logs`]),
+//! `/health`, and HBase's operator pages: `/jmx` ([`jmx`]), `/stacks`
+//! ([`thread_dump`]), `/logLevel` ([`log_level`]) and `/dump` ([`dump`]).
 //! TLS ([`tls`]) serves the Thrift port itself and the HTTP port through a
 //! relay ([`https`]); cluster members call each other with [`peer_http`]
 //! and [`client::connect_as_peer`], over TLS when the cluster serves it.
@@ -28,6 +29,7 @@ pub mod config;
 pub mod config_xml;
 pub mod connection;
 pub mod convert;
+pub mod dump;
 pub mod errors;
 pub mod gate;
 pub mod handler;
@@ -42,6 +44,9 @@ pub mod hbase_thrift;
 pub mod http;
 pub mod http_relay;
 pub mod https;
+pub mod jmx;
+pub mod log_level;
+pub mod object_name;
 pub mod peer_http;
 pub mod process_metrics;
 pub mod prometheus;
@@ -55,6 +60,7 @@ pub mod scanners;
 pub mod server;
 pub mod status_source;
 pub mod table_schema;
+pub mod thread_dump;
 pub mod thrift_server;
 pub mod tls;
 pub mod tls_relay;

@@ -44,6 +44,7 @@ pub struct Server {
     router: Arc<crate::routing::Router>,
     cluster: Arc<OnceLock<crate::status_source::ClusterView>>,
     authority: Arc<OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
+    log_levels: Arc<OnceLock<Box<dyn crate::log_level::LogLevelControl>>>,
     thrift: ThriftServer,
     http: HttpServer,
     scanners: Arc<ScannerRegistry>,
@@ -159,6 +160,7 @@ impl Server {
         let history = Arc::new(RequestHistory::new(config.metrics_period));
         let cluster = Arc::new(OnceLock::new());
         let authority = Arc::new(OnceLock::new());
+        let log_levels = Arc::new(OnceLock::new());
         let source = StatusSource {
             store: store.clone(),
             scanners: scanners.clone(),
@@ -178,6 +180,7 @@ impl Server {
                 &[thrift.local_addr(), config.http_addr],
             ),
             verified,
+            log_levels: log_levels.clone(),
         };
         let http = HttpServer::start(http_listener, source, https).map_err(|source| ServerError::Bind {
             addr: config.http_addr,
@@ -208,7 +211,7 @@ impl Server {
                 let mut next = Instant::now();
                 while !stop.load(Ordering::Acquire) {
                     if Instant::now() >= next {
-                        history.record(now_ms(), request_history::totals(&requests.snapshot()));
+                        history.record(crate::status_source::now_ms(), request_history::totals(&requests.snapshot()));
                         next += history.period();
                     }
                     // Short sleeps so shutdown never waits a whole period.
@@ -229,6 +232,7 @@ impl Server {
             router,
             cluster,
             authority,
+            log_levels,
             thrift,
             http,
             scanners,
@@ -268,6 +272,12 @@ impl Server {
         let _ = self.authority.set(authority);
     }
 
+    /// What `/logLevel` reads and changes: the process's log filter (the
+    /// binary that installed the logger gives it; once).
+    pub fn set_log_level_control(&self, control: Box<dyn crate::log_level::LogLevelControl>) {
+        let _ = self.log_levels.set(control);
+    }
+
     /// Thrift scanners open now.
     pub fn scanners_open(&self) -> usize {
         self.scanners.len()
@@ -296,11 +306,6 @@ impl Server {
         tracing::info!("store closed; bye");
         Ok(())
     }
-}
-
-/// Wall-clock milliseconds since the epoch (the history's period ends).
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 impl Drop for Server {

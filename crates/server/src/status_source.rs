@@ -47,6 +47,23 @@ pub struct StatusSource {
     /// Requests relayed from TLS connections whose client presented a
     /// verified certificate (which authenticates admin calls).
     pub verified: Arc<crate::tls_relay::VerifiedPeers>,
+    /// The process's log filter, which `/logLevel` reads and changes (the
+    /// binary gives it: the logger is the binary's; unset in a server
+    /// embedded without one).
+    pub log_levels: Arc<std::sync::OnceLock<Box<dyn crate::log_level::LogLevelControl>>>,
+}
+
+impl StatusSource {
+    /// When the server started, in milliseconds since the Unix epoch (the
+    /// wall clock now less the monotonic time since the start).
+    pub fn started_at_ms(&self) -> u64 {
+        now_ms().saturating_sub(self.started.elapsed().as_millis() as u64)
+    }
+}
+
+/// Wall-clock milliseconds since the Unix epoch (0 for a clock before it).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The cluster as this server reads it from ZooKeeper (the binary gives
