@@ -115,15 +115,17 @@ mod tests {
                 let _ = rx.recv();
             })
             .expect("spawn");
-        // Until it has gone to sleep in recv(), it may still be running.
+        // The thread names itself once it runs, and until it has gone to
+        // sleep in recv() it may still be running: look until both hold.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let info = loop {
             let listed = threads().expect("threads");
-            let me = listed.iter().find(|t| t.name == "dump-test-wait").cloned().expect("the thread is listed");
-            if me.state == 'S' || std::time::Instant::now() > deadline {
-                break me;
+            let me = listed.iter().find(|t| t.name == "dump-test-wait").cloned();
+            match me {
+                Some(me) if me.state == 'S' => break me,
+                _ if std::time::Instant::now() > deadline => panic!("no sleeping dump-test-wait thread: {listed:?}"),
+                _ => std::thread::sleep(std::time::Duration::from_millis(10)),
             }
-            std::thread::sleep(std::time::Duration::from_millis(10));
         };
         assert_eq!(info.state, 'S', "{info:?}");
         let text = render();
