@@ -179,9 +179,9 @@ pub(crate) fn flush_region(services: &Services, region: &Arc<Region>) -> bool {
             services.flush_queue.note_flush_failure();
             tracing::error!(region = region.info().id, error = %e, "flush failed; the snapshot stays in memory and is retried");
             if !services.is_closed() {
+                // Queued when the caller's claim on the region ends.
                 std::thread::sleep(Duration::from_millis(100));
-                services.flush_queue.take_pending(region);
-                services.flush_queue.request(region);
+                services.flush_queue.retry_when_done(region);
             }
             false
         }

@@ -6,10 +6,13 @@
 //!
 //! Thread safety: requests go through a channel; `pending` deduplicates
 //! queued regions; `in_flight` holds the regions a flusher thread is
-//! flushing (a pressure flush never picks one of them), each with whether a
-//! request for it arrived meanwhile — such a request is queued again when
-//! the flush ends (it may be the retry of that very flush, which must not
-//! be lost); `pressure_workers` counts the pressure tasks queued or running,
+//! flushing (a pressure flush never picks one of them), each with its
+//! [`Marks`]: whether a request for it arrived meanwhile — queued again when
+//! the flush ends if the region is full again — and whether the flush failed
+//! and is to be retried, which is queued again whatever the region's size
+//! (a failed flush's snapshot is not "flushable" memory, and its retry must
+//! not be lost to another flusher thread that took the retry's request while
+//! this one still held the claim); `pressure_workers` counts the pressure tasks queued or running,
 //! at most one per thread; blocked writers wait on `memory_cv`, which every
 //! finished flush signals. Lock order: `in_flight` before the catalog's
 //! locks (`claim_largest` scans the catalog under it); `in_flight` is
@@ -32,13 +35,22 @@ pub(crate) enum FlushTask {
     Pressure,
 }
 
+/// What happened to a region while a flusher thread held it in flight.
+#[derive(Debug, Default, Clone, Copy)]
+struct Marks {
+    /// Another request for it arrived (another thread could not claim it).
+    requested: bool,
+    /// Its flush failed: the snapshot waits in memory for a retry.
+    retry: bool,
+}
+
 pub(crate) struct FlushQueue {
     workers: WorkerPool<FlushTask>,
     /// Queued requests, per region instance (a region reopened under the
     /// same id is a new instance, whose request must not be swallowed).
     pending: Mutex<HashSet<usize>>,
-    /// Regions being flushed → whether they were requested meanwhile.
-    in_flight: Mutex<HashMap<u64, bool>>,
+    /// Regions being flushed → what happened meanwhile.
+    in_flight: Mutex<HashMap<u64, Marks>>,
     pressure_workers: AtomicUsize,
     memory_lock: Mutex<()>,
     memory_cv: Condvar,
@@ -174,16 +186,27 @@ impl FlushQueue {
     pub(crate) fn claim(&self, region: Arc<Region>) -> Option<InFlight<'_>> {
         let mut in_flight = self.in_flight.lock();
         match in_flight.get_mut(&region.info().id) {
-            Some(requested) => {
-                *requested = true;
+            Some(marks) => {
+                marks.requested = true;
                 None
             }
             None => {
-                in_flight.insert(region.info().id, false);
+                in_flight.insert(region.info().id, Marks::default());
                 drop(in_flight);
                 Some(InFlight { queue: self, region })
             }
         }
+    }
+
+    /// `region`'s flush failed: its retry is queued when the caller's claim
+    /// on it ends (at once if nothing holds it in flight).
+    pub(crate) fn retry_when_done(&self, region: &Arc<Region>) {
+        if let Some(marks) = self.in_flight.lock().get_mut(&region.info().id) {
+            marks.retry = true;
+            return;
+        }
+        // `in_flight` is released before `request` takes `pending`.
+        self.request(region);
     }
 
     /// The largest region of `catalog` with something to flush that no
@@ -191,7 +214,7 @@ impl FlushQueue {
     pub(crate) fn claim_largest(&self, catalog: &Catalog) -> Option<InFlight<'_>> {
         let mut in_flight = self.in_flight.lock();
         let region = catalog.largest_memstore(|r| !in_flight.contains_key(&r.info().id))?;
-        in_flight.insert(region.info().id, false);
+        in_flight.insert(region.info().id, Marks::default());
         Some(InFlight { queue: self, region })
     }
 }
@@ -209,14 +232,14 @@ impl InFlight<'_> {
 }
 
 impl Drop for InFlight<'_> {
-    /// A request that arrived while this flush ran is queued again only if
-    /// the region is full again: the writes it was about, made before the
-    /// flush took its snapshot, went out with that flush (queuing it anyway
-    /// flushed the few KB written meanwhile as a file of their own). A failed
-    /// flush is retried on its own path (`flusher::flush_region`).
+    /// A failed flush is queued again. A request that arrived while this
+    /// flush ran is queued again only if the region is full again: the
+    /// writes it was about, made before the flush took its snapshot, went
+    /// out with that flush (queuing it anyway flushed the few KB written
+    /// meanwhile as a file of their own).
     fn drop(&mut self) {
-        let requested = self.queue.in_flight.lock().remove(&self.region.info().id) == Some(true);
-        if requested && self.region.flushable_heap_size() >= self.region.flush_size() {
+        let marks = self.queue.in_flight.lock().remove(&self.region.info().id).unwrap_or_default();
+        if marks.retry || (marks.requested && self.region.flushable_heap_size() >= self.region.flush_size()) {
             self.queue.request(&self.region);
         }
     }
@@ -226,6 +249,31 @@ impl Drop for InFlight<'_> {
 mod tests {
     use super::*;
     use crate::test_support::one_region_twice;
+
+    /// A flush fails while its thread holds the region; another flusher
+    /// thread takes the retry's request first and cannot claim the region.
+    /// The retry is queued when the first claim ends, though the region's
+    /// flushable memory (its snapshot aside) is below the flush size. It
+    /// was lost before: the second request counted as "requested
+    /// meanwhile", which is dropped for a region that is not full.
+    #[test]
+    fn a_failed_flush_is_retried_when_another_thread_took_its_request() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (region, _) = one_region_twice(tmp.path());
+        let q = FlushQueue::new(1);
+        let claim = q.claim(region.clone()).expect("the first thread flushes it");
+        q.retry_when_done(&region);
+        // The other thread, with a request of the region, finds it claimed.
+        q.request(&region);
+        assert!(matches!(q.workers.try_take(), Some(FlushTask::Region(_))), "the other thread's request");
+        q.take_pending(&region);
+        assert!(q.claim(region.clone()).is_none(), "claimed by the first thread");
+        assert!(region.flushable_heap_size() < region.flush_size(), "nothing flushable: an empty region");
+        drop(claim);
+        let retried = matches!(q.workers.try_take(), Some(FlushTask::Region(r)) if Arc::ptr_eq(&r, &region));
+        assert!(retried, "the failed flush's retry is queued when the first claim ends");
+        assert!(q.workers.try_take().is_none(), "once");
+    }
 
     #[test]
     fn a_reopened_region_is_queued_beside_its_old_instance() {
