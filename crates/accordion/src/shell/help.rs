@@ -53,6 +53,7 @@ pub const COMMANDS: &[CommandHelp] = &[
                 without the table name (t.put 'r1', 'c1', 'v'; t.scan). This shell keeps no references: \
                 name the table in each command, with the same arguments after it. Examples:
 
+  accordion> table_help
   accordion> put 't1', 'r1', 'c1', 'v'
   accordion> scan 't1', LIMIT => 5
   accordion> describe 't1'",
