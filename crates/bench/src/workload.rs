@@ -91,6 +91,26 @@ impl Workload {
     pub fn row_value_bytes(&self) -> usize {
         self.fields * self.value_size
     }
+
+    /// How many distinct keys the workload's writes touch: the keys of
+    /// operations `0..ops` that are not reads, drawn as the driver draws
+    /// them (an operation's key depends only on the seed and its index).
+    /// With a skewed distribution this is far below the key space, and it
+    /// is what a memstore that deduplicates could have to hold.
+    pub fn distinct_keys_written(&self) -> u64 {
+        let source = self.key_source();
+        let mut seen = vec![0u64; self.key_space.div_ceil(64) as usize];
+        let mut distinct = 0u64;
+        for i in (0..self.ops).filter(|&i| !self.is_read(i)) {
+            let item = source.item(i);
+            let (word, bit) = ((item / 64) as usize, 1u64 << (item % 64));
+            if seen[word] & bit == 0 {
+                seen[word] |= bit;
+                distinct += 1;
+            }
+        }
+        distinct
+    }
 }
 
 impl KeySource {
@@ -128,6 +148,21 @@ mod tests {
         assert_eq!(rev.into_iter().rev().collect::<Vec<_>>(), seq(&a));
         let other = Workload { seed: 8, ..workload(KeyDist::Zipfian) }.key_source();
         assert_ne!(seq(&other), seq(&a));
+    }
+
+    /// Counted against a set of the keys themselves.
+    #[test]
+    fn distinct_keys_written_are_counted() {
+        for dist in [KeyDist::Uniform, KeyDist::Zipfian] {
+            let w = workload(dist);
+            let source = w.key_source();
+            let set: std::collections::HashSet<u64> =
+                (0..w.ops).filter(|&i| !w.is_read(i)).map(|i| source.item(i)).collect();
+            assert_eq!(w.distinct_keys_written(), set.len() as u64, "{dist:?}");
+        }
+        let skewed = Workload { key_space: 100_000, ops: 100_000, read_ratio: 0.0, ..workload(KeyDist::Zipfian) };
+        let even = Workload { dist: KeyDist::Uniform, ..skewed.clone() };
+        assert!(skewed.distinct_keys_written() < even.distinct_keys_written(), "Zipf touches fewer keys");
     }
 
     #[test]

@@ -157,6 +157,16 @@ fn list_presets(scale: f64, policies: &[String]) -> anyhow::Result<()> {
             p.memstore_bytes >> 20,
             p.region_flush_size >> 20,
         );
+        if first.mode == bench::presets::Mode::Workload && p.workload.read_ratio < 1.0 {
+            // Counted from the key sequence the writers draw, not estimated.
+            let distinct = p.workload.distinct_keys_written();
+            let row = bench::regime::lean_row_heap_bytes(p.workload.fields, p.workload.value_size);
+            println!(
+                "    its writes touch {} distinct keys: at the leanest row ({row} B) {:.2} × the memstore budget",
+                thousands(distinct),
+                (distinct * row) as f64 / p.memstore_bytes as f64,
+            );
+        }
     }
     Ok(())
 }
