@@ -21,6 +21,8 @@
 //! refused rather than answered without what makes it raw: the store drops
 //! delete markers and the cells they cover when it reads, and has no way to
 //! return them.
+//!
+//! Thread safety: plain values, parsed per call.
 
 use std::collections::BTreeMap;
 

@@ -3,6 +3,9 @@
 //! included. Thrift v1's `getColumnDescriptors` carries only seven of them
 //! (no block size, no in-memory compaction policy), and the shell's
 //! `describe` shows them all, as HBase's shell does.
+//!
+//! Thread safety: a read of the store's descriptor (`Store::describe_table`,
+//! itself safe from any thread); no state of its own.
 
 use store::Store;
 
