@@ -34,7 +34,7 @@ pub(crate) fn param(query: &str, key: &str) -> Option<Vec<u8>> {
     })
 }
 
-fn text_param(query: &str, key: &str) -> Result<String, Response> {
+pub(crate) fn text_param(query: &str, key: &str) -> Result<String, Response> {
     match param(query, key) {
         Some(v) if !v.is_empty() => String::from_utf8(v).map_err(|_| bad(format!("?{key}= is not UTF-8"))),
         _ => Err(bad(format!("missing ?{key}="))),

@@ -13,14 +13,10 @@ type Response = (String, &'static str, u16);
 
 /// The answer to `GET /schema` with `query`.
 pub fn respond(store: &Store, query: &str) -> Response {
-    let table = query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("table="))
-        .map(|v| percent_encoding::percent_decode_str(&v.replace('+', " ")).decode_utf8().map(|t| t.into_owned()));
-    let table = match table {
-        Some(Ok(t)) if !t.is_empty() => t,
-        Some(Err(_)) => return ("?table= is not UTF-8\n".into(), "text/plain", 400),
-        _ => return ("missing ?table=\n".into(), "text/plain", 400),
+    // The admin calls' parameter rules: percent-decoded, UTF-8, required.
+    let table = match crate::admin::text_param(query, "table") {
+        Ok(t) => t,
+        Err(refused) => return refused,
     };
     match store.describe_table(&table) {
         Ok(desc) => match serde_json::to_string_pretty(&desc) {

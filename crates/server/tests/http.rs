@@ -187,3 +187,26 @@ fn a_port_in_use_is_found_before_the_store_opens() {
         assert!(!data.exists(), "the store was opened before the port was found taken");
     }
 }
+
+/// `GET /schema?table=T`: the table's descriptor, every family setting;
+/// a missing or non-UTF-8 name is 400 and an unknown table 404, each with
+/// the reason.
+#[test]
+fn schema_gives_the_descriptor_and_refuses_bad_names() {
+    let (_dir, server) = start();
+    let mut c = connect(&server.thrift_addr().to_string(), false, false).expect("connect");
+    let f = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(3), ..Default::default() };
+    c.create_table(b"t".to_vec(), vec![f]).expect("create");
+    let desc: store::TableDescriptor = serde_json::from_str(&get(&server, "/schema?table=t")).expect("a descriptor");
+    assert_eq!((desc.name.as_str(), desc.families.len(), desc.families[0].max_versions), ("t", 1, 3));
+    let status = |path: &str| -> (u16, String) {
+        match ureq::get(&format!("http://{}{path}", server.http_addr())).call() {
+            Ok(mut r) => (r.status().as_u16(), r.body_mut().read_to_string().unwrap_or_default()),
+            Err(ureq::Error::StatusCode(code)) => (code, String::new()),
+            Err(e) => panic!("GET {path}: {e}"),
+        }
+    };
+    assert_eq!(status("/schema").0, 400, "no table");
+    assert_eq!(status("/schema?table=%FF").0, 400, "not UTF-8");
+    assert_eq!(status("/schema?table=nope").0, 404, "unknown table");
+}
