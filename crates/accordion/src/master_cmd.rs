@@ -96,7 +96,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
     // its certificate.
     let front = match &tls {
         Some(files) => {
-            let access = server::peer_http::PeerAccess {
+            let access = server::peer::http::PeerAccess {
                 token,
                 tls: Some(server::tls::peer_client_config(files).map_err(anyhow::Error::msg)?),
             };

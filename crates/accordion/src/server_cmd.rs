@@ -163,7 +163,7 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
         Ok(live
             .into_iter()
             .filter(|s| s.name != me && s.is_serving())
-            .map(|s| server::routing::Peer { thrift: s.thrift, http: s.http })
+            .map(|s| server::peer::routing::Peer { thrift: s.thrift, http: s.http })
             .collect())
     }));
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");

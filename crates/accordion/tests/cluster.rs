@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use cluster::local_zk::LocalZooKeeper;
 use common::{MasterProcess, ServerProcess};
 use http_api::RegionState;
-use server::client::{THbaseSyncClient, connect, error_message};
-use server::hbase_thrift::{ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, connect, error_message};
+use server::thrift::hbase_thrift::{ColumnDescriptor, Mutation};
 
 const SESSION_MS: u64 = 2000;
 
@@ -175,7 +175,7 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
     let mut c = connect(&b.thrift.to_string(), true, false).expect("connect");
     let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
     c.create_table(b"t".to_vec(), vec![cd]).expect("create while a member");
-    let put = |c: &mut server::client::ThriftClient, v: &str| {
+    let put = |c: &mut server::thrift::client::ThriftClient, v: &str| {
         let m = Mutation {
             is_delete: Some(false),
             column: Some(b"f:q".to_vec()),
@@ -384,7 +384,7 @@ fn a_killed_servers_regions_reopen_on_the_others_with_every_acknowledged_row() {
                 write_to_w_a_l: Some(true),
             };
             c.mutate_row(t.as_bytes().to_vec(), key.clone(), vec![put(b"one")], BTreeMap::new()).expect("mutateRow");
-            let batch = |row: &[u8]| server::hbase_thrift::BatchMutation {
+            let batch = |row: &[u8]| server::thrift::hbase_thrift::BatchMutation {
                 row: Some(row.to_vec()),
                 mutations: Some(vec![put(b"batched")]),
             };
@@ -424,7 +424,10 @@ fn open_regions(server: &ServerProcess) -> Vec<String> {
 }
 
 /// Every row a Thrift scan returns, by key.
-fn scan_rows(c: &mut server::client::ThriftClient, scan: server::hbase_thrift::TScan) -> Result<Vec<String>, String> {
+fn scan_rows(
+    c: &mut server::thrift::client::ThriftClient,
+    scan: server::thrift::hbase_thrift::TScan,
+) -> Result<Vec<String>, String> {
     let id = c.scanner_open_with_scan(b"s".to_vec(), scan, BTreeMap::new()).map_err(|e| error_message(&e))?;
     let mut out = Vec::new();
     loop {
@@ -443,7 +446,7 @@ fn scan_rows(c: &mut server::client::ThriftClient, scan: server::hbase_thrift::T
 /// — whole, bounded, by prefix, filtered — and batches reach every region.
 #[test]
 fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
-    use server::hbase_thrift::{BatchMutation, TScan};
+    use server::thrift::hbase_thrift::{BatchMutation, TScan};
     let dir = tempfile::tempdir().expect("tempdir");
     let root = tempfile::tempdir().expect("shared root");
     split_table_by_a_lone_server(root.path(), &["g", "n", "t"]);
@@ -520,6 +523,7 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
     }
+    single_row_calls_answer_alike_through_either_server(&servers);
     // A call that comes from another server (a peer connection) is never
     // forwarded again: a region held elsewhere is refused, not bounced.
     let row = {
@@ -529,8 +533,9 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         // The region's first row (the first region starts at the empty key).
         other.start_key.clone().filter(|k| !k.is_empty()).unwrap_or_else(|| b"a".to_vec())
     };
-    let mut peer = server::client::connect_as_peer(&servers[0].thrift.to_string(), Duration::from_secs(10), None)
-        .expect("connect as a peer");
+    let mut peer =
+        server::thrift::client::connect_as_peer(&servers[0].thrift.to_string(), Duration::from_secs(10), None)
+            .expect("connect as a peer");
     let refused = peer.get_row(b"s".to_vec(), row, BTreeMap::new()).expect_err("a peer's call is not forwarded");
     assert!(error_message(&refused).contains("NotServingRegionException"), "{}", error_message(&refused));
 
@@ -595,6 +600,75 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         let all: Vec<Vec<u8>> = (b'a'..=b'z').map(|k| vec![k]).collect();
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
         assert_eq!(scan_rows(&mut c, scan(None, None, None)).expect("whole").len(), 52);
+    }
+}
+
+/// Every single-row call through each server, on a row of every region (so
+/// each server forwards some to the other through the peer protocol): the
+/// answers are the owner's own, and the other server reads the same.
+fn single_row_calls_answer_alike_through_either_server(servers: &[ServerProcess]) {
+    use server::thrift::hbase_thrift::{TAppend, TIncrement};
+    let t = || b"s".to_vec();
+    let put = |column: &str, value: &str| Mutation {
+        is_delete: Some(false),
+        column: Some(column.as_bytes().to_vec()),
+        value: Some(value.as_bytes().to_vec()),
+        write_to_w_a_l: Some(true),
+    };
+    let values = |cells: Vec<server::thrift::hbase_thrift::TCell>| -> Vec<String> {
+        cells.into_iter().map(|c| String::from_utf8(c.value.unwrap_or_default()).expect("utf8")).collect()
+    };
+    let none = BTreeMap::new;
+    for (i, through) in servers.iter().enumerate() {
+        let mut c = connect(&through.thrift.to_string(), false, false).expect("connect");
+        let mut other = connect(&servers[1 - i].thrift.to_string(), false, false).expect("connect");
+        for region_key in ["a", "h", "o", "u"] {
+            let row = format!("{region_key}-{i}").into_bytes();
+            let at = |what: &str| format!("{what} of {} through {}", String::from_utf8_lossy(&row), through.thrift);
+            for (ts, value) in [(100, "1"), (200, "2"), (300, "3")] {
+                c.mutate_row_ts(t(), row.clone(), vec![put("v:a", value)], ts, none()).expect("mutateRowTs");
+            }
+            let versions = c.get_ver(t(), row.clone(), b"v:a".to_vec(), 3, none()).expect("getVer");
+            assert_eq!(values(versions), ["3", "2", "1"], "{}", at("three versions"));
+            let before = c.get_ver_ts(t(), row.clone(), b"v:a".to_vec(), 300, 3, none()).expect("getVerTs");
+            assert_eq!(values(before), ["2", "1"], "{}", at("versions before 300"));
+            let at_250 = c.get_row_ts(t(), row.clone(), 250, none()).expect("getRowTs");
+            let cell = at_250[0].columns.as_ref().and_then(|m| m.get(b"v:a".as_slice())).expect("v:a at 250");
+            assert_eq!(cell.value.as_deref(), Some(b"2".as_slice()), "{}", at("the row at 250"));
+            c.delete_all_ts(t(), row.clone(), b"v:a".to_vec(), 150, none()).expect("deleteAllTs");
+            let left = other.get_ver(t(), row.clone(), b"v:a".to_vec(), 3, none()).expect("getVer");
+            assert_eq!(values(left), ["3", "2"], "{}", at("versions above the delete, read through the other"));
+            assert_eq!(c.atomic_increment(t(), row.clone(), b"v:n".to_vec(), 5).expect("increment"), 5);
+            c.increment(TIncrement::new(t(), row.clone(), b"v:n".to_vec(), 2)).expect("increment");
+            assert_eq!(other.atomic_increment(t(), row.clone(), b"v:n".to_vec(), 0).expect("increment"), 7);
+            let appended = |c: &mut server::thrift::client::ThriftClient, suffix: &str| {
+                let a = TAppend::new(t(), row.clone(), vec![b"v:s".to_vec()], vec![suffix.as_bytes().to_vec()]);
+                values(c.append(a).expect("append"))
+            };
+            assert_eq!(appended(&mut c, "ab"), ["ab"], "{}", at("append"));
+            assert_eq!(appended(&mut other, "cd"), ["abcd"], "{}", at("append through the other"));
+            let checked = |value: &str, put_value: &str| {
+                let mut c = connect(&through.thrift.to_string(), false, false).expect("connect");
+                c.check_and_put(
+                    t(),
+                    row.clone(),
+                    b"v:a".to_vec(),
+                    value.as_bytes().to_vec(),
+                    put("v:c", put_value),
+                    none(),
+                )
+                .expect("checkAndPut")
+            };
+            assert!(checked("3", "yes"), "{}", at("a check that holds"));
+            assert!(!checked("nope", "no"), "{}", at("a check that fails"));
+            let got = other.get(t(), row.clone(), b"v:c".to_vec(), none()).expect("get");
+            assert_eq!(values(got), ["yes"], "{}", at("the checked put"));
+            let delete = Mutation { is_delete: Some(true), value: None, ..put("v:c", "") };
+            c.mutate_row(t(), row.clone(), vec![delete], none()).expect("a delete by mutateRow");
+            assert!(other.get(t(), row.clone(), b"v:c".to_vec(), none()).expect("get").is_empty(), "{}", at("delete"));
+            c.delete_all_row(t(), row.clone(), none()).expect("deleteAllRow");
+            assert!(other.get_row(t(), row.clone(), none()).expect("getRow").is_empty(), "{}", at("the row's delete"));
+        }
     }
 }
 
@@ -782,15 +856,17 @@ fn through_a_master_failover_and_a_paused_server(root: &str) {
     eprintln!("{} acknowledged rows, 0 lost", acked.len());
 }
 
-/// A table `s` split at `splits`, rows a..z (f:q "even" or "odd"), made by
+/// A table `s` split at `splits` (families `f`, one version, and `v`,
+/// three), rows a..z (f:q "even" or "odd"), made by
 /// a lone server on `root` before any cluster forms (a cluster member
 /// cannot split yet), then stopped.
 fn split_table_by_a_lone_server(root: &std::path::Path, splits: &[&str]) {
-    use server::hbase_thrift::BatchMutation;
+    use server::thrift::hbase_thrift::BatchMutation;
     let mut lone = ServerProcess::start_in(root, &[]);
     let mut c = connect(&lone.thrift.to_string(), false, false).expect("connect");
     let cd = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
-    c.create_table(b"s".to_vec(), vec![cd]).expect("create");
+    let versioned = ColumnDescriptor { name: Some(b"v:".to_vec()), max_versions: Some(3), ..Default::default() };
+    c.create_table(b"s".to_vec(), vec![cd, versioned]).expect("create");
     for at in splits {
         let url = format!("http://{}/admin/split?table=s&row={at}&at={at}", lone.http);
         ureq::post(&url).send_empty().expect("split");
@@ -867,7 +943,7 @@ fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave(
         let (a, b) = (open_regions(&servers[0]).len(), open_regions(&servers[1]).len());
         a + b == 4 && a > 0 && b > 0
     });
-    let put = |c: &mut server::client::ThriftClient, table: &str, row: &str| {
+    let put = |c: &mut server::thrift::client::ThriftClient, table: &str, row: &str| {
         let m = Mutation {
             is_delete: Some(false),
             column: Some(b"f:q".to_vec()),
@@ -1196,8 +1272,8 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     let split = Instant::now();
     while listed_regions(&a, "g").iter().filter(|(_, s)| *s == RegionState::Open).count() < 2 {
         assert!(split.elapsed() < Duration::from_secs(60), "g did not split by size within 60 s");
-        let batch: Vec<server::hbase_thrift::BatchMutation> = (0..100)
-            .map(|i| server::hbase_thrift::BatchMutation {
+        let batch: Vec<server::thrift::hbase_thrift::BatchMutation> = (0..100)
+            .map(|i| server::thrift::hbase_thrift::BatchMutation {
                 row: Some(format!("row{:07}", written + i).into_bytes()),
                 mutations: Some(vec![Mutation {
                     is_delete: Some(false),

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use cluster::local_zk::LocalZooKeeper;
 use common::{MasterProcess, ServerProcess};
-use server::client::{THbaseSyncClient, connect};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, connect};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 
 const SESSION_MS: u64 = 2000;
 

@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use server::client::{THbaseSyncClient, connect};
-use server::hbase_thrift::{ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, connect};
+use server::thrift::hbase_thrift::{ColumnDescriptor, Mutation};
 
 fn http_get(addr: &str, path: &str) -> Option<String> {
     use std::io::{Read, Write};

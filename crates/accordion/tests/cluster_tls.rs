@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 use cluster::local_zk::LocalZooKeeper;
 use common::{MasterProcess, ServerProcess, test_ca as ca, test_leaf};
 use rcgen::{Certificate, KeyPair};
-use server::client::{THbaseSyncClient, ThriftClient};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
-use server::peer_http::PeerAccess;
+use server::peer::http::PeerAccess;
+use server::thrift::client::{THbaseSyncClient, ThriftClient};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 use server::tls::TlsFiles;
 
 const SESSION_MS: u64 = 2000;
@@ -80,11 +80,11 @@ fn open_regions(access: &PeerAccess, server: &ServerProcess) -> usize {
 }
 
 fn client(addr: SocketAddr, config: &Arc<rustls::ClientConfig>) -> ThriftClient {
-    server::client::connect_tls_with(&addr.to_string(), config, false, false).expect("TLS connect")
+    server::thrift::client::connect_tls_with(&addr.to_string(), config, false, false).expect("TLS connect")
 }
 
 fn rows_read(addr: SocketAddr, config: &Arc<rustls::ClientConfig>) -> usize {
-    let Ok(mut c) = server::client::connect_tls_with(&addr.to_string(), config, false, false) else { return 0 };
+    let Ok(mut c) = server::thrift::client::connect_tls_with(&addr.to_string(), config, false, false) else { return 0 };
     let keys: Vec<Vec<u8>> = (0..ROWS).map(|i| format!("row{i:04}").into_bytes()).collect();
     c.get_rows(b"t".to_vec(), keys, BTreeMap::new()).map(|r| r.len()).unwrap_or(0)
 }
@@ -185,7 +185,7 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
     assert_eq!(rows_read(b.thrift, &trusted), ROWS, "b reads them from a over TLS");
 
     // Nothing is served in plain text or to another CA's certificate.
-    let mut plain = server::client::connect(&a.thrift.to_string(), false, false).expect("tcp connect");
+    let mut plain = server::thrift::client::connect(&a.thrift.to_string(), false, false).expect("tcp connect");
     assert!(plain.get_table_names().is_err(), "plain Thrift served");
     for (what, addr) in [("server", a.http), ("master", master.http)] {
         let answer = plain_get(addr, "/status");
@@ -195,7 +195,7 @@ fn a_cluster_serving_tls_forwards_recovers_and_assigns_with_certificates_alone()
     assert_eq!(rows_read(a.thrift, &rogue), 0, "a rogue CA's certificate served");
     let no_cert = server::tls::client_config(&cluster_ca_file).expect("config");
     assert!(
-        server::client::connect_tls_with(&a.thrift.to_string(), &no_cert, false, false)
+        server::thrift::client::connect_tls_with(&a.thrift.to_string(), &no_cert, false, false)
             .and_then(|mut c| c.get_table_names())
             .is_err()
     );

@@ -24,8 +24,8 @@ use std::time::Duration;
 use common::ServerProcess;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use server::client::{ThriftClient, connect};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, IllegalArgument, Mutation, THbaseSyncClient};
+use server::thrift::client::{ThriftClient, connect};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, IllegalArgument, Mutation, THbaseSyncClient};
 
 const ROWS: usize = 300;
 

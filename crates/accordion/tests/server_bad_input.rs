@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
-use server::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, IllegalArgument, Mutation, THbaseSyncClient};
+use server::thrift::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, IllegalArgument, Mutation, THbaseSyncClient};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
     TMessageIdentifier, TMessageType, TOutputProtocol, TStructIdentifier, TType,

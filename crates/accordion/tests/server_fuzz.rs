@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use common::ServerProcess;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use server::client::{THbaseSyncClient, connect};
-use server::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, Mutation, TScan};
+use server::thrift::client::{THbaseSyncClient, connect};
+use server::thrift::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, Mutation, TScan};
 use thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol, TInputProtocol,
     TOutputProtocol,

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
-use server::client::{THbaseSyncClient, ThriftClient, connect};
-use server::hbase_thrift::{ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect};
+use server::thrift::hbase_thrift::{ColumnDescriptor, Mutation};
 
 fn events(log: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(log)
@@ -157,7 +157,8 @@ fn every_store_event_is_a_structured_log_line() {
     let failures =
         |events: &[serde_json::Value]| events.iter().filter(|e| e["fields"]["message"] == "client call failed").count();
     let before = failures(&events(&log));
-    let scan = server::hbase_thrift::TScan { filter_string: Some(b"PrefixFilter(".to_vec()), ..Default::default() };
+    let scan =
+        server::thrift::hbase_thrift::TScan { filter_string: Some(b"PrefixFilter(".to_vec()), ..Default::default() };
     assert!(c.scanner_open_with_scan(b"t".to_vec(), scan, BTreeMap::new()).is_err(), "a bad filter is refused");
     let deadline = Instant::now() + Duration::from_secs(10);
     while failures(&events(&log)) == before {

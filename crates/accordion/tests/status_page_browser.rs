@@ -19,8 +19,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
-use server::client::{THbaseSyncClient, connect};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation, TScan};
+use server::thrift::client::{THbaseSyncClient, connect};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation, TScan};
 
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("ACCORDION_CHROMIUM") {

@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
-use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
-use server::hbase_thrift::BatchMutation;
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect, error_message};
+use server::thrift::hbase_thrift::BatchMutation;
 
 use crate::BenchError;
 use crate::engine::{Engine, EngineCounters};

@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use parking_lot::Mutex;
-use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect, error_message};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 
 use crate::BenchError;
 use crate::engine::{Engine, EngineCounters};
@@ -34,7 +34,7 @@ pub struct ThriftEngine {
 fn connect_to(addr: &str, tls_ca: Option<&std::path::Path>) -> thrift::Result<ThriftClient> {
     match tls_ca {
         None => connect(addr, true, true),
-        Some(ca) => server::client::connect_tls(addr, ca, true, true),
+        Some(ca) => server::thrift::client::connect_tls(addr, ca, true, true),
     }
 }
 

@@ -72,7 +72,7 @@ pub struct ServerSection {
     /// Where its store lives (a local directory, or the HDFS root's path).
     pub data_dir: PathBuf,
     pub thrift_addr: String,
-    /// The Thrift port's connection counters (`server::thrift_server`).
+    /// The Thrift port's connection counters (`server::thrift::listener`).
     #[serde(default)]
     pub thrift: Value,
     pub open_scanners: u64,

@@ -57,7 +57,7 @@ fn failed(e: StoreError) -> Response {
 pub fn respond(
     store: &Store,
     template: &FamilyDescriptor,
-    router: &crate::routing::Router,
+    router: &crate::peer::routing::Router,
     authority: Option<&dyn ClusterAuthority>,
     call: &str,
     query: &str,
@@ -158,7 +158,7 @@ pub fn respond(
 /// The calls the master and peers make ([`RegionServerCall`]).
 fn region_server_call(
     store: &Store,
-    router: &crate::routing::Router,
+    router: &crate::peer::routing::Router,
     authority: Option<&dyn ClusterAuthority>,
     call: RegionServerCall,
 ) -> Result<Response, Response> {
@@ -255,7 +255,7 @@ fn intended_here(
 /// it OPEN (the catalog may lag a region a server opened on its own: a
 /// split's daughters, a created table). Servers that cannot be asked are
 /// passed over (see `Router::open_elsewhere_now`).
-fn open_elsewhere(router: &crate::routing::Router, encoded: &str) -> Result<(), Response> {
+fn open_elsewhere(router: &crate::peer::routing::Router, encoded: &str) -> Result<(), Response> {
     match router.open_elsewhere_now(encoded) {
         Ok(None) => Ok(()),
         Ok(Some(owner)) => Err(conflict(format!("region {encoded} is open on live region server {owner}"))),
@@ -268,8 +268,8 @@ fn open_elsewhere(router: &crate::routing::Router, encoded: &str) -> Result<(), 
 }
 
 /// In a cluster, has every other server take `table`'s regions from the
-/// root after a split or merge here (as DDL does: `routing.rs`).
-fn told_everywhere(router: &crate::routing::Router, table: &str) -> Result<(), Response> {
+/// root after a split or merge here (as DDL does: `peer/routing.rs`).
+fn told_everywhere(router: &crate::peer::routing::Router, table: &str) -> Result<(), Response> {
     let failed = router.sync_table_everywhere(table);
     if failed.is_empty() {
         return Ok(());
@@ -360,8 +360,8 @@ fn set_family(f: &mut FamilyDescriptor, key: &str, v: &str) -> Result<(), String
         "IN_MEMORY" => f.in_memory = flag(v)?,
         "BLOCKCACHE" => f.block_cache = flag(v)?,
         "BLOCKSIZE" => f.block_size = usize::try_from(number(v)?).map_err(|_| "too large".to_string())?,
-        "BLOOMFILTER" => f.bloom = crate::convert::bloom_type(v).ok_or("not NONE, ROW or ROWCOL")?,
-        "COMPRESSION" => f.compression = crate::convert::compression(v).ok_or("not NONE, LZ4 or ZSTD")?,
+        "BLOOMFILTER" => f.bloom = crate::thrift::convert::bloom_type(v).ok_or("not NONE, ROW or ROWCOL")?,
+        "COMPRESSION" => f.compression = crate::thrift::convert::compression(v).ok_or("not NONE, LZ4 or ZSTD")?,
         "IN_MEMORY_COMPACTION" => {
             let policy = v.to_ascii_lowercase();
             let mut probe = f.clone();

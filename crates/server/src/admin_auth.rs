@@ -16,7 +16,7 @@
 //!
 //! Read-only pages (`/status`, `/metrics`, the status page) stay open. The
 //! token is compared in constant time. Other region servers and the master
-//! send the same token (`routing.rs`, `cluster::server_load`).
+//! send the same token (`peer/routing.rs`, `cluster::server_load`).
 //!
 //! Thread safety: immutable once built; shared by the HTTP threads.
 

@@ -38,8 +38,8 @@ use std::time::Duration;
 use store::wal::Durability;
 use store::{FamilyDescriptor, StoreOptions};
 
-use crate::connection::ConnectionLimits;
-use crate::handler::RequestLimits;
+use crate::gateway::RequestLimits;
+use crate::thrift::connection::ConnectionLimits;
 
 /// A bad configuration: which setting, and why.
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,7 @@
 //!
 //! The shell sends them for `scan 't', {VERSIONS => 3, TIMERANGE => [a, b]}`
 //! and a get with those options; a server forwards them with each piece of
-//! a cluster scan (`cluster_scan.rs`). Real HBase's gateway ignores every
+//! a cluster scan (`peer/cluster_scan.rs`). Real HBase's gateway ignores every
 //! attribute, so a client using these against HBase reads one version.
 //!
 //! Rules: an attribute outside the `accordion.scan.` prefix is ignored, as
@@ -124,20 +124,6 @@ impl ScanAttributes {
         Ok(out)
     }
 
-    /// The attributes that ask a server for what `self` reads, less the
-    /// start and stop inclusiveness (a forwarded piece sets its own).
-    pub fn read_options(&self) -> BTreeMap<Vec<u8>, Vec<u8>> {
-        let mut attrs = BTreeMap::new();
-        if self.max_versions != 1 {
-            attrs.insert(MAX_VERSIONS.to_vec(), self.max_versions.to_string().into_bytes());
-        }
-        if self.time_range != TimeRange::ALL {
-            let TimeRange { min, max } = self.time_range;
-            attrs.insert(TIME_RANGE.to_vec(), format!("{min},{max}").into_bytes());
-        }
-        attrs
-    }
-
     /// The timestamps both `self` and an upper bound `before` (a `TScan`'s
     /// `timestamp`: cells strictly older) admit.
     pub fn time_range_before(&self, before: Option<u64>) -> TimeRange {
@@ -196,14 +182,6 @@ mod tests {
         let e = ScanAttributes::parse(&attrs(&[(b"accordion.scan.max_version", "3")])).expect_err("typo");
         assert!(e.to_string().contains("accordion.scan.max_versions"), "{e}");
         assert_eq!(ScanAttributes::parse(&attrs(&[(RAW, "true")])), Err(AttributeError::Raw));
-    }
-
-    #[test]
-    fn read_options_round_trip() {
-        let a = ScanAttributes { max_versions: 4, time_range: TimeRange { min: 1, max: 9 }, ..Default::default() };
-        let back = ScanAttributes::parse(&a.read_options()).expect("valid");
-        assert_eq!(back, a);
-        assert!(ScanAttributes::default().read_options().is_empty());
     }
 
     #[test]

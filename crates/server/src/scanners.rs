@@ -31,7 +31,8 @@ use std::time::{Duration, Instant};
 use memstore::{Cell, Footprint};
 use parking_lot::Mutex;
 
-use crate::cluster_scan::{PieceScan, ScanError};
+use crate::gateway::error::GatewayError;
+use crate::peer::cluster_scan::PieceScan;
 
 /// One open scan. Its filter and batch size are the store scanner's own
 /// (filters run inside the store's scan).
@@ -69,7 +70,7 @@ impl OpenScanner {
     /// (HBase's `hbase.server.scanner.max.result.size`: at least one row
     /// is returned, and the client asks again for the rest). The lease
     /// restarts when the call starts and ends.
-    pub fn next_rows(&mut self, n: usize, max_bytes: usize) -> Result<Vec<Vec<Cell>>, ScanError> {
+    pub fn next_rows(&mut self, n: usize, max_bytes: usize) -> Result<Vec<Vec<Cell>>, GatewayError> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
         let mut bytes = 0;
@@ -80,7 +81,7 @@ impl OpenScanner {
             };
             match next {
                 Some(row) => {
-                    bytes += crate::result_size::row_bytes(&row);
+                    bytes += crate::gateway::result_size::row_bytes(&row);
                     out.push(row);
                 }
                 None => self.done = true,

@@ -14,13 +14,14 @@ use store::Store;
 
 use crate::config::ServerConfig;
 use crate::gate::{GatedProcessor, ServingGate};
-use crate::handler::ThriftHandler;
-use crate::hbase_thrift::HbaseSyncProcessor;
+use crate::gateway::Gateway;
 use crate::http::HttpServer;
 use crate::request_history::{self, RequestHistory};
 use crate::scanners::ScannerRegistry;
 use crate::status_source::StatusSource;
-use crate::thrift_server::ThriftServer;
+use crate::thrift::handler::ThriftHandler;
+use crate::thrift::hbase_thrift::HbaseSyncProcessor;
+use crate::thrift::listener::ThriftServer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -41,7 +42,7 @@ pub enum ServerError {
 pub struct Server {
     store: Arc<Store>,
     gate: Arc<ServingGate>,
-    router: Arc<crate::routing::Router>,
+    router: Arc<crate::peer::routing::Router>,
     cluster: Arc<OnceLock<crate::status_source::ClusterView>>,
     authority: Arc<OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,
     log_levels: Arc<OnceLock<Box<dyn crate::log_level::LogLevelControl>>>,
@@ -85,15 +86,15 @@ impl Server {
             config.max_scanners_per_connection,
             config.max_scanners_per_client,
         ));
-        let handler = ThriftHandler::new(
+        let gateway = Arc::new(Gateway::new(
             store.clone(),
             scanners.clone(),
             config.family_template.clone(),
             config.table_durability,
             config.requests.clone(),
-        );
-        let requests = handler.request_metrics().clone();
-        let router = handler.router().clone();
+        ));
+        let requests = gateway.request_metrics().clone();
+        let router = gateway.router().clone();
         if let Some(token) = &admin_token {
             router.set_admin_token(token.clone());
         }
@@ -120,7 +121,8 @@ impl Server {
                 }
             });
         });
-        let served_at = handler.served_at().clone();
+        let served_at = gateway.served_at().clone();
+        let handler = ThriftHandler::new(gateway);
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
         // Set once the HTTP port is bound (see `relay_target`).
@@ -128,7 +130,7 @@ impl Server {
         let verified = Arc::new(crate::tls_relay::VerifiedPeers::new(
             crate::tls::AdminVerifier::new(tls.as_ref()).map_err(ServerError::Tls)?,
         ));
-        let security = crate::thrift_server::Security {
+        let security = crate::thrift::listener::Security {
             tls: tls.as_ref().map(crate::tls::thrift_config).transpose().map_err(ServerError::Tls)?,
             http_relay: http_relay.clone(),
             verified: verified.clone(),
@@ -147,7 +149,7 @@ impl Server {
             thrift_listener,
             processor,
             config.connection.clone(),
-            crate::thrift_server::ConnectionCaps {
+            crate::thrift::listener::ConnectionCaps {
                 total: config.max_connections,
                 per_client: config.max_connections_per_client,
             },
@@ -257,7 +259,7 @@ impl Server {
 
     /// Where calls for regions other servers hold go (cluster membership
     /// gives it the other live servers).
-    pub fn router(&self) -> &Arc<crate::routing::Router> {
+    pub fn router(&self) -> &Arc<crate::peer::routing::Router> {
         &self.router
     }
 

@@ -15,7 +15,7 @@ use crate::gate::ServingGate;
 use crate::request_history::RequestHistory;
 use crate::request_metrics::RequestMetrics;
 use crate::scanners::ScannerRegistry;
-use crate::thrift_server::ThriftCounters;
+use crate::thrift::listener::ThriftCounters;
 
 /// What the pages read.
 pub struct StatusSource {
@@ -38,7 +38,7 @@ pub struct StatusSource {
     /// servers), set once the server has joined; `/status`'s `cluster`.
     pub cluster: Arc<std::sync::OnceLock<ClusterView>>,
     /// Cluster mode: the other servers, told of a split or merge here.
-    pub router: Arc<crate::routing::Router>,
+    pub router: Arc<crate::peer::routing::Router>,
     /// Cluster mode: ZooKeeper's membership and the master's catalog, which
     /// admin calls check (set once the server has joined).
     pub authority: Arc<std::sync::OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>,

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use server::client::{THbaseSyncClient, connect};
-use server::hbase_thrift::{ColumnDescriptor, Mutation};
+use server::thrift::client::{THbaseSyncClient, connect};
+use server::thrift::hbase_thrift::{ColumnDescriptor, Mutation};
 use server::{Server, ServerConfig};
 
 fn start() -> (tempfile::TempDir, Server) {
@@ -114,7 +114,7 @@ fn open_scanners_pin_the_memstore_segments_a_flush_let_go_and_status_measures_it
             .expect("the pinned-bytes metric");
         (status["server"]["scanner_pinned_bytes"].as_u64().expect("pinned bytes in /status"), metric)
     };
-    let scan = server::hbase_thrift::TScan::new(None, None, None, None, 10, None, None, None, None);
+    let scan = server::thrift::hbase_thrift::TScan::new(None, None, None, None, 10, None, None, None, None);
     let id = c.scanner_open_with_scan(b"pin".to_vec(), scan, BTreeMap::new()).expect("open");
     assert_eq!(c.scanner_get_list(id, 10).expect("rows").len(), 10);
     assert_eq!(pinned(&server), (0, 0), "the memstore still holds everything the scanner reads");

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use prometheus_parse::{Sample, Scrape, Value};
-use server::client::{THbaseSyncClient, ThriftClient, connect};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation, TScan};
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation, TScan};
 use server::{Server, ServerConfig};
 
 fn start() -> (tempfile::TempDir, Server, ThriftClient) {

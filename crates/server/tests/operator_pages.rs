@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use prometheus_parse::{Scrape, Value};
-use server::client::{THbaseSyncClient, ThriftClient, connect};
-use server::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 use server::log_level::LogLevelControl;
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect};
+use server::thrift::hbase_thrift::{BatchMutation, ColumnDescriptor, Mutation};
 use server::{Server, ServerConfig};
 
 const TOKEN: &str = "operator-pages-token-0123456789";

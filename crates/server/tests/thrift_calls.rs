@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use server::client::{THbaseSyncClient, ThriftClient, connect, error_message};
-use server::hbase_thrift::{ColumnDescriptor, Mutation, TAppend, TIncrement, TScan};
+use server::thrift::client::{THbaseSyncClient, ThriftClient, connect, error_message};
+use server::thrift::hbase_thrift::{ColumnDescriptor, Mutation, TAppend, TIncrement, TScan};
 use server::{Server, ServerConfig};
 
 fn start() -> (tempfile::TempDir, Server, ThriftClient) {
@@ -207,7 +207,7 @@ fn idle_connections_are_closed_after_the_idle_timeout() {
 
 #[test]
 fn a_malformed_row_refuses_the_whole_batch_before_anything_is_written() {
-    use server::hbase_thrift::BatchMutation;
+    use server::thrift::hbase_thrift::BatchMutation;
     let (_dir, _server, mut c) = start();
     let good = Mutation {
         is_delete: Some(false),
@@ -232,7 +232,7 @@ fn a_malformed_row_refuses_the_whole_batch_before_anything_is_written() {
 /// other rows of the batch — before and after it — are applied.
 #[test]
 fn a_row_the_store_refuses_fails_the_call_but_the_other_rows_are_applied() {
-    use server::hbase_thrift::BatchMutation;
+    use server::thrift::hbase_thrift::BatchMutation;
     let (_dir, _server, mut c) = start();
     let put = |col: &str| Mutation {
         is_delete: Some(false),
@@ -496,7 +496,7 @@ mod hbase_answers {
     /// all puts succeeded, so pb1's delete is never applied.
     #[test]
     fn a_batch_applies_every_put_before_any_delete_as_hbase_does() {
-        use server::hbase_thrift::BatchMutation;
+        use server::thrift::hbase_thrift::BatchMutation;
         let (_dir, _server, mut c) = start();
         create_family(&mut c, "mb", 1);
         let put = |col: &str| Mutation {

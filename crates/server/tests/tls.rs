@@ -18,7 +18,7 @@ use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyP
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
-use server::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, THbaseSyncClient};
+use server::thrift::hbase_thrift::{ColumnDescriptor, HbaseSyncClient, THbaseSyncClient};
 use server::{Server, ServerConfig};
 use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
 use thrift::transport::{TBufferedReadTransport, TBufferedWriteTransport};
@@ -181,7 +181,7 @@ fn thrift_and_http_over_tls_with_client_certificates() {
     );
     let f = ColumnDescriptor { name: Some(b"f:".to_vec()), max_versions: Some(1), ..Default::default() };
     c.create_table(b"t".to_vec(), vec![f]).expect("create over TLS");
-    let m = server::hbase_thrift::Mutation {
+    let m = server::thrift::hbase_thrift::Mutation {
         is_delete: Some(false),
         column: Some(b"f:q".to_vec()),
         value: Some(b"v".to_vec()),
@@ -195,7 +195,7 @@ fn thrift_and_http_over_tls_with_client_certificates() {
     assert!(table_names(thrift, client_config(&ca_pem, None)).is_err(), "served a client without a certificate");
     let rogue = client_config(&ca_pem, Some((&rogue_cert, &rogue_key)));
     assert!(table_names(thrift, rogue).is_err(), "served a client whose certificate another CA signed");
-    let mut plain = server::client::connect(&thrift.to_string(), false, false).expect("tcp connect");
+    let mut plain = server::thrift::client::connect(&thrift.to_string(), false, false).expect("tcp connect");
     assert!(plain.get_table_names().is_err(), "served plain Thrift on the TLS port");
 
     // The HTTP port speaks TLS: pages are open without a client

@@ -326,13 +326,13 @@ fn distinct_keys(workload: &bench::workload::Workload) -> u64 {
 /// The rows of the bench table, counted by a key-only scan through the
 /// server at `thrift` (which reads every region where it is held).
 fn count_rows(thrift: &str) -> anyhow::Result<u64> {
-    use server::client::{THbaseSyncClient, connect, error_message};
+    use server::thrift::client::{THbaseSyncClient, connect, error_message};
     let fail = |e: thrift::Error| anyhow::anyhow!("counting the rows through {thrift}: {}", error_message(&e));
     let mut c = connect(thrift, false, false).map_err(fail)?;
     // (TScan::default() is Thrift's defaults: a timestamp of 0, which would
     // read nothing.)
     let filter = b"FirstKeyOnlyFilter() AND KeyOnlyFilter()".to_vec();
-    let scan = server::hbase_thrift::TScan::new(None, None, None, None, None, filter, None, None, None);
+    let scan = server::thrift::hbase_thrift::TScan::new(None, None, None, None, None, filter, None, None, None);
     let id = c.scanner_open_with_scan(b"usertable".to_vec(), scan, Default::default()).map_err(fail)?;
     let mut rows = 0u64;
     loop {

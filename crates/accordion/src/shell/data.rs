@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::{anyhow, bail};
-use server::client::THbaseSyncClient;
-use server::hbase_thrift::{Mutation, TRowResult, TScan};
 use server::scan_attributes;
+use server::thrift::client::THbaseSyncClient;
+use server::thrift::hbase_thrift::{Mutation, TRowResult, TScan};
 
 use super::args::{Args, Kind, Options, bytes_list};
 use super::parse::Command;

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::{Context, anyhow, bail};
-use server::client::THbaseSyncClient;
-use server::hbase_thrift::ColumnDescriptor;
+use server::thrift::client::THbaseSyncClient;
+use server::thrift::hbase_thrift::ColumnDescriptor;
 
 use super::args::{Args, Kind, Options, table_arg};
 use super::parse::{Command, Value};

@@ -36,12 +36,12 @@ pub struct HttpPort {
     /// Given with `--http`, or found.
     addr: Option<String>,
     /// The admin token (`--admin-token-file`) and TLS (`--tls-ca`).
-    access: server::peer_http::PeerAccess,
+    access: server::peer::http::PeerAccess,
 }
 
 impl HttpPort {
     pub fn new(thrift: &str, http: Option<&str>, tls: Option<std::sync::Arc<rustls::ClientConfig>>) -> HttpPort {
-        let access = server::peer_http::PeerAccess { token: None, tls };
+        let access = server::peer::http::PeerAccess { token: None, tls };
         HttpPort { thrift: thrift.to_string(), addr: http.map(str::to_string), access }
     }
 
@@ -110,7 +110,7 @@ impl HttpPort {
 }
 
 fn get_status(
-    access: &server::peer_http::PeerAccess,
+    access: &server::peer::http::PeerAccess,
     addr: &str,
     timeout: Duration,
 ) -> anyhow::Result<http_api::ServerStatus> {
@@ -127,7 +127,7 @@ fn host_and_port(addr: &str) -> Option<(&str, u16)> {
 /// The HTTP address of the server whose Thrift address is `thrift`: the
 /// Thrift address itself if the server answers HTTP there, else the same
 /// host's default port, if the server there says it serves that Thrift port.
-fn find_from_thrift(access: &server::peer_http::PeerAccess, thrift: &str) -> anyhow::Result<String> {
+fn find_from_thrift(access: &server::peer::http::PeerAccess, thrift: &str) -> anyhow::Result<String> {
     let (host, thrift_port) =
         host_and_port(thrift).ok_or_else(|| anyhow!("--server {thrift:?} is not HOST:PORT; pass --http HOST:PORT"))?;
     let serves_this = |status: &http_api::ServerStatus| {

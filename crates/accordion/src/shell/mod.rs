@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use anyhow::{Context, anyhow};
 use http_port::HttpPort;
 use parse::{Command, parse_line};
-use server::client::{ThriftClient, connect, error_message};
+use server::thrift::client::{ThriftClient, connect, error_message};
 use session::Flow;
 
 #[derive(clap::Args, Debug)]
@@ -111,7 +111,7 @@ fn session_of(args: &ShellArgs) -> anyhow::Result<bool> {
     let connect = Box::new(move || {
         match &tls_config {
             None => connect(&addr, framed, compact),
-            Some(config) => server::client::connect_tls_with(&addr, config, framed, compact),
+            Some(config) => server::thrift::client::connect_tls_with(&addr, config, framed, compact),
         }
         .map_err(|e| format!("cannot connect to {addr}: {}", thrift_message(&e)))
     });

@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use anyhow::{anyhow, bail};
-use server::client::THbaseSyncClient;
+use server::thrift::client::THbaseSyncClient;
 
 use super::args::Args;
 use super::parse::Command;
@@ -143,7 +143,7 @@ impl<W: Write> Shell<W> {
         let args = Args::parse(cmd, 2, &[])?;
         let (t, row) = (args.bytes(0, "table")?, args.bytes(1, "row")?);
         let regions = self.client()?.get_table_regions(t.clone()).map_err(thrift_err)?;
-        let holds = |r: &server::hbase_thrift::TRegionInfo| {
+        let holds = |r: &server::thrift::hbase_thrift::TRegionInfo| {
             let (start, end) = (r.start_key.clone().unwrap_or_default(), r.end_key.clone().unwrap_or_default());
             start <= row && (end.is_empty() || row < end)
         };

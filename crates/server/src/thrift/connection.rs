@@ -31,7 +31,7 @@ use thrift::protocol::{
 use thrift::server::TProcessor;
 use thrift::transport::{TBufferedWriteTransport, TFramedWriteTransport};
 
-use crate::client::PEER_PREAMBLE;
+use crate::thrift::client::PEER_PREAMBLE;
 
 /// How a connection talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -328,7 +328,7 @@ pub fn serve(
         if let Err(e) = reader.read_exact(&mut preamble) {
             return (Ended::Error(e.into()), None);
         }
-        crate::routing::serve_as_peer();
+        crate::peer::routing::serve_as_peer();
         match reader
             .wait_for_message(shutdown, limits)
             .and_then(|more| if more { reader.peek(5).map(<[u8]>::to_vec) } else { Ok(Vec::new()) })

@@ -15,13 +15,13 @@ use thrift::transport::{
     TTcpChannel,
 };
 
-pub use crate::hbase_thrift::{HbaseSyncClient, THbaseSyncClient};
+pub use crate::thrift::hbase_thrift::{HbaseSyncClient, THbaseSyncClient};
 
 pub type ThriftClient = HbaseSyncClient<Box<dyn TInputProtocol + Send>, Box<dyn TOutputProtocol + Send>>;
 
 /// What a region server forwarding calls to another sends before its
 /// first Thrift message (`client::connect_as_peer`): the calls of such a
-/// connection are answered here, never forwarded again (`routing.rs`). No
+/// connection are answered here, never forwarded again (`peer/routing.rs`). No
 /// wire starts so (Thrift: 0x80, 0x82, 0x00; HTTP: an upper-case method).
 pub const PEER_PREAMBLE: &[u8; 5] = b"ACCFW";
 
@@ -32,7 +32,7 @@ pub fn connect(addr: &str, framed: bool, compact: bool) -> thrift::Result<Thrift
 }
 
 /// A connection from one region server to another that forwards calls
-/// for the regions the other holds (`routing.rs`): it announces itself with
+/// for the regions the other holds (`peer/routing.rs`): it announces itself with
 /// [`PEER_PREAMBLE`], so the other server never forwards
 /// its calls again (no loops), and a call may take at most `timeout` to be
 /// written or answered (HBase's `hbase.rpc.timeout` is 60 s). With `tls`
@@ -149,7 +149,7 @@ fn over_halves(
 
 /// The message of a Thrift error, with HBase's exceptions unwrapped.
 pub fn error_message(e: &thrift::Error) -> String {
-    use crate::hbase_thrift::{AlreadyExists, IOError, IllegalArgument};
+    use crate::thrift::hbase_thrift::{AlreadyExists, IOError, IllegalArgument};
     if let thrift::Error::User(u) = e {
         if let Some(x) = u.downcast_ref::<IOError>() {
             return format!("IOError: {}", x.message.clone().unwrap_or_default());

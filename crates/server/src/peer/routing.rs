@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::client::{ThriftClient, connect_as_peer};
+use crate::thrift::client::{ThriftClient, connect_as_peer};
 
 thread_local! {
     /// Whether the connection this thread serves is another region server
@@ -127,8 +127,8 @@ impl Router {
     }
 
     /// How this server reaches the others' HTTP ports.
-    pub fn peer_access(&self) -> crate::peer_http::PeerAccess {
-        crate::peer_http::PeerAccess { token: self.admin_token.get().cloned(), tls: self.peer_tls.get().cloned() }
+    pub fn peer_access(&self) -> crate::peer::http::PeerAccess {
+        crate::peer::http::PeerAccess { token: self.admin_token.get().cloned(), tls: self.peer_tls.get().cloned() }
     }
 
     /// A new connection to another server's Thrift port, as a peer.
@@ -164,7 +164,9 @@ impl Router {
     /// bad argument) is the owner's own, and it stays the owner.
     pub fn moved(result: &thrift::Error) -> bool {
         match result {
-            thrift::Error::User(_) => crate::client::error_message(result).contains("NotServingRegionException"),
+            thrift::Error::User(_) => {
+                crate::thrift::client::error_message(result).contains("NotServingRegionException")
+            }
             _ => true,
         }
     }
@@ -308,7 +310,7 @@ impl Router {
 }
 
 /// The encoded names of the regions `peer` has OPEN, from its `/status`.
-fn open_regions(access: &crate::peer_http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
+fn open_regions(access: &crate::peer::http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
     let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
     let status: http_api::ServerStatus = serde_json::from_str(&body).map_err(|e| e.to_string())?;
     Ok(status.open_region_ids())

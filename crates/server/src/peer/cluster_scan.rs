@@ -22,43 +22,21 @@
 //! `OpenScanner`'s mutex); the connection to a remote piece's owner is its
 //! own, so the remote scanner closes with it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-use memstore::{Cell, CellType};
+use memstore::Cell;
 use store::{RegionState, Scan, Store};
 
-use crate::client::{THbaseSyncClient, ThriftClient};
-use crate::hbase_thrift::{TRowResult, TScan};
-use crate::routing::Router;
+use crate::gateway::error::GatewayError;
+use crate::peer::forward::RemoteScan;
+use crate::peer::routing::Router;
 use crate::scan_attributes::{START_EXCLUSIVE, STOP_INCLUSIVE};
+use crate::thrift::client::{THbaseSyncClient, ThriftClient};
 
 /// Rows asked of a remote scanner per call.
 const REMOTE_BATCH: i32 = 100;
 
-/// A scan as another server runs a piece of it: the `TScan` (each piece
-/// sets its bounds) and the attributes that carry what `TScan` cannot say.
-#[derive(Debug, Clone)]
-pub struct RemoteScan {
-    pub scan: TScan,
-    pub attributes: BTreeMap<Vec<u8>, Vec<u8>>,
-}
-
-/// Why a piece could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ScanError {
-    #[error(transparent)]
-    Store(#[from] store::StoreError),
-    /// The owner of a piece answered with an error, or could not be reached.
-    #[error("{0}")]
-    Remote(thrift::Error),
-    /// No live server holds the region (it is in transition).
-    #[error("region {0} is held by no live server (in transition); retry")]
-    Unowned(String),
-}
-
-/// A stretch of the scan's key range, `[start, stop)` (`stop` empty: the
-/// end of the table).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Piece {
     Here { start: Vec<u8>, stop: Vec<u8> },
@@ -67,7 +45,7 @@ enum Piece {
 
 enum Current {
     Here(Box<store::read::scanner::Scanner>),
-    Elsewhere { client: ThriftClient, id: i32, rows: VecDeque<Vec<Cell>>, done: bool },
+    Elsewhere { region: String, owner: String, client: ThriftClient, id: i32, rows: VecDeque<Vec<Cell>>, done: bool },
 }
 
 /// The pieces of a scan being read; see the module doc.
@@ -93,7 +71,7 @@ impl PieceScan {
         local: Scan,
         remote: RemoteScan,
         regions: &[(store::RegionInfo, RegionState)],
-    ) -> Result<Option<PieceScan>, ScanError> {
+    ) -> Result<Option<PieceScan>, GatewayError> {
         let (lo, hi) = bounds(&local);
         let mut pieces: VecDeque<Piece> = pieces(regions, &lo, &hi).into();
         // An empty range reads nothing, wherever its key lies (a piece
@@ -109,7 +87,7 @@ impl PieceScan {
     }
 
     /// The next row (or piece of a row, with a batch size), in key order.
-    pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>, ScanError> {
+    pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>, GatewayError> {
         loop {
             let current = match &mut self.current {
                 Some(c) => c,
@@ -124,7 +102,7 @@ impl PieceScan {
                     Some(row) => return Ok(Some(row)),
                     None => self.current = None,
                 },
-                Current::Elsewhere { client, id, rows, done } => {
+                Current::Elsewhere { region, owner, client, id, rows, done } => {
                     if let Some(row) = rows.pop_front() {
                         return Ok(Some(row));
                     }
@@ -132,12 +110,13 @@ impl PieceScan {
                         self.current = None;
                         continue;
                     }
-                    let got = client.scanner_get_list(*id, REMOTE_BATCH).map_err(ScanError::Remote)?;
+                    let got =
+                        client.scanner_get_list(*id, REMOTE_BATCH).map_err(|e| remote_failure(e, region, owner))?;
                     if got.is_empty() {
                         // Dropping the connection closes the remote scanner.
                         *done = true;
                     }
-                    rows.extend(got.into_iter().map(cells_of));
+                    rows.extend(got.into_iter().map(crate::peer::forward::cells_of));
                 }
             }
         }
@@ -150,7 +129,7 @@ impl PieceScan {
         }
     }
 
-    fn open(&self, piece: Piece) -> Result<Current, ScanError> {
+    fn open(&self, piece: Piece) -> Result<Current, GatewayError> {
         match piece {
             Piece::Here { start, stop } => {
                 let mut scan = self.local.clone();
@@ -165,7 +144,11 @@ impl PieceScan {
                 Ok(Current::Here(Box::new(self.store.scan(&self.table, scan)?)))
             }
             Piece::Elsewhere { region, start, stop } => {
-                let owner = self.router.owner(&region).ok_or_else(|| ScanError::Unowned(region.clone()))?;
+                let owner = self.router.owner(&region).ok_or_else(|| {
+                    GatewayError::NotServing(format!(
+                        "region {region} is held by no live server (in transition); retry"
+                    ))
+                })?;
                 let opened = self.router.connect(&owner).and_then(|mut client| {
                     let mut scan = self.remote.scan.clone();
                     let mut attributes = self.remote.attributes.clone();
@@ -183,12 +166,14 @@ impl PieceScan {
                     Ok((client, id))
                 });
                 match opened {
-                    Ok((client, id)) => Ok(Current::Elsewhere { client, id, rows: VecDeque::new(), done: false }),
+                    Ok((client, id)) => {
+                        Ok(Current::Elsewhere { region, owner, client, id, rows: VecDeque::new(), done: false })
+                    }
                     Err(e) => {
                         if Router::moved(&e) {
                             self.router.forget(&region);
                         }
-                        Err(ScanError::Remote(e))
+                        Err(remote_failure(e, &region, &owner))
                     }
                 }
             }
@@ -266,32 +251,14 @@ fn pieces(regions: &[(store::RegionInfo, RegionState)], lo: &[u8], hi: &[u8]) ->
     out
 }
 
-/// A row a remote scanner returned, as cells (columns "family:qualifier").
-fn cells_of(row: TRowResult) -> Vec<Cell> {
-    let key = row.row.unwrap_or_default();
-    let columns = row.columns.unwrap_or_default().into_iter();
-    let sorted = row.sorted_columns.unwrap_or_default().into_iter().map(|c| (c.column_name, c.cell));
-    let mut cells: Vec<Cell> = columns
-        .map(|(name, cell)| (Some(name), Some(cell)))
-        .chain(sorted)
-        .filter_map(|(name, cell)| {
-            let (name, cell) = (name?, cell?);
-            let at = name.iter().position(|&b| b == b':').unwrap_or(name.len());
-            Some(Cell {
-                row: key.clone(),
-                family: name[..at].to_vec(),
-                qualifier: name.get(at + 1..).unwrap_or_default().to_vec(),
-                timestamp: cell.timestamp.unwrap_or_default().max(0) as u64,
-                cell_type: CellType::Put,
-                value: cell.value.unwrap_or_default(),
-                seq: 0,
-            })
-        })
-        .collect();
-    // Our order (family, then qualifier), not the names' byte order ("f1:"
-    // sorts before "f:").
-    cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
-    cells
+/// A remote piece's failure: the owner's own answer as it gave it; a
+/// failure to reach it says the region is not served where it was sought
+/// (the client retries, as HBase's does).
+fn remote_failure(e: thrift::Error, region: &str, owner: &str) -> GatewayError {
+    match crate::peer::forward::failure(e, region, owner) {
+        GatewayError::Unreachable { cause, .. } => GatewayError::NotServing(cause),
+        other => other,
+    }
 }
 
 #[cfg(test)]
@@ -362,17 +329,5 @@ mod tests {
         assert_eq!(bounds(&scan(k("m"), k("b"), true, true, false)), (b"b\0".to_vec(), b"m\0".to_vec()));
         assert_eq!(bounds(&scan(k("m"), k("b"), true, false, true)), (b"b".to_vec(), b"m".to_vec()));
         assert_eq!(bounds(&scan(None, None, true, false, true)), (Vec::new(), Vec::new()));
-    }
-
-    #[test]
-    fn remote_rows_come_back_as_cells_in_family_order() {
-        use crate::hbase_thrift::TCell;
-        let mut columns = std::collections::BTreeMap::new();
-        columns.insert(b"f:q".to_vec(), TCell::new(b"1".to_vec(), 5));
-        columns.insert(b"f1:a".to_vec(), TCell::new(b"2".to_vec(), 6));
-        let cells = cells_of(TRowResult::new(b"r".to_vec(), columns, None));
-        let names: Vec<(&[u8], &[u8])> = cells.iter().map(|c| (c.family.as_slice(), c.qualifier.as_slice())).collect();
-        assert_eq!(names, [(&b"f"[..], &b"q"[..]), (&b"f1"[..], &b"a"[..])]);
-        assert_eq!((cells[0].timestamp, cells[1].value.as_slice()), (5, &b"2"[..]));
     }
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use memstore::Cell;
 use store::{Column, FamilyDescriptor, TableDescriptor};
 
-use crate::errors::illegal_argument;
-use crate::hbase_thrift::{ColumnDescriptor, TCell, TColumn, TRowResult};
+use crate::thrift::errors::illegal_argument;
+use crate::thrift::hbase_thrift::{ColumnDescriptor, TCell, TColumn, TRowResult};
 
 /// HBase's `CellUtil.parseColumn`: "f" is the whole family, "f:q" one
 /// column ("f:" is the column with the empty qualifier).

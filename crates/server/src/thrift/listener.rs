@@ -19,8 +19,8 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use thrift::server::TProcessor;
 
-use crate::connection::{ConnectionLimits, Ended, refuse, serve};
 use crate::scanners::{ScannerRegistry, on_connection};
+use crate::thrift::connection::{ConnectionLimits, Ended, refuse, serve};
 
 /// Counters of the Thrift front end.
 #[derive(Debug, Default)]

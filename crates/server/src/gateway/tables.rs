@@ -1,0 +1,113 @@
+//! The gateway's table calls: create, delete, enable, disable, list,
+//! describe, compact, and where a table's regions are. In a cluster, a
+//! DDL call returns once every other server has taken the table's new
+//! state from the root, as HBase's DDL returns once every region server
+//! has acted on it.
+
+use store::{RegionInfo, RegionState, StoreError, TableDescriptor};
+
+use super::{Gateway, GatewayError, GatewayResult, RegionLocation};
+
+impl Gateway {
+    /// In a cluster, has every other server take `table`'s state from the
+    /// root (`done`: what this server did) before the call returns.
+    fn ddl_everywhere(&self, table: &str, done: &'static str) -> GatewayResult<()> {
+        let failed = self.router.sync_table_everywhere(table);
+        if failed.is_empty() {
+            return Ok(());
+        }
+        Err(GatewayError::NotEverywhere { table: table.to_string(), done, failed: failed.join("; ") })
+    }
+
+    /// Creates a table (with the durability tables created here get).
+    pub fn create_table(&self, mut desc: TableDescriptor) -> GatewayResult<()> {
+        desc.durability = self.table_durability;
+        let name = desc.name.clone();
+        self.store.create_table(desc, &[])?;
+        // Every server of a cluster lists it before the call returns.
+        self.ddl_everywhere(&name, "created")
+    }
+
+    /// Deletes a disabled table.
+    pub fn delete_table(&self, name: &str) -> GatewayResult<()> {
+        // In a cluster every server must have the table disabled (its
+        // regions flushed) before its files go, and forget it after.
+        self.ddl_everywhere(name, "disabled")?;
+        self.store.delete_table(name)?;
+        self.ddl_everywhere(name, "deleted")?;
+        // Its latencies join the dropped tables', as its store counters do.
+        self.requests.table_dropped(name);
+        Ok(())
+    }
+
+    pub fn enable_table(&self, name: &str) -> GatewayResult<()> {
+        self.store.enable_table(name)?;
+        self.ddl_everywhere(name, "enabled")
+    }
+
+    pub fn disable_table(&self, name: &str) -> GatewayResult<()> {
+        self.store.disable_table(name)?;
+        self.ddl_everywhere(name, "disabled")
+    }
+
+    pub fn is_table_enabled(&self, name: &str) -> GatewayResult<bool> {
+        Ok(self.store.is_table_enabled(name)?)
+    }
+
+    /// Compacts every region of a table (`major`: into one file per family).
+    pub fn compact_table(&self, name: &str, major: bool) -> GatewayResult<()> {
+        Ok(self.store.compact_table(name, major)?)
+    }
+
+    pub fn list_tables(&self) -> Vec<String> {
+        self.store.list_tables()
+    }
+
+    pub fn describe_table(&self, name: &str) -> GatewayResult<TableDescriptor> {
+        Ok(self.store.describe_table(name)?)
+    }
+
+    /// Every region of a table and the server holding it; a missing table
+    /// has none (as HBase answers). In a cluster, a region held elsewhere
+    /// names its owner, as the live servers report it now.
+    pub fn table_regions(&self, name: &str) -> GatewayResult<Vec<RegionLocation>> {
+        let regions = match self.store.region_states(name) {
+            Err(StoreError::TableNotFound(_)) => Vec::new(),
+            other => other?,
+        };
+        let cluster = self.router.is_cluster();
+        if cluster && regions.iter().any(|(_, s)| *s == RegionState::Offline) {
+            self.router.refresh();
+        }
+        let owner_of = |r: &RegionInfo, state| -> Option<(String, u16)> {
+            if state != RegionState::Offline || !cluster {
+                return None;
+            }
+            let addr: std::net::SocketAddr = self.router.owner(&r.dir_name())?.parse().ok()?;
+            Some((addr.ip().to_string(), addr.port()))
+        };
+        Ok(regions
+            .into_iter()
+            .map(|(r, state)| {
+                let (host, port) = owner_of(&r, state).unwrap_or_else(|| self.here());
+                RegionLocation { info: r, host, port }
+            })
+            .collect())
+    }
+
+    /// The region of `table` holding `row`, as this server reports it.
+    pub fn region_holding(&self, table: &str, row: &[u8]) -> GatewayResult<RegionLocation> {
+        let regions = self.store.table_regions(table)?;
+        let info = regions.into_iter().find(|r| r.contains(row)).ok_or_else(|| GatewayError::NoRegion {
+            table: table.to_string(),
+            row: String::from_utf8_lossy(row).into_owned(),
+        })?;
+        let (host, port) = self.here();
+        Ok(RegionLocation { info, host, port })
+    }
+
+    /// This server's client address (`localhost:0` until it is bound).
+    fn here(&self) -> (String, u16) {
+        self.served_at.get().map_or(("localhost".to_string(), 0), |a| (a.ip().to_string(), a.port()))
+    }
+}

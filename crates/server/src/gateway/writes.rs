@@ -1,0 +1,163 @@
+//! The gateway's writes: one row's mutations, a batch of rows, increments,
+//! appends and check-and-mutate.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use store::wal::Durability;
+use store::{Mutation, MutationRef, RowMutations};
+
+use super::{CheckAndMutate, Gateway, GatewayResult, Placement, RowWrite};
+use crate::peer::forward;
+use crate::peer::routing::Router;
+use crate::request_metrics::Op;
+
+impl Gateway {
+    /// Applies one row's mutations atomically. A call of deletes only
+    /// counts as a delete, any other as a put. A write on another server
+    /// is timed there.
+    pub fn mutate_row(&self, table: &str, write: RowWrite) -> GatewayResult<()> {
+        if write.mutations.is_empty() {
+            return Ok(());
+        }
+        if let Some(r) = self.forwarded(table, &write.row, |c| forward::mutate_row(c, table, &write)) {
+            return r;
+        }
+        let started = Instant::now();
+        let op = if write.deletes_only() { Op::Delete } else { Op::Put };
+        let result = self.store.mutate_row(table, &write.row, &write.mutations, write.durability).map_err(Into::into);
+        self.timed(table, op, started, result)
+    }
+
+    /// Writes batches of rows in phases: a phase is written only if every
+    /// row of the phases before it was (HBase's Thrift gateway writes a
+    /// mutateRows call's puts, then its deletes, so). The call is timed
+    /// once, as a put.
+    pub fn write_batches(&self, table: &str, phases: Vec<Vec<RowWrite>>) -> GatewayResult<()> {
+        let phases: Vec<Vec<RowWrite>> = phases
+            .into_iter()
+            .map(|rows| rows.into_iter().filter(|r| !r.mutations.is_empty()).collect::<Vec<_>>())
+            .filter(|rows| !rows.is_empty())
+            .collect();
+        if phases.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let mut result = Ok(());
+        for rows in phases {
+            result = self.write_rows(table, rows);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.timed(table, Op::Put, started, result)
+    }
+
+    /// Writes one batch of rows: those other servers hold go to them, one
+    /// call per server; this server's go to the store as one batch (HBase's
+    /// batchMutate): each region's rows are one WAL record with one sync,
+    /// visible only once durable. A row the store refuses (e.g. an unknown
+    /// family) fails the call, but the other rows are applied, as HBase
+    /// applies them. Rows that asked not to be logged form their own
+    /// SKIP_WAL batch. Each row is atomic; the batch is not.
+    fn write_rows(&self, table: &str, rows: Vec<RowWrite>) -> GatewayResult<()> {
+        let (here, remote) = self.split_by_owner(table, rows);
+        let mut result = Ok(());
+        for (owner, (regions, batch)) in remote {
+            let sent = self.router.call(&owner, |c| forward::mutate_rows(c, table, &batch));
+            if let Err(e) = &sent
+                && Router::moved(e)
+            {
+                regions.iter().for_each(|r| self.router.forget(r));
+            }
+            let region = regions.first().cloned().unwrap_or_default();
+            result = result.and(sent.map_err(|e| forward::failure(e, &region, &owner)));
+        }
+        let refs: Vec<Vec<MutationRef<'_>>> =
+            here.iter().map(|w| w.mutations.iter().map(Mutation::as_ref).collect()).collect();
+        for skip in [false, true] {
+            let batch: Vec<RowMutations<'_>> = here
+                .iter()
+                .zip(&refs)
+                .filter(|(w, _)| (w.durability == Some(Durability::SkipWal)) == skip)
+                .map(|(w, mutations)| RowMutations { row: &w.row, mutations })
+                .collect();
+            if batch.is_empty() {
+                continue;
+            }
+            let durability = skip.then_some(Durability::SkipWal);
+            let applied = self.store.mutate_rows(table, &batch, durability).map_err(Into::into);
+            result = result.and(applied);
+        }
+        result
+    }
+
+    /// The rows this server writes, and per other server the rows it holds
+    /// (with the encoded names of their regions), in batch order.
+    #[expect(clippy::type_complexity, reason = "a private helper's grouping, named where it is used")]
+    fn split_by_owner(
+        &self,
+        table: &str,
+        rows: Vec<RowWrite>,
+    ) -> (Vec<RowWrite>, BTreeMap<String, (Vec<String>, Vec<RowWrite>)>) {
+        if !self.router.is_cluster() {
+            return (rows, BTreeMap::new());
+        }
+        let mut here = Vec::with_capacity(rows.len());
+        let mut remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)> = BTreeMap::new();
+        for w in rows {
+            match self.placement(table, &w.row) {
+                Placement::Elsewhere { region, owner } => {
+                    let entry = remote.entry(owner).or_default();
+                    entry.0.push(region);
+                    entry.1.push(w);
+                }
+                Placement::Here => here.push(w),
+            }
+        }
+        (here, remote)
+    }
+
+    /// Adds `amount` to a counter column; its new value.
+    pub fn increment(
+        &self,
+        table: &str,
+        row: &[u8],
+        family: &[u8],
+        qualifier: &[u8],
+        amount: i64,
+    ) -> GatewayResult<i64> {
+        if let Some(r) = self.forwarded(table, row, |c| forward::increment(c, table, row, family, qualifier, amount)) {
+            return r;
+        }
+        Ok(self.store.increment(table, row, family, qualifier, amount)?)
+    }
+
+    /// Appends each suffix to its column (family, qualifier); the new
+    /// values, in the order asked.
+    pub fn append(
+        &self,
+        table: &str,
+        row: &[u8],
+        columns: &[(Vec<u8>, Vec<u8>, Vec<u8>)],
+    ) -> GatewayResult<Vec<Vec<u8>>> {
+        if let Some(r) = self.forwarded(table, row, |c| forward::append(c, table, row, columns)) {
+            return r;
+        }
+        let mut out = Vec::with_capacity(columns.len());
+        for (family, qualifier, suffix) in columns {
+            out.push(self.store.append(table, row, family, qualifier, suffix)?);
+        }
+        Ok(out)
+    }
+
+    /// Applies the mutations if the column holds the expected value;
+    /// whether it did.
+    pub fn check_and_mutate(&self, table: &str, check: CheckAndMutate) -> GatewayResult<bool> {
+        if let Some(r) = self.forwarded(table, &check.row, |c| forward::check_and_mutate(c, table, &check)) {
+            return r;
+        }
+        let CheckAndMutate { row, family, qualifier, expected, mutations } = &check;
+        Ok(self.store.check_and_mutate(table, row, family, qualifier, expected.as_deref(), mutations)?)
+    }
+}
