@@ -1018,7 +1018,7 @@ fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave(
         let names = c.get_table_names().expect("names");
         assert_eq!(names, [b"e".to_vec()], "through {}", s.thrift);
     }
-    assert!(!root.path().join("data").join("s").exists(), "s's files are gone");
+    assert!(!root.path().join("data").join("default").join("s").exists(), "s's files are gone");
     wait_for("nothing of s in transition on the master's page", Duration::from_secs(10), || {
         master.status().is_some_and(|st| !st["in_transition"].to_string().contains("\"s\""))
     });

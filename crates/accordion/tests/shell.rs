@@ -919,3 +919,34 @@ sys.stdout.write(out.decode("utf-8", "replace"))
     assert!(screen.contains("accordion> scan 'users"), "the line was completed to scan 'users: {screen}");
     assert!(screen.contains("value=v1") && screen.contains("1 row(s)"), "and the scan ran: {screen}");
 }
+
+#[test]
+fn namespaces_are_created_listed_used_and_dropped_only_when_empty() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = ServerProcess::start_in(dir.path(), &[]);
+    let (ok, out) = session(
+        &server,
+        "create_namespace 'ns1'; create 'ns1:t', 'f'; create 't', 'f'; put 'ns1:t', 'r1', 'f:q', 'v1'; \
+         get 'ns1:t', 'r1'; list_namespace; list_namespace_tables 'ns1'; describe_namespace 'ns1'; list",
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("value=v1"), "{out}");
+    assert!(out.contains("NAMESPACE\ndefault\nhbase\nns1\n3 row(s)"), "{out}");
+    assert!(out.contains("TABLE\nt\n1 row(s)\nDESCRIPTION\n{NAME => 'ns1'}"), "{out}");
+    assert!(out.contains("TABLE\nns1:t\nt\n2 row(s)"), "{out}");
+    // The table is where HBase lays it out, `default:t` is `t`.
+    assert!(dir.path().join("data/ns1/t/.tabledesc").exists());
+    let (ok, out) = session(&server, "count 'default:t'");
+    assert!(ok && out.contains("0 row(s)"), "{out}");
+    let (ok, out) = session(&server, "drop_namespace 'ns1'");
+    assert!(!ok && out.contains("ConstraintException: Only empty namespaces can be removed"), "{out}");
+    let (ok, out) = session(&server, "drop_namespace 'default'");
+    assert!(!ok && out.contains("Reserved namespace default cannot be removed"), "{out}");
+    let (ok, out) = session(&server, "create 'nope:t', 'f'");
+    assert!(!ok && out.contains("NamespaceNotFoundException: nope"), "{out}");
+    let (ok, out) = session(&server, "create_namespace 'ns1'");
+    assert!(!ok && out.contains("NamespaceExistException: ns1"), "{out}");
+    let (ok, out) = session(&server, "disable 'ns1:t'; drop 'ns1:t'; drop_namespace 'ns1'; list_namespace");
+    assert!(ok, "{out}");
+    assert!(out.ends_with("NAMESPACE\ndefault\nhbase\n2 row(s)"), "{out}");
+}

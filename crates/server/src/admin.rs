@@ -1,5 +1,6 @@
 //! Admin calls that HBase's Thrift v1 IDL lacks, as `POST /admin/<call>` on
-//! the HTTP port (the shell uses them): `flush?table=T`,
+//! the HTTP port (the shell uses them): `create_namespace?name=NS` and
+//! `drop_namespace?name=NS` (HBase's namespace DDL), `flush?table=T`,
 //! `compact?table=T|region=ENC[&family=F][&major=true]` (HBase's `compact
 //! 't', 'f'` and `compact 'REGION'`; the Thrift call compacts whole tables),
 //! `split?table=T&row=R[&at=K]`, `unassign?region=ENC` (close a region),
@@ -53,6 +54,13 @@ fn failed(e: StoreError) -> Response {
     (format!("{e}\n"), "text/plain", crate::errors::exception(&e).http)
 }
 
+/// A refusal with HBase's exception class in front, as HBase's shell
+/// prints it (the namespace calls, new enough to have no callers that
+/// match on the plain message).
+fn failed_as_hbase(e: StoreError) -> Response {
+    (crate::errors::client_message(&e) + "\n", "text/plain", crate::errors::exception(&e).http)
+}
+
 /// Runs admin call `call` with `query`.
 pub fn respond(
     store: &Store,
@@ -70,6 +78,17 @@ pub fn respond(
     }
     let run = || -> Result<Response, Response> {
         Ok(match call {
+            "create_namespace" => {
+                let name = text_param(query, "name")?;
+                let descriptor = store::NamespaceDescriptor { name: name.clone(), configuration: Default::default() };
+                store.create_namespace(descriptor).map_err(failed_as_hbase)?;
+                ok(format!("created namespace {name}"))
+            }
+            "drop_namespace" => {
+                let name = text_param(query, "name")?;
+                store.drop_namespace(&name).map_err(failed_as_hbase)?;
+                ok(format!("dropped namespace {name}"))
+            }
             "flush" => {
                 let table = text_param(query, "table")?;
                 store.flush_table(&table).map_err(failed)?;

@@ -48,6 +48,11 @@ pub fn exception(e: &StoreError) -> Exception {
         | StoreError::RegionNotClosed { .. }
         | StoreError::AlterRefused { .. } => (None, IllegalArgument, 400),
         StoreError::TableNotFound(_) => (Some("org.apache.hadoop.hbase.TableNotFoundException"), IoError, 404),
+        StoreError::NamespaceExists(_) => (Some("org.apache.hadoop.hbase.NamespaceExistException"), AlreadyExists, 409),
+        StoreError::NamespaceNotFound(_) => (Some("org.apache.hadoop.hbase.NamespaceNotFoundException"), IoError, 404),
+        StoreError::NamespaceConstraint(_) => {
+            (Some("org.apache.hadoop.hbase.constraint.ConstraintException"), IoError, 409)
+        }
         StoreError::TableDisabled(_) => (Some("org.apache.hadoop.hbase.TableNotEnabledException"), IoError, 400),
         StoreError::TableEnabled(_) => (Some("org.apache.hadoop.hbase.TableNotDisabledException"), IoError, 409),
         StoreError::NoSuchFamily { .. } => {
@@ -75,6 +80,8 @@ pub fn exception(e: &StoreError) -> Exception {
 pub fn message_after_class(e: &StoreError) -> String {
     match e {
         StoreError::TableExists(t)
+        | StoreError::NamespaceExists(t)
+        | StoreError::NamespaceNotFound(t)
         | StoreError::TableNotFound(t)
         | StoreError::TableDisabled(t)
         | StoreError::TableEnabled(t) => t.clone(),

@@ -10,6 +10,8 @@
 //! - `/conf`, the effective settings as TOML (what `--print-config` prints);
 //! - `/logs`, the process's recent log lines ([`crate::recent_logs`]);
 //! - `/schema?table=T`, a table's descriptor as JSON (`table_schema.rs`);
+//! - `/namespaces[?name=NS]`, the namespaces and their tables as JSON
+//!   (`namespaces.rs`);
 //! - `/health`, 200 while the server may serve, 503 with the reason when
 //!   its gate refuses calls (a cluster member that lost its lease);
 //! - HBase's operator pages: `/jmx` (the figures as HBase's JMX servlet
@@ -190,6 +192,7 @@ fn respond(source: &StatusSource, request: tiny_http::Request) {
         (tiny_http::Method::Get, "/logs") => (logs_text(), "text/plain; charset=utf-8", 200),
         (tiny_http::Method::Get, "/health") => health(source),
         (tiny_http::Method::Get, "/schema") => crate::table_schema::respond(&source.store, &query),
+        (tiny_http::Method::Get, "/namespaces") => crate::namespaces::respond(&source.store, &query),
         (tiny_http::Method::Get, "/jmx") => jmx(source, &query),
         (tiny_http::Method::Get, "/stacks") => (crate::thread_dump::render(), "text/plain; charset=utf-8", 200),
         (tiny_http::Method::Get, "/dump") => (crate::dump::render(source), "text/plain; charset=utf-8", 200),

@@ -315,12 +315,14 @@ impl Catalog {
         }
     }
 
+    /// Table `name` (`default:t` is `t`).
     pub(crate) fn table(&self, name: &str) -> Result<Arc<TableState>> {
-        self.tables.read().get(name).cloned().ok_or_else(|| StoreError::TableNotFound(name.to_string()))
+        let key = crate::names::canonical_table_name(name);
+        self.tables.read().get(key).cloned().ok_or_else(|| StoreError::TableNotFound(name.to_string()))
     }
 
     pub(crate) fn contains_table(&self, name: &str) -> bool {
-        self.tables.read().contains_key(name)
+        self.tables.read().contains_key(crate::names::canonical_table_name(name))
     }
 
     pub(crate) fn table_names(&self) -> Vec<String> {

@@ -36,6 +36,17 @@ pub enum StoreError {
     /// HBase's TableExistsException (Thrift `AlreadyExists`, HTTP 409).
     #[error("table {0:?} already exists")]
     TableExists(String),
+    /// HBase's NamespaceExistException (Thrift `AlreadyExists`, HTTP 409).
+    #[error("namespace {0:?} already exists")]
+    NamespaceExists(String),
+    /// HBase's NamespaceNotFoundException (Thrift `IOError`, HTTP 404).
+    #[error("namespace {0:?} not found")]
+    NamespaceNotFound(String),
+    /// A namespace that cannot be dropped: `default` and `hbase` always
+    /// exist, and only an empty namespace can go (HBase's
+    /// ConstraintException; Thrift `IOError`, HTTP 409).
+    #[error("{0}")]
+    NamespaceConstraint(String),
     /// HBase's TableNotFoundException (Thrift `IOError`, HTTP 404).
     #[error("table {0:?} not found")]
     TableNotFound(String),

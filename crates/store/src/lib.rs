@@ -36,5 +36,6 @@ pub use read::scanner::Scan;
 pub use region::state::RegionState;
 pub use region::{Column, Get, Mutation, MutationRef, RegionInfo, RowMutations};
 pub use store::Store;
+pub use store::namespaces::NamespaceDescriptor;
 pub use table::{FamilyDescriptor, TableDescriptor};
 pub use table_counters::TableCounters;

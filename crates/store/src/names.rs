@@ -73,17 +73,7 @@ pub fn parse_table_name(name: &str) -> Result<(Option<&str>, &str)> {
         None => (None, name),
     };
     if let Some(ns) = namespace {
-        if ns.is_empty() {
-            return Err(illegal("Namespace name must not be empty".into()));
-        }
-        if let Some((i, c)) = ns.char_indices().find(|&(_, c)| !(c.is_alphanumeric() || c == '_')) {
-            return Err(illegal(format!(
-                "Illegal character <{}> at {i}. Namespaces may only contain 'alphanumeric characters' from any \
-                 language and digits: {}",
-                c.escape_debug(),
-                ns.escape_debug()
-            )));
-        }
+        check_namespace_name(ns)?;
     }
     let Some(first) = qualifier.chars().next() else {
         return Err(illegal("Table qualifier must not be empty".into()));
@@ -109,17 +99,56 @@ pub fn parse_table_name(name: &str) -> Result<(Option<&str>, &str)> {
     Ok((namespace, qualifier))
 }
 
-/// Checks a table name this store can hold: legal by HBase's rules and in
-/// the default namespace (tables are laid out as `data/<table>`; other
-/// namespaces are not served yet, and `default:t` is written `t`).
+/// The namespace of HBase's own tables (`hbase:meta`): no user table may
+/// be created in it, and it cannot be dropped.
+pub const SYSTEM_NAMESPACE: &str = "hbase";
+
+/// Checks a table name this store can hold: legal by HBase's rules, and
+/// not in the system namespace (`hbase:`), whose tables the server itself
+/// answers for.
 pub fn check_table_name(name: &str) -> Result<()> {
     match parse_table_name(name)? {
-        (None, _) => Ok(()),
-        (Some(ns), _) => Err(illegal(format!(
-            "Table {name}: namespace {ns:?} is not served here; this store holds tables of the default namespace, \
-             named without a namespace"
+        (Some(SYSTEM_NAMESPACE), _) => Err(illegal(format!(
+            "Table {name}: the namespace {SYSTEM_NAMESPACE:?} holds the system's own tables; create user tables in \
+             another namespace"
         ))),
+        _ => Ok(()),
     }
+}
+
+/// A table's name as the store keeps it, HBase's `TableName.getNameAsString`:
+/// `default:t` is `t`; any other namespace stays (`ns:t`).
+pub fn canonical_table_name(name: &str) -> &str {
+    name.strip_prefix(DEFAULT_NAMESPACE).and_then(|rest| rest.strip_prefix(':')).unwrap_or(name)
+}
+
+/// A table's namespace and qualifier (`t` is in `default`). The name is
+/// not checked: [`check_table_name`] does that where names come in.
+pub fn split_table_name(name: &str) -> (&str, &str) {
+    match name.split_once(':') {
+        Some((ns, q)) => (ns, q),
+        None => (DEFAULT_NAMESPACE, name),
+    }
+}
+
+/// Checks a namespace name by HBase's rules (`TableName.isLegalNamespaceName`):
+/// not empty, at most 255 bytes, letters, digits and `_` only.
+pub fn check_namespace_name(name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(illegal("Namespace name must not be empty".into()));
+    }
+    if name.len() > MAX_TABLE_NAME_LEN {
+        return Err(illegal(format!("Namespace name is longer than {MAX_TABLE_NAME_LEN} bytes: {name}")));
+    }
+    if let Some((i, c)) = name.char_indices().find(|&(_, c)| !(c.is_alphanumeric() || c == '_')) {
+        return Err(illegal(format!(
+            "Illegal character <{}> at {i}. Namespaces may only contain 'alphanumeric characters' from any \
+             language and digits: {}",
+            c.escape_debug(),
+            name.escape_debug()
+        )));
+    }
+    Ok(())
 }
 
 /// Checks a region server name as a cluster gives them, HBase's
@@ -189,6 +218,23 @@ mod tests {
     }
 
     #[test]
+    fn namespaces_are_checked_and_default_is_implied() {
+        for ok in ["ns", "ns_1", "名前"] {
+            check_namespace_name(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+        }
+        for bad in ["", "a-b", "a.b", "..", "a/b", "a:b"] {
+            assert!(check_namespace_name(bad).is_err(), "{bad:?}");
+        }
+        check_table_name("ns:t").expect("a table of a namespace");
+        assert!(message(check_table_name("hbase:t")).contains("system's own tables"));
+        assert_eq!(canonical_table_name("default:t"), "t");
+        assert_eq!(canonical_table_name("ns:t"), "ns:t");
+        assert_eq!(canonical_table_name("defaults:t"), "defaults:t");
+        assert_eq!(split_table_name("t"), ("default", "t"));
+        assert_eq!(split_table_name("ns:t"), ("ns", "t"));
+    }
+
+    #[test]
     fn table_names_follow_hbase_rules() {
         for ok in ["t", "T_1", "a.b-c", "表", "x9"] {
             check_table_name(ok).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
@@ -207,7 +253,7 @@ mod tests {
             (":t", "Namespace name must not be empty"),
             ("ns:", "must not be empty"),
             ("ns:a:b", "Illegal character code:58"),
-            ("ns:t", "namespace \"ns\" is not served here"),
+            ("hbase:t", "the system's own tables"),
         ] {
             let m = message(check_table_name(bad));
             assert!(m.contains(why), "{bad:?}: {m}");

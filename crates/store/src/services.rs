@@ -107,12 +107,8 @@ impl Services {
         Ok(id)
     }
 
-    /// `<dir>/data`, where the tables are.
-    pub(crate) fn data_dir(&self) -> PathBuf {
-        crate::layout::data_dir(&self.dir)
-    }
-
-    /// `<dir>/data/<table>`, refusing a name that is not one plain segment.
+    /// `<dir>/data/<ns>/<qualifier>` of table `ns:qualifier`, refusing a
+    /// name whose parts are not plain segments.
     pub(crate) fn table_dir(&self, table: &str) -> Result<PathBuf> {
         crate::layout::table_dir(&self.dir, table)
     }

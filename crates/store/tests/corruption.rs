@@ -368,7 +368,7 @@ fn first_region_file(dir: &Path) -> PathBuf {
     let store = StoreBuilder::new().open(dir).expect("open");
     let region = store.table_regions("t").expect("regions").into_iter().next().expect("a region");
     drop(store);
-    let family = dir.join("data").join("t").join(region.dir_name()).join("f");
+    let family = dir.join("data").join("default").join("t").join(region.dir_name()).join("f");
     let files = files_under(&family, ".sf");
     assert_eq!(files.len(), 1, "one flushed file in {}", family.display());
     files[0].clone()
@@ -502,7 +502,7 @@ fn garbage_metadata_files_fail_open_with_a_typed_error_naming_them() {
     let region = family.parent().expect("region dir").to_path_buf();
     let rel = |p: &Path| p.strip_prefix(&base).expect("inside the base").to_path_buf();
     let manifest = rel(&family.join("MANIFEST"));
-    let tabledesc = rel(&base.join("data").join("t").join(".tabledesc"));
+    let tabledesc = rel(&base.join("data").join("default").join("t").join(".tabledesc"));
     let regioninfo = rel(&region.join(".regioninfo"));
 
     let garbage: &[(&str, &Path, &[u8])] = &[

@@ -720,7 +720,7 @@ fn a_crash_while_removing_a_split_parent_loses_nothing() {
             put(&format!("a{i:03}"), "before").expect("put");
         }
         let parent = store.table_regions("t").expect("regions").remove(0);
-        let parent_dir = dir.join("data").join("t").join(parent.dir_name());
+        let parent_dir = dir.join("data").join("default").join("t").join(parent.dir_name());
         let region_info = std::fs::read(parent_dir.join(".regioninfo")).expect("read .regioninfo");
         assert!(store.split_region("t", b"a000", Some(b"a050")).expect("split"), "the split committed");
         assert!(parent_dir.exists(), "the daughters read the parent's files through references");

@@ -128,7 +128,7 @@ fn assert_rows(store: &Store, n: usize, when: &str) {
 
 /// Every family manifest under the root names only files that exist.
 fn assert_manifests_name_existing_files(root: &Path, held: Held) {
-    for region in std::fs::read_dir(root.join("data/t")).expect("table dir") {
+    for region in std::fs::read_dir(root.join("data/default/t")).expect("table dir") {
         let family = region.expect("entry").path().join("f");
         let Ok(text) = std::fs::read_to_string(family.join("MANIFEST")) else { continue };
         let manifest: serde_json::Value = serde_json::from_str(&text).expect("manifest");
@@ -241,7 +241,7 @@ const A: &str = "host-a,16020,1";
 /// How many regions of table `t` on `root` are split daughters with their
 /// `.regioninfo` in place (none exist before the split under test).
 fn committed_daughters(root: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(root.join("data/t")) else { return 0 };
+    let Ok(entries) = std::fs::read_dir(root.join("data/default/t")) else { return 0 };
     entries
         .filter_map(|e| std::fs::read(e.ok()?.path().join(REGION_INFO)).ok())
         .filter_map(|bytes| serde_json::from_slice::<RegionInfo>(&bytes).ok())
@@ -254,7 +254,7 @@ fn committed_daughters(root: &Path) -> usize {
 /// adopt it, or retire the parents it names), and no original region
 /// carries a `.split` or `.merged` marker (a reopen would retire it).
 fn assert_nothing_committed(root: &Path, original: &[RegionInfo], what: &str) {
-    let table_dir = root.join("data/t");
+    let table_dir = root.join("data/default/t");
     let original_dirs: Vec<String> = original.iter().map(|r| r.dir_name()).collect();
     for entry in std::fs::read_dir(&table_dir).expect("table dir") {
         let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
@@ -410,7 +410,7 @@ fn ddl_after_the_lease_ran_out_commits_nothing() {
     let root = tmp.path().to_path_buf();
     let valid = Arc::new(AtomicBool::new(true));
     let a = a_with_flushed_rows(&root, None, lease_fence(valid.clone()), &[]);
-    let descriptor = root.join("data/t/.tabledesc");
+    let descriptor = root.join("data/default/t/.tabledesc");
     let read = || std::fs::read(&descriptor).expect("the table's descriptor");
     let fenced = |what: &str, result: Result<(), StoreError>| match result {
         Err(StoreError::Fenced(why)) => assert!(why.contains("lease expired"), "{what}: {why}"),
@@ -426,7 +426,7 @@ fn ddl_after_the_lease_ran_out_commits_nothing() {
     fenced("an alter", a.alter_table(altered));
     assert_eq!(read(), disabled, "the refused alter rewrote the descriptor");
     for region in a.table_regions("t").expect("regions") {
-        assert!(!root.join("data/t").join(region.dir_name()).join("g").exists(), "the refused alter made g");
+        assert!(!root.join("data/default/t").join(region.dir_name()).join("g").exists(), "the refused alter made g");
     }
     fenced("an enable", a.enable_table("t"));
     assert_eq!(read(), disabled, "the refused enable rewrote the descriptor");

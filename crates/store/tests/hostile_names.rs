@@ -139,7 +139,13 @@ fn legal_family(name: &str) -> bool {
 
 fn legal_table(name: &str) -> bool {
     let ok = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == '.';
-    name.len() <= 255 && name.chars().next().is_some_and(|c| c != '.' && c != '-') && name.chars().all(ok)
+    let qualifier = |q: &str| q.chars().next().is_some_and(|c| c != '.' && c != '-') && q.chars().all(ok);
+    let namespace = |ns: &str| !ns.is_empty() && ns != "hbase" && ns.chars().all(|c| c.is_alphanumeric() || c == '_');
+    name.len() <= 255
+        && match name.split_once(':') {
+            None => qualifier(name),
+            Some((ns, q)) => namespace(ns) && qualifier(q),
+        }
 }
 
 #[test]
@@ -171,6 +177,14 @@ fn a_seeded_fuzz_of_names_agrees_with_hbase_rules_and_loses_nothing() {
         }
         // A sample of the accepted names makes real tables and families.
         if table_ok && accepted_tables.len() < 12 && !accepted_tables.contains(&name) {
+            if let Some((ns, _)) = name.split_once(':') {
+                match store
+                    .create_namespace(store::NamespaceDescriptor { name: ns.into(), configuration: Default::default() })
+                {
+                    Ok(()) | Err(StoreError::NamespaceExists(_)) => {}
+                    Err(e) => panic!("namespace {ns:?}: {e}"),
+                }
+            }
             store
                 .create_table(TableDescriptor::new(name.clone(), vec![FamilyDescriptor::new("f")]), &[])
                 .expect("create");
@@ -221,7 +235,7 @@ fn a_descriptor_with_an_illegal_family_on_disk_is_refused_and_left_alone() {
         store.close().expect("close");
     }
     // What an older version wrote for create_table('u', {'.': {}, 'f': {}}).
-    let desc_path = dir.path().join("data/u/.tabledesc");
+    let desc_path = dir.path().join("data/default/u/.tabledesc");
     let text = std::fs::read_to_string(&desc_path).expect("descriptor");
     let mut json: serde_json::Value = serde_json::from_str(&text).expect("json");
     let mut dot = json["descriptor"]["families"][0].clone();
@@ -254,7 +268,7 @@ fn a_legacy_table_name_that_is_safe_on_disk_still_opens() {
         store.flush_table("legacy").expect("flush");
         store.close().expect("close");
     }
-    let data = dir.path().join("data");
+    let data = dir.path().join("data/default");
     std::fs::rename(data.join("legacy"), data.join("-legacy")).expect("rename the table's directory");
     let desc_path = data.join("-legacy/.tabledesc");
     let mut json: serde_json::Value =

@@ -190,8 +190,11 @@ fn members_split_and_merge_and_the_others_take_the_regions_from_the_root() {
 
     // The low daughter moves to b, which reads its rows through references.
     let (low, high) = (region_names(&a)[0].clone(), region_names(&a)[1].clone());
-    let parent_dir =
-        root.join("data").join("t").join(format!("{:016x}", a.all_regions()[0].info().parent.expect("a daughter")));
+    let parent_dir = root
+        .join("data")
+        .join("default")
+        .join("t")
+        .join(format!("{:016x}", a.all_regions()[0].info().parent.expect("a daughter")));
     a.as_member().expect("a member").unassign_region(&low).expect("unassign the low daughter");
     b.as_member().expect("a member").assign_region(&low).expect("assign it on b");
     assert_eq!(states(&b)[0], RegionState::Open);

@@ -89,7 +89,7 @@ fn assert_all_there(store: &Store) {
 }
 
 fn region_dir(dir: &Path, name: &str) -> PathBuf {
-    dir.join("data").join("t").join(name)
+    dir.join("data").join("default").join("t").join(name)
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn a_crash_before_the_commit_leaves_both_parents_and_removes_the_merged_region()
     assert_eq!(regions, names);
     assert_all_there(&store);
     // Only the three regions' directories are left.
-    let mut entries: Vec<String> = std::fs::read_dir(dir.path().join("data").join("t"))
+    let mut entries: Vec<String> = std::fs::read_dir(dir.path().join("data").join("default").join("t"))
         .expect("table dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .filter(|n| !n.starts_with('.'))

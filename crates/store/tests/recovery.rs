@@ -183,10 +183,10 @@ fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
     store.close().expect("close");
 
     // An interrupted creation: regions, no descriptor, no data.
-    let empty_dir = dir.path().join("data/empty");
+    let empty_dir = dir.path().join("data/default/empty");
     std::fs::remove_file(empty_dir.join(".tabledesc")).expect("remove descriptor");
     // A lost descriptor of a table with data.
-    let t_desc = dir.path().join("data/t/.tabledesc");
+    let t_desc = dir.path().join("data/default/t/.tabledesc");
     let saved = std::fs::read(&t_desc).expect("read descriptor");
     std::fs::remove_file(&t_desc).expect("remove descriptor");
 
@@ -195,7 +195,7 @@ fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
         matches!(&err, store::StoreError::Corruption { path, .. } if path == &t_desc),
         "the error names the missing descriptor: {err}"
     );
-    assert!(dir.path().join("data/t").exists(), "nothing of the table was deleted");
+    assert!(dir.path().join("data/default/t").exists(), "nothing of the table was deleted");
 
     std::fs::write(&t_desc, saved).expect("restore the descriptor");
     let store = Store::open(dir.path(), options()).expect("open with the descriptor back");

@@ -67,7 +67,7 @@ fn populated(dir: &Path) -> (Store, PathBuf) {
         store.put("t", row(i).as_bytes(), &[(b"f", b"q", b"late")], None).expect("put");
     }
     let parent = store.table_regions("t").expect("regions").remove(0);
-    let parent_dir = dir.join("data").join("t").join(parent.dir_name());
+    let parent_dir = dir.join("data").join("default").join("t").join(parent.dir_name());
     (store, parent_dir)
 }
 
@@ -106,7 +106,7 @@ fn daughters_read_their_halves_through_references_until_compaction_rewrites_them
     assert!(mid.as_slice() > b"r0100".as_slice() && mid.as_slice() < b"r0300".as_slice(), "a middle row: {mid:?}");
     // Nothing was copied: each daughter family lists references only.
     for d in &daughters {
-        let family = tmp.path().join("data").join("t").join(d.dir_name()).join("f");
+        let family = tmp.path().join("data").join("default").join("t").join(d.dir_name()).join("f");
         let refs = files_in(&family).into_iter().filter(|n| n.ends_with(".ref")).count();
         let data = files_in(&family).into_iter().filter(|n| n.ends_with(".sf")).count();
         assert_eq!(
@@ -136,7 +136,7 @@ fn daughters_read_their_halves_through_references_until_compaction_rewrites_them
     store.compact_region("t", mid.as_slice(), false).expect("compact the second daughter");
     assert!(!parent_dir.exists(), "no reference is left: the parent is gone");
     for d in store.table_regions("t").expect("regions") {
-        let family = tmp.path().join("data").join("t").join(d.dir_name()).join("f");
+        let family = tmp.path().join("data").join("default").join("t").join(d.dir_name()).join("f");
         assert!(!files_in(&family).iter().any(|n| n.ends_with(".ref")), "references compacted away");
     }
     check_all(&store, true, "after the daughters' compactions");
@@ -188,7 +188,7 @@ fn an_uncommitted_split_leaves_the_parent_whole() {
     let regions = store.table_regions("t").expect("regions");
     assert_eq!(regions.len(), 1, "the parent alone: {regions:?}");
     for d in daughters {
-        assert!(!tmp.path().join("data").join("t").join(d.dir_name()).exists(), "daughter removed");
+        assert!(!tmp.path().join("data").join("default").join("t").join(d.dir_name()).exists(), "daughter removed");
     }
     // The writes after the split were the daughters'; without the commit
     // the parent serves what it had (its WAL edits were flushed before).

@@ -272,7 +272,7 @@ fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
     assert_eq!(versions(&store), 5, "f keeps five versions now");
     assert!(matches!(store.get("t", &Get::new(b"z")), Err(StoreError::NotServingRegion { .. })), "still closed");
     let region_dirs = || -> Vec<std::path::PathBuf> {
-        let table_dir = dir.path().join("data").join("t");
+        let table_dir = dir.path().join("data").join("default").join("t");
         std::fs::read_dir(&table_dir)
             .expect("table dir")
             .filter_map(|e| Some(e.ok()?.path()))

@@ -29,6 +29,11 @@ const NOT_TABLE_FIRST: &[&str] = &[
     "close_region",
     "move",
     "merge_region",
+    "create_namespace",
+    "drop_namespace",
+    "describe_namespace",
+    "list_namespace",
+    "list_namespace_tables",
 ];
 
 /// The line editor's helper: completion only (no hints, colours or

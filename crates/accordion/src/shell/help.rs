@@ -15,6 +15,7 @@ pub struct CommandHelp {
 const GROUPS: &[(&str, &str)] = &[
     ("general", "The shell and the server."),
     ("ddl", "Tables: create, describe, enable and disable, drop."),
+    ("namespace", "Namespaces: create, describe, list, drop; their tables are named 'ns:table'."),
     ("dml", "Data: put, get, scan, count, delete, counters."),
     ("tools", "Flushes, compactions and regions."),
 ];
@@ -164,6 +165,42 @@ pub const COMMANDS: &[CommandHelp] = &[
   accordion> list
   accordion> list 'abc.*'
   accordion> list 't[0-9]'",
+    },
+    CommandHelp {
+        name: "create_namespace",
+        group: "namespace",
+        usage: "Create a namespace; its tables are then named 'ns:table' in every command. Example:
+
+  accordion> create_namespace 'ns1'
+  accordion> create 'ns1:t1', 'f1'",
+    },
+    CommandHelp {
+        name: "describe_namespace",
+        group: "namespace",
+        usage: "Describe a namespace. Example:
+
+  accordion> describe_namespace 'ns1'",
+    },
+    CommandHelp {
+        name: "drop_namespace",
+        group: "namespace",
+        usage: "Drop a namespace; it must hold no table, and 'default' and 'hbase' cannot be dropped. Example:
+
+  accordion> drop_namespace 'ns1'",
+    },
+    CommandHelp {
+        name: "list_namespace",
+        group: "namespace",
+        usage: "List the namespaces ('default' and 'hbase' always exist). Example:
+
+  accordion> list_namespace",
+    },
+    CommandHelp {
+        name: "list_namespace_tables",
+        group: "namespace",
+        usage: "List the tables of a namespace. Example:
+
+  accordion> list_namespace_tables 'ns1'",
     },
     CommandHelp {
         name: "list_regions",

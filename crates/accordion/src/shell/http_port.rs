@@ -102,6 +102,18 @@ impl HttpPort {
         serde_json::from_str(&body).with_context(|| format!("{addr} did not answer with a table descriptor"))
     }
 
+    /// The namespaces with their tables (`GET /namespaces`), or namespace
+    /// `name` alone.
+    pub fn namespaces(&mut self, name: Option<&[u8]>) -> anyhow::Result<Vec<server::namespaces::NamespaceEntry>> {
+        let addr = self.addr()?;
+        let path = match name {
+            Some(n) => format!("/namespaces?name={}", urlencode(n)),
+            None => "/namespaces".to_string(),
+        };
+        let body = self.access.request(&addr, "GET", &path, STATUS_TIMEOUT).map_err(|e| anyhow!("{e}"))?;
+        serde_json::from_str(&body).with_context(|| format!("{addr} did not answer with namespaces"))
+    }
+
     /// Another server's `/status`, at its HTTP address (a cluster's
     /// members, listed in this server's status).
     pub fn status_of(&self, http: &str) -> anyhow::Result<http_api::ServerStatus> {

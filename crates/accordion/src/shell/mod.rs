@@ -22,6 +22,7 @@ mod ddl;
 mod general;
 mod help;
 mod http_port;
+mod namespaces;
 mod parse;
 mod regions;
 mod session;
@@ -194,6 +195,11 @@ impl<W: Write> Shell<W> {
     fn dispatch(&mut self, cmd: &Command) -> anyhow::Result<()> {
         match cmd.name.as_str() {
             "list" => self.list(cmd),
+            "create_namespace" => self.create_namespace(cmd),
+            "drop_namespace" => self.drop_namespace(cmd),
+            "describe_namespace" => self.describe_namespace(cmd),
+            "list_namespace" => self.list_namespace(cmd),
+            "list_namespace_tables" => self.list_namespace_tables(cmd),
             "create" => self.create(cmd),
             "describe" | "desc" => self.describe(cmd),
             "alter" => self.alter(cmd),

@@ -4,26 +4,31 @@
 //! file is read and written here, as JSON committed atomically.
 //!
 //! ```text
-//! <root>/data/<table>/.tabledesc                    descriptor and enabled flag   (JSON, fenced)
-//! <root>/data/<table>/<region>/.regioninfo          id, range, parents            (JSON; the region's commit)
-//! <root>/data/<table>/<region>/.closed              closed by an admin call        (marker)
-//! <root>/data/<table>/<region>/.split               a committed split's parent     (marker, fenced)
-//! <root>/data/<table>/<region>/.merged              a committed merge's parent     (marker)
-//! <root>/data/<table>/<region>/recovered.edits/     a dead server's edits for it (wal/log_split.rs)
-//! <root>/data/<table>/<region>/<family>/MANIFEST    the family's live files       (JSON, fenced)
-//! <root>/data/<table>/<region>/<family>/<id>.sf     a store file                   (storefile/)
-//! <root>/data/<table>/<region>/<family>/<file>.<parent>.ref  half of a parent's file (JSON)
-//! <root>/data/<table>/.trash-<region>               a region directory being removed
-//! <root>/data/.trash-<table>                        a table directory being removed
+//! <root>/data/<ns>/.namespacedesc                   a namespace's descriptor      (JSON)
+//! <root>/data/<ns>/.trash-<table>                   a table directory being removed
+//! <root>/data/.trash-<ns>                           a namespace being removed
+//! <table> below is <root>/data/<ns>/<qualifier>     (HBase's layout; `t` is `default:t`)
+//! <table>/.tabledesc                                descriptor and enabled flag   (JSON, fenced)
+//! <table>/<region>/.regioninfo                      id, range, parents            (JSON; the region's commit)
+//! <table>/<region>/.closed                          closed by an admin call        (marker)
+//! <table>/<region>/.split                           a committed split's parent     (marker, fenced)
+//! <table>/<region>/.merged                          a committed merge's parent     (marker)
+//! <table>/<region>/recovered.edits/                 a dead server's edits for it (wal/log_split.rs)
+//! <table>/<region>/<family>/MANIFEST                the family's live files       (JSON, fenced)
+//! <table>/<region>/<family>/<id>.sf                 a store file                   (storefile/)
+//! <table>/<region>/<family>/<file>.<parent>.ref     half of a parent's file (JSON)
+//! <table>/.trash-<region>                           a region directory being removed
 //! <root>/CLUSTER                                   a cluster's shared root        (marker)
 //! <root>/WALs/<instance>/wal-<n>.log                a store instance's WAL         (wal.rs)
 //! <root>/WALs/<instance>-splitting/                 a dead instance's WAL, fenced
 //! <root>/oldWALs/...                                archived WAL files
 //! ```
 //!
-//! `<table>` and `<family>` are names from outside: they become path
-//! segments only through [`crate::names::child`], which refuses separators
-//! and dot segments. `<region>` is the region id in 16 hex digits.
+//! `<ns>`, `<qualifier>` and `<family>` are names from outside: they become
+//! path segments only through [`crate::names::child`], which refuses
+//! separators and dot segments. `<region>` is the region id in 16 hex
+//! digits. A root written before namespaces held its tables at
+//! `data/<table>`; [`migrate_legacy_tables`] moves them into `default`.
 //!
 //! Metadata files ([`read_json`], [`write_json`]) are written under a
 //! temporary name, fsynced, then renamed into place; a fenced write checks
@@ -106,9 +111,132 @@ pub fn data_dir(root: &Path) -> PathBuf {
     root.join(DATA_DIR)
 }
 
-/// `<root>/data/<table>`; refuses a name that is not one plain segment.
+/// `<root>/data/<ns>/<qualifier>` of table `ns:qualifier` (`t`: in
+/// `default`); refuses a name whose parts are not plain segments.
 pub fn table_dir(root: &Path, table: &str) -> Result<PathBuf> {
-    crate::names::child(&data_dir(root), table)
+    let (namespace, qualifier) = crate::names::split_table_name(crate::names::canonical_table_name(table));
+    crate::names::child(&namespace_dir(root, namespace)?, qualifier)
+}
+
+/// `<root>/data/<ns>`.
+pub fn namespace_dir(root: &Path, namespace: &str) -> Result<PathBuf> {
+    crate::names::child(&data_dir(root), namespace)
+}
+
+/// A namespace's descriptor, in its directory: what makes a directory
+/// under `data/` a namespace.
+pub const NAMESPACE_DESC: &str = ".namespacedesc";
+
+/// `<ns dir>/.namespacedesc`.
+pub fn namespace_desc(namespace_dir: &Path) -> PathBuf {
+    namespace_dir.join(NAMESPACE_DESC)
+}
+
+/// A directory under `data/` as [`table_dirs`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableDirEntry {
+    /// A table's directory and its name as the store keeps it.
+    Table { name: String, dir: PathBuf },
+    /// A table or namespace whose removal a crash interrupted.
+    Trash(PathBuf),
+}
+
+/// Every table directory of every namespace under `root`, and the
+/// directories being removed; a namespace directory without its descriptor
+/// (a creation a crash interrupted, or a layout before namespaces that
+/// [`migrate_legacy_tables`] has not moved) holds no tables.
+pub fn table_dirs(fs: &dyn FileSystem, root: &Path) -> Result<Vec<TableDirEntry>> {
+    let data = data_dir(root);
+    let mut out = Vec::new();
+    for namespace in fs.list(&data)? {
+        let ns_dir = data.join(&namespace);
+        if is_trash(&namespace) {
+            out.push(TableDirEntry::Trash(ns_dir));
+            continue;
+        }
+        if namespace.starts_with('.') || !fs.exists(&namespace_desc(&ns_dir))? {
+            continue;
+        }
+        for qualifier in fs.list(&ns_dir)? {
+            let dir = ns_dir.join(&qualifier);
+            if is_trash(&qualifier) {
+                out.push(TableDirEntry::Trash(dir));
+            } else if !qualifier.starts_with('.') {
+                let name = if namespace == crate::names::DEFAULT_NAMESPACE {
+                    qualifier
+                } else {
+                    format!("{namespace}:{qualifier}")
+                };
+                out.push(TableDirEntry::Table { name, dir });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A namespace as its descriptor holds it (HBase's `NamespaceDescriptor`:
+/// a name and its configuration).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NamespaceFile {
+    pub name: String,
+    #[serde(default)]
+    pub configuration: std::collections::BTreeMap<String, String>,
+}
+
+/// Writes namespace `name`'s directory and descriptor (the descriptor is
+/// the commit: a directory without it is not a namespace), durably.
+pub fn write_namespace(fs: &dyn FileSystem, root: &Path, file: &NamespaceFile) -> Result<()> {
+    let dir = namespace_dir(root, &file.name)?;
+    crate::fs::create_dir_all_durably(fs, &dir)?;
+    write_json(fs, &namespace_desc(&dir), file, &unfenced)?;
+    fs.sync_dir(&dir)
+}
+
+/// Moves the tables of a root laid out before namespaces (`data/<table>`)
+/// into the default namespace (`data/default/<table>`, HBase's layout), and
+/// makes sure the `default` and `hbase` namespaces exist. Each table moves
+/// by one rename, so a crash leaves every table in one place or the other,
+/// and the next open moves the rest. Idempotent.
+pub fn migrate_legacy_tables(fs: &dyn FileSystem, root: &Path) -> Result<()> {
+    let data = data_dir(root);
+    for name in [crate::names::DEFAULT_NAMESPACE, crate::names::SYSTEM_NAMESPACE] {
+        if !fs.exists(&namespace_desc(&data.join(name)))? {
+            let file = NamespaceFile { name: name.to_string(), configuration: Default::default() };
+            write_namespace(fs, root, &file)?;
+        }
+    }
+    let default = data.join(crate::names::DEFAULT_NAMESPACE);
+    let mut moved = 0;
+    for name in fs.list(&data)? {
+        let dir = data.join(&name);
+        if name.starts_with('.') || fs.exists(&namespace_desc(&dir))? {
+            continue;
+        }
+        // A directory of `data/` without a namespace descriptor: a table of
+        // the layout before namespaces (a namespace being created writes
+        // its descriptor before any table can be made in it).
+        let to = default.join(&name);
+        if fs.exists(&to)? {
+            return Err(StoreError::corruption(
+                &dir,
+                0,
+                format!("a table directory of the layout before namespaces, and {} exists too", to.display()),
+            ));
+        }
+        tracing::info!(from = %dir.display(), to = %to.display(), "moving a table into the default namespace");
+        if let Err(e) = fs.rename(&dir, &to) {
+            // Another member of a cluster opening the same root moved it.
+            if fs.exists(&dir)? || !fs.exists(&to)? {
+                return Err(e);
+            }
+        }
+        moved += 1;
+    }
+    if moved > 0 {
+        fs.sync_dir(&default)?;
+        fs.sync_dir(&data)?;
+    }
+    Ok(())
 }
 
 /// `<table dir>/.tabledesc`.
@@ -277,7 +405,7 @@ mod tests {
 
     #[test]
     fn names_are_recognised_as_what_they_are() {
-        let family = Path::new("/r/data/t/00000000000000aa/f");
+        let family = Path::new("/r/data/default/t/00000000000000aa/f");
         let sf = store_file(family, 7, 3);
         let sf_name = sf.file_name().and_then(|n| n.to_str()).expect("name");
         assert!(is_store_file(sf_name) && !is_reference(sf_name));
@@ -288,9 +416,13 @@ mod tests {
         assert!(is_trash(trash_for(Path::new("/r/data/t")).file_name().and_then(|n| n.to_str()).expect("name")));
         assert_eq!(
             referenced_file(family, "00000000000000bb", "x.sf").expect("path"),
-            Path::new("/r/data/t/00000000000000bb/f/x.sf")
+            Path::new("/r/data/default/t/00000000000000bb/f/x.sf")
         );
         assert!(table_dir(Path::new("/r"), "..").is_err() && family_dir(family, "a/b").is_err());
+        assert_eq!(table_dir(Path::new("/r"), "t").expect("t"), Path::new("/r/data/default/t"));
+        assert_eq!(table_dir(Path::new("/r"), "default:t").expect("t"), Path::new("/r/data/default/t"));
+        assert_eq!(table_dir(Path::new("/r"), "ns:t").expect("ns:t"), Path::new("/r/data/ns/t"));
+        assert!(table_dir(Path::new("/r"), "ns:..").is_err() && table_dir(Path::new("/r"), "..:t").is_err());
         for m in [Marker::Closed, Marker::Split, Marker::Merged] {
             assert!(!may_be_family_dir(m.file_name()));
         }

@@ -33,12 +33,18 @@ pub(super) struct TableFile {
 /// refused as corrupt, and nothing of the table is touched.
 pub(super) fn read_table_file(fs: &dyn FileSystem, path: &Path) -> Result<TableFile> {
     let file: TableFile = crate::layout::parse_json(path, &fs.read_all(path)?, "table descriptor")?;
-    let dir_name = path.parent().and_then(Path::file_name).and_then(|n| n.to_str());
-    if dir_name != Some(file.descriptor.name.as_str()) {
+    // The table's directory is `<ns>/<qualifier>` of the name it holds.
+    fn name_of(p: Option<&Path>) -> Option<&str> {
+        p.and_then(Path::file_name).and_then(|n| n.to_str())
+    }
+    let table_dir = path.parent();
+    let on_disk = (name_of(table_dir.and_then(Path::parent)), name_of(table_dir));
+    let (namespace, qualifier) = crate::names::split_table_name(&file.descriptor.name);
+    if on_disk != (Some(namespace), Some(qualifier)) {
         return Err(StoreError::corruption(
             path,
             0,
-            format!("the descriptor names table {:?}, not its directory's {:?}", file.descriptor.name, dir_name),
+            format!("the descriptor names table {:?}, not its directory's {:?}", file.descriptor.name, on_disk),
         ));
     }
     for family in &file.descriptor.families {
@@ -68,10 +74,15 @@ impl Store {
     }
 
     /// Creates a table, pre-split at `split_keys`.
-    pub fn create_table(&self, desc: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
+    pub fn create_table(&self, mut desc: TableDescriptor, split_keys: &[Vec<u8>]) -> Result<()> {
         self.check_open()?;
+        desc.name = crate::names::canonical_table_name(&desc.name).to_string();
         desc.validate()?;
         let _ddl = self.inner.catalog.lock_ddl();
+        let (namespace, _) = crate::names::split_table_name(&desc.name);
+        if !self.namespace_exists(namespace)? {
+            return Err(StoreError::NamespaceNotFound(namespace.to_string()));
+        }
         if self.inner.catalog.contains_table(&desc.name) {
             return Err(StoreError::TableExists(desc.name.clone()));
         }
@@ -111,7 +122,7 @@ impl Store {
         // removed at the next open. The table directory's entry is made
         // durable with it.
         self.write_table_file(&desc, true)?;
-        fs.sync_dir(&self.inner.data_dir())?;
+        fs.sync_dir(table_dir.parent().unwrap_or(&table_dir))?;
         let (name, families, n) = (desc.name.clone(), desc.families.len(), regions.len());
         self.inner.catalog.apply(CatalogEdit::AddTable(Arc::new(TableState::new(desc, true, regions))))?;
         tracing::info!(table = %name, families, regions = n, "created table");

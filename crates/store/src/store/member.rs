@@ -163,6 +163,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions, name: &str) -> Result<Ar
     crate::names::check_server_name(name)?;
     let fs = options.fs.clone();
     crate::fs::create_dir_all_durably(fs.as_ref(), &crate::layout::data_dir(&dir))?;
+    crate::layout::migrate_legacy_tables(fs.as_ref(), &dir)?;
     mark_cluster_root(fs.as_ref(), &dir, name)?;
     let wals = crate::layout::wal::wals_dir(&dir);
     crate::fs::create_dir_all_durably(fs.as_ref(), &wals)?;
@@ -228,12 +229,11 @@ type TableOnRoot = (crate::table::TableDescriptor, bool, Vec<(PathBuf, RegionInf
 /// Only the tables `wanted` accepts (by name) are read.
 fn committed_regions(services: &Services, wanted: impl Fn(&str) -> bool) -> Result<Vec<TableOnRoot>> {
     let fs = services.ctx.fs.as_ref();
-    let data = services.data_dir();
     let mut out = Vec::new();
-    for table_name in fs.list(&data)? {
-        let table_dir = data.join(&table_name);
+    for entry in crate::layout::table_dirs(fs, &services.dir)? {
+        let crate::layout::TableDirEntry::Table { name: table_name, dir: table_dir } = entry else { continue };
         let desc_path = crate::layout::table_desc(&table_dir);
-        if table_name.starts_with('.') || !wanted(&table_name) || !fs.exists(&desc_path)? {
+        if !wanted(&table_name) || !fs.exists(&desc_path)? {
             continue;
         }
         let file = super::ddl::read_table_file(fs, &desc_path)?;

@@ -24,6 +24,7 @@
 mod alter;
 mod ddl;
 pub mod member;
+pub mod namespaces;
 pub use member::Member;
 mod one_sync;
 mod recovery;

@@ -40,6 +40,7 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
     // cluster's root.
     let root_lock = fs.lock_root(&dir)?;
     super::member::refuse_cluster_root(fs.as_ref(), &dir)?;
+    crate::layout::migrate_legacy_tables(fs.as_ref(), &dir)?;
     let ctx = StoreContext::new(&options);
     // Earlier instances' WAL directories are fenced first: a writer of one
     // that still runs can then acknowledge nothing more.
@@ -94,14 +95,15 @@ pub(super) fn open(dir: PathBuf, options: StoreOptions) -> Result<Arc<Services>>
 fn load_tables(services: &Services) -> Result<Vec<Arc<Region>>> {
     let mut reference_holders = Vec::new();
     let fs = services.ctx.fs.as_ref();
-    let data = services.data_dir();
-    for table_name in fs.list(&data)? {
-        let table_dir = data.join(&table_name);
-        if crate::layout::is_trash(&table_name) {
-            // A table or region whose removal a crash interrupted.
-            fs.remove_dir_all(&table_dir)?;
-            continue;
-        }
+    for entry in crate::layout::table_dirs(fs, &services.dir)? {
+        let table_dir = match entry {
+            crate::layout::TableDirEntry::Trash(dir) => {
+                // A table or namespace whose removal a crash interrupted.
+                fs.remove_dir_all(&dir)?;
+                continue;
+            }
+            crate::layout::TableDirEntry::Table { dir, .. } => dir,
+        };
         let desc_path = crate::layout::table_desc(&table_dir);
         if !fs.exists(&desc_path)? {
             // A table whose creation did not commit holds empty regions
