@@ -1,0 +1,317 @@
+//! The server over real sockets, driven by a minimal client written from the
+//! wire description (the Java client's proof is `java_client.rs`): preamble
+//! refusals, the registry probe, calls with cell blocks, errors, concurrency
+//! within one connection, and the limits.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hbase_rpc::frame::{self, encode_connection_header, encode_request, split_response};
+use hbase_rpc::pb::hbase::pb::{
+    CellBlockMeta, ConnectionHeader, GetConnectionRegistryResponse, RequestHeader, ResponseHeader,
+};
+use hbase_rpc::service::{CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY};
+use hbase_rpc::{Call, Cell, CellCodec, Reply, RpcError, RpcServer, RpcServerConfig, RpcServices};
+use prost::Message;
+
+const KV_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
+
+/// Echo: answers with the request message and cells; `Block` waits until a
+/// `Release` call arrives; `Slow` sleeps; the registry has cluster id "c-1"
+/// unless `no_registry`.
+struct Fake {
+    release_tx: Mutex<Sender<()>>,
+    release_rx: Mutex<Receiver<()>>,
+    no_registry: bool,
+}
+
+impl Fake {
+    fn new(no_registry: bool) -> Arc<Self> {
+        let (tx, rx) = channel();
+        Arc::new(Self { release_tx: Mutex::new(tx), release_rx: Mutex::new(rx), no_registry })
+    }
+}
+
+impl RpcServices for Fake {
+    fn call(&self, call: Call) -> Result<Reply, RpcError> {
+        match (&*call.service, call.method.as_str()) {
+            (CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY) if !self.no_registry => {
+                Ok(Reply::new(&GetConnectionRegistryResponse { cluster_id: "c-1".into() }))
+            }
+            ("TestService", "Echo") => Ok(Reply { message: call.param.to_vec(), cells: call.cells }),
+            ("TestService", "Block") => {
+                let rx = self.release_rx.lock().unwrap();
+                rx.recv_timeout(Duration::from_secs(10))
+                    .map_err(|_| RpcError::io("never released: calls of one connection ran one at a time"))?;
+                Ok(Reply { message: b"blocked".to_vec(), cells: Vec::new() })
+            }
+            ("TestService", "Release") => {
+                self.release_tx.lock().unwrap().send(()).unwrap();
+                Ok(Reply { message: b"released".to_vec(), cells: Vec::new() })
+            }
+            ("TestService", "Slow") => {
+                thread::sleep(Duration::from_millis(300));
+                Ok(Reply { message: b"slow".to_vec(), cells: Vec::new() })
+            }
+            (service, method) => Err(RpcError::not_implemented(service, method)),
+        }
+    }
+}
+
+fn start(fake: Arc<Fake>, config: RpcServerConfig) -> RpcServer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    RpcServer::start_with(listener, fake, config).unwrap()
+}
+
+fn connect(server: &RpcServer, codec: &str) -> TcpStream {
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"HBas\x00\x50").unwrap();
+    let header = ConnectionHeader {
+        service_name: Some("TestService".into()),
+        cell_block_codec_class: Some(codec.into()),
+        ..Default::default()
+    };
+    s.write_all(&encode_connection_header(&header)).unwrap();
+    s
+}
+
+fn send(s: &mut TcpStream, call_id: u32, method: &str, param: &[u8], cells: &[Cell]) {
+    let mut block = Vec::new();
+    CellCodec::KeyValue.encode(cells, &mut block).unwrap();
+    let header = RequestHeader {
+        call_id: Some(call_id),
+        method_name: Some(method.into()),
+        request_param: Some(true),
+        cell_block_meta: (!block.is_empty()).then_some(CellBlockMeta { length: Some(block.len() as u32) }),
+        ..Default::default()
+    };
+    s.write_all(&encode_request(&header, param, &block)).unwrap();
+}
+
+fn receive(s: &mut TcpStream) -> (ResponseHeader, Option<Bytes>, Bytes) {
+    let frame = frame::read_frame(s, usize::MAX).unwrap().expect("a response, not end of stream");
+    split_response(frame).unwrap()
+}
+
+fn assert_closed(s: &mut TcpStream) {
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "nothing after the last response: {rest:?}");
+}
+
+#[test]
+fn a_call_with_a_cell_block_round_trips() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    let cells = vec![Cell::put("row", "f", "q", 7, "value"), Cell::put("row", "f", "r", 7, "")];
+    send(&mut s, 1, "Echo", b"hello", &cells);
+    let (header, message, block) = receive(&mut s);
+    assert_eq!(header.call_id(), 1);
+    assert!(header.exception.is_none(), "{header:?}");
+    assert_eq!(message.as_deref(), Some(&b"hello"[..]));
+    assert_eq!(header.cell_block_meta.unwrap().length() as usize, block.len());
+    assert_eq!(CellCodec::KeyValue.decode(&block).unwrap(), cells);
+}
+
+#[test]
+fn an_unknown_method_is_a_prompt_do_not_retry_answer_and_the_connection_lives_on() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 5, "Frobnicate", b"", &[]);
+    let (header, message, _) = receive(&mut s);
+    assert_eq!(header.call_id(), 5);
+    assert!(message.is_none());
+    let e = header.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.DoNotRetryIOException");
+    assert_eq!(
+        e.stack_trace(),
+        "org.apache.hadoop.hbase.DoNotRetryIOException: TestService.Frobnicate is not implemented"
+    );
+    assert!(e.do_not_retry());
+    send(&mut s, 6, "Echo", b"still here", &[]);
+    assert_eq!(receive(&mut s).1.as_deref(), Some(&b"still here"[..]));
+}
+
+#[test]
+fn calls_of_one_connection_run_concurrently_and_answer_out_of_order() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    // `Block` can only finish once `Release`, sent after it on the same
+    // connection, has run.
+    send(&mut s, 1, "Block", b"", &[]);
+    send(&mut s, 2, "Release", b"", &[]);
+    let first = receive(&mut s);
+    let second = receive(&mut s);
+    assert_eq!((first.0.call_id(), first.1.as_deref()), (2, Some(&b"released"[..])));
+    assert_eq!((second.0.call_id(), second.1.as_deref()), (1, Some(&b"blocked"[..])));
+}
+
+#[test]
+fn a_bad_preamble_gets_hbase_s_fatal_answer_then_the_connection_closes() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let (header, message, _) = receive(&mut s);
+    assert_eq!(header.call_id(), u32::MAX, "call id -1");
+    assert!(message.is_none());
+    let e = header.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.FatalConnectionException");
+    assert!(e.stack_trace().starts_with("Expected HEADER=HBas but received HEADER=GET "), "{}", e.stack_trace());
+    assert_closed(&mut s);
+
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"HBas\x00\x51").unwrap();
+    let e = receive(&mut s).0.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.BadAuthException");
+    assert_closed(&mut s);
+}
+
+#[test]
+fn an_unsupported_codec_or_compressor_is_refused_at_the_connection_header() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, "org.apache.hadoop.hbase.codec.MessageCodec");
+    let e = receive(&mut s).0.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.UnsupportedCellCodecException");
+    assert_closed(&mut s);
+
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"HBas\x00\x50").unwrap();
+    let header = ConnectionHeader {
+        service_name: Some("TestService".into()),
+        cell_block_codec_class: Some(KV_CODEC.into()),
+        cell_block_compressor_class: Some("org.apache.hadoop.io.compress.GzipCodec".into()),
+        ..Default::default()
+    };
+    s.write_all(&encode_connection_header(&header)).unwrap();
+    let e = receive(&mut s).0.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.UnsupportedCompressionCodecException");
+    assert!(e.stack_trace().contains("GzipCodec"), "{}", e.stack_trace());
+}
+
+#[test]
+fn without_a_codec_cells_are_refused_both_ways() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, "");
+    send(&mut s, 1, "Echo", b"x", &[Cell::put("r", "f", "q", 1, "v")]);
+    let e = receive(&mut s).0.exception.unwrap();
+    assert!(e.stack_trace().contains("named no codec"), "{}", e.stack_trace());
+    send(&mut s, 2, "Echo", b"no cells", &[]);
+    let (header, message, block) = receive(&mut s);
+    assert!(header.exception.is_none() && header.cell_block_meta.is_none() && block.is_empty());
+    assert_eq!(message.as_deref(), Some(&b"no cells"[..]));
+}
+
+#[test]
+fn the_registry_probe_answers_the_cluster_id_or_the_old_server_refusal() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"Regist").unwrap();
+    let (header, message, _) = receive(&mut s);
+    assert_eq!(header.call_id(), u32::MAX);
+    assert_eq!(GetConnectionRegistryResponse::decode(message.unwrap()).unwrap().cluster_id, "c-1");
+    assert_closed(&mut s);
+
+    let server = start(Fake::new(true), RpcServerConfig::default());
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"Regist").unwrap();
+    let e = receive(&mut s).0.exception.unwrap();
+    // What hbase-client's ClusterIdFetcher takes for an older server.
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.FatalConnectionException");
+    assert!(e.stack_trace().starts_with("Expected HEADER="), "{}", e.stack_trace());
+}
+
+#[test]
+fn the_security_probe_is_told_security_is_off_and_the_connection_goes_on() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"Securi").unwrap();
+    let e = receive(&mut s).0.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.SecurityNotEnabledException");
+    s.write_all(b"HBas\x00\x50").unwrap();
+    let header = ConnectionHeader { service_name: Some("TestService".into()), ..Default::default() };
+    s.write_all(&encode_connection_header(&header)).unwrap();
+    send(&mut s, 1, "Echo", b"after the probe", &[]);
+    assert_eq!(receive(&mut s).1.as_deref(), Some(&b"after the probe"[..]));
+}
+
+#[test]
+fn a_request_over_the_limit_is_answered_request_too_big_under_its_call_id() {
+    let config = RpcServerConfig { max_request_size: 1024, ..Default::default() };
+    let server = start(Fake::new(false), config);
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 1, "Echo", b"small", &[]);
+    assert!(receive(&mut s).0.exception.is_none());
+    send(&mut s, 77, "Echo", &vec![0u8; 4096], &[]);
+    let (header, _, _) = receive(&mut s);
+    assert_eq!(header.call_id(), 77);
+    let e = header.exception.unwrap();
+    assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.exceptions.RequestTooBigException");
+    assert!(e.stack_trace().contains("is greater than max allowed 1024"), "{}", e.stack_trace());
+    assert_closed(&mut s);
+}
+
+#[test]
+fn a_malformed_request_header_is_fatal_a_malformed_body_is_the_call_s_error() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    // A cell block shorter than its header claims: the call fails, the
+    // connection lives.
+    let header = RequestHeader {
+        call_id: Some(3),
+        method_name: Some("Echo".into()),
+        request_param: Some(true),
+        cell_block_meta: Some(CellBlockMeta { length: Some(100) }),
+        ..Default::default()
+    };
+    s.write_all(&encode_request(&header, b"p", b"short")).unwrap();
+    let (h, _, _) = receive(&mut s);
+    assert_eq!(h.call_id(), 3);
+    assert_eq!(h.exception.unwrap().exception_class_name(), "org.apache.hadoop.hbase.DoNotRetryIOException");
+    // A header that is not a protobuf: no call id to answer, so fatal.
+    s.write_all(&[0, 0, 0, 3, 2, 0xff, 0xff]).unwrap();
+    let (h, _, _) = receive(&mut s);
+    assert_eq!(h.call_id(), u32::MAX);
+    assert_eq!(h.exception.unwrap().exception_class_name(), "org.apache.hadoop.hbase.ipc.FatalConnectionException");
+    assert_closed(&mut s);
+}
+
+#[test]
+fn an_idle_connection_is_closed_but_not_one_with_a_call_in_flight() {
+    let config = RpcServerConfig { idle_timeout: Duration::from_millis(200), ..Default::default() };
+    let server = start(Fake::new(false), config);
+    let mut s = connect(&server, KV_CODEC);
+    // `Slow` takes 300 ms, longer than the idle timeout: the connection
+    // stays open for its answer.
+    send(&mut s, 1, "Slow", b"", &[]);
+    assert_eq!(receive(&mut s).1.as_deref(), Some(&b"slow"[..]));
+    let started = Instant::now();
+    assert_closed(&mut s);
+    assert!(started.elapsed() < Duration::from_secs(5), "closed for idleness, not by the test's timeout");
+}
+
+#[test]
+fn shutdown_answers_the_calls_already_read() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 1, "Slow", b"", &[]);
+    // Let the server read the call before it stops.
+    thread::sleep(Duration::from_millis(100));
+    let stopper = thread::spawn(move || server.shutdown());
+    let (header, message, _) = receive(&mut s);
+    assert_eq!((header.call_id(), message.as_deref()), (1, Some(&b"slow"[..])));
+    stopper.join().unwrap();
+    assert_closed(&mut s);
+    let _ = s.shutdown(Shutdown::Both);
+}
