@@ -23,6 +23,39 @@
 //!
 //! Errors reach the client as HBase exceptions by class name ([`RpcError`]),
 //! so its retry logic treats them as it treats HBase's own.
+//!
+//! Serving is implementing [`RpcServices`] and starting an [`RpcServer`] on
+//! a bound listener:
+//!
+//! ```no_run
+//! use std::net::TcpListener;
+//! use std::sync::Arc;
+//! use hbase_rpc::pb::hbase::pb::{GetClusterIdRequest, GetClusterIdResponse};
+//! use hbase_rpc::{Call, Reply, RpcError, RpcServer, RpcServices};
+//!
+//! struct Registry;
+//!
+//! impl RpcServices for Registry {
+//!     fn call(&self, call: Call) -> Result<Reply, RpcError> {
+//!         match (&*call.service, call.method.as_str()) {
+//!             ("ClientMetaService", "GetClusterId") => {
+//!                 let _request: GetClusterIdRequest = call.decode()?;
+//!                 Ok(Reply::new(&GetClusterIdResponse { cluster_id: Some("c1".into()) }))
+//!             }
+//!             (service, method) => Err(RpcError::not_implemented(service, method)),
+//!         }
+//!     }
+//! }
+//!
+//! let listener = TcpListener::bind("127.0.0.1:16020")?;
+//! let server = RpcServer::start(listener, Arc::new(Registry))?;
+//! // ... serve until asked to stop, then:
+//! server.shutdown();
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! Thread safety: see each module's header; the server's rules are in
+//! [`server`], the services' in [`service`].
 
 pub mod cell;
 pub mod cell_block;

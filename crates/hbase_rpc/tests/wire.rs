@@ -69,11 +69,15 @@ fn start(fake: Arc<Fake>, config: RpcServerConfig) -> RpcServer {
 }
 
 fn connect(server: &RpcServer, codec: &str) -> TcpStream {
+    connect_to(server, "TestService", codec)
+}
+
+fn connect_to(server: &RpcServer, service: &str, codec: &str) -> TcpStream {
     let mut s = TcpStream::connect(server.local_addr()).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     s.write_all(b"HBas\x00\x50").unwrap();
     let header = ConnectionHeader {
-        service_name: Some("TestService".into()),
+        service_name: Some(service.into()),
         cell_block_codec_class: Some(codec.into()),
         ..Default::default()
     };
@@ -136,6 +140,19 @@ fn an_unknown_method_is_a_prompt_do_not_retry_answer_and_the_connection_lives_on
     assert!(e.do_not_retry());
     send(&mut s, 6, "Echo", b"still here", &[]);
     assert_eq!(receive(&mut s).1.as_deref(), Some(&b"still here"[..]));
+}
+
+#[test]
+fn an_unknown_service_is_answered_per_call_with_do_not_retry() {
+    // HBase's own server refuses an unknown service at the connection header
+    // with UnknownServiceException, a class the client's jar lacks; the
+    // services answer each call instead, with a class the client knows.
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect_to(&server, "NoSuchService", KV_CODEC);
+    send(&mut s, 1, "Echo", b"", &[]);
+    let e = receive(&mut s).0.exception.unwrap();
+    assert_eq!(e.stack_trace(), "org.apache.hadoop.hbase.DoNotRetryIOException: NoSuchService.Echo is not implemented");
+    assert!(e.do_not_retry());
 }
 
 #[test]

@@ -6,6 +6,9 @@
 //! The module nesting mirrors the protobuf packages because prost's output
 //! names cross-package types by relative path
 //! (`super::super::google::protobuf::Any`).
+//!
+//! Thread safety: plain data (`Send + Sync`); byte fields are `Bytes`, which
+//! share the frame they were decoded from.
 
 /// Package `hbase.pb`.
 pub mod hbase {

@@ -22,6 +22,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * 127.0.0.1:<port>, over RPC only (RpcConnectionRegistry: no ZooKeeper), and
  * prints one line per step for crates/hbase_rpc/tests/java_client.rs to check.
  * A failed step prints "FAIL <step> <exception>" and the probe goes on.
+ * With a second argument "nocodec" the client names no cell block codec, so
+ * every cell travels inside the protobuf messages instead.
  */
 public class Probe {
   public static void main(String[] args) throws Exception {
@@ -34,6 +36,11 @@ public class Probe {
     conf.setInt("hbase.rpc.timeout", 10000);
     conf.setInt("hbase.client.operation.timeout", 20000);
     conf.setInt("hbase.client.meta.operation.timeout", 20000);
+    if (args.length > 1 && args[1].equals("nocodec")) {
+      // Both keys: the default codec applies when the first is unset.
+      conf.set("hbase.client.rpc.codec", "");
+      conf.set("hbase.client.default.rpc.codec", "");
+    }
 
     try (Connection connection = ConnectionFactory.createConnection(conf)) {
       System.out.println("CONNECTED");
