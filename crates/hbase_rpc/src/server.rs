@@ -70,6 +70,11 @@ pub struct RpcServerConfig {
     /// A connection with no call in flight and nothing read for this long is
     /// closed; a call frame that stalls this long mid-way closes it too.
     pub idle_timeout: Duration,
+    /// How long writing one response may block on a client that does not
+    /// read; then the connection is closed. A worker writes its call's
+    /// response itself, so this bounds how long a stalled client can hold a
+    /// worker.
+    pub write_timeout: Duration,
     /// How long shutdown waits for calls already read to finish.
     pub shutdown_grace: Duration,
 }
@@ -84,6 +89,7 @@ impl Default for RpcServerConfig {
             // (hbase.ipc.client.connection.minIdleTimeBeforeClose); the
             // server waits a little longer so the client closes first.
             idle_timeout: Duration::from_secs(150),
+            write_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(30),
         }
     }
@@ -279,8 +285,9 @@ fn serve_connection(stream: TcpStream, shared: &Arc<Shared>) {
         return;
     };
     let timeout = Some(shared.config.idle_timeout);
+    let write_timeout = Some(shared.config.write_timeout);
     let (Ok(()), Ok(()), Ok(())) =
-        (stream.set_nodelay(true), stream.set_read_timeout(timeout), stream.set_write_timeout(timeout))
+        (stream.set_nodelay(true), stream.set_read_timeout(timeout), stream.set_write_timeout(write_timeout))
     else {
         return;
     };

@@ -54,6 +54,7 @@ impl RpcServices for Fake {
                 self.release_tx.lock().unwrap().send(()).unwrap();
                 Ok(Reply { message: b"released".to_vec(), cells: Vec::new() })
             }
+            ("TestService", "Big") => Ok(Reply { message: vec![b'x'; 32 << 20], cells: Vec::new() }),
             ("TestService", "Slow") => {
                 thread::sleep(Duration::from_millis(300));
                 Ok(Reply { message: b"slow".to_vec(), cells: Vec::new() })
@@ -316,6 +317,26 @@ fn an_idle_connection_is_closed_but_not_one_with_a_call_in_flight() {
     let started = Instant::now();
     assert_closed(&mut s);
     assert!(started.elapsed() < Duration::from_secs(5), "closed for idleness, not by the test's timeout");
+}
+
+#[test]
+fn a_client_that_stops_reading_holds_a_worker_only_until_the_write_timeout() {
+    let config = RpcServerConfig { workers: 1, write_timeout: Duration::from_millis(300), ..Default::default() };
+    let server = start(Fake::new(false), config);
+    // 32 MiB answered to a client that never reads: more than the socket
+    // buffers hold, so the only worker blocks writing it.
+    let mut stalled = connect(&server, KV_CODEC);
+    send(&mut stalled, 1, "Big", b"", &[]);
+    thread::sleep(Duration::from_millis(100));
+    let started = Instant::now();
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 1, "Echo", b"next", &[]);
+    assert_eq!(receive(&mut s).1.as_deref(), Some(&b"next"[..]));
+    assert!(started.elapsed() < Duration::from_secs(5), "the worker was freed by the write timeout");
+    // The stalled connection was closed: what it can still read ends early.
+    let mut rest = Vec::new();
+    let _ = stalled.read_to_end(&mut rest);
+    assert!(rest.len() < (32 << 20), "the 32 MiB response was cut off, got {} bytes", rest.len());
 }
 
 #[test]
