@@ -24,6 +24,9 @@ pub struct RpcError {
     message: String,
     do_not_retry: bool,
     moved_to: Option<(String, u32)>,
+    /// Raised by the RPC layer itself rather than by a service: sent with
+    /// the bare message (see `to_exception_response`).
+    from_rpc_layer: bool,
 }
 
 /// HBase's exception classes this crate names (all in the client's jar, so
@@ -50,7 +53,20 @@ impl RpcError {
     /// Any HBase (or Java) exception class; `do_not_retry` must agree with
     /// whether that class extends `DoNotRetryIOException`.
     pub fn new(class_name: impl Into<Cow<'static, str>>, message: impl Into<String>, do_not_retry: bool) -> Self {
-        Self { class_name: class_name.into(), message: message.into(), do_not_retry, moved_to: None }
+        Self {
+            class_name: class_name.into(),
+            message: message.into(),
+            do_not_retry,
+            moved_to: None,
+            from_rpc_layer: false,
+        }
+    }
+
+    /// An exception the RPC layer raises itself (a refused preamble or
+    /// connection header, a request too big, a full queue, an unreadable
+    /// call).
+    pub(crate) fn rpc_layer(class_name: &'static str, message: impl Into<String>, do_not_retry: bool) -> Self {
+        Self { from_rpc_layer: true, ..Self::new(class_name, message, do_not_retry) }
     }
 
     /// A plain `java.io.IOException`: the client retries.
@@ -116,27 +132,14 @@ impl RpcError {
         self.do_not_retry
     }
 
-    /// Whether the client must close the connection on receiving it (HBase's
-    /// client treats `FatalConnectionException` and its subclasses so).
-    pub(crate) fn is_fatal(&self) -> bool {
-        matches!(
-            self.class_name(),
-            class::FATAL_CONNECTION
-                | class::WRONG_VERSION
-                | class::BAD_AUTH
-                | class::UNSUPPORTED_CELL_CODEC
-                | class::UNSUPPORTED_COMPRESSION
-        )
-    }
-
-    /// The wire form. A call's exception carries `"<class>: <message>"` in
-    /// `stack_trace` (HBase sends the stringified exception, which begins so;
-    /// the client shows it as the message). A connection-level (fatal)
-    /// exception carries the bare message, as HBase's `getErrorResponse`
-    /// does: the client matches e.g. an old server's `Expected HEADER=` by
-    /// prefix.
+    /// The wire form. A service's exception carries `"<class>: <message>"`
+    /// in `stack_trace`, as HBase's handlers send the stringified exception,
+    /// which begins so (the client makes it the message of the exception it
+    /// rebuilds). One the RPC layer raises carries the bare message, as
+    /// HBase's RPC layer sends it: the client matches e.g. an old server's
+    /// `Expected HEADER=` by prefix.
     pub(crate) fn to_exception_response(&self) -> ExceptionResponse {
-        let stack_trace = if self.is_fatal() { self.message.clone() } else { self.to_string() };
+        let stack_trace = if self.from_rpc_layer { self.message.clone() } else { self.to_string() };
         ExceptionResponse {
             exception_class_name: Some(self.class_name.to_string()),
             stack_trace: Some(stack_trace),
@@ -211,9 +214,8 @@ mod tests {
     }
 
     #[test]
-    fn a_fatal_error_carries_the_bare_message() {
-        let e = RpcError::new(class::FATAL_CONNECTION, "Expected HEADER=HBas but received HEADER=GET ", true);
-        assert!(e.is_fatal());
-        assert!(e.to_exception_response().stack_trace().starts_with("Expected HEADER="));
+    fn an_rpc_layer_error_carries_the_bare_message() {
+        let e = RpcError::rpc_layer(class::FATAL_CONNECTION, "Expected HEADER=HBas but received HEADER=GET ", true);
+        assert_eq!(e.to_exception_response().stack_trace(), "Expected HEADER=HBas but received HEADER=GET ");
     }
 }

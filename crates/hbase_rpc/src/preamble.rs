@@ -68,7 +68,7 @@ pub(crate) fn refusal(bytes: [u8; PREAMBLE_LEN], error: &WireError, peer: Socket
         format!("serverVersion={RPC_VERSION}, clientVersion={version}, authMethod={auth}, authName=unknown from {peer}")
     };
     match error {
-        WireError::BadMagic(magic) => RpcError::new(
+        WireError::BadMagic(magic) => RpcError::rpc_layer(
             class::FATAL_CONNECTION,
             format!(
                 "Expected HEADER={} but received HEADER={} from {peer}",
@@ -77,8 +77,8 @@ pub(crate) fn refusal(bytes: [u8; PREAMBLE_LEN], error: &WireError, peer: Socket
             ),
             true,
         ),
-        WireError::WrongVersion(_) => RpcError::new(class::WRONG_VERSION, detail(), true),
-        _ => RpcError::new(class::BAD_AUTH, detail(), true),
+        WireError::WrongVersion(_) => RpcError::rpc_layer(class::WRONG_VERSION, detail(), true),
+        _ => RpcError::rpc_layer(class::BAD_AUTH, detail(), true),
     }
 }
 

@@ -321,7 +321,7 @@ fn serve(
         match preamble::parse(bytes) {
             Ok(Preamble::Rpc) => break,
             Ok(Preamble::Security) => {
-                let error = RpcError::new(class::SECURITY_NOT_ENABLED, "security is not enabled", true);
+                let error = RpcError::rpc_layer(class::SECURITY_NOT_ENABLED, "security is not enabled", false);
                 write_all(writer, &error_response(NO_CALL, &error))?;
             }
             Ok(Preamble::Registry) => {
@@ -362,8 +362,11 @@ fn serve(
         let header = match frame::take_request_header(&mut frame) {
             Ok(header) => header,
             Err(e) => {
-                let error =
-                    RpcError::new(class::FATAL_CONNECTION, format!("malformed request header from {peer}: {e}"), true);
+                let error = RpcError::rpc_layer(
+                    class::FATAL_CONNECTION,
+                    format!("malformed request header from {peer}: {e}"),
+                    true,
+                );
                 refuse(reader, writer, &error);
                 return Err(e);
             }
@@ -431,7 +434,7 @@ fn accept_header(
     in_flight: &Arc<InFlight>,
 ) -> Result<Connection, Box<(WireError, RpcError)>> {
     let fatal = |class_name: &'static str, e: WireError| {
-        let refusal = RpcError::new(class_name, e.to_string(), true);
+        let refusal = RpcError::rpc_layer(class_name, e.to_string(), true);
         Box::new((e, refusal))
     };
     let header: ConnectionHeader =
@@ -482,12 +485,12 @@ fn dispatch(connection: &Connection, header: RequestHeader, body: Bytes) {
     });
     if let Err(refused) = connection.shared.pool.submit(job) {
         let error = match refused {
-            Refused::QueueFull => RpcError::new(
+            Refused::QueueFull => RpcError::rpc_layer(
                 class::CALL_QUEUE_TOO_BIG,
                 format!("Call queue is full on {}, too many items queued ?", connection.peer),
                 false,
             ),
-            Refused::ShutDown => RpcError::io("the server is shutting down"),
+            Refused::ShutDown => RpcError::rpc_layer(class::IO, "the server is shutting down", false),
         };
         let _ = write_all(&connection.writer, &error_response(call_id, &error));
     }
@@ -496,17 +499,18 @@ fn dispatch(connection: &Connection, header: RequestHeader, body: Bytes) {
 fn prepare_call(connection: &Connection, header: &RequestHeader, body: Bytes) -> Result<Call, RpcError> {
     let method = header.method_name().to_owned();
     if !header.request_param() {
-        return Err(RpcError::do_not_retry(format!(
-            "Invalid request header: call {} of {} has no request message",
-            header.call_id(),
-            method
-        )));
+        return Err(RpcError::rpc_layer(
+            class::DO_NOT_RETRY,
+            format!("Invalid request header: call {} of {} has no request message", header.call_id(), method),
+            true,
+        ));
     }
     let unreadable = |e: &dyn std::fmt::Display| {
-        RpcError::do_not_retry(format!(
-            "unable to read call parameter of {}.{method} from {}: {e}",
-            connection.service, connection.peer
-        ))
+        RpcError::rpc_layer(
+            class::DO_NOT_RETRY,
+            format!("unable to read call parameter of {}.{method} from {}: {e}", connection.service, connection.peer),
+            true,
+        )
     };
     let request = frame::split_request_body(header, body).map_err(|e| unreadable(&e))?;
     let cells = match (connection.codec, request.cell_block.is_empty()) {
@@ -609,7 +613,7 @@ fn answer_too_big(reader: &mut BufReader<TcpStream>, connection: &Connection, le
         "RPC data length of {len} received from {} is greater than max allowed {}. Set \"hbase.ipc.max.request.size\" on server to override this limit (not recommended)",
         connection.peer, connection.shared.config.max_request_size
     );
-    let error = RpcError::new(class::REQUEST_TOO_BIG, message, true);
+    let error = RpcError::rpc_layer(class::REQUEST_TOO_BIG, message, true);
     let call_id = read_too_big_call_id(reader, len).unwrap_or(NO_CALL);
     let _ = write_all(&connection.writer, &error_response(call_id, &error));
     drain_and_close(reader, &connection.writer);

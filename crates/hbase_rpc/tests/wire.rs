@@ -257,6 +257,9 @@ fn the_security_probe_is_told_security_is_off_and_the_connection_goes_on() {
     s.write_all(b"Securi").unwrap();
     let e = receive(&mut s).0.exception.unwrap();
     assert_eq!(e.exception_class_name(), "org.apache.hadoop.hbase.ipc.SecurityNotEnabledException");
+    // As HBase's RPC layer sends it: the bare message, and retryable (the
+    // class is no DoNotRetryIOException).
+    assert_eq!((e.stack_trace(), e.do_not_retry()), ("security is not enabled", false));
     s.write_all(b"HBas\x00\x50").unwrap();
     let header = ConnectionHeader { service_name: Some("TestService".into()), ..Default::default() };
     s.write_all(&encode_connection_header(&header)).unwrap();
