@@ -7,8 +7,9 @@
 //! `hbase:meta`'s location; a `Scan` of `hbase:meta` gives it table `t`'s
 //! region; then `Mutate` (a Put, cells inside the message), `Multi` (a list
 //! of Puts, cells in a cell block) and `Get` (cells answered in a cell
-//! block) go through `Table`. An `AdminService` call the fake lacks must
-//! fail at once with `DoNotRetryIOException`.
+//! block) go through `Table`; a Get answered `RegionMovedException` is
+//! retried where it points. An `AdminService` call the fake lacks must fail
+//! at once with `DoNotRetryIOException`.
 //!
 //! Needs `java` (17) and `mvn`; the Maven project is `tests/java`. Skips,
 //! saying so, only when either is missing.
@@ -18,6 +19,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +41,9 @@ type Rows = BTreeMap<Bytes, BTreeMap<(Bytes, Bytes), Bytes>>;
 struct Fake {
     port: u16,
     rows: Mutex<Rows>,
+    /// Whether the first Get of row `moved` has been answered
+    /// `RegionMovedException`.
+    moved: AtomicBool,
     /// `service.method` of every call, and facts about the cell blocks seen.
     seen: Mutex<HashSet<String>>,
 }
@@ -84,6 +89,18 @@ impl Fake {
             info(b"server", format!("127.0.0.1:{}", self.port).into_bytes()),
             info(b"serverstartcode", (START_CODE as i64).to_be_bytes().to_vec()),
         ]
+    }
+
+    /// A Get of `hbase:meta`: the client reads a table's state row
+    /// (`table:state`) before it retries an operation on the table.
+    fn meta_get(&self, row: &Bytes) -> Vec<Cell> {
+        if &row[..] != b"t" {
+            return Vec::new();
+        }
+        // A bare TableState: unlike info:regioninfo, no "PBUF" magic in front
+        // (TableState.parseFrom reads the bytes as the message).
+        let state = prost::Message::encode_to_vec(&pb::TableState { state: pb::table_state::State::Enabled as i32 });
+        vec![Cell::put(row.clone(), "table", "state", 1, state)]
     }
 
     fn scan(&self, call: &Call) -> Result<Reply, RpcError> {
@@ -137,8 +154,19 @@ impl Fake {
 
     fn get(&self, call: &Call) -> Result<Reply, RpcError> {
         let request: GetRequest = call.decode()?;
+        if &request.get.row[..] == b"moved" && !self.moved.swap(true, Ordering::SeqCst) {
+            self.note("region moved answered");
+            return Err(RpcError::region_moved("127.0.0.1", u32::from(self.port), START_CODE as i64, 5));
+        }
+        let row = &request.get.row;
+        let found = if request.region.value.starts_with(b"hbase:meta,") {
+            self.note("meta get");
+            self.meta_get(row)
+        } else {
+            self.row_cells(row)
+        };
         let mut cells = Vec::new();
-        let result = self.result(self.row_cells(&request.get.row), call.cell_block_supported, &mut cells);
+        let result = self.result(found, call.cell_block_supported, &mut cells);
         self.note(format!("get: response cell block {}", !cells.is_empty()));
         Ok(Reply::with_cells(&GetResponse { result: Some(result) }, cells))
     }
@@ -328,7 +356,12 @@ fn hbase_s_java_client_connects_puts_and_gets_through_the_rpc_server() {
 fn probe(classpath: &str, codec: bool) -> HashSet<String> {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let fake = Arc::new(Fake { port, rows: Mutex::new(Rows::new()), seen: Mutex::new(HashSet::new()) });
+    let fake = Arc::new(Fake {
+        port,
+        rows: Mutex::new(Rows::new()),
+        moved: AtomicBool::new(false),
+        seen: Mutex::new(HashSet::new()),
+    });
     let server = RpcServer::start(listener, fake.clone()).unwrap();
 
     let mut args = vec!["-cp".to_owned(), classpath.to_owned(), "Probe".to_owned(), port.to_string()];
@@ -351,6 +384,7 @@ fn probe(classpath: &str, codec: bool) -> HashSet<String> {
     assert!(has("GET r2 f:q=v2"), "{context}");
     assert!(has("GET r3 f:q=v3 f:q2=w3"), "{context}");
     assert!(has("GET r9 <empty>"), "{context}");
+    assert!(has("MOVED vm"), "the client retried where RegionMovedException sent it\n{context}");
     let unimplemented = lines.iter().find(|l| l.starts_with("UNIMPLEMENTED ")).unwrap_or_else(|| panic!("{context}"));
     let ms: u64 = unimplemented.split_whitespace().nth(1).and_then(|t| t.strip_suffix("ms")).unwrap().parse().unwrap();
     assert!(ms < 5_000, "an unimplemented call must fail fast, not at a timeout: {unimplemented}");
@@ -368,6 +402,8 @@ fn probe(classpath: &str, codec: bool) -> HashSet<String> {
         "ClientMetaService.GetMetaRegionLocations",
         "meta scan",
         "ClientService.Mutate",
+        "region moved answered",
+        "meta get",
     ] {
         assert!(seen.contains(expected), "{expected} not seen; saw {seen:?}\n{context}");
     }

@@ -93,6 +93,16 @@ public class Probe {
           }
         }
       });
+      step("MOVED", () -> {
+        try (Table table = connection.getTable(t)) {
+          // The fake answers the first Get of this row RegionMovedException
+          // (to itself): the client must take the destination from it and
+          // retry there.
+          table.put(new Put(Bytes.toBytes("moved")).addColumn(f, q, Bytes.toBytes("vm")));
+          Result result = table.get(new Get(Bytes.toBytes("moved")));
+          System.out.println("MOVED " + Bytes.toString(result.getValue(f, q)));
+        }
+      });
       step("UNIMPLEMENTED", () -> {
         // AdminService.GetRegionLoad, which the fake does not implement.
         long start = System.nanoTime();
