@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -28,12 +29,21 @@ struct Fake {
     release_tx: Mutex<Sender<()>>,
     release_rx: Mutex<Receiver<()>>,
     no_registry: bool,
+    /// Set when a `Slow` or `Big` call has reached the services.
+    slow_started: AtomicBool,
+    big_started: AtomicBool,
 }
 
 impl Fake {
     fn new(no_registry: bool) -> Arc<Self> {
         let (tx, rx) = channel();
-        Arc::new(Self { release_tx: Mutex::new(tx), release_rx: Mutex::new(rx), no_registry })
+        Arc::new(Self {
+            release_tx: Mutex::new(tx),
+            release_rx: Mutex::new(rx),
+            no_registry,
+            slow_started: AtomicBool::new(false),
+            big_started: AtomicBool::new(false),
+        })
     }
 }
 
@@ -54,13 +64,25 @@ impl RpcServices for Fake {
                 self.release_tx.lock().unwrap().send(()).unwrap();
                 Ok(Reply { message: b"released".to_vec(), cells: Vec::new() })
             }
-            ("TestService", "Big") => Ok(Reply { message: vec![b'x'; 32 << 20], cells: Vec::new() }),
+            ("TestService", "Big") => {
+                self.big_started.store(true, Ordering::SeqCst);
+                Ok(Reply { message: vec![b'x'; 32 << 20], cells: Vec::new() })
+            }
             ("TestService", "Slow") => {
+                self.slow_started.store(true, Ordering::SeqCst);
                 thread::sleep(Duration::from_millis(300));
                 Ok(Reply { message: b"slow".to_vec(), cells: Vec::new() })
             }
             (service, method) => Err(RpcError::not_implemented(service, method)),
         }
+    }
+}
+
+fn wait_for(flag: &AtomicBool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !flag.load(Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "the call never reached the services");
+        thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -157,17 +179,19 @@ fn an_unknown_service_is_answered_per_call_with_do_not_retry() {
 }
 
 #[test]
-fn calls_of_one_connection_run_concurrently_and_answer_out_of_order() {
+fn calls_of_one_connection_run_concurrently() {
     let server = start(Fake::new(false), RpcServerConfig::default());
     let mut s = connect(&server, KV_CODEC);
     // `Block` can only finish once `Release`, sent after it on the same
-    // connection, has run.
+    // connection, has run: were the connection's calls run one at a time,
+    // `Block` would fail after 10 s. (Which answer comes first is up to the
+    // threads; the client matches them by call id.)
     send(&mut s, 1, "Block", b"", &[]);
     send(&mut s, 2, "Release", b"", &[]);
-    let first = receive(&mut s);
-    let second = receive(&mut s);
-    assert_eq!((first.0.call_id(), first.1.as_deref()), (2, Some(&b"released"[..])));
-    assert_eq!((second.0.call_id(), second.1.as_deref()), (1, Some(&b"blocked"[..])));
+    let mut answers: Vec<(u32, Option<Bytes>)> =
+        (0..2).map(|_| receive(&mut s)).map(|(header, message, _)| (header.call_id(), message)).collect();
+    answers.sort_by_key(|(id, _)| *id);
+    assert_eq!(answers, vec![(1, Some(Bytes::from_static(b"blocked"))), (2, Some(Bytes::from_static(b"released")))]);
 }
 
 #[test]
@@ -325,12 +349,13 @@ fn an_idle_connection_is_closed_but_not_one_with_a_call_in_flight() {
 #[test]
 fn a_client_that_stops_reading_holds_a_worker_only_until_the_write_timeout() {
     let config = RpcServerConfig { workers: 1, write_timeout: Duration::from_millis(300), ..Default::default() };
-    let server = start(Fake::new(false), config);
+    let fake = Fake::new(false);
+    let server = start(fake.clone(), config);
     // 32 MiB answered to a client that never reads: more than the socket
     // buffers hold, so the only worker blocks writing it.
     let mut stalled = connect(&server, KV_CODEC);
     send(&mut stalled, 1, "Big", b"", &[]);
-    thread::sleep(Duration::from_millis(100));
+    wait_for(&fake.big_started);
     let started = Instant::now();
     let mut s = connect(&server, KV_CODEC);
     send(&mut s, 1, "Echo", b"next", &[]);
@@ -344,11 +369,12 @@ fn a_client_that_stops_reading_holds_a_worker_only_until_the_write_timeout() {
 
 #[test]
 fn shutdown_answers_the_calls_already_read() {
-    let server = start(Fake::new(false), RpcServerConfig::default());
+    let fake = Fake::new(false);
+    let server = start(fake.clone(), RpcServerConfig::default());
     let mut s = connect(&server, KV_CODEC);
     send(&mut s, 1, "Slow", b"", &[]);
-    // Let the server read the call before it stops.
-    thread::sleep(Duration::from_millis(100));
+    // The server has read the call before it stops.
+    wait_for(&fake.slow_started);
     let stopper = thread::spawn(move || server.shutdown());
     let (header, message, _) = receive(&mut s);
     assert_eq!((header.call_id(), message.as_deref()), (1, Some(&b"slow"[..])));
