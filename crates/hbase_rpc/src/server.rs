@@ -315,7 +315,7 @@ fn serve(
     // The preamble; a security probe comes before the real one.
     loop {
         let mut bytes = [0u8; PREAMBLE_LEN];
-        if !read_start(reader, shared, in_flight, &mut bytes)? {
+        if !read_start(reader, shared, in_flight, &mut bytes, "preamble")? {
             return Ok(());
         }
         match preamble::parse(bytes) {
@@ -350,7 +350,7 @@ fn serve(
 
     loop {
         let mut len = [0u8; 4];
-        if !read_start(reader, shared, in_flight, &mut len)? {
+        if !read_start(reader, shared, in_flight, &mut len, "frame length")? {
             return Ok(());
         }
         let len = u32::from_be_bytes(len);
@@ -383,6 +383,7 @@ fn read_start(
     shared: &Shared,
     in_flight: &InFlight,
     buf: &mut [u8],
+    what: &'static str,
 ) -> Result<bool, WireError> {
     let mut idle_since = Instant::now();
     let mut got = 0;
@@ -390,7 +391,7 @@ fn read_start(
         match reader.read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
             Ok(0) => {
-                return Err(WireError::Truncated { what: "frame length", need: buf.len(), have: got });
+                return Err(WireError::Truncated { what, need: buf.len(), have: got });
             }
             Ok(n) => got += n,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -416,7 +417,7 @@ fn read_whole_frame(
     in_flight: &InFlight,
 ) -> Result<Option<Bytes>, WireError> {
     let mut len = [0u8; 4];
-    if !read_start(reader, shared, in_flight, &mut len)? {
+    if !read_start(reader, shared, in_flight, &mut len, "frame length")? {
         return Ok(None);
     }
     let len = u32::from_be_bytes(len);
