@@ -18,7 +18,7 @@ use crate::BenchError;
 use crate::driver;
 use crate::engine::{AccordionEngine, AccordionSetup, Engine};
 use crate::keys::write_key;
-use crate::regime::Regime;
+use crate::regime::{MIN_LIVE_OVER_BUDGET, Regime, WRITES_PER_KEY, lean_row_heap_bytes};
 use crate::report::{Percentiles, RunReport};
 use crate::settings::{GIT_COMMIT, RunSettings, durability_name, engine_note};
 use crate::sysinfo::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
@@ -91,25 +91,72 @@ pub struct Experiment {
     pub mode: Mode,
 }
 
+/// `workload` with its key space grown (and its operations with it, at
+/// [`WRITES_PER_KEY`]) until the distinct keys its writes touch, at the
+/// leanest row ([`lean_row_heap_bytes`]), hold at least
+/// [`MIN_LIVE_OVER_BUDGET`] × `budget`: the paper's regime counted by keys
+/// written, not by key space. The keys are counted
+/// ([`Workload::distinct_keys_written`], deterministic from the seed), each
+/// try growing the key space by the shortfall, as Zipf at a fixed number of
+/// writes per key touches a near-constant share of its key space. The
+/// answer is remembered per starting size and budget (counting millions of
+/// draws takes a moment).
+fn sized_by_keys_written(mut workload: Workload, budget: u64) -> Workload {
+    static SIZED: std::sync::Mutex<Vec<((u64, u64), u64)>> = std::sync::Mutex::new(Vec::new());
+    let start = (workload.key_space, budget);
+    let known = SIZED.lock().map(|m| m.iter().find(|(k, _)| *k == start).map(|(_, v)| *v)).unwrap_or(None);
+    let key_space = known.unwrap_or_else(|| {
+        let row = lean_row_heap_bytes(workload.fields, workload.value_size);
+        let needed = (MIN_LIVE_OVER_BUDGET * budget as f64 / row as f64).ceil() as u64;
+        let mut w = workload.clone();
+        for _ in 0..8 {
+            let distinct = w.distinct_keys_written();
+            if distinct >= needed {
+                break;
+            }
+            let grow = needed as f64 / distinct.max(1) as f64 * 1.05;
+            w.key_space = (w.key_space as f64 * grow).ceil() as u64;
+            w.ops = WRITES_PER_KEY * w.key_space;
+        }
+        if let Ok(mut m) = SIZED.lock() {
+            m.push((start, w.key_space));
+        }
+        w.key_space
+    });
+    workload.key_space = key_space;
+    workload.ops = WRITES_PER_KEY * key_space;
+    workload
+}
+
 impl Preset {
     /// The paper's write-only experiment in the paper's regime
     /// ([`Regime::paper_write`]): at scale 1, 5 regions sharing a 150 MiB
     /// memstore budget (30 MiB each) with a 32 MiB region flush size and
     /// 32 MiB WAL rolls; 4 M row writes over 800 K keys; 12 threads, rows of
     /// 4 × 25 B, 10 KB client batches, async WAL, A = 0.02, S = 5.
+    ///
+    /// Under Zipf the writes touch far fewer keys than the key space holds
+    /// (at scale 1, 351 K of 800 K), so the Zipf preset's key space is grown,
+    /// at the same writes per key, until the keys its writes touch hold the
+    /// regime's share of the budget ([`sized_by_keys_written`]).
     pub fn paper_write(dist: KeyDist, scale: f64) -> Result<Preset, BenchError> {
         let regime = Regime::paper_write(scale)?;
+        let workload = Workload {
+            key_space: regime.key_space,
+            dist,
+            fields: 4,
+            value_size: 25,
+            ops: regime.ops,
+            read_ratio: 0.0,
+            seed: 42,
+        };
+        let workload = match dist {
+            KeyDist::Zipfian => sized_by_keys_written(workload, regime.memstore_bytes),
+            _ => workload,
+        };
         Ok(Preset {
             name: if dist == KeyDist::Zipfian { "paper-write-zipf" } else { "paper-write-uniform" },
-            workload: Workload {
-                key_space: regime.key_space,
-                dist,
-                fields: 4,
-                value_size: 25,
-                ops: regime.ops,
-                read_ratio: 0.0,
-                seed: 42,
-            },
+            workload,
             threads: 12,
             regions: regime.regions,
             batch_bytes: 10 * 1024,
@@ -476,8 +523,23 @@ mod tests {
     }
 
     #[test]
+    fn the_zipf_presets_writes_touch_keys_over_the_regimes_share_of_the_budget() {
+        for scale in [0.25, 1.0] {
+            let p = Preset::paper_write(KeyDist::Zipfian, scale).expect("valid");
+            let row = lean_row_heap_bytes(p.workload.fields, p.workload.value_size);
+            let touched = p.workload.distinct_keys_written() * row;
+            let share = touched as f64 / p.memstore_bytes as f64;
+            assert!(share >= MIN_LIVE_OVER_BUDGET, "scale {scale}: {share:.2} x the budget");
+            // Not grown past need: the try before the last was short.
+            assert!(share < 2.0 * MIN_LIVE_OVER_BUDGET, "scale {scale}: {share:.2} x the budget");
+        }
+    }
+
+    #[test]
     fn write_presets_take_the_regime_and_regions_per_gb_keeps_its_shape() {
-        for scale in [0.01, 1.0, 8.0] {
+        // 4.4: beyond scale 4, where regions are added instead of flush size
+        // (the Zipf preset's sizing counts tens of millions of draws there).
+        for scale in [0.01, 1.0, 4.4] {
             let r = Regime::paper_write(scale).expect("valid");
             for dist in [KeyDist::Zipfian, KeyDist::Uniform] {
                 let p = Preset::paper_write(dist, scale).expect("valid");
@@ -485,10 +547,14 @@ mod tests {
                     (p.regions, p.memstore_bytes, p.region_flush_size),
                     (r.regions, r.memstore_bytes, r.region_flush_size)
                 );
-                assert_eq!(
-                    (p.wal_roll_size, p.workload.key_space, p.workload.ops),
-                    (r.wal_roll_size, r.key_space, r.ops)
-                );
+                assert_eq!(p.wal_roll_size, r.wal_roll_size);
+                match dist {
+                    KeyDist::Uniform => assert_eq!((p.workload.key_space, p.workload.ops), (r.key_space, r.ops)),
+                    // Grown until its writes touch the regime's share of keys.
+                    _ => assert!(
+                        p.workload.key_space >= r.key_space && p.workload.ops == WRITES_PER_KEY * p.workload.key_space
+                    ),
+                }
                 assert_eq!((p.threads, p.batch_bytes, p.durability), (12, 10 * 1024, Durability::AsyncWal));
                 assert_eq!((p.inmemory_flush_share, p.pipeline_segments_limit), (0.02, 5));
                 assert_eq!((p.workload.fields, p.workload.value_size, p.workload.dist), (4, 25, dist));
