@@ -93,6 +93,11 @@ pub trait Engine: Send + Sync {
     /// Reads one row; whether it exists.
     fn read_row(&self, key: &[u8]) -> Result<bool, BenchError>;
     fn counters(&self) -> EngineCounters;
+    /// What the engine's memstores and chunk pool hold now (RSS left 0),
+    /// for engines in this process that count it.
+    fn held_memory(&self) -> Option<crate::memory::HeldSample> {
+        None
+    }
     /// Closes the engine and removes its data.
     fn finish(&self) -> Result<(), BenchError>;
 }
@@ -188,6 +193,22 @@ impl Engine for AccordionEngine {
             wal_sync_p99_us: has_syncs.then_some(sync.p99_us),
             ..EngineCounters::from_totals(&t)
         }
+    }
+
+    fn held_memory(&self) -> Option<crate::memory::HeldSample> {
+        let held = self.store.memstore_held();
+        let pool = self.store.chunk_pool().stats();
+        Some(crate::memory::HeldSample {
+            active_data: held.active.data,
+            active_index: held.active.index,
+            pipeline_data: held.pipeline.data,
+            pipeline_index: held.pipeline.index,
+            snapshot_data: held.snapshot.data,
+            snapshot_index: held.snapshot.index,
+            pool_in_use: pool.in_use_bytes,
+            pool_idle: pool.idle_bytes,
+            rss: 0,
+        })
     }
 
     fn finish(&self) -> Result<(), BenchError> {

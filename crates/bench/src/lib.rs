@@ -14,6 +14,7 @@ pub mod driver;
 pub mod engine;
 pub mod hbase_engine;
 pub mod keys;
+pub mod memory;
 pub mod paper;
 pub mod plot;
 pub mod presets;

@@ -408,10 +408,10 @@ fn measure_mode(
     }
     let cpu_before = cpu_seconds();
     let (threads, batch, rate) = (preset.threads, preset.batch_bytes, preset.write_rate);
-    let result = match reads {
+    let (result, memory) = crate::memory::sampled(engine, || match reads {
         None => driver::run(engine, &preset.workload, threads, batch, rate),
         Some(r) => driver::run_reader_under_writes(engine, &preset.workload, threads, batch, rate, r),
-    };
+    });
     let cpu = cpu_seconds() - cpu_before;
     let counters = engine.counters();
     engine.finish()?;
@@ -448,6 +448,9 @@ fn measure_mode(
         write_amplification: wa,
         latency_us: latency,
         peak_rss_bytes: peak_rss_bytes(),
+        peak_held_bytes: memory.map(|m| m.at_peak_held.held()),
+        held_at_peak: memory.map(|m| m.at_peak_held),
+        peak_pool_bytes: memory.map(|m| m.peak_pool),
         cpu_seconds: cpu,
         allocs_per_op: None,
         wal_syncs: counters.wal_sync_p50_us.map(|_| counters.wal_syncs),

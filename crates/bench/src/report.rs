@@ -55,6 +55,18 @@ pub struct RunReport {
     /// Per operation type ("put", "get").
     pub latency_us: BTreeMap<String, Percentiles>,
     pub peak_rss_bytes: u64,
+    /// The most the memstores held in the run (data chunks, index memory,
+    /// snapshots being flushed; `memory.rs`), sampled every 10 ms, for the
+    /// embedded engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_held_bytes: Option<u64>,
+    /// What was held, by part, at that peak, with the chunk pool and the
+    /// resident set at the same moment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_at_peak: Option<crate::memory::HeldSample>,
+    /// The most the chunk pool's chunks (in use + idle) came to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_pool_bytes: Option<u64>,
     pub cpu_seconds: f64,
     /// Heap allocations per operation in this process during the run
     /// (engine threads included); only for the embedded engine, when the
@@ -83,7 +95,7 @@ pub struct RunReport {
 /// in-memory flushes; WA is bytes written to disk per byte put.
 pub fn table_header() -> String {
     format!(
-        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8}",
+        "{:<10} {:<14} {:<20} {:>9} {:>10} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>5} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>8} {:>7} {:>7}",
         "engine",
         "policy",
         "preset",
@@ -103,7 +115,9 @@ pub fn table_header() -> String {
         "cpu_us/op",
         "p50sync_us",
         "p99sync_us",
-        "dnMB"
+        "dnMB",
+        "rssMB",
+        "heldMB"
     )
 }
 
@@ -112,7 +126,7 @@ impl RunReport {
         let p99 = |op: &str| self.latency_us.get(op).map_or("-".to_string(), |p| p.p99.to_string());
         let mb = |b: u64| b as f64 / 1048576.0;
         format!(
-            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>9} {:>9} {:>9} {:>9.2} {:>10} {:>10} {:>8}",
+            "{:<10} {:<14} {:<20} {:>9} {:>10.0} {:>6} {:>6} {:>6} {:>5} {:>8.1} {:>8.1} {:>8.1} {:>5.2} {:>9} {:>9} {:>9} {:>9.2} {:>10} {:>10} {:>8} {:>7.1} {:>7}",
             self.engine,
             self.policy,
             self.preset,
@@ -133,6 +147,8 @@ impl RunReport {
             self.wal_sync_p50_us.map_or("-".to_string(), |v| v.to_string()),
             self.wal_sync_p99_us.map_or("-".to_string(), |v| v.to_string()),
             self.datanode_bytes.map_or("-".to_string(), |b| format!("{:.1}", mb(b))),
+            mb(self.peak_rss_bytes),
+            self.peak_held_bytes.map_or("-".to_string(), |b| format!("{:.1}", mb(b))),
         )
     }
 }

@@ -36,6 +36,11 @@ pub struct ChunkPoolStats {
     pub in_use: u64,
     /// Chunks idle in the free list.
     pub idle: u64,
+    /// Bytes of the chunks in use (their capacities; jumbo chunks at their
+    /// own size).
+    pub in_use_bytes: u64,
+    /// Bytes of the idle chunks.
+    pub idle_bytes: u64,
 }
 
 struct PoolShared {
@@ -47,11 +52,13 @@ struct PoolShared {
     freed: AtomicU64,
     jumbo_created: AtomicU64,
     in_use: AtomicU64,
+    in_use_bytes: AtomicU64,
 }
 
 impl Recycler for PoolShared {
     fn recycle(&self, memory: ChunkMemory) {
         self.in_use.fetch_sub(1, Ordering::Relaxed);
+        self.in_use_bytes.fetch_sub(memory.len as u64, Ordering::Relaxed);
         if !memory.jumbo {
             let mut free = self.free.lock();
             if free.len() < self.max_pooled {
@@ -99,6 +106,7 @@ impl ChunkPool {
                 freed: AtomicU64::new(0),
                 jumbo_created: AtomicU64::new(0),
                 in_use: AtomicU64::new(0),
+                in_use_bytes: AtomicU64::new(0),
             }),
         }
     }
@@ -123,6 +131,7 @@ impl ChunkPool {
             }
         };
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
+        self.shared.in_use_bytes.fetch_add(memory.len as u64, Ordering::Relaxed);
         Arc::new(Chunk::new(memory, Some(self.shared.clone() as Arc<dyn Recycler>)))
     }
 
@@ -130,6 +139,7 @@ impl ChunkPool {
     pub fn get_jumbo(&self, len: usize) -> ChunkRef {
         self.shared.jumbo_created.fetch_add(1, Ordering::Relaxed);
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
+        self.shared.in_use_bytes.fetch_add(len as u64, Ordering::Relaxed);
         Arc::new(Chunk::new(ChunkMemory::allocate(len, true), Some(self.shared.clone() as Arc<dyn Recycler>)))
     }
 
@@ -154,6 +164,10 @@ impl ChunkPool {
     /// A snapshot of the pool's counters.
     pub fn stats(&self) -> ChunkPoolStats {
         let s = &self.shared;
+        let (idle, idle_bytes) = {
+            let free = s.free.lock();
+            (free.len() as u64, free.iter().map(|m| m.len as u64).sum())
+        };
         ChunkPoolStats {
             created: s.created.load(Ordering::Relaxed),
             reused: s.reused.load(Ordering::Relaxed),
@@ -161,7 +175,9 @@ impl ChunkPool {
             freed: s.freed.load(Ordering::Relaxed),
             jumbo_created: s.jumbo_created.load(Ordering::Relaxed),
             in_use: s.in_use.load(Ordering::Relaxed),
-            idle: s.free.lock().len() as u64,
+            idle,
+            in_use_bytes: s.in_use_bytes.load(Ordering::Relaxed),
+            idle_bytes,
         }
     }
 }

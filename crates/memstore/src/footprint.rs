@@ -11,6 +11,10 @@
 //! footprint that the memstores' own footprint lacks
 //! ([`Footprint::bytes_not_in`]).
 //!
+//! Its other use: what a memstore holds, by part ([`HeldBytes`]), which
+//! memory accounting and the flush triggers charge
+//! (`MemStoreSize::held_size`).
+//!
 //! Thread safety: a plain value, built by one thread from segments it holds.
 
 use std::collections::HashMap;
@@ -18,6 +22,25 @@ use std::sync::Arc;
 
 use crate::chunk::ChunkId;
 use crate::segment::Segment;
+
+/// Bytes held, split into cell data (data chunks) and index memory (index
+/// chunks, cell arrays, skiplist node arenas).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldBytes {
+    pub data: u64,
+    pub index: u64,
+}
+
+impl HeldBytes {
+    pub fn total(&self) -> u64 {
+        self.data + self.index
+    }
+
+    pub fn add(&mut self, o: HeldBytes) {
+        self.data += o.data;
+        self.index += o.index;
+    }
+}
 
 #[derive(Debug, Default, Clone)]
 pub struct Footprint {
@@ -29,10 +52,23 @@ pub struct Footprint {
 
 impl Footprint {
     pub fn add(&mut self, segment: &Arc<Segment>) {
-        for c in segment.data_chunks() {
-            self.chunks.insert(c.id(), c.capacity() as u64);
-        }
+        segment.visit_data_chunks(|id, capacity| {
+            self.chunks.insert(id, capacity as u64);
+        });
         self.indexes.insert(segment.index_identity(), segment.index_held_bytes());
+    }
+
+    /// The footprint's bytes, data and index apart.
+    pub fn held(&self) -> HeldBytes {
+        HeldBytes { data: self.chunks.values().sum(), index: self.indexes.values().sum() }
+    }
+
+    /// The bytes of this footprint that `other` does not hold, data and
+    /// index apart.
+    pub fn held_not_in(&self, other: &Footprint) -> HeldBytes {
+        let data = self.chunks.iter().filter(|(id, _)| !other.chunks.contains_key(id)).map(|(_, b)| b).sum();
+        let index = self.indexes.iter().filter(|(id, _)| !other.indexes.contains_key(id)).map(|(_, b)| b).sum();
+        HeldBytes { data, index }
     }
 
     /// Every byte of the footprint.
@@ -42,9 +78,7 @@ impl Footprint {
 
     /// The bytes of this footprint that `other` does not hold.
     pub fn bytes_not_in(&self, other: &Footprint) -> u64 {
-        let chunks: u64 = self.chunks.iter().filter(|(id, _)| !other.chunks.contains_key(id)).map(|(_, b)| b).sum();
-        let indexes: u64 = self.indexes.iter().filter(|(id, _)| !other.indexes.contains_key(id)).map(|(_, b)| b).sum();
-        chunks + indexes
+        self.held_not_in(other).total()
     }
 }
 

@@ -48,8 +48,8 @@ pub use config::{
 pub use counters::CountersSnapshot;
 pub use error::MemStoreError;
 pub use executor::CompactionExecutor;
-pub use footprint::Footprint;
-pub use memstore::{MemStore, MemStoreLayoutInfo, MemStoreSize, SegmentInfo};
+pub use footprint::{Footprint, HeldBytes};
+pub use memstore::{MemStore, MemStoreHeld, MemStoreLayoutInfo, MemStoreSize, SegmentInfo};
 pub use merge_iter::MergingCursor;
 pub use mvcc::{Mvcc, PendingWrite, ReaderGuard, WriteEntry};
 pub use scanner::{RowScanner, ScanRange};

@@ -35,6 +35,7 @@ use crate::compactor::MemStoreCompactor;
 use crate::config::{CompactionMode, CompactionPolicy, MemStoreConfig};
 use crate::counters::{CountersSnapshot, MemStoreCounters};
 use crate::error::MemStoreError;
+use crate::footprint::{Footprint, HeldBytes};
 use crate::merge_iter::MergingCursor;
 use crate::mutable_segment::MutableSegment;
 use crate::pipeline::CompactionPipeline;
@@ -44,11 +45,17 @@ use crate::segment::{IndexLayout, Segment, SegmentStats};
 use crate::snapshot::MemStoreSnapshot;
 use crate::visibility::{CompactionRetainer, ReadOptions, RowResolver};
 
-/// Data size, heap size and cell count of a memstore or part of it.
+/// Data size, heap size, held size and cell count of a memstore or part of
+/// it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemStoreSize {
     pub data_size: u64,
     pub heap_size: u64,
+    /// The memory the segments hold ([`MemStoreHeld`]): data chunks,
+    /// index chunks and arrays, skiplist arenas, each chunk whole, at its
+    /// capacity, counted once. What flush triggers and memory limits
+    /// charge: it is what the process keeps.
+    pub held_size: u64,
     pub cells: u64,
 }
 
@@ -57,6 +64,22 @@ impl MemStoreSize {
         self.data_size += s.data_size;
         self.heap_size += s.heap_size();
         self.cells += s.cells;
+    }
+}
+
+/// The memory a memstore holds, by part: the active segment (its data
+/// chunks; its skiplist arena as index), the pipeline, and a snapshot being
+/// flushed (chunks the pipeline holds too are not counted again).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemStoreHeld {
+    pub active: HeldBytes,
+    pub pipeline: HeldBytes,
+    pub snapshot: HeldBytes,
+}
+
+impl MemStoreHeld {
+    pub fn total(&self) -> u64 {
+        self.active.total() + self.pipeline.total() + self.snapshot.total()
     }
 }
 
@@ -81,6 +104,38 @@ struct MemStoreView {
     active: Arc<MutableSegment>,
     pipeline: CompactionPipeline,
     snapshot: Option<Arc<MemStoreSnapshot>>,
+    /// What the pipeline and the snapshot hold, counted when the view is
+    /// built (their segments are immutable): accounting reads it on every
+    /// write without walking chunk lists.
+    pipeline_held: HeldBytes,
+    snapshot_held: HeldBytes,
+}
+
+impl MemStoreView {
+    fn new(
+        active: Arc<MutableSegment>,
+        pipeline: CompactionPipeline,
+        snapshot: Option<Arc<MemStoreSnapshot>>,
+    ) -> MemStoreView {
+        let mut piped = Footprint::default();
+        pipeline.segments().iter().for_each(|s| piped.add(s));
+        let mut snapped = Footprint::default();
+        if let Some(snap) = &snapshot {
+            snap.segments().iter().for_each(|s| snapped.add(s));
+        }
+        MemStoreView {
+            pipeline_held: piped.held(),
+            snapshot_held: snapped.held_not_in(&piped),
+            active,
+            pipeline,
+            snapshot,
+        }
+    }
+
+    /// What the active segment holds now (it grows under writers).
+    fn active_held(&self) -> HeldBytes {
+        HeldBytes { data: self.active.data_held_bytes(), index: self.active.index_held_bytes() }
+    }
 }
 
 struct Inner {
@@ -116,11 +171,7 @@ impl MemStore {
         Ok(MemStore {
             inner: Arc::new(Inner {
                 in_memory_flush_bytes: config.in_memory_flush_bytes(),
-                view: ArcSwap::from_pointee(MemStoreView {
-                    active,
-                    pipeline: CompactionPipeline::default(),
-                    snapshot: None,
-                }),
+                view: ArcSwap::from_pointee(MemStoreView::new(active, CompactionPipeline::default(), None)),
                 structure: Mutex::new(()),
                 compaction: Mutex::new(strategy),
                 compaction_scheduled: AtomicBool::new(false),
@@ -217,11 +268,11 @@ impl MemStore {
         segments.extend(held);
         let snapshot = Arc::new(MemStoreSnapshot::new(inner.next_id(), segments));
         view.active.freeze();
-        inner.view.store(Arc::new(MemStoreView {
-            active: Arc::new(MutableSegment::new(inner.config.chunk_pool.clone())),
-            pipeline: drained,
-            snapshot: Some(snapshot.clone()),
-        }));
+        inner.view.store(Arc::new(MemStoreView::new(
+            Arc::new(MutableSegment::new(inner.config.chunk_pool.clone())),
+            drained,
+            Some(snapshot.clone()),
+        )));
         drop(guard);
         for s in snapshot.segments() {
             if let Some(a) = s.as_active() {
@@ -244,11 +295,7 @@ impl MemStore {
         let view = inner.view.load_full();
         match &view.snapshot {
             Some(s) if s.id() == snapshot_id => {
-                inner.view.store(Arc::new(MemStoreView {
-                    active: view.active.clone(),
-                    pipeline: view.pipeline.clone(),
-                    snapshot: None,
-                }));
+                inner.view.store(Arc::new(MemStoreView::new(view.active.clone(), view.pipeline.clone(), None)));
                 Ok(())
             }
             _ => Err(MemStoreError::UnknownSnapshot(snapshot_id)),
@@ -313,6 +360,7 @@ impl MemStore {
                 size.add(&s.stats());
             }
         }
+        size.held_size = view.active_held().total() + view.pipeline_held.total() + view.snapshot_held.total();
         size
     }
 
@@ -324,7 +372,14 @@ impl MemStore {
         for s in view.pipeline.segments() {
             size.add(&s.stats());
         }
+        size.held_size = view.active_held().total() + view.pipeline_held.total();
         size
+    }
+
+    /// The memory the memstore holds, by part (see [`MemStoreHeld`]).
+    pub fn held(&self) -> MemStoreHeld {
+        let view = self.inner.view.load();
+        MemStoreHeld { active: view.active_held(), pipeline: view.pipeline_held, snapshot: view.snapshot_held }
     }
 
     /// Lowest sequence id still held in memory (`None` when empty): the WAL
@@ -436,11 +491,11 @@ impl Inner {
         // must find it frozen, so that `wait_for_writers` covers every writer
         // that got in. Writers arriving in between retry for a moment.
         view.active.freeze();
-        self.view.store(Arc::new(MemStoreView {
-            active: Arc::new(MutableSegment::new(self.config.chunk_pool.clone())),
-            pipeline: view.pipeline.with_head(segment),
-            snapshot: view.snapshot.clone(),
-        }));
+        self.view.store(Arc::new(MemStoreView::new(
+            Arc::new(MutableSegment::new(self.config.chunk_pool.clone())),
+            view.pipeline.with_head(segment),
+            view.snapshot.clone(),
+        )));
         drop(guard);
         MemStoreCounters::add(&self.counters.inmemory_flushes, 1);
         tracing::debug!(
@@ -583,11 +638,7 @@ impl Inner {
         let view = self.view.load_full();
         let pipeline = change(&view.pipeline)?;
         let version = pipeline.version();
-        self.view.store(Arc::new(MemStoreView {
-            active: view.active.clone(),
-            pipeline,
-            snapshot: view.snapshot.clone(),
-        }));
+        self.view.store(Arc::new(MemStoreView::new(view.active.clone(), pipeline, view.snapshot.clone())));
         Some(version)
     }
 }

@@ -26,6 +26,9 @@ pub struct MemStoreLab {
     current: AtomicPtr<Chunk>,
     chunks: Mutex<Vec<ChunkRef>>,
     allocated: AtomicUsize,
+    /// Capacity of every chunk in `chunks`: what the lab holds, read
+    /// without the mutex by memory accounting on every write.
+    held: AtomicUsize,
 }
 
 impl MemStoreLab {
@@ -36,6 +39,7 @@ impl MemStoreLab {
             current: AtomicPtr::new(std::ptr::null_mut()),
             chunks: Mutex::new(Vec::new()),
             allocated: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
         }
     }
 
@@ -46,6 +50,7 @@ impl MemStoreLab {
         if size > JUMBO_CELL_THRESHOLD {
             let chunk = self.pool.get_jumbo(size);
             let ptr = chunk.alloc(size, 1).expect("jumbo chunk is sized for its cell");
+            self.held.fetch_add(chunk.capacity(), Ordering::Relaxed);
             self.chunks.lock().push(chunk);
             return ptr;
         }
@@ -65,6 +70,7 @@ impl MemStoreLab {
             }
             let chunk = self.pool.get();
             self.current.store(ChunkRef::as_ptr(&chunk) as *mut Chunk, Ordering::Release);
+            self.held.fetch_add(chunk.capacity(), Ordering::Relaxed);
             chunks.push(chunk);
         }
     }
@@ -74,9 +80,24 @@ impl MemStoreLab {
         self.chunks.lock().clone()
     }
 
+    /// Calls `f` with the id and capacity of every chunk held, under the
+    /// lab's mutex (no reference is cloned).
+    pub fn visit_chunks(&self, mut f: impl FnMut(crate::chunk::ChunkId, usize)) {
+        for c in self.chunks.lock().iter() {
+            f(c.id(), c.capacity());
+        }
+    }
+
     /// Number of chunks held.
     pub fn chunk_count(&self) -> usize {
         self.chunks.lock().len()
+    }
+
+    /// Bytes of memory the lab holds: every chunk it took, whole, at its
+    /// capacity (a measured figure: the chunks' own sizes, summed as they
+    /// are taken).
+    pub fn held_bytes(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
     }
 
     /// Bytes requested so far (excluding alignment padding and chunk tails).
@@ -101,6 +122,7 @@ mod tests {
         assert_eq!(lab.chunk_count(), 2);
         lab.alloc(JUMBO_CELL_THRESHOLD + 1, 1);
         assert_eq!(lab.chunk_count(), 3);
+        assert_eq!(lab.held_bytes(), 2 * CHUNK_SIZE + JUMBO_CELL_THRESHOLD + 1, "whole chunks, at capacity");
         assert_eq!(pool.stats().jumbo_created, 1);
         drop(lab);
         let s = pool.stats();

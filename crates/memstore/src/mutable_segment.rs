@@ -194,6 +194,25 @@ impl MutableSegment {
         self.data.chunks()
     }
 
+    /// Bytes of data chunks this segment holds, whole, at capacity.
+    pub fn data_held_bytes(&self) -> u64 {
+        self.data.held_bytes() as u64
+    }
+
+    /// Bytes of skiplist memory this segment holds: the node chunks,
+    /// whole, at capacity, plus the head tower once there is a node (an
+    /// empty segment holds nothing).
+    pub fn index_held_bytes(&self) -> u64 {
+        let arena = self.list.arena_held_bytes();
+        let head = if arena > 0 { (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>() } else { 0 };
+        (arena + head) as u64
+    }
+
+    /// Calls `f` with the id and capacity of every data chunk held.
+    pub fn visit_data_chunks(&self, f: impl FnMut(crate::chunk::ChunkId, usize)) {
+        self.data.visit_chunks(f);
+    }
+
     pub fn data_size(&self) -> u64 {
         self.data_size.load(Ordering::Relaxed)
     }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::cell::{CellKey, CellRef};
 use crate::cell_array_index::CellArrayIndex;
 use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator};
-use crate::chunk::{CHUNK_SIZE, ChunkRef};
+use crate::chunk::{ChunkId, ChunkRef};
 use crate::chunk_pool::ChunkPool;
 use crate::mutable_segment::MutableSegment;
 pub use crate::segment_stats::{SEGMENT_OVERHEAD, SegmentStats};
@@ -136,10 +136,7 @@ impl Segment {
     /// its head tower), the array's heap block for a cell array.
     pub fn index_held_bytes(&self) -> u64 {
         match &self.body {
-            SegmentBody::SkipList(m) => {
-                let head = (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>();
-                (m.skiplist().arena_chunks() * CHUNK_SIZE + head) as u64
-            }
+            SegmentBody::SkipList(m) => m.index_held_bytes(),
             SegmentBody::Flat { index: FlatIndex::Array(a), .. } => a.held_bytes() as u64,
             SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.held_bytes() as u64,
         }
@@ -186,6 +183,15 @@ impl Segment {
         match &self.body {
             SegmentBody::SkipList(m) => Some(m),
             SegmentBody::Flat { .. } => None,
+        }
+    }
+
+    /// Calls `f` with the id and capacity of every data chunk the segment
+    /// holds (no reference is cloned).
+    pub fn visit_data_chunks(&self, mut f: impl FnMut(ChunkId, usize)) {
+        match &self.body {
+            SegmentBody::SkipList(m) => m.visit_data_chunks(f),
+            SegmentBody::Flat { _data_chunks, .. } => _data_chunks.iter().for_each(|c| f(c.id(), c.capacity())),
         }
     }
 
@@ -316,6 +322,7 @@ impl SegmentCursor {
 mod tests {
     use super::*;
     use crate::cell::CellInput;
+    use crate::chunk::CHUNK_SIZE;
 
     fn active_with(rows: &[&str], pool: &ChunkPool) -> Arc<MutableSegment> {
         let m = Arc::new(MutableSegment::new(pool.clone()));

@@ -169,6 +169,12 @@ impl CellSkipList {
         self.arena.chunk_count()
     }
 
+    /// Bytes the node arena holds: its chunks, whole (no head: an empty
+    /// list holds nothing from the pool).
+    pub fn arena_held_bytes(&self) -> usize {
+        self.arena.held_bytes()
+    }
+
     fn head(&self) -> Node {
         self.head.as_ptr()
     }

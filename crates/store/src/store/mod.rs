@@ -446,6 +446,26 @@ impl Store {
         f
     }
 
+    /// What every open region's memstores hold now, by part (active
+    /// segments, pipelines, snapshots being flushed), summed.
+    pub fn memstore_held(&self) -> memstore::MemStoreHeld {
+        let mut held = memstore::MemStoreHeld::default();
+        for region in self.all_regions() {
+            for family in region.stores() {
+                let h = family.memstore().held();
+                held.active.add(h.active);
+                held.pipeline.add(h.pipeline);
+                held.snapshot.add(h.snapshot);
+            }
+        }
+        held
+    }
+
+    /// The pool the memstores take their chunks from.
+    pub fn chunk_pool(&self) -> memstore::ChunkPool {
+        memstore::ChunkPool::global()
+    }
+
     /// Regions of every table.
     pub fn all_regions(&self) -> Vec<Arc<Region>> {
         self.inner.catalog.all_regions()
