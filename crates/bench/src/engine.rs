@@ -205,6 +205,7 @@ impl Engine for AccordionEngine {
             pipeline_index: held.pipeline.index,
             snapshot_data: held.snapshot.data,
             snapshot_index: held.snapshot.index,
+            compacting: held.compacting,
             pool_in_use: pool.in_use_bytes,
             pool_idle: pool.idle_bytes,
             rss: 0,

@@ -40,6 +40,8 @@ pub struct HeldSample {
     pub snapshot_data: u64,
     /// Index memory of snapshots being flushed.
     pub snapshot_index: u64,
+    /// Data chunks of the copies in-memory compactions are building.
+    pub compacting: u64,
     /// Chunks the chunk pool has handed out (whoever holds them: segments,
     /// readers pinning released segments, compactions being built).
     pub pool_in_use: u64,
@@ -58,6 +60,7 @@ impl HeldSample {
             + self.pipeline_index
             + self.snapshot_data
             + self.snapshot_index
+            + self.compacting
     }
 }
 

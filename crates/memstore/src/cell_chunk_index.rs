@@ -8,24 +8,27 @@
 //! referenced, so the id resolves through the chunk table for the index's
 //! whole life.
 //!
-//! Size: the entries fill whole pool chunks, so the index *holds*
-//! `⌈cells / entries per chunk⌉ × chunk size` bytes
+//! Size: the entries fill whole index chunks from the pool
+//! ([`INDEX_CHUNK_SIZE`], 128 KiB, 16 K entries: smaller than data chunks,
+//! as HBase's index chunks are), so the index *holds*
+//! `⌈cells / entries per chunk⌉ × index chunk size` bytes
 //! ([`held_bytes`](CellChunkIndex::held_bytes)) while it *uses*
 //! `8 × cells` ([`entry_bytes`](CellChunkIndex::entry_bytes)); a small
 //! segment's index wastes most of its one chunk. Memstore heap accounting
 //! charges the entries, as HBase charges `CELL_CHUNK_MAP_ENTRY` per cell and
-//! not its index chunks (see `segment.rs`).
+//! not its index chunks; held accounting, which the global memstore limit
+//! uses, charges the chunks (see `segment.rs`).
 //!
 //! Thread safety: immutable after construction; shared freely.
 
 use std::cmp::Ordering;
 
 use crate::cell::{CellKey, CellRef};
-use crate::chunk::{CHUNK_SIZE, CHUNK_TABLE, ChunkId, ChunkRef};
+use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
 
 const ENTRY_BYTES: usize = 8;
-const ENTRIES_PER_CHUNK: usize = CHUNK_SIZE / ENTRY_BYTES;
+const ENTRIES_PER_CHUNK: usize = INDEX_CHUNK_SIZE / ENTRY_BYTES;
 
 pub struct CellChunkIndex {
     index_chunks: Vec<ChunkRef>,
@@ -60,7 +63,7 @@ impl CellChunkIndex {
     pub fn from_sorted(cells: &[*const u8], locator: &ChunkLocator, pool: &ChunkPool) -> CellChunkIndex {
         let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(cells.len().div_ceil(ENTRIES_PER_CHUNK));
         for group in cells.chunks(ENTRIES_PER_CHUNK) {
-            let chunk = pool.get();
+            let chunk = pool.get_index();
             let dst = chunk.alloc(group.len() * ENTRY_BYTES, ENTRY_BYTES).expect("entries fit a chunk");
             // SAFETY: `dst` is a fresh, aligned allocation of group.len() entries.
             let entries = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut u64, group.len()) };
@@ -90,6 +93,11 @@ impl CellChunkIndex {
     /// whole, however few entries its last chunk has.
     pub fn held_bytes(&self) -> usize {
         self.index_chunks.iter().map(|c| c.capacity()).sum()
+    }
+
+    /// Calls `f` with the id and capacity of every chunk holding entries.
+    pub fn visit_chunks(&self, mut f: impl FnMut(ChunkId, usize)) {
+        self.index_chunks.iter().for_each(|c| f(c.id(), c.capacity()));
     }
 
     /// Chunks holding the entries.

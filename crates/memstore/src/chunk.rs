@@ -27,6 +27,15 @@ use parking_lot::Mutex;
 
 /// Size of a regular chunk (HBase's default MSLAB chunk).
 pub const CHUNK_SIZE: usize = 2 * 1024 * 1024;
+/// Size of an index chunk: what a cell-chunk index stores its entries in
+/// (HBase sizes these apart too,
+/// `hbase.regionserver.inmemory.compaction.index.chunk.size.percent`,
+/// 10 % of a data chunk). A flattened segment of the paper's shape
+/// (A = 0.02 of a 32 MiB flush size) has ≈ 10 K cells, 80 KB of entries:
+/// a 2 MiB chunk held 25× that, and the index chunks of a pipeline of such
+/// segments were a third of what basic held. A power of two, so that an
+/// entry's chunk is a shift away.
+pub const INDEX_CHUNK_SIZE: usize = 128 * 1024;
 /// Cells larger than this get a dedicated ("jumbo") chunk of their own.
 pub const JUMBO_CELL_THRESHOLD: usize = 256 * 1024;
 /// Alignment of every chunk's base address.

@@ -1,23 +1,27 @@
-//! The chunk pool: hands out 2 MiB chunks and takes them back when their last
-//! reference drops, so that steady-state writing allocates no memory.
+//! The chunk pool: hands out 2 MiB data chunks and 128 KiB index chunks
+//! and takes them back when their last reference drops, so that
+//! steady-state writing allocates no memory.
 //!
 //! Invariants:
-//! - A chunk in the free list has no [`ChunkRef`](crate::chunk::ChunkRef)
-//!   anywhere: it is only pushed there by `Chunk::drop`.
+//! - A chunk in a free list has no [`ChunkRef`](crate::chunk::ChunkRef)
+//!   anywhere: it is only pushed there by `Chunk::drop`. Each size has its
+//!   own free list; a chunk goes back to the list of its size.
 //! - Jumbo chunks (one oversized cell each) are never pooled, whatever their
-//!   size; they are freed when released. At most `max_pooled` regular chunks
-//!   are kept idle; any more are freed, and so are the idle ones when the
-//!   pool itself goes (every chunk in use holds the pool alive).
+//!   size; they are freed when released. Idle chunks are kept while their
+//!   bytes stay within `max_pooled` data chunks' worth; any more are freed,
+//!   and so are the idle ones when the pool itself goes (every chunk in use
+//!   holds the pool alive).
 //!
-//! Thread safety: all methods take `&self`; the free list is behind a mutex
-//! that is touched once per chunk (every 2 MiB of cells), never per cell.
+//! Thread safety: all methods take `&self`; the free lists are behind one
+//! mutex that is touched once per chunk (every 2 MiB of cells, or 16 K
+//! index entries), never per cell.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use crate::chunk::{CHUNK_SIZE, Chunk, ChunkMemory, ChunkRef, Recycler};
+use crate::chunk::{CHUNK_SIZE, Chunk, ChunkMemory, ChunkRef, INDEX_CHUNK_SIZE, Recycler};
 
 /// Counters of a pool's activity.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,9 +47,31 @@ pub struct ChunkPoolStats {
     pub idle_bytes: u64,
 }
 
+/// The idle chunks, by size.
+#[derive(Default)]
+struct FreeLists {
+    data: Vec<ChunkMemory>,
+    index: Vec<ChunkMemory>,
+}
+
+impl FreeLists {
+    fn bytes(&self) -> usize {
+        self.data.len() * CHUNK_SIZE + self.index.len() * INDEX_CHUNK_SIZE
+    }
+
+    fn list(&mut self, len: usize) -> Option<&mut Vec<ChunkMemory>> {
+        match len {
+            CHUNK_SIZE => Some(&mut self.data),
+            INDEX_CHUNK_SIZE => Some(&mut self.index),
+            _ => None,
+        }
+    }
+}
+
 struct PoolShared {
-    free: Mutex<Vec<ChunkMemory>>,
-    max_pooled: usize,
+    free: Mutex<FreeLists>,
+    /// Idle bytes kept at most.
+    max_pooled_bytes: usize,
     created: AtomicU64,
     reused: AtomicU64,
     recycled: AtomicU64,
@@ -61,8 +87,9 @@ impl Recycler for PoolShared {
         self.in_use_bytes.fetch_sub(memory.len as u64, Ordering::Relaxed);
         if !memory.jumbo {
             let mut free = self.free.lock();
-            if free.len() < self.max_pooled {
-                free.push(memory);
+            let room = free.bytes() + memory.len <= self.max_pooled_bytes;
+            if let (true, Some(list)) = (room, free.list(memory.len)) {
+                list.push(memory);
                 self.recycled.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -75,7 +102,8 @@ impl Recycler for PoolShared {
 impl Drop for PoolShared {
     fn drop(&mut self) {
         // The last chunk in use holds the pool, so only idle chunks remain.
-        for memory in self.free.get_mut().drain(..) {
+        let free = self.free.get_mut();
+        for memory in free.data.drain(..).chain(free.index.drain(..)) {
             memory.free();
         }
     }
@@ -94,12 +122,13 @@ impl std::fmt::Debug for ChunkPool {
 }
 
 impl ChunkPool {
-    /// A pool keeping at most `max_pooled` idle chunks.
+    /// A pool keeping at most `max_pooled` data chunks' worth of idle
+    /// chunks.
     pub fn new(max_pooled: usize) -> ChunkPool {
         ChunkPool {
             shared: Arc::new(PoolShared {
-                free: Mutex::new(Vec::new()),
-                max_pooled,
+                free: Mutex::new(FreeLists::default()),
+                max_pooled_bytes: max_pooled.saturating_mul(CHUNK_SIZE),
                 created: AtomicU64::new(0),
                 reused: AtomicU64::new(0),
                 recycled: AtomicU64::new(0),
@@ -117,9 +146,18 @@ impl ChunkPool {
         GLOBAL.get_or_init(|| ChunkPool::new(2048)).clone()
     }
 
-    /// A regular chunk, recycled if one is idle.
+    /// A regular (data) chunk, recycled if one is idle.
     pub fn get(&self) -> ChunkRef {
-        let recycled = self.shared.free.lock().pop();
+        self.get_sized(CHUNK_SIZE)
+    }
+
+    /// An index chunk ([`INDEX_CHUNK_SIZE`]), recycled if one is idle.
+    pub fn get_index(&self) -> ChunkRef {
+        self.get_sized(INDEX_CHUNK_SIZE)
+    }
+
+    fn get_sized(&self, len: usize) -> ChunkRef {
+        let recycled = self.shared.free.lock().list(len).and_then(|l| l.pop());
         let memory = match recycled {
             Some(m) => {
                 self.shared.reused.fetch_add(1, Ordering::Relaxed);
@@ -127,7 +165,7 @@ impl ChunkPool {
             }
             None => {
                 self.shared.created.fetch_add(1, Ordering::Relaxed);
-                ChunkMemory::allocate(CHUNK_SIZE, false)
+                ChunkMemory::allocate(len, false)
             }
         };
         self.shared.in_use.fetch_add(1, Ordering::Relaxed);
@@ -149,9 +187,9 @@ impl ChunkPool {
         let mut fresh: Vec<ChunkMemory> = (0..count).map(|_| ChunkMemory::allocate(CHUNK_SIZE, false)).collect();
         self.shared.created.fetch_add(count as u64, Ordering::Relaxed);
         let mut free = self.shared.free.lock();
-        while free.len() < self.shared.max_pooled {
+        while free.bytes() + CHUNK_SIZE <= self.shared.max_pooled_bytes {
             match fresh.pop() {
-                Some(m) => free.push(m),
+                Some(m) => free.data.push(m),
                 None => break,
             }
         }
@@ -166,7 +204,7 @@ impl ChunkPool {
         let s = &self.shared;
         let (idle, idle_bytes) = {
             let free = s.free.lock();
-            (free.len() as u64, free.iter().map(|m| m.len as u64).sum())
+            ((free.data.len() + free.index.len()) as u64, free.bytes() as u64)
         };
         ChunkPoolStats {
             created: s.created.load(Ordering::Relaxed),
@@ -224,5 +262,25 @@ mod tests {
         drop(b);
         let s = pool.stats();
         assert_eq!((s.idle, s.freed, s.in_use), (1, 2, 0));
+    }
+
+    #[test]
+    fn index_chunks_are_their_own_size_and_recycled_as_such() {
+        let pool = ChunkPool::new(1);
+        let index = pool.get_index();
+        assert_eq!(index.capacity(), INDEX_CHUNK_SIZE);
+        assert_eq!(pool.stats().in_use_bytes, INDEX_CHUNK_SIZE as u64);
+        let id = index.id();
+        drop(index);
+        let s = pool.stats();
+        assert_eq!((s.idle, s.idle_bytes, s.in_use_bytes), (1, INDEX_CHUNK_SIZE as u64, 0));
+        let data = pool.get();
+        assert_eq!(data.capacity(), CHUNK_SIZE, "an idle index chunk never serves a data request");
+        assert_ne!(data.id(), id);
+        assert_eq!(pool.get_index().id(), id, "but serves the next index request");
+        // The cap is in bytes: a data chunk does not fit beside an idle
+        // index chunk in one data chunk's worth.
+        drop(data);
+        assert_eq!(pool.stats().freed, 1);
     }
 }

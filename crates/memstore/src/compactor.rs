@@ -12,6 +12,7 @@
 //! inputs; the `interrupted` probe is polled every few thousand cells.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::CellRef;
 use crate::chunk::ChunkRef;
@@ -32,6 +33,11 @@ pub struct MemStoreCompactor<'a> {
     pub layout: IndexLayout,
     pub pool: &'a ChunkPool,
     pub interrupted: &'a dyn Fn() -> bool,
+    /// Where a compaction publishes the bytes of the chunks its copy holds
+    /// so far (every few thousand cells), for the memstore's accounting:
+    /// the copy and the segments it replaces are both held until the
+    /// result is installed.
+    pub building: Option<&'a AtomicU64>,
 }
 
 impl MemStoreCompactor<'_> {
@@ -51,7 +57,10 @@ impl MemStoreCompactor<'_> {
     /// are counted by the merge from the inputs' counts.
     pub fn merge(&self, id: u64, segments: &[Arc<Segment>], count_uniques: bool) -> Result<Segment, Interrupted> {
         let merged = self.merged_runs(segments, count_uniques)?;
-        let chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
+        // Neighbouring segments may share a chunk (`mslab.rs`): hold it once.
+        let mut chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
+        chunks.sort_unstable_by_key(|c| c.id());
+        chunks.dedup_by_key(|c| c.id());
         // Nothing is dropped: the inputs' statistics add up exactly.
         let sum = segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats()));
         let stats = SegmentStats { unique_keys: merged.columns, ..sum };
@@ -89,8 +98,13 @@ impl MemStoreCompactor<'_> {
         let mut last_kept: Option<CellRef<'_>> = None;
         let mut dropped = 0u64;
         for (seen, &p) in merged.cells.iter().enumerate() {
-            if seen % INTERRUPT_POLL == INTERRUPT_POLL - 1 && (self.interrupted)() {
-                return Err(Interrupted);
+            if seen % INTERRUPT_POLL == INTERRUPT_POLL - 1 {
+                if (self.interrupted)() {
+                    return Err(Interrupted);
+                }
+                if let Some(b) = self.building {
+                    b.store(lab.held_bytes() as u64, Ordering::Relaxed);
+                }
             }
             // SAFETY: `p` is a cell of `segments`, which we hold.
             let c = unsafe { CellRef::from_ptr(p) };
@@ -146,7 +160,7 @@ mod tests {
         let pool = ChunkPool::new(16);
         let never = || false;
         for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
-            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never };
+            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never, building: None };
             let old = Arc::new(c.flatten(10, &frozen(&[("m", 5), ("a", 1), ("x", 9), ("m", 6)], 1, &pool), false));
             let new1 = frozen(&[("b", 2), ("m", 7)], 20, &pool);
             let new2 = Arc::new(c.flatten(11, &frozen(&[("z", 3), ("a", 4)], 30, &pool), false));
@@ -184,7 +198,7 @@ mod tests {
         let pool = ChunkPool::new(16);
         let never = || false;
         for layout in [IndexLayout::CellArray, IndexLayout::CellChunk] {
-            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never };
+            let c = MemStoreCompactor { layout, pool: &pool, interrupted: &never, building: None };
             let old = Arc::new(c.flatten(10, &frozen(&[("m", 5), ("a", 1), ("x", 9), ("m", 6)], 1, &pool), true));
             let new1 = frozen(&[("b", 2), ("m", 7)], 20, &pool);
             let new2 = Arc::new(c.flatten(11, &frozen(&[("z", 3), ("a", 4), ("a", 4)], 30, &pool), true));

@@ -42,43 +42,74 @@ impl HeldBytes {
     }
 }
 
+/// What a pool chunk holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Data,
+    Index,
+}
+
 #[derive(Debug, Default, Clone)]
 pub struct Footprint {
-    /// Data chunks by id, with their capacity.
-    chunks: HashMap<ChunkId, u64>,
-    /// Indexes by identity ([`Segment::index_identity`]), with their held bytes.
-    indexes: HashMap<usize, u64>,
+    /// Pool chunks by id (data chunks, index chunks, skiplist node chunks),
+    /// with their capacity. Keyed by id, so that a chunk two segments share
+    /// counts once.
+    chunks: HashMap<ChunkId, (u64, Part)>,
+    /// Index bytes on the heap (cell arrays, skiplist heads) by index
+    /// identity ([`Segment::index_identity`]).
+    heap: HashMap<usize, u64>,
 }
 
 impl Footprint {
     pub fn add(&mut self, segment: &Arc<Segment>) {
         segment.visit_data_chunks(|id, capacity| {
-            self.chunks.insert(id, capacity as u64);
+            self.chunks.insert(id, (capacity as u64, Part::Data));
         });
-        self.indexes.insert(segment.index_identity(), segment.index_held_bytes());
+        segment.visit_index_chunks(|id, capacity| {
+            self.chunks.insert(id, (capacity as u64, Part::Index));
+        });
+        self.heap.insert(segment.index_identity(), segment.index_heap_bytes());
     }
 
-    /// The footprint's bytes, data and index apart.
-    pub fn held(&self) -> HeldBytes {
-        HeldBytes { data: self.chunks.values().sum(), index: self.indexes.values().sum() }
+    /// Whether the footprint holds chunk `id`.
+    pub fn holds_chunk(&self, id: ChunkId) -> bool {
+        self.chunks.contains_key(&id)
     }
 
-    /// The bytes of this footprint that `other` does not hold, data and
-    /// index apart.
-    pub fn held_not_in(&self, other: &Footprint) -> HeldBytes {
-        let data = self.chunks.iter().filter(|(id, _)| !other.chunks.contains_key(id)).map(|(_, b)| b).sum();
-        let index = self.indexes.iter().filter(|(id, _)| !other.indexes.contains_key(id)).map(|(_, b)| b).sum();
-        HeldBytes { data, index }
+    /// The ids of the pool chunks the footprint holds.
+    pub fn chunk_ids(&self) -> impl Iterator<Item = ChunkId> + '_ {
+        self.chunks.keys().copied()
     }
 
     /// Every byte of the footprint.
     pub fn bytes(&self) -> u64 {
-        self.chunks.values().sum::<u64>() + self.indexes.values().sum::<u64>()
+        self.held().total()
     }
 
     /// The bytes of this footprint that `other` does not hold.
     pub fn bytes_not_in(&self, other: &Footprint) -> u64 {
         self.held_not_in(other).total()
+    }
+
+    /// The footprint's bytes, data and index apart.
+    pub fn held(&self) -> HeldBytes {
+        self.held_not_in(&Footprint::default())
+    }
+
+    /// The bytes of this footprint that `other` does not hold, data and
+    /// index apart.
+    pub fn held_not_in(&self, other: &Footprint) -> HeldBytes {
+        let mut held = HeldBytes::default();
+        for (id, &(bytes, part)) in &self.chunks {
+            if !other.chunks.contains_key(id) {
+                match part {
+                    Part::Data => held.data += bytes,
+                    Part::Index => held.index += bytes,
+                }
+            }
+        }
+        held.index += self.heap.iter().filter(|(id, _)| !other.heap.contains_key(id)).map(|(_, b)| b).sum::<u64>();
+        held
     }
 }
 

@@ -24,6 +24,7 @@
 //! `begin_write` means the active segment was just replaced: reload and
 //! retry); readers never lock; the structure mutex is held only to swap views.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -31,6 +32,7 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::cell::{Cell, CellInput, CellKey};
+use crate::chunk::ChunkId;
 use crate::compactor::MemStoreCompactor;
 use crate::config::{CompactionMode, CompactionPolicy, MemStoreConfig};
 use crate::counters::{CountersSnapshot, MemStoreCounters};
@@ -68,18 +70,20 @@ impl MemStoreSize {
 }
 
 /// The memory a memstore holds, by part: the active segment (its data
-/// chunks; its skiplist arena as index), the pipeline, and a snapshot being
-/// flushed (chunks the pipeline holds too are not counted again).
+/// chunks; its skiplist arena as index), the pipeline, a snapshot being
+/// flushed (chunks the pipeline holds too are not counted again), and the
+/// copy an in-memory compaction is building (its data chunks so far).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemStoreHeld {
     pub active: HeldBytes,
     pub pipeline: HeldBytes,
     pub snapshot: HeldBytes,
+    pub compacting: u64,
 }
 
 impl MemStoreHeld {
     pub fn total(&self) -> u64 {
-        self.active.total() + self.pipeline.total() + self.snapshot.total()
+        self.active.total() + self.pipeline.total() + self.snapshot.total() + self.compacting
     }
 }
 
@@ -109,6 +113,11 @@ struct MemStoreView {
     /// write without walking chunk lists.
     pipeline_held: HeldBytes,
     snapshot_held: HeldBytes,
+    /// Every chunk the pipeline and the snapshot hold: a chunk the active
+    /// segment continued in (`mslab.rs`) is the active segment's to count
+    /// only when it is not among them (its first holder was compacted
+    /// away) — the active segment's own counters leave it out.
+    sealed_chunks: HashSet<ChunkId>,
 }
 
 impl MemStoreView {
@@ -126,6 +135,7 @@ impl MemStoreView {
         MemStoreView {
             pipeline_held: piped.held(),
             snapshot_held: snapped.held_not_in(&piped),
+            sealed_chunks: piped.chunk_ids().chain(snapped.chunk_ids()).collect(),
             active,
             pipeline,
             snapshot,
@@ -134,7 +144,15 @@ impl MemStoreView {
 
     /// What the active segment holds now (it grows under writers).
     fn active_held(&self) -> HeldBytes {
-        HeldBytes { data: self.active.data_held_bytes(), index: self.active.index_held_bytes() }
+        let mut held = HeldBytes { data: self.active.data_held_bytes(), index: self.active.index_held_bytes() };
+        let [data, nodes] = self.active.inherited_chunks();
+        let unsealed = |chunk: Option<(ChunkId, usize)>| match chunk {
+            Some((id, capacity)) if !self.sealed_chunks.contains(&id) => capacity as u64,
+            _ => 0,
+        };
+        held.data += unsealed(data);
+        held.index += unsealed(nodes);
+        held
     }
 }
 
@@ -147,6 +165,9 @@ struct Inner {
     compaction_scheduled: AtomicBool,
     reset_strategy: AtomicBool,
     in_memory_flush_running: AtomicBool,
+    /// Data chunk bytes of the copy the running compaction builds (0 when
+    /// none runs): held beside the segments it will replace.
+    compacting_held: AtomicU64,
     next_id: AtomicU64,
     counters: MemStoreCounters,
 }
@@ -177,6 +198,7 @@ impl MemStore {
                 compaction_scheduled: AtomicBool::new(false),
                 reset_strategy: AtomicBool::new(false),
                 in_memory_flush_running: AtomicBool::new(false),
+                compacting_held: AtomicU64::new(0),
                 next_id: AtomicU64::new(1),
                 counters: MemStoreCounters::default(),
                 config,
@@ -360,7 +382,10 @@ impl MemStore {
                 size.add(&s.stats());
             }
         }
-        size.held_size = view.active_held().total() + view.pipeline_held.total() + view.snapshot_held.total();
+        size.held_size = view.active_held().total()
+            + view.pipeline_held.total()
+            + view.snapshot_held.total()
+            + self.inner.compacting_held.load(Ordering::Relaxed);
         size
     }
 
@@ -372,14 +397,21 @@ impl MemStore {
         for s in view.pipeline.segments() {
             size.add(&s.stats());
         }
-        size.held_size = view.active_held().total() + view.pipeline_held.total();
+        size.held_size = view.active_held().total()
+            + view.pipeline_held.total()
+            + self.inner.compacting_held.load(Ordering::Relaxed);
         size
     }
 
     /// The memory the memstore holds, by part (see [`MemStoreHeld`]).
     pub fn held(&self) -> MemStoreHeld {
         let view = self.inner.view.load();
-        MemStoreHeld { active: view.active_held(), pipeline: view.pipeline_held, snapshot: view.snapshot_held }
+        MemStoreHeld {
+            active: view.active_held(),
+            pipeline: view.pipeline_held,
+            snapshot: view.snapshot_held,
+            compacting: self.inner.compacting_held.load(Ordering::Relaxed),
+        }
     }
 
     /// Lowest sequence id still held in memory (`None` when empty): the WAL
@@ -415,6 +447,15 @@ impl MemStore {
     /// The adaptive policy's current compaction probability.
     pub fn adaptive_probability(&self) -> f64 {
         self.inner.compaction.lock().probability()
+    }
+}
+
+/// Sets a counter to zero when dropped.
+struct ZeroOnDrop<'a>(&'a AtomicU64);
+
+impl Drop for ZeroOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Relaxed);
     }
 }
 
@@ -491,8 +532,10 @@ impl Inner {
         // must find it frozen, so that `wait_for_writers` covers every writer
         // that got in. Writers arriving in between retry for a moment.
         view.active.freeze();
+        // The new active segment starts in the old one's last chunks: an
+        // in-memory flush comes long before a chunk is full (`mslab.rs`).
         self.view.store(Arc::new(MemStoreView::new(
-            Arc::new(MutableSegment::new(self.config.chunk_pool.clone())),
+            Arc::new(MutableSegment::continuing(self.config.chunk_pool.clone(), &view.active)),
             view.pipeline.with_head(segment),
             view.snapshot.clone(),
         )));
@@ -555,6 +598,7 @@ impl Inner {
             layout: self.config.flat_layout,
             pool: &self.config.chunk_pool,
             interrupted: &interrupted,
+            building: Some(&self.compacting_held),
         };
         let c = &self.counters;
         match strategy.action(&segments) {
@@ -597,6 +641,9 @@ impl Inner {
                 }
             },
             Action::Compact => {
+                // However the compaction ends, its copy is then installed
+                // (and counted in the pipeline) or dropped.
+                let _building = ZeroOnDrop(&self.compacting_held);
                 let retainer = CompactionRetainer::new(
                     self.config.mvcc.smallest_read_point(),
                     self.config.rules,
@@ -728,6 +775,55 @@ mod tests {
                 assert_eq!(value(&m, "row007"), None);
                 assert_eq!(m.lowest_unflushed_seq(), None);
             }
+        }
+    }
+
+    /// With no reader pinning anything, what the memstore says it holds is
+    /// what its pool has handed out (plus the skiplist heads on the heap),
+    /// through in-memory flushes (the new active segment continuing in the
+    /// old one's chunks), flattens, merges, compactions (the continued
+    /// chunk then held by the active segment alone) and a snapshot.
+    #[test]
+    fn held_size_is_what_the_pool_handed_out_with_shared_chunks_counted_once() {
+        use crate::mutable_segment::SKIPLIST_HEAD_BYTES;
+        let policies = [
+            CompactionPolicy::None,
+            CompactionPolicy::Basic,
+            CompactionPolicy::Eager,
+            CompactionPolicy::Adaptive { redundancy_threshold: 0.5 },
+        ];
+        for policy in policies {
+            let m = MemStore::new(config(policy, IndexLayout::CellChunk)).expect("config");
+            let check = |what: &str| {
+                let info = m.layout_info();
+                let mut heads = u64::from(info.active.cells > 0);
+                let snapshot = info.snapshot.iter().flat_map(|(_, segments)| segments);
+                let skiplists = info.pipeline.iter().chain(snapshot);
+                heads += skiplists.filter(|s| s.layout == IndexLayout::SkipList && s.stats.cells > 0).count() as u64;
+                let expected = m.config().chunk_pool.stats().in_use_bytes + heads * SKIPLIST_HEAD_BYTES as u64;
+                assert_eq!(m.size().held_size, expected, "{policy:?} {what}: {info:?}");
+                assert_eq!(m.held().total(), m.size().held_size, "{policy:?} {what}");
+            };
+            check("empty");
+            for round in 0..30 {
+                for r in 0..40 {
+                    put(&m, &format!("row{r:03}"), &format!("value{round}"));
+                }
+                check("after a round");
+            }
+            if policy != CompactionPolicy::None {
+                let c = m.counters();
+                assert!(c.inmemory_flushes > 5, "{policy:?}: {c:?}");
+                // Each segment took far less than a chunk: the pushes shared them.
+                assert!(m.config().chunk_pool.stats().in_use < c.inmemory_flushes, "{policy:?}");
+            }
+            let snap = m.snapshot();
+            assert_eq!(m.flushable_size().held_size, 0, "{policy:?}: all of it in the snapshot");
+            check("with a snapshot");
+            m.release_snapshot(snap.id()).expect("release");
+            drop(snap);
+            check("released");
+            assert_eq!(m.size().held_size, 0);
         }
     }
 

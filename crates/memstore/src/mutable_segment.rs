@@ -19,11 +19,14 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::cell::CellInput;
-use crate::chunk::{ChunkRef, JUMBO_CELL_THRESHOLD};
+use crate::chunk::{ChunkId, ChunkRef, JUMBO_CELL_THRESHOLD};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 use crate::segment_stats::SegmentStats;
 use crate::skiplist::{CellSkipList, Inserted, Splice};
+
+/// Heap bytes of a skiplist's head tower.
+pub const SKIPLIST_HEAD_BYTES: usize = (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>();
 
 #[inline]
 fn lower(a: &AtomicU64, v: u64) {
@@ -66,9 +69,13 @@ impl Drop for WriteGuard<'_> {
 
 impl MutableSegment {
     pub fn new(pool: ChunkPool) -> MutableSegment {
+        MutableSegment::with_labs(CellSkipList::new(pool.clone()), MemStoreLab::new(pool))
+    }
+
+    fn with_labs(list: CellSkipList, data: MemStoreLab) -> MutableSegment {
         MutableSegment {
-            list: CellSkipList::new(pool.clone()),
-            data: MemStoreLab::new(pool),
+            list,
+            data,
             data_size: AtomicU64::new(0),
             min_seq: AtomicU64::new(u64::MAX),
             max_seq: AtomicU64::new(0),
@@ -79,6 +86,16 @@ impl MutableSegment {
             drained_lock: parking_lot::Mutex::new(()),
             drained: parking_lot::Condvar::new(),
         }
+    }
+
+    /// An empty segment whose data and node labs start in `prev`'s last
+    /// chunks (see `mslab.rs`): the active segment that replaces `prev`
+    /// at an in-memory flush.
+    pub fn continuing(pool: ChunkPool, prev: &MutableSegment) -> MutableSegment {
+        MutableSegment::with_labs(
+            CellSkipList::continuing(pool.clone(), &prev.list),
+            MemStoreLab::continuing(pool, &prev.data),
+        )
     }
 
     /// A writer leaves; the last one out of a frozen segment wakes the
@@ -194,23 +211,34 @@ impl MutableSegment {
         self.data.chunks()
     }
 
-    /// Bytes of data chunks this segment holds, whole, at capacity.
+    /// Bytes of the data chunks this segment took, whole, at capacity (not
+    /// the one it continued in: see [`inherited_chunks`](Self::inherited_chunks)).
     pub fn data_held_bytes(&self) -> u64 {
         self.data.held_bytes() as u64
     }
 
-    /// Bytes of skiplist memory this segment holds: the node chunks,
-    /// whole, at capacity, plus the head tower once there is a node (an
-    /// empty segment holds nothing).
+    /// Bytes of the node chunks this segment's skiplist took, whole, at
+    /// capacity, plus the head tower once there is a node (an empty
+    /// segment holds nothing); not the node chunk it continued in.
     pub fn index_held_bytes(&self) -> u64 {
         let arena = self.list.arena_held_bytes();
-        let head = if arena > 0 { (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>() } else { 0 };
-        (arena + head) as u64
+        (arena + if self.is_empty() { 0 } else { SKIPLIST_HEAD_BYTES }) as u64
+    }
+
+    /// The predecessor's chunks this segment continued in: its data chunk
+    /// and its node chunk, each as id and capacity.
+    pub fn inherited_chunks(&self) -> [Option<(ChunkId, usize)>; 2] {
+        [self.data.inherited(), self.list.inherited_arena_chunk()]
     }
 
     /// Calls `f` with the id and capacity of every data chunk held.
-    pub fn visit_data_chunks(&self, f: impl FnMut(crate::chunk::ChunkId, usize)) {
+    pub fn visit_data_chunks(&self, f: impl FnMut(ChunkId, usize)) {
         self.data.visit_chunks(f);
+    }
+
+    /// Calls `f` with the id and capacity of every node chunk held.
+    pub fn visit_index_chunks(&self, f: impl FnMut(ChunkId, usize)) {
+        self.list.visit_arena_chunks(f);
     }
 
     pub fn data_size(&self) -> u64 {

@@ -11,17 +11,20 @@
 //!   skiplist segment's are read from its (frozen) active segment.
 //!
 //! Index bytes, two measures:
-//! - `SegmentStats::index_size` is what heap accounting (and so every flush
-//!   decision) charges: the bytes of the index's entries or nodes — 8 per
-//!   cell for both flat layouts, the node bytes of a skiplist. Data is
-//!   charged the same way, per cell, not per MSLAB chunk. This is HBase's
-//!   rule: `CellChunkImmutableSegment` charges `CELL_CHUNK_MAP_ENTRY` per
-//!   cell, not its index chunks, and cells their length, not their chunks.
+//! - `SegmentStats::index_size` is what heap accounting (and the region
+//!   flush size trigger) charges: the bytes of the index's entries or nodes
+//!   — 8 per cell for both flat layouts, the node bytes of a skiplist. Data
+//!   is charged the same way, per cell, not per MSLAB chunk. This is
+//!   HBase's rule: `CellChunkImmutableSegment` charges
+//!   `CELL_CHUNK_MAP_ENTRY` per cell, not its index chunks, and cells their
+//!   length, not their chunks.
 //! - [`Segment::index_held_bytes`] is the memory the index really keeps
-//!   from being reused: every pool chunk a cell-chunk index took, whole; a
-//!   cell array's heap block; a skiplist's node arena, whole chunks (the
-//!   arena is the skiplist's own, never shared with cells or other lists).
-//!   The bench reports this one as "index bytes per cell".
+//!   from being reused: every index chunk a cell-chunk index took, whole; a
+//!   cell array's heap block; a skiplist's node chunks, whole (one of them
+//!   may be shared with the list of the next active segment, `mslab.rs`).
+//!   The bench reports this one as "index bytes per cell"; with the data
+//!   chunks it makes the held size (`footprint.rs`) that the global
+//!   memstore limit charges.
 //!
 //! Thread safety: immutable; share through `Arc`. A cursor is owned by one
 //! reader and holds its segment alive.
@@ -135,10 +138,30 @@ impl Segment {
     /// chunks for a cell-chunk index and for a skiplist's node arena (plus
     /// its head tower), the array's heap block for a cell array.
     pub fn index_held_bytes(&self) -> u64 {
+        let mut chunks = 0u64;
+        self.visit_index_chunks(|_, capacity| chunks += capacity as u64);
+        chunks + self.index_heap_bytes()
+    }
+
+    /// Calls `f` with the id and capacity of every pool chunk the index
+    /// lives in: a skiplist's node chunks (one it shares with its
+    /// successor's included), a cell-chunk index's entry chunks.
+    pub fn visit_index_chunks(&self, f: impl FnMut(ChunkId, usize)) {
         match &self.body {
-            SegmentBody::SkipList(m) => m.index_held_bytes(),
+            SegmentBody::SkipList(m) => m.visit_index_chunks(f),
+            SegmentBody::Flat { index: FlatIndex::Array(_), .. } => {}
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.visit_chunks(f),
+        }
+    }
+
+    /// Index bytes on the heap rather than in pool chunks: a cell array's
+    /// block, a non-empty skiplist's head tower.
+    pub fn index_heap_bytes(&self) -> u64 {
+        match &self.body {
+            SegmentBody::SkipList(m) if m.is_empty() => 0,
+            SegmentBody::SkipList(_) => crate::mutable_segment::SKIPLIST_HEAD_BYTES as u64,
             SegmentBody::Flat { index: FlatIndex::Array(a), .. } => a.held_bytes() as u64,
-            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.held_bytes() as u64,
+            SegmentBody::Flat { index: FlatIndex::Chunk(_), .. } => 0,
         }
     }
 
@@ -322,7 +345,7 @@ impl SegmentCursor {
 mod tests {
     use super::*;
     use crate::cell::CellInput;
-    use crate::chunk::CHUNK_SIZE;
+    use crate::chunk::{CHUNK_SIZE, INDEX_CHUNK_SIZE};
 
     fn active_with(rows: &[&str], pool: &ChunkPool) -> Arc<MutableSegment> {
         let m = Arc::new(MutableSegment::new(pool.clone()));
@@ -358,7 +381,7 @@ mod tests {
             let (a, b) = (skip.stats(), flat.stats());
             assert_eq!((a.data_size, a.cells, a.min_seq, a.max_seq), (b.data_size, b.cells, b.min_seq, b.max_seq));
             assert_eq!(b.index_size, 8 * 5);
-            let held = if layout == IndexLayout::CellChunk { CHUNK_SIZE as u64 } else { 8 * 5 };
+            let held = if layout == IndexLayout::CellChunk { INDEX_CHUNK_SIZE as u64 } else { 8 * 5 };
             assert_eq!(flat.index_held_bytes(), held, "{layout:?}");
             assert_eq!(b.unique_keys, Some(4), "two writes of b:f:q are one key");
             let mut c = SegmentCursor::new(flat.clone());
@@ -374,7 +397,7 @@ mod tests {
     fn a_half_full_index_chunk_is_held_whole() {
         let pool = ChunkPool::new(64);
         // Half a chunk of 8-byte entries.
-        let cells = CHUNK_SIZE / 16;
+        let cells = INDEX_CHUNK_SIZE / 16;
         let active = Arc::new(MutableSegment::new(pool.clone()));
         for i in 0..cells {
             let g = active.begin_write().expect("not frozen");
@@ -389,10 +412,10 @@ mod tests {
         assert_eq!((skip.index_held_bytes() - head) % CHUNK_SIZE as u64, 0, "whole arena chunks plus the head");
 
         let chunk = Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
-        assert_eq!(chunk.stats().index_size, (CHUNK_SIZE / 2) as u64, "accounting charges the entries");
-        assert_eq!(chunk.index_held_bytes(), CHUNK_SIZE as u64, "the index holds its whole chunk");
+        assert_eq!(chunk.stats().index_size, (INDEX_CHUNK_SIZE / 2) as u64, "accounting charges the entries");
+        assert_eq!(chunk.index_held_bytes(), INDEX_CHUNK_SIZE as u64, "the index holds its whole chunk");
         let st = chunk.stats();
-        assert_eq!(st.heap_size(), st.data_size + (CHUNK_SIZE / 2) as u64 + SEGMENT_OVERHEAD);
+        assert_eq!(st.heap_size(), st.data_size + (INDEX_CHUNK_SIZE / 2) as u64 + SEGMENT_OVERHEAD);
 
         let array = Segment::flat(3, IndexLayout::CellArray, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
         assert_eq!(array.index_held_bytes(), (cells * 8) as u64, "a boxed array holds exactly its entries");

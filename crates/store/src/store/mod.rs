@@ -456,6 +456,7 @@ impl Store {
                 held.active.add(h.active);
                 held.pipeline.add(h.pipeline);
                 held.snapshot.add(h.snapshot);
+                held.compacting += h.compacting;
             }
         }
         held
