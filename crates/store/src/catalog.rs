@@ -122,10 +122,11 @@ impl TableState {
         self.regions.read().iter().any(|r| Arc::ptr_eq(r, region))
     }
 
-    /// Memstore heap bytes of all regions (read under the list's lock, no
-    /// copy of the list: writers call it under global pressure).
-    pub fn memstore_heap_size(&self) -> u64 {
-        self.regions.read().iter().map(|r| r.memstore_heap_size()).sum()
+    /// Memory the memstores of all regions hold (`Region::memstore_held_size`;
+    /// read under the list's lock, no copy of the list: writers call it
+    /// under global pressure).
+    pub fn memstore_held_size(&self) -> u64 {
+        self.regions.read().iter().map(|r| r.memstore_held_size()).sum()
     }
 
     /// Whether (and after how long) a request that got `e` from `region`
@@ -352,20 +353,22 @@ impl Catalog {
         })
     }
 
-    /// Memstore heap bytes of every region.
-    pub(crate) fn memstore_heap_size(&self) -> u64 {
-        self.tables.read().values().map(|t| t.memstore_heap_size()).sum()
+    /// Memory the memstores of every region hold (`Region::memstore_held_size`):
+    /// what the global memstore limit charges.
+    pub(crate) fn memstore_held_size(&self) -> u64 {
+        self.tables.read().values().map(|t| t.memstore_held_size()).sum()
     }
 
-    /// The region with the largest memstore among those `keep` accepts,
-    /// if it holds anything.
+    /// The region whose memstores hold the most memory among those `keep`
+    /// accepts, if it holds anything: the one a pressure flush relieves
+    /// most.
     pub(crate) fn largest_memstore(&self, keep: impl Fn(&Region) -> bool) -> Option<Arc<Region>> {
         self.tables
             .read()
             .values()
             .flat_map(|t| t.regions())
             .filter(|r| keep(r))
-            .map(|r| (r.memstore_heap_size(), r))
+            .map(|r| (r.memstore_held_size(), r))
             .filter(|(size, _)| *size > 0)
             .max_by_key(|(size, _)| *size)
             .map(|(_, r)| r)

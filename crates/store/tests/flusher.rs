@@ -48,12 +48,14 @@ fn open_held(region_flush_size: u64, memory_budget: u64, splits: &[&[u8]]) -> He
 
 #[test]
 fn every_flusher_thread_serves_global_pressure_on_a_different_region() {
-    // A 4 MiB global memstore limit (0.4 of 10 MiB), far below the region
+    // A 10 MiB global memstore limit (0.4 of 25 MiB), far below the region
     // flush size: every flush here is a pressure flush. Three regions.
-    let Held { _tmp, store, hooks, arrivals } = open_held(128 << 20, 10 << 20, &[b"b", b"c"]);
+    let Held { _tmp, store, hooks, arrivals } = open_held(128 << 20, 25 << 20, &[b"b", b"c"]);
 
-    // About 7.5 MiB over the three regions: past the limit, so the writer
-    // blocks until flushes free memory.
+    // About 7.5 MiB over the three regions, which hold a 2 MiB data chunk
+    // and a 2 MiB node chunk each as soon as they hold a row (the limit
+    // charges held bytes): past the limit, so the writer blocks until
+    // flushes free memory.
     let writer: std::thread::JoinHandle<store::Result<()>> = std::thread::spawn({
         let store = store.clone();
         move || {

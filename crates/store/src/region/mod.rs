@@ -311,6 +311,13 @@ impl Region {
         self.stores.values().map(|s| s.memstore().flushable_size().heap_size).sum()
     }
 
+    /// Memory the memstores of all families hold (active, pipeline and
+    /// snapshot): whole chunks at capacity, index memory, counted once
+    /// (`MemStoreSize::held_size`). What the global memory limit charges.
+    pub fn memstore_held_size(&self) -> u64 {
+        self.stores.values().map(|s| s.memstore().size().held_size).sum()
+    }
+
     /// Memstore data size of all families.
     pub fn memstore_data_size(&self) -> u64 {
         self.stores.values().map(|s| s.memstore().size().data_size).sum()

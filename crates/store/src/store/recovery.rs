@@ -246,14 +246,14 @@ fn replay(services: &Services, checked: &[(FencedDir, ReplaySummary)]) -> Result
 /// When the memstores of `regions` hold more than `limit` bytes, flushes the
 /// largest of them until they hold at most `low_mark`; returns the flushes.
 fn flush_down_to<'a>(regions: impl Iterator<Item = &'a Arc<Region>> + Clone, limit: u64, low_mark: u64) -> Result<u64> {
-    let total = |rs: &mut dyn Iterator<Item = &'a Arc<Region>>| rs.map(|r| r.memstore_heap_size()).sum::<u64>();
+    let total = |rs: &mut dyn Iterator<Item = &'a Arc<Region>>| rs.map(|r| r.memstore_held_size()).sum::<u64>();
     if total(&mut regions.clone()) <= limit {
         return Ok(0);
     }
     let mut flushes = 0;
     while total(&mut regions.clone()) > low_mark {
-        let Some(largest) = regions.clone().max_by_key(|r| r.memstore_heap_size()) else { break };
-        if largest.memstore_heap_size() == 0 {
+        let Some(largest) = regions.clone().max_by_key(|r| r.memstore_held_size()) else { break };
+        if largest.memstore_held_size() == 0 {
             break;
         }
         largest.flush_replayed()?;

@@ -4,7 +4,12 @@
 //! - A region flushes when its memstore heap size passes the region flush
 //!   size; writes to it block above `block_multiplier` × that.
 //! - Above the lower mark of the global memstore limit the flusher flushes
-//!   the largest region; above the limit every write blocks until flushes
+//!   the largest region; the global figures count what the memstores hold
+//!   (whole chunks, index memory, snapshots being flushed:
+//!   `Region::memstore_held_size`), so the limit bounds the process's
+//!   memstore memory. The region flush size stays a heap-size trigger (it
+//!   sizes flush files, as in HBase; a non-empty memstore holds at least a
+//!   chunk, far above the flush sizes small tables and tests use); above the limit every write blocks until flushes
 //!   bring the total back under it. As in HBase (every `FlushHandler` runs
 //!   `flushOneForGlobalPressure`), every flusher thread serves global
 //!   pressure, each taking the largest region that no other thread is
@@ -35,8 +40,12 @@ pub(crate) fn start(services: &Arc<Services>) {
     services.flush_queue.start(move |task| run(&weak, task));
 }
 
-fn global_heap(services: &Services) -> u64 {
-    let total = services.catalog.memstore_heap_size();
+/// What every memstore holds (`Region::memstore_held_size`): the figure the
+/// global limit and its lower mark act on. Held, not heap: a memstore keeps
+/// whole chunks, and counting cells let a pipeline policy's process grow to
+/// 3–4× the limit.
+fn global_held(services: &Services) -> u64 {
+    let total = services.catalog.memstore_held_size();
     services.flush_queue.set_global_heap(total);
     total
 }
@@ -56,7 +65,7 @@ pub(crate) fn reclaim_memory(services: &Services, region: &Arc<Region>) -> Resul
         let region_over = region.memstore_heap_size() >= region_limit;
         let global_over = services.flush_queue.cached_global_heap() >= global_limit;
         // The cached global figure may be stale: recount before blocking.
-        if !region_over && (!global_over || global_heap(services) < global_limit) {
+        if !region_over && (!global_over || global_held(services) < global_limit) {
             unblocked(blocked_since);
             return Ok(());
         }
@@ -106,7 +115,7 @@ pub(crate) fn after_write(services: &Services, region: &Arc<Region>) {
             tracing::warn!(error = %e, "inline flush failed; it will be retried");
         }
     }
-    if f.count_write().is_multiple_of(256) && global_heap(services) >= services.options.global_memstore_low_mark() {
+    if f.count_write().is_multiple_of(256) && global_held(services) >= services.options.global_memstore_low_mark() {
         if services.options.background {
             f.request_pressure();
         } else if let Some(r) = largest_region(services) {
@@ -135,7 +144,7 @@ fn run(weak: &Weak<Services>, task: FlushTask) -> bool {
         }
         FlushTask::Pressure => {
             let low = services.options.global_memstore_low_mark();
-            while global_heap(&services) >= low && !services.flush_queue.is_stopped() {
+            while global_held(&services) >= low && !services.flush_queue.is_stopped() {
                 let Some(claim) = services.flush_queue.claim_largest(&services.catalog) else { break };
                 if !flush_region(&services, claim.region()) {
                     break;
@@ -154,7 +163,7 @@ pub(crate) fn flush_region(services: &Services, region: &Arc<Region>) -> bool {
     wait_for_blocking_files(services, region);
     match region.flush() {
         Ok(_) => {
-            global_heap(services);
+            global_held(services);
             if let Err(e) = services.archive_wal() {
                 tracing::warn!(error = %e, "WAL archiving failed");
             }
@@ -201,5 +210,43 @@ fn wait_for_blocking_files(services: &Services, region: &Arc<Region>) {
             services.compaction_queue.request(region, s);
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::StoreBuilder;
+    use crate::{FamilyDescriptor, TableDescriptor};
+
+    /// Three regions of small rows hold a data chunk and a node chunk
+    /// apiece — 12 MiB — while their cells come to a few KB. With a 10 MiB
+    /// global limit the writes must flush (the writer checks the global
+    /// figure every 256 writes): the limit charges what the memstores hold.
+    /// Charging heap size (cells and nodes), none of these writes flushed.
+    #[test]
+    fn the_global_limit_flushes_when_held_bytes_not_cell_bytes_reach_it() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let limit = 10u64 << 20;
+        let store = StoreBuilder::new()
+            .background(false)
+            .region_flush_size(1 << 30)
+            .memory_budget((limit as f64 / 0.4) as u64)
+            .open(tmp.path())
+            .expect("open");
+        assert_eq!(store.options().global_memstore_limit(), limit);
+        let mut family = FamilyDescriptor::new("f");
+        family.memstore_policy = "none".into();
+        store.create_table(TableDescriptor::new("t", vec![family]), &[b"b".to_vec(), b"c".to_vec()]).expect("create");
+        let rows: Vec<String> = (0..300).map(|i| format!("{}{i:03}", ["a", "b", "c"][i % 3])).collect();
+        let mut most_heap = 0;
+        for row in &rows {
+            store.put("t", row.as_bytes(), &[(b"f", b"q", b"v")], None).expect("put");
+            most_heap = most_heap.max(store.all_regions().iter().map(|r| r.memstore_heap_size()).sum::<u64>());
+        }
+        assert!(most_heap < 64 << 10, "a few KB of cells: {most_heap} heap bytes at most");
+        assert!(store.metrics().totals.disk_flushes >= 1, "the held bytes passed the limit: a flush");
+        for row in &rows {
+            assert_eq!(store.get("t", &crate::Get::new(row.as_bytes().to_vec())).expect("get").len(), 1, "{row}");
+        }
     }
 }
