@@ -5,6 +5,7 @@ mod cluster_cmd;
 mod counting_alloc;
 mod inspect;
 mod logging;
+mod malloc_tuning;
 mod master_cmd;
 mod server_cmd;
 mod shell;
@@ -61,6 +62,7 @@ enum BenchCommand {
 }
 
 fn main() -> anyhow::Result<()> {
+    malloc_tuning::fix_mmap_threshold();
     let cli = Cli::parse();
     // The bench prints tables on stdout: the store's info events (a line
     // per flush and WAL roll) would drown them on a terminal, so it logs
