@@ -71,8 +71,9 @@ impl MemStoreSize {
 
 /// The memory a memstore holds, by part: the active segment (its data
 /// chunks; its skiplist arena as index), the pipeline, a snapshot being
-/// flushed (chunks the pipeline holds too are not counted again), and the
-/// copy an in-memory compaction is building (its data chunks so far).
+/// flushed (chunks the pipeline holds too are not counted again), and what
+/// a running flatten, merge or compaction holds beside its inputs (its cell
+/// pointer arrays, a compaction's copy so far).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemStoreHeld {
     pub active: HeldBytes,
@@ -165,8 +166,8 @@ struct Inner {
     compaction_scheduled: AtomicBool,
     reset_strategy: AtomicBool,
     in_memory_flush_running: AtomicBool,
-    /// Data chunk bytes of the copy the running compaction builds (0 when
-    /// none runs): held beside the segments it will replace.
+    /// Bytes the running pipeline action holds beside its inputs (0 when
+    /// none runs): its cell pointer arrays, a compaction's copy.
     compacting_held: AtomicU64,
     next_id: AtomicU64,
     counters: MemStoreCounters,
@@ -601,6 +602,9 @@ impl Inner {
             building: Some(&self.compacting_held),
         };
         let c = &self.counters;
+        // However the action ends, what it built is then installed (and
+        // counted in the pipeline) or dropped.
+        let _building = ZeroOnDrop(&self.compacting_held);
         match strategy.action(&segments) {
             Action::Noop => false,
             Action::Flatten { count_uniques } => {
@@ -641,9 +645,6 @@ impl Inner {
                 }
             },
             Action::Compact => {
-                // However the compaction ends, its copy is then installed
-                // (and counted in the pipeline) or dropped.
-                let _building = ZeroOnDrop(&self.compacting_held);
                 let retainer = CompactionRetainer::new(
                     self.config.mvcc.smallest_read_point(),
                     self.config.rules,
