@@ -295,7 +295,10 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
         None => None,
     };
     // Tests and scripts wait for this line to know the ports are open.
-    println!("accordion server listening: thrift {} http {}", server.thrift_addr(), server.http_addr());
+    // " rpc ADDR" follows only when HBase's RPC port is on (never in a
+    // cluster, whose members' lines cluster_cmd matches word for word).
+    let rpc = server.rpc_addr().map(|a| format!(" rpc {a}")).unwrap_or_default();
+    println!("accordion server listening: thrift {} http {}{rpc}", server.thrift_addr(), server.http_addr());
     while !stop.load(Ordering::Acquire) {
         if let Some(zk) = &member
             && zk.has_ended()

@@ -72,6 +72,9 @@ pub struct ServerSection {
     /// Where its store lives (a local directory, or the HDFS root's path).
     pub data_dir: PathBuf,
     pub thrift_addr: String,
+    /// Where HBase's native RPC listens (absent: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpc_addr: Option<String>,
     /// The Thrift port's connection counters (`server::thrift::listener`).
     #[serde(default)]
     pub thrift: Value,

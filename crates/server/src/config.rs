@@ -69,6 +69,8 @@ pub struct ServerConfig {
     pub log_level: Option<String>,
     pub thrift_addr: SocketAddr,
     pub http_addr: SocketAddr,
+    /// HBase's native RPC port, for hbase-client (`rpc_addr`; `None`: off).
+    pub rpc_addr: Option<SocketAddr>,
     /// A file holding the token admin calls must carry (`admin_auth.rs`).
     pub admin_token_file: Option<PathBuf>,
     /// Serve both ports over TLS (`hbase.thrift.ssl.enabled`; `tls.rs`).
@@ -119,6 +121,7 @@ impl Default for ServerConfig {
             log_level: None,
             thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            rpc_addr: None,
             admin_token_file: None,
             tls_enabled: false,
             tls_cert: None,
@@ -309,6 +312,23 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.http_addr.to_string()),
         set: |c, v| {
             c.http_addr = addr(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "rpc_addr",
+        hbase: None,
+        default: Some("127.0.0.1:16020"),
+        kind: Kind::Text,
+        help: "Address of HBase's native RPC, which HBase's own Java client (hbase-client 2.6) speaks: \
+               point it here with hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry \
+               and hbase.client.bootstrap.servers=HOST:PORT (HBase's hbase.regionserver.port is the port alone, \
+               16020). Port 0: any free port. \"off\": no RPC port. Standalone servers only: a cluster member \
+               leaves it off.",
+        example: "",
+        get: |c| Some(c.rpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string())),
+        set: |c, v| {
+            c.rpc_addr = if v.eq_ignore_ascii_case("off") { None } else { Some(addr(v)?) };
             Ok(())
         },
     },
@@ -911,6 +931,12 @@ const ADDRESS_PARTS: &[(&str, AddressPart)] = &[
     ("hbase.regionserver.thrift.ipaddress", |c, v| ip(&mut c.thrift_addr, v)),
     ("hbase.regionserver.info.port", |c, v| port(&mut c.http_addr, v)),
     ("hbase.regionserver.info.bindAddress", |c, v| ip(&mut c.http_addr, v)),
+    ("hbase.regionserver.port", |c, v| {
+        let mut a = c.rpc_addr.unwrap_or(SocketAddr::from(([127, 0, 0, 1], 16020)));
+        port(&mut a, v)?;
+        c.rpc_addr = Some(a);
+        Ok(())
+    }),
 ];
 
 fn address_part(name: &str) -> Option<AddressPart> {

@@ -330,6 +330,7 @@ pub fn status(source: &StatusSource) -> ServerStatus {
             uptime_secs: source.started.elapsed().as_secs(),
             data_dir: source.store.dir().to_path_buf(),
             thrift_addr: source.thrift_addr.to_string(),
+            rpc_addr: source.rpc_addr.map(|a| a.to_string()),
             thrift: serde_json::to_value(source.thrift.snapshot()).unwrap_or_default(),
             open_scanners: source.scanners.len() as u64,
             scanner_pinned_bytes: pinned.bytes,

@@ -46,6 +46,7 @@ pub mod prometheus;
 pub mod recent_logs;
 pub mod request_history;
 pub mod request_metrics;
+pub mod rpc;
 pub mod scan_attributes;
 pub mod scanners;
 pub mod server;

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use hbase_rpc::RpcServer;
 use store::Store;
 
 use crate::config::ServerConfig;
@@ -48,6 +49,8 @@ pub struct Server {
     log_levels: Arc<OnceLock<Box<dyn crate::log_level::LogLevelControl>>>,
     thrift: ThriftServer,
     http: HttpServer,
+    /// HBase's native RPC (`crate::rpc`), when on.
+    rpc: Option<RpcServer>,
     scanners: Arc<ScannerRegistry>,
     /// Stops the scanner reaper and the metrics sampler.
     background_stop: Arc<AtomicBool>,
@@ -69,6 +72,16 @@ impl Server {
         };
         let thrift_listener = bind(config.thrift_addr, "thrift")?;
         let http_listener = bind(config.http_addr, "http")?;
+        // HBase's native RPC: standalone only (a cluster member's regions
+        // are not all here, and the adapter does not route yet).
+        let rpc_addr = match config.rpc_addr {
+            Some(addr) if config.store.member.is_some() => {
+                tracing::info!(%addr, "the HBase RPC port stays off in a cluster (standalone servers only, for now)");
+                None
+            }
+            other => other,
+        };
+        let rpc_listener = rpc_addr.map(|addr| bind(addr, "rpc")).transpose()?;
         for ignored in &config.ignored {
             tracing::warn!(property = %ignored, "ignored a property of the configuration file");
         }
@@ -122,6 +135,10 @@ impl Server {
             });
         });
         let served_at = gateway.served_at().clone();
+        let rpc = match rpc_listener {
+            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir())?),
+            None => None,
+        };
         let handler = ThriftHandler::new(gateway);
         let gate = Arc::new(ServingGate::default());
         let processor = Arc::new(GatedProcessor { inner: HbaseSyncProcessor::new(handler), gate: gate.clone() });
@@ -173,6 +190,7 @@ impl Server {
             conf: config.to_toml(),
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
+            rpc_addr: rpc.as_ref().map(RpcServer::local_addr),
             family_template: config.family_template.clone(),
             cluster: cluster.clone(),
             router: router.clone(),
@@ -226,6 +244,7 @@ impl Server {
             root = %config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string()),
             thrift = %thrift.local_addr(),
             http = %http.local_addr(),
+            rpc = %rpc.as_ref().map_or_else(|| "off".to_string(), |r| r.local_addr().to_string()),
             "accordion server started"
         );
         Ok(Server {
@@ -237,6 +256,7 @@ impl Server {
             log_levels,
             thrift,
             http,
+            rpc,
             scanners,
             background_stop,
             background,
@@ -250,6 +270,11 @@ impl Server {
 
     pub fn http_addr(&self) -> SocketAddr {
         self.http.local_addr()
+    }
+
+    /// Where HBase's native RPC listens, when it is on.
+    pub fn rpc_addr(&self) -> Option<SocketAddr> {
+        self.rpc.as_ref().map(RpcServer::local_addr)
     }
 
     /// Whether calls may be served (cluster membership sets its check).
@@ -298,6 +323,9 @@ impl Server {
         self.closed = true;
         tracing::info!("shutting down: finishing in-flight calls");
         self.thrift.shutdown();
+        if let Some(rpc) = self.rpc.take() {
+            rpc.shutdown();
+        }
         self.http.shutdown();
         self.background_stop.store(true, Ordering::Release);
         for t in self.background.drain(..) {
@@ -373,6 +401,38 @@ fn tls_files(config: &ServerConfig) -> Result<Option<crate::tls::TlsFiles>, Serv
         client_ca: config.tls_client_ca.clone(),
         admin_ca: config.tls_admin_ca.clone(),
     }))
+}
+
+/// Starts HBase's native RPC on `listener` over `gateway`; the client is
+/// told this server's address (the host's name when bound to every
+/// address) and the cluster id of the store at `root`.
+fn start_rpc(
+    listener: std::net::TcpListener,
+    gateway: Arc<Gateway>,
+    root: &std::path::Path,
+) -> Result<RpcServer, ServerError> {
+    let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+        addr: listener_addr(&listener),
+        what: "rpc",
+        source,
+    })?;
+    let host = if addr.ip().is_unspecified() {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into())
+    } else {
+        addr.ip().to_string()
+    };
+    let start_code =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let identity =
+        crate::rpc::Identity { cluster_id: crate::rpc::cluster_id_for(root), host, port: addr.port(), start_code };
+    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity)))
+        .map_err(|source| ServerError::Bind { addr, what: "rpc", source })
+}
+
+fn listener_addr(listener: &std::net::TcpListener) -> SocketAddr {
+    listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub struct StatusSource {
     pub conf: String,
     pub started: std::time::Instant,
     pub thrift_addr: SocketAddr,
+    /// Where HBase's native RPC listens, when it is on.
+    pub rpc_addr: Option<SocketAddr>,
     /// The settings of a family created without them (the server's
     /// configured defaults), for families an alter adds.
     pub family_template: store::FamilyDescriptor,

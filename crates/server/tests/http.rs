@@ -15,6 +15,7 @@ fn start() -> (tempfile::TempDir, Server) {
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
         "hbase.hregion.compacting.memstore.type=EAGER".into(),
     ];
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");

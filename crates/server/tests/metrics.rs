@@ -21,6 +21,7 @@ fn start() -> (tempfile::TempDir, Server, ThriftClient) {
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
     ];
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
     let c = connect(&server.thrift_addr().to_string(), false, false).expect("connect");

@@ -23,6 +23,7 @@ fn start_with(extra: &[String]) -> (tempfile::TempDir, Server, ThriftClient) {
         format!("data_dir={}", dir.path().join("data").display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
     ];
     sets.extend_from_slice(extra);
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");

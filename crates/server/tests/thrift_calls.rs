@@ -19,6 +19,7 @@ fn start_with(extra: &[&str]) -> (tempfile::TempDir, Server, ThriftClient) {
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
     ];
     sets.extend(extra.iter().map(|s| s.to_string()));
     let server = Server::start(ServerConfig::load(None, &sets).expect("config")).expect("start");
@@ -261,6 +262,7 @@ fn a_taken_port_is_a_clear_error() {
         format!("data_dir={}", dir.path().display()),
         format!("thrift_addr={}", server.thrift_addr()),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
     ];
     let Err(e) = Server::start(ServerConfig::load(None, &sets).expect("config")) else {
         panic!("a second server bound the same Thrift port");

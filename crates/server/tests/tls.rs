@@ -160,6 +160,7 @@ fn thrift_and_http_over_tls_with_client_certificates() {
         format!("data_dir={}", dir.path().join("data").display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
         "hbase.thrift.ssl.enabled=true".into(),
         format!("tls_cert={}", write(dir.path(), "server.pem", &cert).display()),
         format!("tls_key={}", write(dir.path(), "server.key", &key).display()),
@@ -250,6 +251,7 @@ fn a_certificate_without_tls_enabled_is_refused_not_served_plain() {
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
         format!("tls_cert={}", dir.path().join("server.pem").display()),
     ];
     let err = Server::start(ServerConfig::load(None, &sets).expect("config")).err().map(|e| e.to_string());
@@ -263,6 +265,7 @@ fn tls_needs_a_certificate_and_a_key() {
         format!("data_dir={}", dir.path().display()),
         "thrift_addr=127.0.0.1:0".into(),
         "http_addr=127.0.0.1:0".into(),
+        "rpc_addr=127.0.0.1:0".into(),
         "hbase.thrift.ssl.enabled=true".into(),
     ];
     let err = Server::start(ServerConfig::load(None, &sets).expect("config")).err().map(|e| e.to_string());

@@ -23,6 +23,7 @@
 //! lookup or an update only.
 
 pub mod error;
+mod namespaces;
 mod reads;
 pub mod request;
 pub(crate) mod result_size;

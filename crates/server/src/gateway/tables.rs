@@ -20,10 +20,16 @@ impl Gateway {
     }
 
     /// Creates a table (with the durability tables created here get).
-    pub fn create_table(&self, mut desc: TableDescriptor) -> GatewayResult<()> {
+    pub fn create_table(&self, desc: TableDescriptor) -> GatewayResult<()> {
+        self.create_table_split(desc, &[])
+    }
+
+    /// Creates a table whose first regions start at each of `split_keys`
+    /// (HBase's `createTable(desc, splitKeys)`).
+    pub fn create_table_split(&self, mut desc: TableDescriptor, split_keys: &[Vec<u8>]) -> GatewayResult<()> {
         desc.durability = self.table_durability;
         let name = desc.name.clone();
-        self.store.create_table(desc, &[])?;
+        self.store.create_table(desc, split_keys)?;
         // Every server of a cluster lists it before the call returns.
         self.ddl_everywhere(&name, "created")
     }

@@ -1,0 +1,249 @@
+//! Cells and mutations between HBase's wire forms and the gateway's values.
+//!
+//! * Results: the store's cells become `Result`s whose cells travel in the
+//!   reply's cell block when the client named a codec
+//!   (`associated_cell_count`), inside the message otherwise.
+//! * Mutations: a `MutationProto`'s cells are those inside it
+//!   (`column_value`, typed by `delete_type` for a Delete) followed by
+//!   `associated_cell_count` cells of the request's cell block, in order.
+//!   HBase's `LATEST_TIMESTAMP` (`Long.MAX_VALUE`) means "now": no
+//!   timestamp in the store's terms.
+//!
+//! Thread safety: pure functions over values.
+
+use bytes::Bytes;
+use hbase_rpc::pb::hbase::pb::{self as pb, MutationProto, mutation_proto};
+use hbase_rpc::{Cell as WireCell, CellType as WireType, RpcError};
+use memstore::Cell;
+use store::Mutation;
+use store::wal::Durability;
+
+use crate::gateway::RowWrite;
+
+/// HBase's `HConstants.LATEST_TIMESTAMP`: "now".
+pub const LATEST_TIMESTAMP: i64 = i64::MAX;
+
+/// A stored cell (always a value: reads never return markers) on the wire.
+pub fn wire_cell(cell: Cell) -> WireCell {
+    WireCell::put(cell.row, cell.family, cell.qualifier, cell.timestamp as i64, cell.value)
+}
+
+fn pb_cell(cell: &WireCell) -> pb::Cell {
+    pb::Cell {
+        row: Some(cell.row.clone()),
+        family: Some(cell.family.clone()),
+        qualifier: Some(cell.qualifier.clone()),
+        timestamp: Some(cell.timestamp as u64),
+        cell_type: Some(i32::from(cell.cell_type.code())),
+        value: Some(cell.value.clone()),
+        tags: None,
+    }
+}
+
+/// One `Result` of `cells`: in the cell block (`block`) when the client
+/// takes one, else inside the message.
+pub fn result(cells: Vec<WireCell>, cell_block: bool, block: &mut Vec<WireCell>) -> pb::Result {
+    if cell_block {
+        let count = cells.len() as i32;
+        block.extend(cells);
+        pb::Result { associated_cell_count: Some(count), stale: Some(false), ..Default::default() }
+    } else {
+        pb::Result { cell: cells.iter().map(pb_cell).collect(), stale: Some(false), ..Default::default() }
+    }
+}
+
+/// The store's timestamp for a wire one: `None` for "now".
+pub fn timestamp(ts: i64) -> Option<u64> {
+    (ts != LATEST_TIMESTAMP && ts >= 0).then_some(ts as u64)
+}
+
+/// The mutation's type (PUT, DELETE, INCREMENT, APPEND).
+pub fn mutation_type(m: &MutationProto) -> Result<mutation_proto::MutationType, RpcError> {
+    m.mutate_type
+        .and_then(|t| mutation_proto::MutationType::try_from(t).ok())
+        .ok_or_else(|| RpcError::do_not_retry("a mutation without a known type"))
+}
+
+/// The mutation's cells: those inside it, then its share of the cell block.
+pub fn mutation_cells(
+    m: &MutationProto,
+    block: &mut impl Iterator<Item = WireCell>,
+) -> Result<Vec<WireCell>, RpcError> {
+    use mutation_proto::DeleteType;
+    let is_delete = mutation_type(m)? == mutation_proto::MutationType::Delete;
+    let row = m.row.clone().unwrap_or_default();
+    let default_ts = m.timestamp.map_or(LATEST_TIMESTAMP, |t| t as i64);
+    let mut cells = Vec::new();
+    for column in &m.column_value {
+        for qv in &column.qualifier_value {
+            let cell_type = if is_delete {
+                match qv.delete_type.and_then(|t| DeleteType::try_from(t).ok()) {
+                    Some(DeleteType::DeleteOneVersion) => WireType::Delete,
+                    Some(DeleteType::DeleteFamily) => WireType::DeleteFamily,
+                    Some(DeleteType::DeleteFamilyVersion) => WireType::DeleteFamilyVersion,
+                    Some(DeleteType::DeleteMultipleVersions) | None => WireType::DeleteColumn,
+                }
+            } else {
+                WireType::Put
+            };
+            cells.push(WireCell {
+                row: row.clone(),
+                family: column.family.clone(),
+                qualifier: qv.qualifier.clone().unwrap_or_default(),
+                timestamp: qv.timestamp.map_or(default_ts, |t| t as i64),
+                cell_type,
+                value: qv.value.clone().unwrap_or_default(),
+                tags: Bytes::new(),
+            });
+        }
+    }
+    for _ in 0..m.associated_cell_count.unwrap_or(0).max(0) {
+        cells.push(block.next().ok_or_else(|| {
+            RpcError::do_not_retry("the cell block holds fewer cells than the mutations say (associated_cell_count)")
+        })?);
+    }
+    Ok(cells)
+}
+
+/// The row a mutation changes: its own, or its first cell's.
+pub fn mutation_row(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<u8>, RpcError> {
+    match (&m.row, cells.first()) {
+        (Some(row), _) if !row.is_empty() => Ok(row.to_vec()),
+        (_, Some(cell)) => Ok(cell.row.to_vec()),
+        _ => Err(RpcError::do_not_retry("a mutation without a row")),
+    }
+}
+
+/// A Put's or Delete's changes in the store's terms.
+pub fn store_mutations(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<Mutation>, RpcError> {
+    let kind = mutation_type(m)?;
+    if cells.is_empty() && kind == mutation_proto::MutationType::Delete {
+        // A Delete naming no column deletes the row.
+        let ts = m.timestamp.map_or(LATEST_TIMESTAMP, |t| t as i64);
+        return Ok(vec![Mutation::DeleteRow { timestamp: timestamp(ts) }]);
+    }
+    cells
+        .iter()
+        .map(|c| {
+            let (family, qualifier, ts) = (c.family.to_vec(), c.qualifier.to_vec(), timestamp(c.timestamp));
+            Ok(match c.cell_type {
+                WireType::Put => Mutation::Put { family, qualifier, timestamp: ts, value: c.value.to_vec() },
+                WireType::Delete => Mutation::DeleteVersion { family, qualifier, timestamp: ts },
+                WireType::DeleteColumn => Mutation::DeleteColumn { family, qualifier, timestamp: ts },
+                WireType::DeleteFamily => Mutation::DeleteFamily { family, timestamp: ts },
+                WireType::DeleteFamilyVersion => Mutation::DeleteFamilyVersion {
+                    family,
+                    timestamp: ts
+                        .ok_or_else(|| RpcError::do_not_retry("a family version delete needs an explicit timestamp"))?,
+                },
+            })
+        })
+        .collect()
+}
+
+/// A Put or Delete as one row's write.
+pub fn row_write(m: &MutationProto, cells: &[WireCell]) -> Result<RowWrite, RpcError> {
+    let skip_wal = m.durability == Some(mutation_proto::Durability::SkipWal as i32);
+    Ok(RowWrite {
+        row: mutation_row(m, cells)?,
+        mutations: store_mutations(m, cells)?,
+        durability: skip_wal.then_some(Durability::SkipWal),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hbase_rpc::pb::hbase::pb::mutation_proto::{
+        ColumnValue, DeleteType, MutationType, column_value::QualifierValue,
+    };
+
+    fn delete(qvs: Vec<QualifierValue>) -> MutationProto {
+        MutationProto {
+            row: Some(Bytes::from_static(b"r")),
+            mutate_type: Some(MutationType::Delete as i32),
+            column_value: vec![ColumnValue { family: Bytes::from_static(b"f"), qualifier_value: qvs }],
+            timestamp: Some(LATEST_TIMESTAMP as u64),
+            ..Default::default()
+        }
+    }
+
+    fn qv(q: &'static [u8], ts: Option<u64>, kind: DeleteType) -> QualifierValue {
+        QualifierValue {
+            qualifier: Some(Bytes::from_static(q)),
+            timestamp: ts,
+            delete_type: Some(kind as i32),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn deletes_of_each_kind_become_the_store_s() {
+        let m = delete(vec![
+            qv(b"a", None, DeleteType::DeleteOneVersion),
+            qv(b"b", Some(7), DeleteType::DeleteMultipleVersions),
+            qv(b"", None, DeleteType::DeleteFamily),
+            qv(b"", Some(9), DeleteType::DeleteFamilyVersion),
+        ]);
+        let cells = mutation_cells(&m, &mut std::iter::empty()).unwrap();
+        let w = row_write(&m, &cells).unwrap();
+        assert_eq!(w.row, b"r");
+        assert_eq!(
+            w.mutations,
+            vec![
+                Mutation::DeleteVersion { family: b"f".to_vec(), qualifier: b"a".to_vec(), timestamp: None },
+                Mutation::DeleteColumn { family: b"f".to_vec(), qualifier: b"b".to_vec(), timestamp: Some(7) },
+                Mutation::DeleteFamily { family: b"f".to_vec(), timestamp: None },
+                Mutation::DeleteFamilyVersion { family: b"f".to_vec(), timestamp: 9 },
+            ]
+        );
+        let row = MutationProto { column_value: vec![], ..delete(vec![]) };
+        let w = row_write(&row, &[]).unwrap();
+        assert_eq!(w.mutations, vec![Mutation::DeleteRow { timestamp: None }]);
+    }
+
+    #[test]
+    fn a_put_s_cells_come_from_the_cell_block() {
+        let m = MutationProto {
+            row: Some(Bytes::from_static(b"r")),
+            mutate_type: Some(MutationType::Put as i32),
+            associated_cell_count: Some(2),
+            durability: Some(mutation_proto::Durability::SkipWal as i32),
+            ..Default::default()
+        };
+        let block = vec![
+            WireCell::put("r", "f", "q1", LATEST_TIMESTAMP, "v1"),
+            WireCell::put("r", "f", "q2", 5, "v2"),
+            WireCell::put("other", "f", "q", 1, "next mutation's"),
+        ];
+        let mut it = block.into_iter();
+        let cells = mutation_cells(&m, &mut it).unwrap();
+        assert_eq!(it.count(), 1, "the next mutation's cell stays in the block");
+        let w = row_write(&m, &cells).unwrap();
+        assert_eq!(w.durability, Some(Durability::SkipWal));
+        assert_eq!(
+            w.mutations[1],
+            Mutation::Put {
+                family: b"f".to_vec(),
+                qualifier: b"q2".to_vec(),
+                timestamp: Some(5),
+                value: b"v2".to_vec()
+            }
+        );
+        assert!(matches!(w.mutations[0], Mutation::Put { timestamp: None, .. }));
+        let short = MutationProto { associated_cell_count: Some(3), ..m };
+        assert!(mutation_cells(&short, &mut std::iter::empty()).is_err());
+    }
+
+    #[test]
+    fn results_carry_cells_in_the_block_or_the_message() {
+        let cells = vec![WireCell::put("r", "f", "q", 1, "v")];
+        let mut block = Vec::new();
+        let r = result(cells.clone(), true, &mut block);
+        assert_eq!((r.associated_cell_count, r.cell.len(), block.len()), (Some(1), 0, 1));
+        let mut block = Vec::new();
+        let r = result(cells, false, &mut block);
+        assert_eq!((r.associated_cell_count, r.cell.len(), block.len()), (None, 1, 0));
+        assert_eq!(r.cell[0].value.as_deref(), Some(&b"v"[..]));
+    }
+}

@@ -1,0 +1,280 @@
+//! `MasterService`: the table and namespace DDL and descriptors
+//! hbase-client's `Admin` asks for.
+//!
+//! HBase's master runs DDL as procedures and hands the client a procedure
+//! id to poll (`GetProcedureResult`). Here every DDL call is done before it
+//! answers, so the id it hands out is already finished: `Procedures`
+//! remembers the ids it gave (the last `KEEP`) and answers FINISHED for
+//! them, NOT_FOUND for any other.
+//!
+//! Descriptors carry a family's name, VERSIONS, TTL, BLOCKSIZE, BLOCKCACHE
+//! and IN_MEMORY (HBase's attribute names); a create reads VERSIONS, TTL,
+//! BLOCKSIZE, BLOCKCACHE and IN_MEMORY and takes the server's template for
+//! the rest. Calls not listed in `RpcAdapter::master` are refused by name.
+//!
+//! Thread safety: `Procedures` is one mutex over a small queue, held for an
+//! insert or a lookup.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use hbase_rpc::pb::hbase::pb::{
+    self as pb, BytesBytesPair, ColumnFamilySchema, CreateNamespaceRequest, CreateNamespaceResponse,
+    CreateTableRequest, CreateTableResponse, DeleteNamespaceRequest, DeleteNamespaceResponse, DeleteTableRequest,
+    DeleteTableResponse, DisableTableRequest, DisableTableResponse, EnableTableRequest, EnableTableResponse,
+    GetNamespaceDescriptorRequest, GetNamespaceDescriptorResponse, GetProcedureResultRequest,
+    GetProcedureResultResponse, GetTableDescriptorsRequest, GetTableDescriptorsResponse, GetTableNamesRequest,
+    GetTableNamesResponse, GetTableStateRequest, GetTableStateResponse, IsMasterRunningResponse,
+    ListNamespaceDescriptorsResponse, ListTableDescriptorsByNamespaceRequest, ListTableDescriptorsByNamespaceResponse,
+    NameStringPair, TableSchema, get_procedure_result_response, table_state,
+};
+use hbase_rpc::{Call, Reply, RpcError};
+use parking_lot::Mutex;
+use store::{FamilyDescriptor, NamespaceDescriptor, TableDescriptor};
+
+use super::RpcAdapter;
+use super::errors::from_gateway;
+use super::names::{table_name, wire_table_name};
+
+/// How many finished procedure ids are remembered.
+const KEEP: usize = 10_000;
+/// HBase's TTL meaning "forever" (`HConstants.FOREVER`).
+const FOREVER: u64 = i32::MAX as u64;
+
+#[derive(Default)]
+pub struct Procedures {
+    state: Mutex<(u64, VecDeque<u64>)>,
+}
+
+impl Procedures {
+    /// A new procedure id, finished.
+    fn finished(&self) -> u64 {
+        let mut s = self.state.lock();
+        s.0 += 1;
+        let id = s.0;
+        s.1.push_back(id);
+        if s.1.len() > KEEP {
+            s.1.pop_front();
+        }
+        id
+    }
+
+    fn is_finished(&self, id: u64) -> bool {
+        self.state.lock().1.contains(&id)
+    }
+}
+
+fn attribute(name: &str, value: impl ToString) -> BytesBytesPair {
+    BytesBytesPair {
+        first: Bytes::copy_from_slice(name.as_bytes()),
+        second: Bytes::from(value.to_string().into_bytes()),
+    }
+}
+
+/// A table's descriptor as `TableSchema`.
+pub fn table_schema(desc: &TableDescriptor) -> TableSchema {
+    TableSchema {
+        table_name: Some(wire_table_name(&desc.name)),
+        attributes: vec![],
+        column_families: desc
+            .families
+            .iter()
+            .map(|f| ColumnFamilySchema {
+                name: Bytes::copy_from_slice(f.name.as_bytes()),
+                attributes: vec![
+                    attribute("BLOCKCACHE", f.block_cache),
+                    attribute("BLOCKSIZE", f.block_size),
+                    attribute("IN_MEMORY", f.in_memory),
+                    attribute("TTL", f.ttl_secs.unwrap_or(FOREVER)),
+                    attribute("VERSIONS", f.max_versions),
+                ],
+                configuration: vec![],
+            })
+            .collect(),
+        configuration: vec![],
+    }
+}
+
+/// A `TableSchema` as the store's descriptor, families from `template`.
+pub fn table_descriptor(schema: &TableSchema, template: &FamilyDescriptor) -> Result<TableDescriptor, RpcError> {
+    let name =
+        table_name(schema.table_name.as_ref().ok_or_else(|| RpcError::do_not_retry("a table schema without a name"))?)?;
+    let mut families = Vec::with_capacity(schema.column_families.len());
+    for cf in &schema.column_families {
+        let mut f = template.clone();
+        f.name =
+            String::from_utf8(cf.name.to_vec()).map_err(|_| RpcError::do_not_retry("family names must be UTF-8"))?;
+        for a in &cf.attributes {
+            let value = String::from_utf8_lossy(&a.second);
+            let bad = || {
+                RpcError::do_not_retry(format!(
+                    "family {}: bad {} {value:?}",
+                    f.name,
+                    String::from_utf8_lossy(&a.first)
+                ))
+            };
+            match &a.first[..] {
+                b"VERSIONS" => f.max_versions = value.parse().map_err(|_| bad())?,
+                b"TTL" => {
+                    let ttl: u64 = value.parse().map_err(|_| bad())?;
+                    f.ttl_secs = (ttl < FOREVER).then_some(ttl);
+                }
+                b"BLOCKSIZE" => f.block_size = value.parse().map_err(|_| bad())?,
+                b"BLOCKCACHE" => f.block_cache = value.eq_ignore_ascii_case("true"),
+                b"IN_MEMORY" => f.in_memory = value.eq_ignore_ascii_case("true"),
+                // HBase's other attributes keep this server's settings.
+                _ => {}
+            }
+        }
+        families.push(f);
+    }
+    Ok(TableDescriptor::new(name, families))
+}
+
+fn namespace_descriptor(d: NamespaceDescriptor) -> pb::NamespaceDescriptor {
+    pb::NamespaceDescriptor {
+        name: Bytes::from(d.name.into_bytes()),
+        configuration: d.configuration.into_iter().map(|(name, value)| NameStringPair { name, value }).collect(),
+    }
+}
+
+impl RpcAdapter {
+    pub(super) fn master(&self, method: &str, call: &Call) -> Result<Reply, RpcError> {
+        let g = &self.gateway;
+        let done = || Some(self.procedures.finished());
+        Ok(match method {
+            "IsMasterRunning" => Reply::new(&IsMasterRunningResponse { is_master_running: true }),
+            "CreateTable" => {
+                let r: CreateTableRequest = call.decode()?;
+                let desc = table_descriptor(&r.table_schema, g.family_template())?;
+                let splits: Vec<Vec<u8>> = r.split_keys.iter().map(|k| k.to_vec()).collect();
+                g.create_table_split(desc, &splits).map_err(from_gateway)?;
+                Reply::new(&CreateTableResponse { proc_id: done() })
+            }
+            "DeleteTable" => {
+                let r: DeleteTableRequest = call.decode()?;
+                g.delete_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                Reply::new(&DeleteTableResponse { proc_id: done() })
+            }
+            "EnableTable" => {
+                let r: EnableTableRequest = call.decode()?;
+                g.enable_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                Reply::new(&EnableTableResponse { proc_id: done() })
+            }
+            "DisableTable" => {
+                let r: DisableTableRequest = call.decode()?;
+                g.disable_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                Reply::new(&DisableTableResponse { proc_id: done() })
+            }
+            "GetProcedureResult" => {
+                let r: GetProcedureResultRequest = call.decode()?;
+                let state = if self.procedures.is_finished(r.proc_id) {
+                    get_procedure_result_response::State::Finished
+                } else {
+                    get_procedure_result_response::State::NotFound
+                };
+                Reply::new(&GetProcedureResultResponse { state: state as i32, ..Default::default() })
+            }
+            "GetTableDescriptors" => {
+                let r: GetTableDescriptorsRequest = call.decode()?;
+                let names = if r.table_names.is_empty() {
+                    self.listed(r.regex.as_deref(), r.namespace.as_deref())?
+                } else {
+                    r.table_names.iter().map(table_name).collect::<Result<_, _>>()?
+                };
+                // A table that does not exist is left out (the client says
+                // TableNotFoundException when it asked for one).
+                let table_schema =
+                    names.iter().filter_map(|n| g.describe_table(n).ok()).map(|d| table_schema(&d)).collect();
+                Reply::new(&GetTableDescriptorsResponse { table_schema })
+            }
+            "GetTableNames" => {
+                let r: GetTableNamesRequest = call.decode()?;
+                let names = self.listed(r.regex.as_deref(), r.namespace.as_deref())?;
+                Reply::new(&GetTableNamesResponse { table_names: names.iter().map(|n| wire_table_name(n)).collect() })
+            }
+            "GetTableState" => {
+                let r: GetTableStateRequest = call.decode()?;
+                let enabled = g.is_table_enabled(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                let state = if enabled { table_state::State::Enabled } else { table_state::State::Disabled };
+                Reply::new(&GetTableStateResponse { table_state: pb::TableState { state: state as i32 } })
+            }
+            "CreateNamespace" => {
+                let r: CreateNamespaceRequest = call.decode()?;
+                let d = r.namespace_descriptor;
+                let name = String::from_utf8(d.name.to_vec())
+                    .map_err(|_| RpcError::do_not_retry("namespace names must be UTF-8"))?;
+                let configuration = d.configuration.into_iter().map(|p| (p.name, p.value)).collect();
+                g.create_namespace(NamespaceDescriptor { name, configuration }).map_err(from_gateway)?;
+                Reply::new(&CreateNamespaceResponse { proc_id: done() })
+            }
+            "DeleteNamespace" => {
+                let r: DeleteNamespaceRequest = call.decode()?;
+                g.drop_namespace(&r.namespace_name).map_err(from_gateway)?;
+                Reply::new(&DeleteNamespaceResponse { proc_id: done() })
+            }
+            "GetNamespaceDescriptor" => {
+                let r: GetNamespaceDescriptorRequest = call.decode()?;
+                let d = g.describe_namespace(&r.namespace_name).map_err(from_gateway)?;
+                Reply::new(&GetNamespaceDescriptorResponse { namespace_descriptor: namespace_descriptor(d) })
+            }
+            "ListNamespaceDescriptors" => {
+                let mut out = Vec::new();
+                for name in g.list_namespaces().map_err(from_gateway)? {
+                    out.push(namespace_descriptor(g.describe_namespace(&name).map_err(from_gateway)?));
+                }
+                Reply::new(&ListNamespaceDescriptorsResponse { namespace_descriptor: out })
+            }
+            "ListTableDescriptorsByNamespace" => {
+                let r: ListTableDescriptorsByNamespaceRequest = call.decode()?;
+                let names = g.namespace_tables(&r.namespace_name).map_err(from_gateway)?;
+                let table_schema =
+                    names.iter().filter_map(|n| g.describe_table(n).ok()).map(|d| table_schema(&d)).collect();
+                Reply::new(&ListTableDescriptorsByNamespaceResponse { table_schema })
+            }
+            other => return Err(RpcError::not_implemented(&call.service, other)),
+        })
+    }
+
+    /// The tables a listing names: all, or a namespace's. A pattern other
+    /// than "everything" is refused: Java's regular expressions are not
+    /// Rust's.
+    fn listed(&self, regex: Option<&str>, namespace: Option<&str>) -> Result<Vec<String>, RpcError> {
+        if let Some(re) = regex.filter(|r| !r.is_empty() && *r != ".*") {
+            return Err(RpcError::do_not_retry(format!("listing tables by pattern ({re}) is not supported here")));
+        }
+        let mut names = match namespace.filter(|n| !n.is_empty()) {
+            Some(ns) => self.gateway.namespace_tables(ns).map_err(from_gateway)?,
+            None => self.gateway.list_tables(),
+        };
+        names.sort();
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_round_trips_through_the_store_s_descriptor() {
+        let mut family = FamilyDescriptor::new("f");
+        family.max_versions = 3;
+        family.ttl_secs = Some(60);
+        let desc = TableDescriptor::new("ns:t", vec![family, FamilyDescriptor::new("g")]);
+        let schema = table_schema(&desc);
+        assert_eq!(&schema.table_name.as_ref().unwrap().namespace[..], b"ns");
+        let back = table_descriptor(&schema, &FamilyDescriptor::new("template")).unwrap();
+        assert_eq!(back.name, "ns:t");
+        assert_eq!((back.families[0].max_versions, back.families[0].ttl_secs), (3, Some(60)));
+        assert_eq!((back.families[1].name.as_str(), back.families[1].ttl_secs), ("g", None));
+    }
+
+    #[test]
+    fn procedures_handed_out_are_finished_and_others_unknown() {
+        let p = Procedures::default();
+        let a = p.finished();
+        assert!(p.is_finished(a));
+        assert!(!p.is_finished(a + 1));
+    }
+}

@@ -1,0 +1,117 @@
+//! HBase's native RPC (what hbase-client 2.6 speaks) as a protocol adapter
+//! over the [`Gateway`], as `crate::thrift::handler` is for Thrift v1.
+//! `RpcAdapter` implements `hbase_rpc::RpcServices`; `hbase_rpc::RpcServer`
+//! runs the wire.
+//!
+//! This server is, to the client, the whole cluster: the master
+//! (`MasterService`), the holder of `hbase:meta` (synthesised from the
+//! store's regions on every read: [`meta`]) and the region server of every
+//! region (`ClientService`: [`client`], [`scan`]). The client finds it
+//! through `RpcConnectionRegistry` (`ConnectionRegistryService`,
+//! `ClientMetaService`: [`registry`]).
+//!
+//! Invariants:
+//! * A region is named as the client computes it from `hbase:meta`
+//!   ([`names`]); a name that maps to no region of its table here is
+//!   answered `NotServingRegionException`, so the client relocates.
+//! * Every call that changes a table goes through the gateway, so metrics,
+//!   limits and cluster routing are the gateway's (standalone only for now).
+//! * Anything not implemented is refused at once by name
+//!   (`DoNotRetryIOException`), never left to time out.
+//!
+//! Thread safety: one adapter serves all of the RPC server's worker
+//! threads. Its own state is the open scans' read-ahead ([`scan::Scans`],
+//! one mutex held for a map lookup or update, never across a gateway call)
+//! and the finished procedure ids ([`master::Procedures`], one mutex).
+
+mod cells;
+mod client;
+mod errors;
+mod master;
+mod meta;
+mod names;
+mod registry;
+mod scan;
+
+use std::sync::Arc;
+
+use hbase_rpc::pb::hbase::pb::{RegionSpecifier, region_specifier::RegionSpecifierType};
+use hbase_rpc::service::{CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY};
+use hbase_rpc::{Call, Reply, RpcError, RpcServices};
+use store::RegionInfo;
+
+use crate::gateway::Gateway;
+pub use registry::{Identity, cluster_id_for};
+
+/// The region a call names.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// `hbase:meta`'s one region.
+    Meta,
+    /// A region of a user table.
+    Region(RegionInfo),
+}
+
+pub struct RpcAdapter {
+    gateway: Arc<Gateway>,
+    identity: Identity,
+    scans: scan::Scans,
+    procedures: master::Procedures,
+}
+
+impl RpcAdapter {
+    pub fn new(gateway: Arc<Gateway>, identity: Identity) -> RpcAdapter {
+        RpcAdapter { gateway, identity, scans: scan::Scans::default(), procedures: master::Procedures::default() }
+    }
+
+    /// The region `spec` names (see the module's invariants).
+    fn target(&self, spec: &RegionSpecifier) -> Result<Target, RpcError> {
+        let name = &spec.value[..];
+        let shown = || String::from_utf8_lossy(name).into_owned();
+        if spec.r#type == RegionSpecifierType::EncodedRegionName as i32 {
+            if name == meta::META_ENCODED_NAME.as_bytes() {
+                return Ok(Target::Meta);
+            }
+            return Err(RpcError::do_not_retry(format!(
+                "regions are named by their full name here, not the encoded name {}",
+                shown()
+            )));
+        }
+        if name.starts_with(names::META_TABLE.as_bytes()) && name.get(names::META_TABLE.len()) == Some(&b',') {
+            return Ok(Target::Meta);
+        }
+        let (table, id) = names::parse_region_name(name).ok_or_else(|| RpcError::not_serving_region(&shown()))?;
+        let regions = self.gateway.table_regions(&table).map_err(errors::from_gateway)?;
+        regions
+            .into_iter()
+            .map(|l| l.info)
+            .find(|r| r.id == id)
+            .map(Target::Region)
+            .ok_or_else(|| RpcError::not_serving_region(&shown()))
+    }
+
+    /// The user-table region `spec` names; `hbase:meta` is read-only.
+    fn region(&self, spec: &RegionSpecifier, what: &str) -> Result<RegionInfo, RpcError> {
+        match self.target(spec)? {
+            Target::Region(r) => Ok(r),
+            Target::Meta => Err(RpcError::do_not_retry(format!(
+                "hbase:meta is synthesised from the store's regions here: {what} is refused on it"
+            ))),
+        }
+    }
+}
+
+impl RpcServices for RpcAdapter {
+    fn call(&self, call: Call) -> Result<Reply, RpcError> {
+        match (&*call.service, call.method.as_str()) {
+            (CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY) => self.connection_registry(),
+            ("ClientMetaService", method) => self.client_meta(method, &call),
+            ("ClientService", "Get") => self.get(&call),
+            ("ClientService", "Mutate") => self.mutate(call),
+            ("ClientService", "Multi") => self.multi(call),
+            ("ClientService", "Scan") => self.scan(&call),
+            ("MasterService", method) => self.master(method, &call),
+            (service, method) => Err(RpcError::not_implemented(service, method)),
+        }
+    }
+}
