@@ -21,6 +21,9 @@ pub struct ServerProcess {
     pub child: Child,
     pub thrift: SocketAddr,
     pub http: SocketAddr,
+    /// HBase's native RPC port (any free one unless a test sets `rpc_addr`;
+    /// `None` when it is off).
+    pub rpc: Option<SocketAddr>,
     log: Arc<Mutex<String>>,
     // A data directory of its own, removed after the process is killed.
     _dir: Option<TempDir>,
@@ -116,6 +119,8 @@ impl ServerProcess {
     ) -> ServerProcess {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_accordion"));
         cmd.arg("server").args(place).args(["--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"]);
+        // Never HBase's fixed 16020: tests run side by side.
+        cmd.args(["--set", "rpc_addr=127.0.0.1:0"]);
         match rust_log {
             Some(Some(v)) => {
                 cmd.env("RUST_LOG", v);
@@ -145,7 +150,7 @@ impl ServerProcess {
             }
         });
         let unbound: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let mut server = ServerProcess { child, thrift: unbound, http: unbound, log, _dir: own_dir };
+        let mut server = ServerProcess { child, thrift: unbound, http: unbound, rpc: None, log, _dir: own_dir };
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -158,6 +163,7 @@ impl ServerProcess {
                         words[i + 1].parse().unwrap_or_else(|e| panic!("bad {key} address in {line:?}: {e}"))
                     };
                     (server.thrift, server.http) = (addr("thrift"), addr("http"));
+                    server.rpc = words.iter().any(|w| *w == "rpc").then(|| addr("rpc"));
                     return server;
                 }
                 Ok(_) => {}

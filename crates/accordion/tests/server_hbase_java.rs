@@ -1,0 +1,146 @@
+//! The proof that `accordion server` answers HBase's own Java client
+//! (hbase-client 2.6.4) over HBase's native RPC: a real server process, and
+//! the Maven project `tests/hbase_java` (`Checks`) run against its RPC port
+//! with `RpcConnectionRegistry` (no ZooKeeper). `Checks` creates a
+//! namespace and a pre-split table through `Admin`, lists and describes
+//! tables, reads region locations, puts, gets, scans (forward, reversed,
+//! limits, batching, caching), deletes of each kind, checkAndMutate,
+//! increments, appends, a `batch`, 100,000 rows through a BufferedMutator
+//! counted back by a scan, then disables and deletes the tables and drops
+//! the namespace; it prints one line per check.
+//!
+//! Needs `java` (17) and `mvn`; skips, saying so, only when either is
+//! missing. The Maven build is offline first (`mvn -o`), online after.
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::ServerProcess;
+
+/// Every check `Checks` runs, in order.
+const CHECKS: &[&str] = &[
+    "namespace-created",
+    "table-exists",
+    "list-table-names",
+    "list-namespace-tables",
+    "describe-table",
+    "region-locations",
+    "region-of-row",
+    "get",
+    "get-column",
+    "get-missing",
+    "exists",
+    "get-versions",
+    "get-time-range",
+    "scan-all",
+    "scan-range",
+    "scan-reversed",
+    "scan-reversed-range",
+    "scan-limit",
+    "scan-reversed-limit",
+    "scan-caching",
+    "scan-batch",
+    "delete-version",
+    "delete-columns",
+    "delete-family-version",
+    "delete-family",
+    "delete-row",
+    "check-absent-put",
+    "check-mismatch",
+    "check-delete",
+    "increment",
+    "increment-columns",
+    "append",
+    "batch",
+    "no-such-family",
+    "buffered-mutator-100000",
+    "disable-table",
+    "delete-table",
+    "namespace-dropped",
+];
+
+fn have(tool: &str, arg: &str) -> bool {
+    Command::new(tool).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// Runs `cmd` to completion or kills it after `limit`: stdout, stderr and
+/// whether it succeeded.
+fn run(cmd: &mut Command, limit: Duration) -> (String, String, bool) {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (out.join().unwrap(), err.join().unwrap(), status.is_some_and(|s| s.success()))
+}
+
+fn build(project: &Path) {
+    let (out, err, ok) =
+        run(Command::new("mvn").args(["-q", "-o", "package"]).current_dir(project), Duration::from_secs(300));
+    if ok {
+        return;
+    }
+    eprintln!("offline Maven build failed, retrying online:\n{out}{err}");
+    let (out, err, ok) =
+        run(Command::new("mvn").args(["-q", "package"]).current_dir(project), Duration::from_secs(600));
+    assert!(ok, "mvn package failed:\n{out}{err}");
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let start = s.len().saturating_sub(n);
+    let start = (start..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
+    &s[start..]
+}
+
+#[test]
+fn hbase_s_java_client_runs_admin_reads_writes_and_scans_against_the_server() {
+    if !have("java", "-version") || !have("mvn", "-v") {
+        eprintln!("SKIPPED: java and mvn are needed to run HBase's Java client against the server");
+        return;
+    }
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hbase_java");
+    build(&project);
+    let classpath = std::fs::read_to_string(project.join("target/classpath.txt")).expect("mvn wrote the classpath");
+    let classpath = format!("{}:{}", project.join("target/classes").display(), classpath.trim());
+
+    let server = ServerProcess::start(&[]);
+    let rpc = server.rpc.expect("the server's startup line names its RPC port");
+    let started = Instant::now();
+    let (out, err, ok) =
+        run(Command::new("java").args(["-cp", &classpath, "Checks", &rpc.to_string()]), Duration::from_secs(180));
+    eprintln!("Checks ran in {:?}; stdout:\n{out}", started.elapsed());
+    let context = format!(
+        "stdout:\n{out}\nstderr (tail):\n{}\nserver log (tail):\n{}",
+        tail(&err, 6000),
+        tail(&server.log_text(), 4000)
+    );
+    assert!(ok, "Checks failed\n{context}");
+    let lines: Vec<&str> = out.lines().collect();
+    for check in CHECKS {
+        assert!(lines.contains(&format!("OK {check}").as_str()), "check {check} did not pass\n{context}");
+    }
+    assert!(lines.iter().any(|l| *l == format!("DONE {} checks, 0 failed", CHECKS.len())), "{context}");
+}
