@@ -163,7 +163,7 @@ impl ServerProcess {
                         words[i + 1].parse().unwrap_or_else(|e| panic!("bad {key} address in {line:?}: {e}"))
                     };
                     (server.thrift, server.http) = (addr("thrift"), addr("http"));
-                    server.rpc = words.iter().any(|w| *w == "rpc").then(|| addr("rpc"));
+                    server.rpc = words.contains(&"rpc").then(|| addr("rpc"));
                     return server;
                 }
                 Ok(_) => {}
