@@ -796,7 +796,7 @@ impl DefaultPortServer {
         let token = token.to_str().expect("UTF-8 path").to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_accordion"))
             .args(["server", "--data-dir", dir.path().to_str().expect("UTF-8 path")])
-            .args(["--set", &format!("admin_token_file={token}")])
+            .args(["--set", &format!("admin_token_file={token}"), "--set", "rpc_addr=127.0.0.1:0"])
             // HTTP narrower than Thrift: the Thrift port does not relay
             // HTTP, so the shell must find the default port.
             .args(["--thrift-addr", "0.0.0.0:0", "--http-addr", "127.0.0.1:16030"])

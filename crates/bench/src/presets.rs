@@ -588,6 +588,7 @@ mod tests {
             format!("data_dir={}", dir.path().display()),
             "thrift_addr=127.0.0.1:0".into(),
             "http_addr=127.0.0.1:0".into(),
+            "rpc_addr=127.0.0.1:0".into(),
         ];
         let server = server::Server::start(server::ServerConfig::load(None, &sets).expect("config")).expect("start");
         let (addr, http) = (server.thrift_addr().to_string(), server.http_addr().to_string());
