@@ -936,9 +936,12 @@ fn table_ddl_through_any_server_holds_cluster_wide_while_servers_join_and_leave(
     split_table_by_a_lone_server(root.path(), &["g", "n", "t"]);
     let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
     let url = zk.url("/accordion");
-    let master = MasterProcess::start(&url);
     let mut servers: Vec<ServerProcess> =
         (0..2).map(|_| ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)).collect();
+    // Started once both servers serve: a master started first placed every
+    // region on the first server to serve, before the second did (the
+    // balancer evens them out only at its next period).
+    let master = MasterProcess::start(&url);
     wait_for("the four regions are open, on both servers", Duration::from_secs(30), || {
         let (a, b) = (open_regions(&servers[0]).len(), open_regions(&servers[1]).len());
         a + b == 4 && a > 0 && b > 0
