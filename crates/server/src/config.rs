@@ -71,6 +71,9 @@ pub struct ServerConfig {
     pub http_addr: SocketAddr,
     /// HBase's native RPC port, for hbase-client (`rpc_addr`; `None`: off).
     pub rpc_addr: Option<SocketAddr>,
+    /// Serve the RPC port's schema changes to callers beyond loopback
+    /// (`rpc/admission.rs`).
+    pub rpc_remote_ddl: bool,
     /// A file holding the token admin calls must carry (`admin_auth.rs`).
     pub admin_token_file: Option<PathBuf>,
     /// Serve both ports over TLS (`hbase.thrift.ssl.enabled`; `tls.rs`).
@@ -122,6 +125,7 @@ impl Default for ServerConfig {
             thrift_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             rpc_addr: None,
+            rpc_remote_ddl: false,
             admin_token_file: None,
             tls_enabled: false,
             tls_cert: None,
@@ -231,6 +235,14 @@ fn share(v: &str) -> Result<f64, String> {
     float(v).and_then(|x| if x > 0.0 && x < 1.0 { Ok(x) } else { Err(format!("{x} must be in (0, 1)")) })
 }
 
+fn boolean(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("{v:?} is not true or false")),
+    }
+}
+
 fn addr(v: &str) -> Result<SocketAddr, String> {
     v.parse().map_err(|e| format!("{v:?}: {e}"))
 }
@@ -333,6 +345,22 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: "rpc_remote_ddl",
+        hbase: None,
+        default: Some("false"),
+        kind: Kind::Text,
+        help: "Serve the RPC port's schema changes (create, delete, enable, disable table; create, delete \
+               namespace) to callers beyond this machine. The RPC port authenticates no one (SIMPLE, as HBase \
+               without Kerberos), so by default they are served only to callers connecting from loopback; others \
+               get AccessDeniedException. Reads and writes of rows are served to every caller.",
+        example: "",
+        get: |c| Some(c.rpc_remote_ddl.to_string()),
+        set: |c, v| {
+            c.rpc_remote_ddl = boolean(v)?;
+            Ok(())
+        },
+    },
+    Setting {
         name: "admin_token_file",
         hbase: None,
         default: None,
@@ -358,11 +386,7 @@ pub static SETTINGS: &[Setting] = &[
         example: "",
         get: |c| Some(c.tls_enabled.to_string()),
         set: |c, v| {
-            c.tls_enabled = match v.to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => return Err(format!("{v:?} is not true or false")),
-            };
+            c.tls_enabled = boolean(v)?;
             Ok(())
         },
     },

@@ -136,7 +136,7 @@ impl Server {
         });
         let served_at = gateway.served_at().clone();
         let rpc = match rpc_listener {
-            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir())?),
+            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir(), config.rpc_remote_ddl)?),
             None => None,
         };
         let handler = ThriftHandler::new(gateway);
@@ -410,6 +410,7 @@ fn start_rpc(
     listener: std::net::TcpListener,
     gateway: Arc<Gateway>,
     root: &std::path::Path,
+    remote_ddl: bool,
 ) -> Result<RpcServer, ServerError> {
     let addr = listener.local_addr().map_err(|source| ServerError::Bind {
         addr: listener_addr(&listener),
@@ -427,7 +428,11 @@ fn start_rpc(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let identity =
         crate::rpc::Identity { cluster_id: crate::rpc::cluster_id_for(root), host, port: addr.port(), start_code };
-    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity)))
+    if remote_ddl && !addr.ip().is_loopback() {
+        tracing::warn!("rpc_remote_ddl: the RPC port at {addr} serves schema changes to every caller, unauthenticated");
+    }
+    let ddl = crate::rpc::DdlAdmission { remote_allowed: remote_ddl };
+    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity, ddl)))
         .map_err(|source| ServerError::Bind { addr, what: "rpc", source })
 }
 

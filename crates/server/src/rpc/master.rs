@@ -140,6 +140,7 @@ fn namespace_descriptor(d: NamespaceDescriptor) -> pb::NamespaceDescriptor {
 
 impl RpcAdapter {
     pub(super) fn master(&self, method: &str, call: &Call) -> Result<Reply, RpcError> {
+        self.ddl.check(method, call.peer)?;
         let g = &self.gateway;
         let done = || Some(self.procedures.finished());
         Ok(match method {

@@ -16,6 +16,9 @@
 //!   answered `NotServingRegionException`, so the client relocates.
 //! * Every call that changes a table goes through the gateway, so metrics,
 //!   limits and cluster routing are the gateway's (standalone only for now).
+//! * A schema change (a master call not known to be read-only) runs only
+//!   for a caller [`admission`] admits: from loopback, unless
+//!   `rpc_remote_ddl`.
 //! * Anything not implemented is refused at once by name
 //!   (`DoNotRetryIOException`), never left to time out.
 //!
@@ -24,6 +27,7 @@
 //! one mutex held for a map lookup or update, never across a gateway call)
 //! and the finished procedure ids ([`master::Procedures`], one mutex).
 
+mod admission;
 mod cells;
 mod client;
 mod errors;
@@ -41,6 +45,7 @@ use hbase_rpc::{Call, Reply, RpcError, RpcServices};
 use store::RegionInfo;
 
 use crate::gateway::Gateway;
+pub use admission::DdlAdmission;
 pub use registry::{Identity, cluster_id_for};
 
 /// The region a call names.
@@ -57,11 +62,12 @@ pub struct RpcAdapter {
     identity: Identity,
     scans: scan::Scans,
     procedures: master::Procedures,
+    ddl: DdlAdmission,
 }
 
 impl RpcAdapter {
-    pub fn new(gateway: Arc<Gateway>, identity: Identity) -> RpcAdapter {
-        RpcAdapter { gateway, identity, scans: scan::Scans::default(), procedures: master::Procedures::default() }
+    pub fn new(gateway: Arc<Gateway>, identity: Identity, ddl: DdlAdmission) -> RpcAdapter {
+        RpcAdapter { gateway, identity, scans: scan::Scans::default(), procedures: master::Procedures::default(), ddl }
     }
 
     /// The region `spec` names (see the module's invariants).
