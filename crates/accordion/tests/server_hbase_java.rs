@@ -4,8 +4,8 @@
 //! with `RpcConnectionRegistry` (no ZooKeeper). `Checks` creates a
 //! namespace and a pre-split table through `Admin`, lists and describes
 //! tables, reads region locations, puts, gets, scans (forward, reversed,
-//! limits, batching, caching), deletes of each kind, checkAndMutate,
-//! increments, appends, a `batch`, 100,000 rows through a BufferedMutator
+//! limits, batching, caching, filters), deletes of each kind,
+//! checkAndMutate, RowMutations, increments, appends, a `batch`, 100,000 rows through a BufferedMutator
 //! counted back by a scan, then disables and deletes the tables and drops
 //! the namespace; it prints one line per check.
 //!
@@ -44,6 +44,13 @@ const CHECKS: &[&str] = &[
     "scan-reversed-limit",
     "scan-caching",
     "scan-batch",
+    "scan-prefix-filter",
+    "scan-value-filter",
+    "scan-filter-list",
+    "scan-page-filter",
+    "scan-single-column-value-filter",
+    "get-filter",
+    "filter-refused",
     "delete-version",
     "delete-columns",
     "delete-family-version",
@@ -52,6 +59,10 @@ const CHECKS: &[&str] = &[
     "check-absent-put",
     "check-mismatch",
     "check-delete",
+    "mutate-row",
+    "check-row-mutations-mismatch",
+    "check-row-mutations",
+    "batch-row-mutations",
     "increment",
     "increment-columns",
     "append",

@@ -501,3 +501,27 @@ fn a_write_after_increments_ahead_of_the_clock_is_the_one_read() {
     store.put("t", b"c", &[(b"f", b"n", b"x")], None).expect("put");
     assert_eq!(store.get("t", &Get::new(b"c")).expect("get")[0].timestamp, 9_000, "the clock again once it is ahead");
 }
+
+#[test]
+fn increments_and_appends_of_several_columns_are_one_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path(), store::StoreOptions::default()).expect("open");
+    store.create_table(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]), &[]).expect("create");
+    let counter = |q: &str| value(&store, "r", q).map(|v| i64::from_be_bytes(v.try_into().expect("8 bytes")));
+
+    let values = store.increment_columns("t", b"r", &[(b"f", b"a", 2), (b"f", b"b", 5), (b"f", b"a", 3)]).expect("inc");
+    assert_eq!(values, [2, 5, 5], "a column named twice gets both amounts, each answer after its own");
+    assert_eq!((counter("a"), counter("b")), (Some(5), Some(5)));
+
+    // A column that is not a counter refuses the whole increment: the
+    // columns before it in the same call are not written either.
+    store.put("t", b"r", &[(b"f", b"text", b"abc")], None).expect("put");
+    let refused = store.increment_columns("t", b"r", &[(b"f", b"a", 1), (b"f", b"text", 1)]);
+    assert!(matches!(refused, Err(StoreError::NotACounter { .. })), "{refused:?}");
+    assert_eq!(counter("a"), Some(5), "nothing of a refused increment is written");
+
+    let appended = store.append_columns("t", b"r", &[(b"f", b"text", b"de"), (b"f", b"new", b"x")]).expect("append");
+    assert_eq!(appended, [b"abcde".to_vec(), b"x".to_vec()]);
+    assert_eq!(value(&store, "r", "text").as_deref(), Some(&b"abcde"[..]));
+    assert_eq!(value(&store, "r", "new").as_deref(), Some(&b"x"[..]));
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use store::wal::Durability;
 use store::{Mutation, MutationRef, RowMutations};
 
-use super::{CheckAndMutate, Gateway, GatewayResult, Placement, RowWrite};
+use super::{CheckAndMutate, Gateway, GatewayError, GatewayResult, Placement, RowWrite};
 use crate::peer::forward;
 use crate::peer::routing::Router;
 use crate::request_metrics::Op;
@@ -118,23 +118,30 @@ impl Gateway {
         (here, remote)
     }
 
-    /// Adds `amount` to a counter column; its new value.
-    pub fn increment(
-        &self,
-        table: &str,
-        row: &[u8],
-        family: &[u8],
-        qualifier: &[u8],
-        amount: i64,
-    ) -> GatewayResult<i64> {
-        if let Some(r) = self.forwarded(table, row, |c| forward::increment(c, table, row, family, qualifier, amount)) {
-            return r;
+    /// Adds each amount to its counter column (family, qualifier) of one
+    /// row, atomically; the new values, in the order asked. Thrift v1
+    /// increments one column per call, so a row held by another server
+    /// takes one column here (several are refused, never split).
+    pub fn increment(&self, table: &str, row: &[u8], columns: &[(Vec<u8>, Vec<u8>, i64)]) -> GatewayResult<Vec<i64>> {
+        if let [(family, qualifier, amount)] = columns {
+            if let Some(r) =
+                self.forwarded(table, row, |c| forward::increment(c, table, row, family, qualifier, *amount))
+            {
+                return r.map(|value| vec![value]);
+            }
+        } else if matches!(self.placement(table, row), Placement::Elsewhere { .. }) {
+            return Err(GatewayError::CannotForward(format!(
+                "an increment of {} columns of a row another server holds (Thrift v1 increments one column a call)",
+                columns.len()
+            )));
         }
-        Ok(self.store.increment(table, row, family, qualifier, amount)?)
+        let columns: Vec<(&[u8], &[u8], i64)> =
+            columns.iter().map(|(f, q, a)| (f.as_slice(), q.as_slice(), *a)).collect();
+        Ok(self.store.increment_columns(table, row, &columns)?)
     }
 
-    /// Appends each suffix to its column (family, qualifier); the new
-    /// values, in the order asked.
+    /// Appends each suffix to its column (family, qualifier) of one row,
+    /// atomically; the new values, in the order asked.
     pub fn append(
         &self,
         table: &str,
@@ -144,11 +151,9 @@ impl Gateway {
         if let Some(r) = self.forwarded(table, row, |c| forward::append(c, table, row, columns)) {
             return r;
         }
-        let mut out = Vec::with_capacity(columns.len());
-        for (family, qualifier, suffix) in columns {
-            out.push(self.store.append(table, row, family, qualifier, suffix)?);
-        }
-        Ok(out)
+        let columns: Vec<(&[u8], &[u8], &[u8])> =
+            columns.iter().map(|(f, q, s)| (f.as_slice(), q.as_slice(), s.as_slice())).collect();
+        Ok(self.store.append_columns(table, row, &columns)?)
     }
 
     /// Applies the mutations if the column holds the expected value;

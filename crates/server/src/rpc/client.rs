@@ -1,11 +1,10 @@
 //! `ClientService.{Get, Mutate, Multi}`: one row's reads and writes, and
 //! batches of them, on the region the call names.
 //!
-//! * Get: columns, versions, time range; `existence_only`. A filter is
-//!   refused (`DoNotRetryIOException`): HBase's serialized Java filters are
-//!   not mapped to the store's filters yet.
+//! * Get: columns, versions, time range; `existence_only`; a filter (see
+//!   [`super::filters`]) makes it a one-row scan, as in HBase.
 //! * Mutate: Put and Delete (every kind) as one row's write; Increment and
-//!   Append column by column; with a condition (`checkAndMutate`), the
+//!   Append of all their columns as one atomic write; with a condition (`checkAndMutate`), the
 //!   store's check-and-mutate when the condition is "equals value" or "is
 //!   absent", refused otherwise.
 //! * Multi: each region action's actions; an `atomic` action (RowMutations)
@@ -29,8 +28,9 @@ use store::{Column, Get, RegionInfo};
 
 use super::cells::{mutation_cells, mutation_row, result, row_write, store_mutations, wire_cell};
 use super::errors::{from_gateway, name_bytes_pair};
+use super::filters::filter_text;
 use super::{RpcAdapter, Target};
-use crate::gateway::{CheckAndMutate, RowWrite};
+use crate::gateway::{CheckAndMutate, RowWrite, ScanRequest};
 
 /// The store's columns for a read's: a family, or its named qualifiers.
 pub fn columns(columns: &[pb::Column]) -> Vec<Column> {
@@ -54,11 +54,8 @@ pub fn time_range(range: Option<&pb::TimeRange>) -> TimeRange {
     }
 }
 
-/// A wire Get as the store's.
+/// A wire Get as the store's (its filter apart: see `get_cells`).
 pub fn store_get(get: &pb::Get) -> Result<Get, RpcError> {
-    if let Some(filter) = &get.filter {
-        return Err(RpcError::do_not_retry(format!("filter {} is not supported over HBase RPC here", filter.name)));
-    }
     if get.closest_row_before.unwrap_or(false) {
         return Err(RpcError::do_not_retry(
             "closest_row_before (getRowOrBefore) is not supported; use a reversed scan",
@@ -151,7 +148,28 @@ impl RpcAdapter {
 
     fn get_cells(&self, region: &RegionInfo, get: &pb::Get) -> Result<Vec<WireCell>, RpcError> {
         check_row(region, &get.row)?;
-        let cells = self.gateway.get(&region.table, store_get(get)?).map_err(from_gateway)?;
+        let store_get = store_get(get)?;
+        let filter = get.filter.as_ref().map(filter_text).transpose()?.flatten();
+        let cells = match filter {
+            None => self.gateway.get(&region.table, store_get).map_err(from_gateway)?,
+            // A filtered Get is HBase's one-row scan with that filter.
+            Some(filter) => {
+                let scan = store::Scan {
+                    start: Some(store_get.row.clone()),
+                    stop: Some(store_get.row),
+                    stop_inclusive: true,
+                    columns: store_get.columns,
+                    time_range: store_get.time_range,
+                    max_versions: store_get.max_versions,
+                    ..store::Scan::default()
+                };
+                let request = ScanRequest { scan, filter: Some(filter), sorted_columns: false };
+                let id = self.gateway.open_scanner(&region.table, request).map_err(from_gateway)?;
+                let rows = self.gateway.scanner_rows(id, 1);
+                let _ = self.gateway.close_scanner(id);
+                rows.map_err(from_gateway)?.rows.into_iter().next().unwrap_or_default()
+            }
+        };
         Ok(cells.into_iter().map(wire_cell).collect())
     }
 
@@ -188,22 +206,21 @@ impl RpcAdapter {
                 return Ok(pb::Result::default());
             }
             MutationType::Increment => {
-                let mut out = Vec::with_capacity(cells.len());
+                let mut columns = Vec::with_capacity(cells.len());
                 for c in cells {
                     let amount = <[u8; 8]>::try_from(&c.value[..])
                         .map(i64::from_be_bytes)
                         .map_err(|_| RpcError::do_not_retry("an increment's amount must be an 8-byte long"))?;
-                    let value =
-                        self.gateway.increment(table, &row, &c.family, &c.qualifier, amount).map_err(from_gateway)?;
-                    out.push(WireCell::put(
-                        row.clone(),
-                        c.family.clone(),
-                        c.qualifier.clone(),
-                        now,
-                        value.to_be_bytes().to_vec(),
-                    ));
+                    columns.push((c.family.to_vec(), c.qualifier.to_vec(), amount));
                 }
-                out
+                let values = self.gateway.increment(table, &row, &columns).map_err(from_gateway)?;
+                cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, v)| {
+                        WireCell::put(row.clone(), c.family.clone(), c.qualifier.clone(), now, v.to_be_bytes().to_vec())
+                    })
+                    .collect()
             }
             MutationType::Append => {
                 let columns: Vec<_> =
@@ -266,6 +283,12 @@ impl RpcAdapter {
                 });
             }
             let outcome = self.region_action(action, &cells, request.condition.as_ref(), cell_block, &mut block_out);
+            // hbase-client sends the actions of a RowMutations (and of a
+            // conditional one) without indexes and files each answer under
+            // its index: as HBase's region server does, an atomic action's
+            // answer without an index takes its position.
+            let positional = action.atomic.unwrap_or(false) || action.condition.is_some();
+            let index = |a: &pb::Action, i: usize| if positional { a.index.or(Some(i as u32)) } else { a.index };
             let result = match outcome {
                 Ok((results, processed)) => {
                     if action.condition.is_some() || request.condition.is_some() {
@@ -276,12 +299,13 @@ impl RpcAdapter {
                             .action
                             .iter()
                             .zip(results)
-                            .map(|(a, r)| match r {
+                            .enumerate()
+                            .map(|(i, (a, r))| match r {
                                 Ok(result) => {
-                                    ResultOrException { index: a.index, result: Some(result), ..Default::default() }
+                                    ResultOrException { index: index(a, i), result: Some(result), ..Default::default() }
                                 }
                                 Err(e) => ResultOrException {
-                                    index: a.index,
+                                    index: index(a, i),
                                     exception: Some(name_bytes_pair(&e)),
                                     ..Default::default()
                                 },
@@ -434,8 +458,5 @@ mod tests {
         assert_eq!(g.columns[0], Column { family: b"f".to_vec(), qualifier: None });
         assert_eq!(g.columns[2], Column { family: b"g".to_vec(), qualifier: Some(b"b".to_vec()) });
         assert_eq!((g.time_range, g.max_versions), (TimeRange { min: 5, max: 10 }, 3));
-        let filtered =
-            pb::Get { filter: Some(pb::Filter { name: "PrefixFilter".into(), serialized_filter: None }), ..get };
-        assert!(store_get(&filtered).unwrap_err().is_do_not_retry());
     }
 }

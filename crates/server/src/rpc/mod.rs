@@ -31,6 +31,7 @@ mod admission;
 mod cells;
 mod client;
 mod errors;
+mod filters;
 mod master;
 mod meta;
 mod names;

@@ -33,6 +33,7 @@ use store::{RegionInfo, Scan};
 use super::cells::{result, wire_cell};
 use super::client::{columns, time_range};
 use super::errors::from_gateway;
+use super::filters::filter_text;
 use super::{RpcAdapter, Target, meta};
 use crate::gateway::ScanRequest;
 use crate::gateway::result_size::row_bytes;
@@ -195,15 +196,10 @@ impl RpcAdapter {
         request: &PbScanRequest,
         cell_block: bool,
     ) -> Result<Reply, RpcError> {
-        if let Some(filter) = &scan.filter {
-            return Err(RpcError::do_not_retry(format!(
-                "filter {} is not supported over HBase RPC here (use the Thrift port's filter strings)",
-                filter.name
-            )));
-        }
+        let filter = scan.filter.as_ref().map(filter_text).transpose()?.flatten();
         let limit = request.limit_of_rows.filter(|&l| l > 0).map(u64::from);
         let store_scan = region_scan(&scan, &region, limit)?;
-        let gateway_request = ScanRequest { scan: store_scan, filter: None, sorted_columns: false };
+        let gateway_request = ScanRequest { scan: store_scan, filter, sorted_columns: false };
         let id = self.gateway.open_scanner(&region.table, gateway_request).map_err(from_gateway)? as u32 as u64;
         let max_bytes = scan.max_result_size.filter(|&b| b > 0).map_or(DEFAULT_MAX_RESULT_BYTES, |b| b as usize);
         self.scans.open.lock().retain(|_, s| s.last_used.elapsed() < STALE);

@@ -213,7 +213,8 @@ impl ThriftHandler {
         let table = table_name(table)?;
         let c = parse_column(column);
         let q = c.qualifier.unwrap_or_default();
-        thrift("increment", self.gateway.increment(&table, row, &c.family, &q, amount))
+        let values = thrift("increment", self.gateway.increment(&table, row, &[(c.family, q, amount)]))?;
+        Ok(values[0])
     }
 
     /// Opens a scanner on `table` over `scan`, whose start and stop rows

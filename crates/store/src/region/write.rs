@@ -358,63 +358,88 @@ impl Region {
         Ok(entries)
     }
 
-    /// Adds `amount` to a big-endian 8-byte counter; returns the new value.
-    pub fn increment(
-        &self,
-        row: &[u8],
-        family: &[u8],
-        qualifier: &[u8],
-        amount: i64,
-        durability: Durability,
-    ) -> Result<i64> {
-        self.check_open()?;
-        let _row = self.row_lock(row).lock();
-        let latest = self.latest_cell(row, family, qualifier)?;
-        let current = match latest.as_ref() {
-            None => 0,
-            Some(c) => {
-                let bytes: [u8; 8] = c.value.as_slice().try_into().map_err(|_| StoreError::NotACounter {
-                    column: format!("{}:{}", String::from_utf8_lossy(family), String::from_utf8_lossy(qualifier)),
-                    len: c.value.len(),
-                })?;
-                i64::from_be_bytes(bytes)
-            }
-        };
-        let next = current.wrapping_add(amount);
-        let put = Mutation::Put {
-            family: family.to_vec(),
-            qualifier: qualifier.to_vec(),
-            timestamp: Some(self.stamp_superseding(latest.as_ref())),
-            value: next.to_be_bytes().to_vec(),
-        };
-        self.mutate_row_locked(row, &[put], durability)?;
-        Ok(next)
+    /// Adds each amount to its big-endian 8-byte counter column, all in one
+    /// write under the row's lock (HBase's Increment of several columns is
+    /// one atomic row mutation); returns each column's new value, in the
+    /// order asked. A column named twice gets both amounts.
+    pub fn increment(&self, row: &[u8], columns: &[(&[u8], &[u8], i64)], durability: Durability) -> Result<Vec<i64>> {
+        self.read_modify_write(row, columns, durability, |family, qualifier, current, amount| {
+            let current = match current {
+                None => 0,
+                Some(value) => {
+                    let bytes: [u8; 8] = value.try_into().map_err(|_| StoreError::NotACounter {
+                        column: format!("{}:{}", String::from_utf8_lossy(family), String::from_utf8_lossy(qualifier)),
+                        len: value.len(),
+                    })?;
+                    i64::from_be_bytes(bytes)
+                }
+            };
+            let next = current.wrapping_add(*amount);
+            Ok((next.to_be_bytes().to_vec(), next))
+        })
     }
 
-    /// Appends `suffix` to a column's newest value (an absent column counts
-    /// as empty) atomically; returns the new value. Like an increment, the
-    /// new version supersedes the one it read.
+    /// Appends each suffix to its column's newest value (an absent column
+    /// counts as empty), all in one write under the row's lock; returns the
+    /// new values in the order asked. Like an increment, each new version
+    /// supersedes the one it read.
     pub fn append(
         &self,
         row: &[u8],
-        family: &[u8],
-        qualifier: &[u8],
-        suffix: &[u8],
+        columns: &[(&[u8], &[u8], &[u8])],
         durability: Durability,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Vec<Vec<u8>>> {
+        self.read_modify_write(row, columns, durability, |_, _, current, suffix| {
+            let mut value = current.map(<[u8]>::to_vec).unwrap_or_default();
+            value.extend_from_slice(suffix);
+            Ok((value.clone(), value))
+        })
+    }
+
+    /// One row's read-modify-write of several columns: under the row lock,
+    /// `next(family, qualifier, current value, argument)` gives each
+    /// column's new value (and what to return for it) from its current one
+    /// — for a column named twice, the value the first step made — and the
+    /// new values are written as one mutation, each version superseding the
+    /// one it read.
+    fn read_modify_write<A, R>(
+        &self,
+        row: &[u8],
+        columns: &[(&[u8], &[u8], A)],
+        durability: Durability,
+        next: impl Fn(&[u8], &[u8], Option<&[u8]>, &A) -> Result<(Vec<u8>, R)>,
+    ) -> Result<Vec<R>> {
         self.check_open()?;
         let _row = self.row_lock(row).lock();
-        let latest = self.latest_cell(row, family, qualifier)?;
-        let mut value = latest.as_ref().map(|c| c.value.clone()).unwrap_or_default();
-        value.extend_from_slice(suffix);
-        let put = Mutation::Put {
-            family: family.to_vec(),
-            qualifier: qualifier.to_vec(),
-            timestamp: Some(self.stamp_superseding(latest.as_ref())),
-            value: value.clone(),
-        };
-        self.mutate_row_locked(row, &[put], durability)?;
-        Ok(value)
+        let mut puts: Vec<Mutation> = Vec::with_capacity(columns.len());
+        let mut out = Vec::with_capacity(columns.len());
+        for (family, qualifier, argument) in columns {
+            let earlier = puts.iter_mut().find_map(|m| match m {
+                Mutation::Put { family: f, qualifier: q, value, .. } if f == family && q == qualifier => Some(value),
+                _ => None,
+            });
+            match earlier {
+                Some(value) => {
+                    let (made, result) = next(family, qualifier, Some(value.as_slice()), argument)?;
+                    *value = made;
+                    out.push(result);
+                }
+                None => {
+                    let latest = self.latest_cell(row, family, qualifier)?;
+                    let (made, result) =
+                        next(family, qualifier, latest.as_ref().map(|c| c.value.as_slice()), argument)?;
+                    puts.push(Mutation::Put {
+                        family: family.to_vec(),
+                        qualifier: qualifier.to_vec(),
+                        timestamp: Some(self.stamp_superseding(latest.as_ref())),
+                        value: made,
+                    });
+                    out.push(result);
+                }
+            }
+        }
+        self.mutate_row_locked(row, &puts, durability)?;
+        Ok(out)
     }
 
     /// Applies `mutations` if the column's latest value equals `expected`

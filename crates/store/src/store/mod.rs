@@ -216,13 +216,29 @@ impl Store {
 
     /// Adds `amount` to a counter column; returns the new value.
     pub fn increment(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], amount: i64) -> Result<i64> {
-        self.with_region(table, row, |t, region| region.increment(row, family, qualifier, amount, t.desc.durability))
+        let values = self.increment_columns(table, row, &[(family, qualifier, amount)])?;
+        Ok(values[0])
+    }
+
+    /// Adds each amount to its counter column of one row, atomically (one
+    /// write: HBase's Increment of several columns); the new values, in
+    /// the order asked.
+    pub fn increment_columns(&self, table: &str, row: &[u8], columns: &[(&[u8], &[u8], i64)]) -> Result<Vec<i64>> {
+        self.with_region(table, row, |t, region| region.increment(row, columns, t.desc.durability))
     }
 
     /// Appends `suffix` to a column's newest value atomically (HBase's
     /// append); returns the new value.
     pub fn append(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], suffix: &[u8]) -> Result<Vec<u8>> {
-        self.with_region(table, row, |t, region| region.append(row, family, qualifier, suffix, t.desc.durability))
+        let mut values = self.append_columns(table, row, &[(family, qualifier, suffix)])?;
+        Ok(values.swap_remove(0))
+    }
+
+    /// Appends each suffix to its column of one row, atomically (one
+    /// write: HBase's Append of several columns); the new values, in the
+    /// order asked.
+    pub fn append_columns(&self, table: &str, row: &[u8], columns: &[(&[u8], &[u8], &[u8])]) -> Result<Vec<Vec<u8>>> {
+        self.with_region(table, row, |t, region| region.append(row, columns, t.desc.durability))
     }
 
     /// Applies `mutations` if the column's value equals `expected` (`None`:

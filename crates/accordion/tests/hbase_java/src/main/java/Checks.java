@@ -2,6 +2,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.NamespaceDescriptor;
@@ -27,6 +28,14 @@ import org.apache.hadoop.hbase.client.Scan;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.client.TableDescriptor;
 import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+import org.apache.hadoop.hbase.filter.BinaryComparator;
+import org.apache.hadoop.hbase.filter.FilterList;
+import org.apache.hadoop.hbase.filter.FuzzyRowFilter;
+import org.apache.hadoop.hbase.filter.PageFilter;
+import org.apache.hadoop.hbase.filter.PrefixFilter;
+import org.apache.hadoop.hbase.filter.QualifierFilter;
+import org.apache.hadoop.hbase.filter.SingleColumnValueFilter;
+import org.apache.hadoop.hbase.filter.ValueFilter;
 import org.apache.hadoop.hbase.util.Bytes;
 
 /**
@@ -145,6 +154,29 @@ public class Checks {
       }
       check("scan-batch", pieces == 2, pieces);
 
+      // Filters, as the client serializes them.
+      check("scan-prefix-filter", rows(table, new Scan().setFilter(new PrefixFilter(b("m")))).equals("m"), rows(table, new Scan().setFilter(new PrefixFilter(b("m")))));
+      Scan valueScan = new Scan().setFilter(new ValueFilter(CompareOperator.EQUAL, new BinaryComparator(b("v-q"))));
+      check("scan-value-filter", rows(table, valueScan).equals("q"), rows(table, valueScan));
+      Scan listScan = new Scan().setFilter(new FilterList(FilterList.Operator.MUST_PASS_ONE, new PrefixFilter(b("a")), new PrefixFilter(b("z"))));
+      check("scan-filter-list", rows(table, listScan).equals("a,z"), rows(table, listScan));
+      // A PageFilter limits each region's scan (HBase's documented behaviour).
+      Scan pageScan = new Scan().setFilter(new PageFilter(1));
+      check("scan-page-filter", rows(table, pageScan).equals("a,h,q"), rows(table, pageScan));
+      SingleColumnValueFilter scvf = new SingleColumnValueFilter(f, b("q"), CompareOperator.EQUAL, b("v-h"));
+      scvf.setFilterIfMissing(true);
+      check("scan-single-column-value-filter", rows(table, new Scan().setFilter(scvf)).equals("h"), rows(table, new Scan().setFilter(scvf)));
+      r = table.get(new Get(b("m")).setFilter(new QualifierFilter(CompareOperator.EQUAL, new BinaryComparator(b("x")))));
+      check("get-filter", r.size() == 1 && s(r.getValue(g, b("x"))).equals("x-m"), r);
+      long refusedAt = System.nanoTime();
+      try {
+        rows(table, new Scan().setFilter(new FuzzyRowFilter(Arrays.asList(new org.apache.hadoop.hbase.util.Pair<>(b("a"), new byte[] {0})))));
+        check("filter-refused", false, "a FuzzyRowFilter scan was served");
+      } catch (Exception e) {
+        long ms = (System.nanoTime() - refusedAt) / 1_000_000;
+        check("filter-refused", String.valueOf(e).contains("DoNotRetryIOException") && String.valueOf(e).contains("FuzzyRowFilter") && ms < 5000, ms + " ms: " + e);
+      }
+
       // Deletes of each kind.
       table.put(new Put(b("d")).addColumn(f, b("a"), 5L, b("a5")).addColumn(f, b("a"), 6L, b("a6"))
         .addColumn(f, b("b"), b("b")).addColumn(f, b("c"), b("c")).addColumn(g, b("x"), 7L, b("x7")).addColumn(g, b("y"), 7L, b("y7")).addColumn(g, b("z"), 8L, b("z8")));
@@ -169,10 +201,32 @@ public class Checks {
       check("check-mismatch", !cm.isSuccess() && s(table.get(new Get(b("c"))).getValue(f, b("q"))).equals("one"), cm);
       cm = table.checkAndMutate(CheckAndMutate.newBuilder(b("c")).ifEquals(f, b("q"), b("one")).build(new Delete(b("c")).addColumns(f, b("q"))));
       check("check-delete", cm.isSuccess() && table.get(new Get(b("c"))).isEmpty(), cm);
-      // RowMutations (atomic Multi region actions: mutateRow, and
-      // checkAndMutate of RowMutations) are not answered as hbase-client
-      // 2.6 expects yet (it reports a RuntimeException per action); not
-      // checked here until they are.
+      // RowMutations: one row's puts and deletes applied together, alone,
+      // under a condition, and inside a batch.
+      table.put(new Put(b("m")).addColumn(f, b("old"), b("o")));
+      RowMutations rm = new RowMutations(b("m"));
+      rm.add(new Put(b("m")).addColumn(f, b("new"), b("n")));
+      rm.add(new Delete(b("m")).addColumns(f, b("old")));
+      table.mutateRow(rm);
+      r = table.get(new Get(b("m")));
+      check("mutate-row", s(r.getValue(f, b("new"))).equals("n") && !r.containsColumn(f, b("old")), r);
+      RowMutations rm2 = new RowMutations(b("m"));
+      rm2.add(new Put(b("m")).addColumn(f, b("third"), b("t")));
+      rm2.add(new Delete(b("m")).addColumns(f, b("new")));
+      cm = table.checkAndMutate(CheckAndMutate.newBuilder(b("m")).ifEquals(f, b("new"), b("wrong")).build(rm2));
+      check("check-row-mutations-mismatch", !cm.isSuccess() && table.get(new Get(b("m"))).containsColumn(f, b("new")), cm);
+      cm = table.checkAndMutate(CheckAndMutate.newBuilder(b("m")).ifEquals(f, b("new"), b("n")).build(rm2));
+      r = table.get(new Get(b("m")));
+      check("check-row-mutations", cm.isSuccess() && s(r.getValue(f, b("third"))).equals("t") && !r.containsColumn(f, b("new")), r);
+      RowMutations rm3 = new RowMutations(b("m2"));
+      rm3.add(new Put(b("m2")).addColumn(f, b("q"), b("v")));
+      List<Row> mixed = new ArrayList<>();
+      mixed.add(rm3);
+      mixed.add(new Put(b("m3")).addColumn(f, b("q"), b("v3")));
+      Object[] mixedResults = new Object[mixed.size()];
+      table.batch(mixed, mixedResults);
+      check("batch-row-mutations", s(table.get(new Get(b("m2"))).getValue(f, b("q"))).equals("v")
+        && s(table.get(new Get(b("m3"))).getValue(f, b("q"))).equals("v3"), Arrays.toString(mixedResults));
       long n = table.incrementColumnValue(b("n"), f, b("count"), 5);
       n = table.incrementColumnValue(b("n"), f, b("count"), 2);
       check("increment", n == 7, n);
