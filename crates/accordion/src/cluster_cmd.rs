@@ -42,6 +42,9 @@ pub struct StartArgs {
     /// The first server's HTTP port; the others take the next ones (0: any free port).
     #[arg(long, default_value_t = 16030)]
     pub http_port: u16,
+    /// The first server's HBase RPC port (hbase-client); the others take the next ones (0: any free port).
+    #[arg(long, default_value_t = 16020)]
+    pub rpc_port: u16,
     /// The master's status page port (0: any free port).
     #[arg(long, default_value_t = 16010)]
     pub master_http_port: u16,
@@ -72,6 +75,8 @@ pub(crate) struct ServerChild {
     pub(crate) child: Child,
     pub(crate) thrift: String,
     pub(crate) http: String,
+    /// Its HBase RPC address, when it serves one.
+    pub(crate) rpc: Option<String>,
 }
 
 /// `port + i`, or 0 (any) when `port` is 0.
@@ -91,8 +96,14 @@ fn start_server(
 ) -> anyhow::Result<ServerChild> {
     let thrift = format!("127.0.0.1:{}", nth_port(args.thrift_port, i)?);
     let http = format!("127.0.0.1:{}", nth_port(args.http_port, i)?);
+    let rpc = format!("127.0.0.1:{}", nth_port(args.rpc_port, i)?);
     let log = args.dir.join(format!("server-{}.log", i + 1));
-    let extra = ["--cluster-secret-file".to_string(), secret.display().to_string()];
+    let extra = [
+        "--cluster-secret-file".to_string(),
+        secret.display().to_string(),
+        "--set".to_string(),
+        format!("rpc_addr={rpc}"),
+    ];
     spawn_server(url, root, &thrift, &http, args.session_timeout_ms, &extra, &log)
 }
 
@@ -144,14 +155,18 @@ pub(crate) fn spawn_server(
         .context("starting a region server")?;
     let stdout = child.stdout.take().context("the server's stdout")?;
     let mut lines = BufReader::new(stdout).lines();
-    // "accordion server listening: thrift ADDR http ADDR"
+    // "accordion server listening: thrift ADDR http ADDR[ rpc ADDR]"
     while let Some(line) = lines.next().transpose()? {
         let words: Vec<&str> = line.split_whitespace().collect();
-        if let ["accordion", "server", "listening:", "thrift", thrift, "http", http] = words.as_slice() {
+        if let ["accordion", "server", "listening:", "thrift", thrift, "http", http, rest @ ..] = words.as_slice() {
             let (thrift, http) = (thrift.to_string(), http.to_string());
+            let rpc = match rest {
+                ["rpc", rpc, ..] => Some(rpc.to_string()),
+                _ => None,
+            };
             // Keep draining what it prints later.
             std::thread::spawn(move || lines.for_each(drop));
-            return Ok(ServerChild { child, thrift, http });
+            return Ok(ServerChild { child, thrift, http, rpc });
         }
     }
     let _ = child.kill();
@@ -220,11 +235,13 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     println!("accordion cluster: ZooKeeper {url}; shared root {root}");
     println!("  master    http://{}/", master.http_addr());
     for (i, s) in servers.iter().enumerate() {
-        println!("  server {}  thrift {}  http http://{}/  pid {}", i + 1, s.thrift, s.http, s.child.id());
+        let rpc = s.rpc.as_deref().map(|a| format!("  rpc {a}")).unwrap_or_default();
+        println!("  server {}  thrift {}  http http://{}/{rpc}  pid {}", i + 1, s.thrift, s.http, s.child.id());
     }
     println!(
         "Connect a client (happybase) to any server's Thrift address: calls for regions another server holds \
-         are forwarded to it. A table's regions open on the server that created it, spread by the balancer, and \
+         are forwarded to it; HBase's Java client to the servers' RPC addresses \
+         (hbase.client.bootstrap.servers): it goes to each region's server itself. A table's regions open on the server that created it, spread by the balancer, and \
          move to the others when a server dies. Ctrl-C stops the cluster."
     );
     // Scripts and tests wait for this line.

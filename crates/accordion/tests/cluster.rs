@@ -123,6 +123,7 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
     let elsewhere = tempfile::tempdir().expect("another root");
     let refused = Command::new(env!("CARGO_BIN_EXE_accordion"))
         .args(["server", "--cluster", &url, "--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .args(["--set", "rpc_addr=off"])
         .args(["--data-dir", elsewhere.path().to_str().expect("UTF-8")])
         .output()
         .expect("run a server on another root");
@@ -137,6 +138,7 @@ fn masters_fail_over_servers_leave_and_a_paused_server_answers_nothing_after_its
     // machine may have recorded: it is told to name it.
     let unset = Command::new(env!("CARGO_BIN_EXE_accordion"))
         .args(["server", "--cluster", &url, "--thrift-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+        .args(["--set", "rpc_addr=off"])
         .current_dir(elsewhere.path())
         .output()
         .expect("run a server without a root");

@@ -72,16 +72,7 @@ impl Server {
         };
         let thrift_listener = bind(config.thrift_addr, "thrift")?;
         let http_listener = bind(config.http_addr, "http")?;
-        // HBase's native RPC: standalone only (a cluster member's regions
-        // are not all here, and the adapter does not route yet).
-        let rpc_addr = match config.rpc_addr {
-            Some(addr) if config.store.member.is_some() => {
-                tracing::info!(%addr, "the HBase RPC port stays off in a cluster (standalone servers only, for now)");
-                None
-            }
-            other => other,
-        };
-        let rpc_listener = rpc_addr.map(|addr| bind(addr, "rpc")).transpose()?;
+        let rpc_listener = config.rpc_addr.map(|addr| bind(addr, "rpc")).transpose()?;
         for ignored in &config.ignored {
             tracing::warn!(property = %ignored, "ignored a property of the configuration file");
         }
@@ -136,7 +127,7 @@ impl Server {
         });
         let served_at = gateway.served_at().clone();
         let rpc = match rpc_listener {
-            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir(), config.rpc_remote_ddl)?),
+            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir(), &config)?),
             None => None,
         };
         let handler = ThriftHandler::new(gateway);
@@ -410,8 +401,9 @@ fn start_rpc(
     listener: std::net::TcpListener,
     gateway: Arc<Gateway>,
     root: &std::path::Path,
-    remote_ddl: bool,
+    config: &ServerConfig,
 ) -> Result<RpcServer, ServerError> {
+    let remote_ddl = config.rpc_remote_ddl;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind {
         addr: listener_addr(&listener),
         what: "rpc",
@@ -424,8 +416,12 @@ fn start_rpc(
     } else {
         addr.ip().to_string()
     };
-    let start_code =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    // In a cluster, the member's start code: the others name this server
+    // in `hbase:meta` by it (`peer::routing::rpc_location`).
+    let member_code = config.store.member.as_deref().and_then(crate::peer::routing::member_start_code);
+    let start_code = member_code.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    });
     let identity =
         crate::rpc::Identity { cluster_id: crate::rpc::cluster_id_for(root), host, port: addr.port(), start_code };
     if remote_ddl && !addr.ip().is_loopback() {

@@ -50,8 +50,12 @@ pub struct CheckAndMutate {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionLocation {
     pub info: RegionInfo,
+    /// The Thrift address of the server that serves it (this one's when
+    /// it is here, or when no live server is known to hold it).
     pub host: String,
     pub port: u16,
+    /// Whether another server holds it (in a cluster).
+    pub elsewhere: bool,
 }
 
 /// Rows an open scanner returned, and how its client wants them rendered.

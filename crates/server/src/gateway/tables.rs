@@ -94,9 +94,12 @@ impl Gateway {
         };
         Ok(regions
             .into_iter()
-            .map(|(r, state)| {
-                let (host, port) = owner_of(&r, state).unwrap_or_else(|| self.here());
-                RegionLocation { info: r, host, port }
+            .map(|(r, state)| match owner_of(&r, state) {
+                Some((host, port)) => RegionLocation { info: r, host, port, elsewhere: true },
+                None => {
+                    let (host, port) = self.here();
+                    RegionLocation { info: r, host, port, elsewhere: false }
+                }
             })
             .collect())
     }
@@ -109,7 +112,7 @@ impl Gateway {
             row: String::from_utf8_lossy(row).into_owned(),
         })?;
         let (host, port) = self.here();
-        Ok(RegionLocation { info, host, port })
+        Ok(RegionLocation { info, host, port, elsewhere: false })
     }
 
     /// This server's client address (`localhost:0` until it is bound).

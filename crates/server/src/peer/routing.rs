@@ -104,7 +104,20 @@ pub struct Router {
 struct Owners {
     /// Encoded region name → Thrift address of the server holding it OPEN.
     by_region: HashMap<String, String>,
+    /// Thrift address → where that server serves HBase's native RPC, as
+    /// its last `/status` said.
+    rpc: HashMap<String, RpcLocation>,
     refreshed: Option<Instant>,
+}
+
+/// Where a server serves HBase's native RPC: the host other servers reach
+/// it at (its Thrift address's), its RPC port, and its start code (from
+/// its member name `host,port,startcode`), as `hbase:meta` names servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcLocation {
+    pub host: String,
+    pub port: u16,
+    pub start_code: u64,
 }
 
 impl Router {
@@ -148,6 +161,18 @@ impl Router {
         }
         self.refresh();
         self.owners.lock().by_region.get(encoded).cloned()
+    }
+
+    /// Where the server at Thrift address `thrift` serves HBase's native
+    /// RPC, as its `/status` said at the last refresh; `None`: unknown, or
+    /// it has no RPC port.
+    pub fn rpc_location(&self, thrift: &str) -> Option<RpcLocation> {
+        self.owners.lock().rpc.get(thrift).cloned()
+    }
+
+    /// Every other live server's RPC location known at the last refresh.
+    pub fn rpc_locations(&self) -> Vec<RpcLocation> {
+        self.owners.lock().rpc.values().cloned().collect()
     }
 
     /// Forgets where region `encoded` was (its owner could not be reached
@@ -200,11 +225,17 @@ impl Router {
             }
         };
         let mut by_region = HashMap::new();
+        let mut rpc = HashMap::new();
         let mut unread = Vec::new();
         let access = self.peer_access();
         for peer in peers {
-            match open_regions(&access, &peer) {
-                Ok(regions) => by_region.extend(regions.into_iter().map(|r| (r, peer.thrift.clone()))),
+            match peer_status(&access, &peer) {
+                Ok(status) => {
+                    by_region.extend(status.open_region_ids().into_iter().map(|r| (r, peer.thrift.clone())));
+                    if let Some(location) = rpc_location(&peer, &status) {
+                        rpc.insert(peer.thrift.clone(), location);
+                    }
+                }
                 Err(e) => {
                     tracing::debug!(server = %peer.thrift, error = %e, "cannot read a region server's regions");
                     unread.push(peer.thrift);
@@ -220,6 +251,12 @@ impl Router {
             }
         }
         owners.by_region = by_region;
+        for (server, location) in owners.rpc.drain() {
+            if unread.contains(&server) {
+                rpc.entry(server).or_insert(location);
+            }
+        }
+        owners.rpc = rpc;
     }
 
     /// Has every other live server take table `table`'s state from the
@@ -309,11 +346,30 @@ impl Router {
     }
 }
 
+/// `peer`'s `/status`.
+fn peer_status(access: &crate::peer::http::PeerAccess, peer: &Peer) -> Result<http_api::ServerStatus, String> {
+    let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
+    serde_json::from_str(&body).map_err(|e| e.to_string())
+}
+
 /// The encoded names of the regions `peer` has OPEN, from its `/status`.
 fn open_regions(access: &crate::peer::http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
-    let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
-    let status: http_api::ServerStatus = serde_json::from_str(&body).map_err(|e| e.to_string())?;
-    Ok(status.open_region_ids())
+    peer_status(access, peer).map(|status| status.open_region_ids())
+}
+
+/// Where `peer` serves HBase's native RPC, from its `/status`: the host of
+/// its Thrift address (how the cluster reaches it, even when its RPC port
+/// is bound to every address), its RPC port, its member start code.
+fn rpc_location(peer: &Peer, status: &http_api::ServerStatus) -> Option<RpcLocation> {
+    let port = status.server.rpc_addr.as_deref()?.parse::<std::net::SocketAddr>().ok()?.port();
+    let host = peer.thrift.rsplit_once(':').map_or(peer.thrift.as_str(), |(h, _)| h).to_string();
+    let start_code = status.server.member.as_deref().and_then(member_start_code).unwrap_or(0);
+    Some(RpcLocation { host, port, start_code })
+}
+
+/// The start code of a member name `host,port,startcode`.
+pub fn member_start_code(member: &str) -> Option<u64> {
+    member.rsplit(',').next()?.parse().ok()
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //!
 //! * per region, row `<table>,<start key>,<id>.<encoded>.` (see `names`)
 //!   with `info:regioninfo` (`PBUF` then the `RegionInfo` protobuf),
-//!   `info:seqnumDuringOpen`, `info:server` (this server's RPC `host:port`)
-//!   and `info:serverstartcode`;
+//!   `info:seqnumDuringOpen`, `info:server` (the RPC `host:port` of the
+//!   server holding it: this one, or in a cluster another) and
+//!   `info:serverstartcode`;
 //! * per table, row `<table>` with `table:state` (a bare `TableState`
 //!   protobuf: no `PBUF` in front, as HBase writes it).
 //!
@@ -152,7 +153,18 @@ impl RpcAdapter {
             };
             rows.push(state_row(&table, enabled, id.start_code));
             for location in self.gateway.table_regions(&table).map_err(errors::from_gateway)? {
-                rows.push(region_row(&location.info, &server, id.start_code));
+                // In a cluster, the server that holds the region, so the
+                // client goes there; one whose RPC port is not known yet
+                // is named as this one, which answers NotServingRegion
+                // until the next look finds it.
+                let owner = location
+                    .elsewhere
+                    .then(|| self.gateway.router().rpc_location(&format!("{}:{}", location.host, location.port)))
+                    .flatten();
+                match owner {
+                    Some(o) => rows.push(region_row(&location.info, &format!("{}:{}", o.host, o.port), o.start_code)),
+                    None => rows.push(region_row(&location.info, &server, id.start_code)),
+                }
             }
         }
         rows.sort_by(|a, b| compare_meta_rows(&a.key, &b.key));

@@ -14,8 +14,10 @@
 //! * A region is named as the client computes it from `hbase:meta`
 //!   ([`names`]); a name that maps to no region of its table here is
 //!   answered `NotServingRegionException`, so the client relocates.
-//! * Every call that changes a table goes through the gateway, so metrics,
-//!   limits and cluster routing are the gateway's (standalone only for now).
+//! * Every call that changes a table goes through the gateway, so metrics
+//!   and limits are the gateway's. In a cluster, calls are never forwarded:
+//!   `hbase:meta` names each region's owner, and a region not open here is
+//!   NotServingRegionException (the client relocates, as with HBase).
 //! * A schema change (a master call not known to be read-only) runs only
 //!   for a caller [`admission`] admits: from loopback, unless
 //!   `rpc_remote_ddl`.
@@ -110,6 +112,11 @@ impl RpcAdapter {
 
 impl RpcServices for RpcAdapter {
     fn call(&self, call: Call) -> Result<Reply, RpcError> {
+        // The client finds each region's server through `hbase:meta` and
+        // goes there: a call is answered here or refused (a region held
+        // elsewhere: NotServingRegionException, and the client looks
+        // again), never forwarded.
+        crate::peer::routing::serve_as_peer();
         match (&*call.service, call.method.as_str()) {
             (CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY) => self.connection_registry(),
             ("ClientMetaService", method) => self.client_meta(method, &call),

@@ -1,7 +1,10 @@
 //! How hbase-client finds the cluster with `RpcConnectionRegistry`: the
 //! registry probe (`ConnectionRegistryService.GetConnectionRegistry`) and
 //! `ClientMetaService` (cluster id, active master, `hbase:meta`'s location,
-//! bootstrap nodes). This server is all of them.
+//! bootstrap nodes: this server and, in a cluster, every other live one's
+//! RPC port). This server is the master and `hbase:meta`'s holder to the
+//! client: in a cluster, any member answers DDL cluster-wide and names each
+//! region's owner in `hbase:meta`.
 //!
 //! The cluster id is derived from the store's root, not stored: the MD5 of
 //! the root directory's canonical path, shaped as a UUID. It is stable for
@@ -63,7 +66,18 @@ impl RpcAdapter {
                     seq_num: 1,
                 }],
             }),
-            "GetBootstrapNodes" => Reply::new(&GetBootstrapNodesResponse { server_name: vec![me] }),
+            "GetBootstrapNodes" => {
+                // In a cluster, every live member's RPC port: the client
+                // asks any of them again if this one goes away.
+                let router = self.gateway.router();
+                router.refresh();
+                let others = router.rpc_locations().into_iter().map(|l| ServerName {
+                    host_name: l.host,
+                    port: Some(u32::from(l.port)),
+                    start_code: Some(l.start_code),
+                });
+                Reply::new(&GetBootstrapNodesResponse { server_name: std::iter::once(me).chain(others).collect() })
+            }
             other => return Err(RpcError::not_implemented(&call.service, other)),
         })
     }

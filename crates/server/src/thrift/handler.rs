@@ -56,7 +56,7 @@ fn thrift<T>(call: &str, r: GatewayResult<T>) -> ThriftResult<T> {
 /// The region as `getTableRegions` and `getRegionInfo` describe it: its
 /// HBase-style name and the host and Thrift port of the server holding it.
 fn region_info(location: RegionLocation) -> TRegionInfo {
-    let RegionLocation { info: r, host, port } = location;
+    let RegionLocation { info: r, host, port, .. } = location;
     let name = format!("{},{},{}", r.table, String::from_utf8_lossy(&r.start_key), r.id);
     TRegionInfo::new(r.start_key, r.end_key, r.id as i64, name.into_bytes(), 1i8, host.into_bytes(), i32::from(port))
 }
