@@ -12,16 +12,7 @@ if [ $# -ne 1 ]; then
 fi
 JAR="$HERE/target/hbase-bench-0.1.0.jar"
 CP_FILE="$HERE/target/classpath.txt"
-needs_build=0
-if [ ! -f "$JAR" ] || [ ! -f "$CP_FILE" ] || [ "$HERE/pom.xml" -nt "$JAR" ]; then
-  needs_build=1
-elif [ -n "$(find "$HERE/src" -newer "$JAR" -type f -print -quit)" ]; then
-  needs_build=1
-fi
-if [ "$needs_build" = 1 ]; then
-  echo "building $HERE (mvn package) ..." >&2
-  (cd "$HERE" && mvn -q -B -DskipTests package) 1>&2
-fi
+"$HERE/../maven-build-if-stale.sh" "$HERE" "$JAR"
 exec java -Xmx"${HBASE_BENCH_HEAP:-4g}" \
   --add-opens java.base/java.nio=ALL-UNNAMED \
   --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
