@@ -14,12 +14,12 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
+use common::maven::{build, classpath, have_java_and_maven, run, tail};
 
 /// Every check `Checks` runs, in order.
 const CHECKS: &[&str] = &[
@@ -74,68 +74,15 @@ const CHECKS: &[&str] = &[
     "namespace-dropped",
 ];
 
-fn have(tool: &str, arg: &str) -> bool {
-    Command::new(tool).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-}
-
-/// Runs `cmd` to completion or kills it after `limit`: stdout, stderr and
-/// whether it succeeded.
-fn run(cmd: &mut Command, limit: Duration) -> (String, String, bool) {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (out.join().unwrap(), err.join().unwrap(), status.is_some_and(|s| s.success()))
-}
-
-fn build(project: &Path) {
-    let (out, err, ok) =
-        run(Command::new("mvn").args(["-q", "-o", "package"]).current_dir(project), Duration::from_secs(300));
-    if ok {
-        return;
-    }
-    eprintln!("offline Maven build failed, retrying online:\n{out}{err}");
-    let (out, err, ok) =
-        run(Command::new("mvn").args(["-q", "package"]).current_dir(project), Duration::from_secs(600));
-    assert!(ok, "mvn package failed:\n{out}{err}");
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    let start = s.len().saturating_sub(n);
-    let start = (start..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
-    &s[start..]
-}
-
 #[test]
 fn hbase_s_java_client_runs_admin_reads_writes_and_scans_against_the_server() {
-    if !have("java", "-version") || !have("mvn", "-v") {
+    if !have_java_and_maven() {
         eprintln!("SKIPPED: java and mvn are needed to run HBase's Java client against the server");
         return;
     }
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hbase_java");
     build(&project);
-    let classpath = std::fs::read_to_string(project.join("target/classpath.txt")).expect("mvn wrote the classpath");
-    let classpath = format!("{}:{}", project.join("target/classes").display(), classpath.trim());
+    let classpath = classpath(&project);
 
     let server = ServerProcess::start(&[]);
     let rpc = server.rpc.expect("the server's startup line names its RPC port");

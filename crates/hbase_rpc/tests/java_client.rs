@@ -15,15 +15,18 @@
 //! saying so, only when either is missing.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
+// The Java tests' Maven and child-process helpers, shared with the
+// accordion crate's (one copy of them in the repository).
+#[path = "../../accordion/tests/common/maven.rs"]
+mod maven;
 use hbase_rpc::pb::hbase::pb::{
     self as pb, GetActiveMasterResponse, GetBootstrapNodesResponse, GetClusterIdResponse,
     GetConnectionRegistryResponse, GetMetaRegionLocationsResponse, GetRequest, GetResponse, MultiRequest,
@@ -31,6 +34,7 @@ use hbase_rpc::pb::hbase::pb::{
     ScanRequest, ScanResponse, ServerName, TableName,
 };
 use hbase_rpc::{Call, Cell, CellType, Reply, RpcError, RpcServer, RpcServices};
+use maven::{build, classpath, have_java_and_maven, run, tail};
 
 const CLUSTER_ID: &str = "accordion-hbase-rpc-test";
 const START_CODE: u64 = 1;
@@ -280,63 +284,15 @@ impl RpcServices for Fake {
     }
 }
 
-fn have(tool: &str, arg: &str) -> bool {
-    Command::new(tool).arg(arg).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-}
-
-/// Runs `cmd` to completion or kills it after `limit`; its stdout, its
-/// stderr and whether it succeeded.
-fn run(cmd: &mut Command, limit: Duration) -> (String, String, bool) {
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (out.join().unwrap(), err.join().unwrap(), status.is_some_and(|s| s.success()))
-}
-
-fn build_probe(project: &Path) {
-    let (out, err, ok) =
-        run(Command::new("mvn").args(["-q", "-o", "package"]).current_dir(project), Duration::from_secs(300));
-    if ok {
-        return;
-    }
-    eprintln!("offline Maven build failed, retrying online:\n{out}{err}");
-    let (out, err, ok) =
-        run(Command::new("mvn").args(["-q", "package"]).current_dir(project), Duration::from_secs(600));
-    assert!(ok, "mvn package failed:\n{out}{err}");
-}
-
 #[test]
 fn hbase_s_java_client_connects_puts_and_gets_through_the_rpc_server() {
-    if !have("java", "-version") || !have("mvn", "-v") {
+    if !have_java_and_maven() {
         eprintln!("SKIPPED: java and mvn are needed to run HBase's Java client against the server");
         return;
     }
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java");
-    build_probe(&project);
-    let classpath = std::fs::read_to_string(project.join("target/classpath.txt")).expect("mvn wrote the classpath");
-    let classpath = format!("{}:{}", project.join("target/classes").display(), classpath.trim());
+    build(&project);
+    let classpath = classpath(&project);
 
     // The client's default: KeyValueCodec, so cells travel in cell blocks.
     let seen = probe(&classpath, true);
@@ -409,10 +365,4 @@ fn probe(classpath: &str, codec: bool) -> HashSet<String> {
     }
     server.shutdown();
     seen
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    let start = s.len().saturating_sub(n);
-    let start = (start..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
-    &s[start..]
 }

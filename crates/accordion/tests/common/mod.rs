@@ -5,6 +5,8 @@
 
 #![allow(dead_code, reason = "each test file uses a different part")]
 
+pub mod maven;
+
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::Path;
