@@ -1305,3 +1305,113 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     let rows: Vec<Vec<u8>> = (0..written).step_by(37).map(|i| format!("row{i:07}").into_bytes()).collect();
     assert_eq!(cb.get_rows(b"g".to_vec(), rows.clone(), BTreeMap::new()).expect("getRows").len(), rows.len());
 }
+
+/// HBase's own Java client (hbase-client 2.6.4), given only the three
+/// servers' RPC addresses, writes rows over every region of a table spread
+/// over the servers — it finds each region's server in `hbase:meta` and goes
+/// there — while one server is SIGKILLed: it goes on writing once the dead
+/// server's regions reopen elsewhere, and every row it was told was written
+/// reads back through a new client.
+#[test]
+fn hbase_s_java_client_writes_through_a_servers_sigkill_and_loses_no_acknowledged_row() {
+    if !common::maven::have_java_and_maven() {
+        eprintln!("SKIPPED: java and mvn are needed to run HBase's Java client against the cluster");
+        return;
+    }
+    let project = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hbase_java");
+    common::maven::build(&project);
+    let classpath = std::fs::read_to_string(project.join("target/classpath.txt")).expect("mvn wrote the classpath");
+    let classpath = format!("{}:{}", project.join("target/classes").display(), classpath.trim());
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tempfile::tempdir().expect("shared root");
+    split_table_by_a_lone_server(root.path(), &["e", "i", "m", "q", "u"]);
+    let zk = LocalZooKeeper::start(dir.path()).expect("ZooKeeper starts (apt-get install zookeeper)");
+    let url = zk.url("/accordion");
+    let _master = MasterProcess::start_with(&url, &["--balancer-period-ms", "500"]);
+    let mut servers: Vec<ServerProcess> =
+        (0..3).map(|_| ServerProcess::start_in_cluster_at(root.path(), &url, SESSION_MS)).collect();
+    wait_for("the six regions spread two per server", Duration::from_secs(60), || {
+        servers.iter().all(|s| open_regions(s).len() == 2)
+    });
+    let rpc = |s: &ServerProcess| s.rpc.expect("a cluster member serves HBase's RPC").to_string();
+    let bootstrap = servers.iter().map(rpc).collect::<Vec<_>>().join(",");
+
+    let mut writer = Command::new("java")
+        .args(["-cp", &classpath, "ClusterWriter", "write", &bootstrap, "s", "w", "20000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the Java writer");
+    let (tx, lines) = mpsc::channel::<String>();
+    let stdout = writer.stdout.take().expect("stdout");
+    let reading = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            all.push_str(&line);
+            all.push('\n');
+            let _ = tx.send(line);
+        }
+        all
+    });
+    // The kill comes once the client writes to every region.
+    let mut acked_before = 0;
+    while acked_before < 200 {
+        match lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) if line.starts_with("ACK ") => acked_before += 1,
+            Ok(_) => {}
+            Err(e) => panic!("the writer stopped acknowledging before the kill ({acked_before} rows): {e}"),
+        }
+    }
+    servers[0].kill();
+    let killed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_secs_f64();
+    let out = writer.wait_with_output().expect("the writer's output");
+    let text = reading.join().expect("the writer's stdout");
+    let acked: Vec<(String, f64)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("ACK ")?.split_whitespace();
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+        })
+        .collect();
+    let failed = text.lines().filter(|l| l.starts_with("ERR ")).count();
+    let before = acked.iter().filter(|(_, t)| *t < killed).count();
+    let after = acked.len() - before;
+    let longest_wait = acked.windows(2).map(|w| w[1].1 - w[0].1).fold(0.0, f64::max);
+    eprintln!(
+        "Java client: {} rows acknowledged ({before} before the SIGKILL, {after} after), {failed} failed; \
+         the longest wait between two acknowledgements {longest_wait:.2} s",
+        acked.len()
+    );
+    assert!(text.contains("DONE "), "the writer did not finish: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Rows of every region, also the dead server's, were written after it.
+    let letters_after: std::collections::BTreeSet<char> =
+        acked.iter().filter(|(_, t)| *t > killed).filter_map(|(r, _)| r.chars().next()).collect();
+    assert_eq!(letters_after.len(), 26, "the writer did not go on over every region after the kill: {text}");
+
+    // A new client, told only the survivors, reads every acknowledged row.
+    let survivors = servers[1..].iter().map(rpc).collect::<Vec<_>>().join(",");
+    let mut reader = Command::new("java")
+        .args(["-cp", &classpath, "ClusterWriter", "read", &survivors, "s"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the Java reader");
+    {
+        use std::io::Write;
+        let mut stdin = reader.stdin.take().expect("stdin");
+        for (row, _) in &acked {
+            writeln!(stdin, "{row}").expect("write a row to the reader");
+        }
+    }
+    let out = reader.wait_with_output().expect("the reader's output");
+    let read = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        read.lines().any(|l| l == format!("READ {} 0", acked.len())),
+        "an acknowledged row is lost: {read}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{} rows acknowledged to HBase's Java client, 0 lost", acked.len());
+}

@@ -104,6 +104,12 @@ impl Gateway {
             .collect())
     }
 
+    /// Every region of `table` this server lists (in a cluster, also the
+    /// ones other servers hold), without asking who holds them.
+    pub fn region_infos(&self, name: &str) -> GatewayResult<Vec<RegionInfo>> {
+        Ok(self.store.table_regions(name)?)
+    }
+
     /// The region of `table` holding `row`, as this server reports it.
     pub fn region_holding(&self, table: &str, row: &[u8]) -> GatewayResult<RegionLocation> {
         let regions = self.store.table_regions(table)?;

@@ -90,10 +90,10 @@ impl RpcAdapter {
             return Ok(Target::Meta);
         }
         let (table, id) = names::parse_region_name(name).ok_or_else(|| RpcError::not_serving_region(&shown()))?;
-        let regions = self.gateway.table_regions(&table).map_err(errors::from_gateway)?;
+        // Not `table_regions`: a call must not wait for the owner map.
+        let regions = self.gateway.region_infos(&table).map_err(errors::from_gateway)?;
         regions
             .into_iter()
-            .map(|l| l.info)
             .find(|r| r.id == id)
             .map(Target::Region)
             .ok_or_else(|| RpcError::not_serving_region(&shown()))

@@ -15,8 +15,8 @@ import org.apache.hadoop.hbase.util.Bytes;
  * (RpcConnectionRegistry): it finds each region's server in hbase:meta and
  * goes there.
  *
- * <p>{@code write BOOTSTRAP TABLE PREFIX MILLIS}: puts rows PREFIX-000000,
- * PREFIX-000001, ... one at a time for MILLIS ms, printing "ACK row epoch_s"
+ * <p>{@code write BOOTSTRAP TABLE PREFIX MILLIS}: puts rows aPREFIX-000000,
+ * bPREFIX-000001, ... (a leading letter a..z in turn) one at a time for MILLIS ms, printing "ACK row epoch_s"
  * for each put the client reports done and "ERR epoch_s why" for each that
  * failed after the client's own retries; then "DONE acked failed".
  *
@@ -72,7 +72,8 @@ public class ClusterWriter {
     int acked = 0;
     int failed = 0;
     for (int i = 0; System.currentTimeMillis() < end; i++) {
-      String row = String.format("%s-%06d", prefix, i);
+      // Leading letters a..z: the rows spread over every region.
+      String row = String.format("%c%s-%06d", (char) ('a' + i % 26), prefix, i);
       try {
         table.put(new Put(Bytes.toBytes(row)).addColumn(Bytes.toBytes("f"), Bytes.toBytes("q"), Bytes.toBytes(row)));
         acked++;
