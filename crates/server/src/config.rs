@@ -335,8 +335,8 @@ pub static SETTINGS: &[Setting] = &[
         help: "Address of HBase's native RPC, which HBase's own Java client (hbase-client 2.6) speaks: \
                point it here with hbase.client.registry.impl=org.apache.hadoop.hbase.client.RpcConnectionRegistry \
                and hbase.client.bootstrap.servers=HOST:PORT (HBase's hbase.regionserver.port is the port alone, \
-               16020). Port 0: any free port. \"off\": no RPC port. Standalone servers only: a cluster member \
-               leaves it off.",
+               16020). Port 0: any free port. \"off\": no RPC port. In a cluster every member serves it (each on its \
+               own port when they share a host), and hbase:meta names each region's owner.",
         example: "",
         get: |c| Some(c.rpc_addr.map_or_else(|| "off".to_string(), |a| a.to_string())),
         set: |c, v| {
