@@ -166,6 +166,16 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
             .map(|s| server::peer::routing::Peer { thrift: s.thrift, http: s.http })
             .collect())
     }));
+    // HBase's client given only ZooKeeper finds the cluster through its
+    // znodes: one live member is named in them at any time.
+    if let Some(data) = server.hbase_client_znodes() {
+        let znodes = cluster::client_znodes::ClientZnodes {
+            hbaseid: data.hbaseid,
+            master: data.master,
+            meta_region_server: data.meta_region_server,
+        };
+        cluster::client_znodes::advertise(&zk, znodes);
+    }
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
     Ok(zk)
 }

@@ -1306,8 +1306,8 @@ fn a_split_by_size_reaches_the_other_servers_without_a_master() {
     assert_eq!(cb.get_rows(b"g".to_vec(), rows.clone(), BTreeMap::new()).expect("getRows").len(), rows.len());
 }
 
-/// HBase's own Java client (hbase-client 2.6.4), given only the three
-/// servers' RPC addresses, writes rows over every region of a table spread
+/// HBase's own Java client (hbase-client 2.6.4), given only ZooKeeper's
+/// address (and the znode parent), writes rows over every region of a table spread
 /// over the servers — it finds each region's server in `hbase:meta` and goes
 /// there — while one server is SIGKILLed: it goes on writing once the dead
 /// server's regions reopen elsewhere, and every row it was told was written
@@ -1335,10 +1335,14 @@ fn hbase_s_java_client_writes_through_a_servers_sigkill_and_loses_no_acknowledge
         servers.iter().all(|s| open_regions(s).len() == 2)
     });
     let rpc = |s: &ServerProcess| s.rpc.expect("a cluster member serves HBase's RPC").to_string();
-    let bootstrap = servers.iter().map(rpc).collect::<Vec<_>>().join(",");
+    // The writer is told only ZooKeeper's address (HBase's usual client
+    // setup): the servers name themselves in HBase's znodes under
+    // <root>/hbase.
+    let quorum = url.strip_prefix("zk://").and_then(|u| u.split('/').next()).expect("a zk:// URL");
+    let registry = format!("zk:{quorum}/accordion/hbase");
 
     let mut writer = Command::new("java")
-        .args(["-cp", &classpath, "ClusterWriter", "write", &bootstrap, "s", "w", "20000"])
+        .args(["-cp", &classpath, "ClusterWriter", "write", &registry, "s", "w", "20000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1390,7 +1394,8 @@ fn hbase_s_java_client_writes_through_a_servers_sigkill_and_loses_no_acknowledge
         acked.iter().filter(|(_, t)| *t > killed).filter_map(|(r, _)| r.chars().next()).collect();
     assert_eq!(letters_after.len(), 26, "the writer did not go on over every region after the kill: {text}");
 
-    // A new client, told only the survivors, reads every acknowledged row.
+    // A new client, told only the survivors' RPC addresses
+    // (RpcConnectionRegistry), reads every acknowledged row.
     let survivors = servers[1..].iter().map(rpc).collect::<Vec<_>>().join(",");
     let mut reader = Command::new("java")
         .args(["-cp", &classpath, "ClusterWriter", "read", &survivors, "s"])

@@ -21,6 +21,7 @@ pub mod assignment;
 pub mod balancer;
 pub mod balancer_switch;
 pub mod catalog;
+pub mod client_znodes;
 pub mod cluster_config;
 pub mod election;
 pub mod error;

@@ -35,9 +35,21 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, OneshotWatcher};
+use zookeeper_client::{Acl, Acls, Client, CreateMode, Error as ZkError, OneshotWatcher, Permission};
 
 use crate::error::{ClusterError, Result};
+
+/// Who may read a node a session creates (see `Zk::acls_for`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readers {
+    /// The cluster's processes (with a secret, only they).
+    Cluster,
+    /// Anyone, e.g. HBase's clients; only the cluster may change it.
+    Anyone,
+}
+
+static CREATOR_ALL_ANYONE_READ: [Acl; 2] =
+    [Acl::new_const(Permission::ALL, "auth", ""), Acl::new_const(Permission::READ, "world", "anyone")];
 
 /// Where a cluster's coordination lives: ZooKeeper servers and a root znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,7 +212,19 @@ impl Zk {
     /// The ACL of every node this session creates: only sessions that know
     /// the cluster's secret, when it has one.
     fn acls(&self) -> Acls<'static> {
-        if self.url.secret.is_some() { Acls::creator_all() } else { Acls::anyone_all() }
+        self.acls_for(Readers::Cluster)
+    }
+
+    /// The ACL of a node read by `readers`: with a secret, the sessions
+    /// that know it may do anything, and for [`Readers::Anyone`] anyone
+    /// may read it too (HBase's client znodes, which clients read without
+    /// credentials, as HBase keeps them world-readable under its ACLs).
+    fn acls_for(&self, readers: Readers) -> Acls<'static> {
+        match (self.url.secret.is_some(), readers) {
+            (false, _) => Acls::anyone_all(),
+            (true, Readers::Cluster) => Acls::creator_all(),
+            (true, Readers::Anyone) => Acls::new(&CREATOR_ALL_ANYONE_READ),
+        }
     }
 
     fn client(&self) -> &Client {
@@ -272,7 +296,12 @@ impl Zk {
 
     /// Creates `rel` and its parents as persistent nodes if missing.
     pub fn ensure(&self, rel: &str) -> Result<()> {
-        let options = CreateMode::Persistent.with_acls(self.acls());
+        self.ensure_for(rel, Readers::Cluster)
+    }
+
+    /// [`Zk::ensure`], the nodes it creates read by `readers`.
+    pub fn ensure_for(&self, rel: &str, readers: Readers) -> Result<()> {
+        let options = CreateMode::Persistent.with_acls(self.acls_for(readers));
         let path = self.path(rel);
         self.retrying(|_| self.client().mkdir(&path, &options)).map_err(self.fail("create", rel))
     }
@@ -281,7 +310,12 @@ impl Zk {
     /// repeat after a dropped connection that finds the node takes it as
     /// its own only if this session owns it.
     pub fn create_ephemeral(&self, rel: &str, data: &[u8]) -> Result<()> {
-        let options = CreateMode::Ephemeral.with_acls(self.acls());
+        self.create_ephemeral_for(rel, data, Readers::Cluster)
+    }
+
+    /// [`Zk::create_ephemeral`], the node read by `readers`.
+    pub fn create_ephemeral_for(&self, rel: &str, data: &[u8], readers: Readers) -> Result<()> {
+        let options = CreateMode::Ephemeral.with_acls(self.acls_for(readers));
         let path = self.path(rel);
         let client = self.client();
         let session = client.session_id();
@@ -375,7 +409,12 @@ impl Zk {
     /// `data` cannot tell whether its first try made it: it says false,
     /// which every caller reads as "the node holds what it holds".
     pub fn create_persistent(&self, rel: &str, data: &[u8]) -> Result<bool> {
-        let options = CreateMode::Persistent.with_acls(self.acls());
+        self.create_persistent_for(rel, data, Readers::Cluster)
+    }
+
+    /// [`Zk::create_persistent`], the node read by `readers`.
+    pub fn create_persistent_for(&self, rel: &str, data: &[u8], readers: Readers) -> Result<bool> {
+        let options = CreateMode::Persistent.with_acls(self.acls_for(readers));
         let path = self.path(rel);
         match self.retrying(|_| self.client().create(&path, data, &options)) {
             Ok(_) => Ok(true),
@@ -387,12 +426,17 @@ impl Zk {
     /// Writes `data` to persistent node `rel`, creating it if missing (its
     /// parent must exist).
     pub fn put(&self, rel: &str, data: &[u8]) -> Result<()> {
+        self.put_for(rel, data, Readers::Cluster)
+    }
+
+    /// [`Zk::put`], a node it creates read by `readers`.
+    pub fn put_for(&self, rel: &str, data: &[u8], readers: Readers) -> Result<()> {
         loop {
             let path = self.path(rel);
             match self.retrying(|_| self.client().set_data(&path, data, None)) {
                 Ok(_) => return Ok(()),
                 Err(ZkError::NoNode) => {
-                    if self.create_persistent(rel, data)? {
+                    if self.create_persistent_for(rel, data, readers)? {
                         return Ok(());
                     }
                     // Created by someone else meanwhile: write over it.

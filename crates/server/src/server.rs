@@ -49,8 +49,9 @@ pub struct Server {
     log_levels: Arc<OnceLock<Box<dyn crate::log_level::LogLevelControl>>>,
     thrift: ThriftServer,
     http: HttpServer,
-    /// HBase's native RPC (`crate::rpc`), when on.
-    rpc: Option<RpcServer>,
+    /// HBase's native RPC (`crate::rpc`), when on, and who this server
+    /// is to HBase's client.
+    rpc: Option<(RpcServer, crate::rpc::Identity)>,
     scanners: Arc<ScannerRegistry>,
     /// Stops the scanner reaper and the metrics sampler.
     background_stop: Arc<AtomicBool>,
@@ -181,7 +182,7 @@ impl Server {
             conf: config.to_toml(),
             started: Instant::now(),
             thrift_addr: thrift.local_addr(),
-            rpc_addr: rpc.as_ref().map(RpcServer::local_addr),
+            rpc_addr: rpc.as_ref().map(|(r, _)| r.local_addr()),
             family_template: config.family_template.clone(),
             cluster: cluster.clone(),
             router: router.clone(),
@@ -235,7 +236,7 @@ impl Server {
             root = %config.root.clone().unwrap_or_else(|| config.data_dir.display().to_string()),
             thrift = %thrift.local_addr(),
             http = %http.local_addr(),
-            rpc = %rpc.as_ref().map_or_else(|| "off".to_string(), |r| r.local_addr().to_string()),
+            rpc = %rpc.as_ref().map_or_else(|| "off".to_string(), |(r, _)| r.local_addr().to_string()),
             "accordion server started"
         );
         Ok(Server {
@@ -265,7 +266,14 @@ impl Server {
 
     /// Where HBase's native RPC listens, when it is on.
     pub fn rpc_addr(&self) -> Option<SocketAddr> {
-        self.rpc.as_ref().map(RpcServer::local_addr)
+        self.rpc.as_ref().map(|(r, _)| r.local_addr())
+    }
+
+    /// What HBase's client znodes hold to name this server (a cluster
+    /// member keeps them, `cluster::client_znodes`); `None` without an
+    /// RPC port.
+    pub fn hbase_client_znodes(&self) -> Option<crate::rpc::ClientZnodeData> {
+        self.rpc.as_ref().map(|(_, identity)| crate::rpc::client_znode_data(identity, self.http_addr().port()))
     }
 
     /// Whether calls may be served (cluster membership sets its check).
@@ -314,7 +322,7 @@ impl Server {
         self.closed = true;
         tracing::info!("shutting down: finishing in-flight calls");
         self.thrift.shutdown();
-        if let Some(rpc) = self.rpc.take() {
+        if let Some((rpc, _)) = self.rpc.take() {
             rpc.shutdown();
         }
         self.http.shutdown();
@@ -402,7 +410,7 @@ fn start_rpc(
     gateway: Arc<Gateway>,
     root: &std::path::Path,
     config: &ServerConfig,
-) -> Result<RpcServer, ServerError> {
+) -> Result<(RpcServer, crate::rpc::Identity), ServerError> {
     let remote_ddl = config.rpc_remote_ddl;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind {
         addr: listener_addr(&listener),
@@ -428,7 +436,8 @@ fn start_rpc(
         tracing::warn!("rpc_remote_ddl: the RPC port at {addr} serves schema changes to every caller, unauthenticated");
     }
     let ddl = crate::rpc::DdlAdmission { remote_allowed: remote_ddl };
-    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity, ddl)))
+    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity.clone(), ddl)))
+        .map(|server| (server, identity))
         .map_err(|source| ServerError::Bind { addr, what: "rpc", source })
 }
 

@@ -49,7 +49,7 @@ use store::RegionInfo;
 
 use crate::gateway::Gateway;
 pub use admission::DdlAdmission;
-pub use registry::{Identity, cluster_id_for};
+pub use registry::{ClientZnodeData, Identity, client_znode_data, cluster_id_for};
 
 /// The region a call names.
 #[derive(Debug, Clone)]

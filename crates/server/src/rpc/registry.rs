@@ -49,6 +49,44 @@ pub fn cluster_id_for(root: &Path) -> String {
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
 }
 
+/// HBase's client znodes' contents naming one server (what
+/// `ZKConnectionRegistry` reads; `cluster::client_znodes` keeps them), each
+/// `PBUF` and the protobuf, as HBase writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientZnodeData {
+    /// `hbaseid`: the cluster id.
+    pub hbaseid: Vec<u8>,
+    /// `master`: the server answering `MasterService`.
+    pub master: Vec<u8>,
+    /// `meta-region-server`: the server holding `hbase:meta`, OPEN.
+    pub meta_region_server: Vec<u8>,
+}
+
+fn pbuf(message: &impl prost::Message) -> Vec<u8> {
+    let mut out = b"PBUF".to_vec();
+    out.extend(message.encode_to_vec());
+    out
+}
+
+/// The client znodes naming the server `identity` (its status page on
+/// `info_port`).
+pub fn client_znode_data(identity: &Identity, info_port: u16) -> ClientZnodeData {
+    use hbase_rpc::pb::hbase::pb::{ClusterId, Master, MetaRegionServer, region_state};
+    ClientZnodeData {
+        hbaseid: pbuf(&ClusterId { cluster_id: identity.cluster_id.clone() }),
+        master: pbuf(&Master {
+            master: identity.server_name(),
+            rpc_version: Some(0),
+            info_port: Some(u32::from(info_port)),
+        }),
+        meta_region_server: pbuf(&MetaRegionServer {
+            server: identity.server_name(),
+            rpc_version: Some(0),
+            state: Some(region_state::State::Open as i32),
+        }),
+    }
+}
+
 impl RpcAdapter {
     pub(super) fn connection_registry(&self) -> Result<Reply, RpcError> {
         Ok(Reply::new(&GetConnectionRegistryResponse { cluster_id: self.identity.cluster_id.clone() }))

@@ -11,24 +11,37 @@ import org.apache.hadoop.hbase.util.Bytes;
 
 /**
  * HBase's own client (hbase-client 2.6.4) against a cluster of `accordion
- * server --cluster` processes, given only their RPC addresses
- * (RpcConnectionRegistry): it finds each region's server in hbase:meta and
- * goes there.
+ * server --cluster` processes, given only ZooKeeper's quorum
+ * (ZKConnectionRegistry) or their RPC addresses (RpcConnectionRegistry): it
+ * finds each region's server in hbase:meta and goes there.
  *
- * <p>{@code write BOOTSTRAP TABLE PREFIX MILLIS}: puts rows aPREFIX-000000,
+ * <p>{@code write REGISTRY TABLE PREFIX MILLIS}: puts rows aPREFIX-000000,
  * bPREFIX-000001, ... (a leading letter a..z in turn) one at a time for MILLIS ms, printing "ACK row epoch_s"
  * for each put the client reports done and "ERR epoch_s why" for each that
  * failed after the client's own retries; then "DONE acked failed".
  *
- * <p>{@code read BOOTSTRAP TABLE ROW...} (rows also from stdin, one a line,
+ * <p>{@code read REGISTRY TABLE ROW...} (rows also from stdin, one a line,
  * when none are given): prints "MISSING row" for each row not found and
  * "READ found missing".
  */
 public class ClusterWriter {
-  static Configuration conf(String bootstrap) {
+  /**
+   * REGISTRY is either the servers' RPC addresses ({@code host:port,...},
+   * RpcConnectionRegistry) or {@code zk:host:port/parent} (ZKConnectionRegistry,
+   * given only ZooKeeper's quorum and the znode parent).
+   */
+  static Configuration conf(String registry) {
     Configuration conf = HBaseConfiguration.create();
-    conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-    conf.set("hbase.client.bootstrap.servers", bootstrap);
+    if (registry.startsWith("zk:")) {
+      String quorum = registry.substring(3, registry.indexOf('/'));
+      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.ZKConnectionRegistry");
+      conf.set("hbase.zookeeper.quorum", quorum.substring(0, quorum.lastIndexOf(':')));
+      conf.set("hbase.zookeeper.property.clientPort", quorum.substring(quorum.lastIndexOf(':') + 1));
+      conf.set("zookeeper.znode.parent", registry.substring(registry.indexOf('/')));
+    } else {
+      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
+      conf.set("hbase.client.bootstrap.servers", registry);
+    }
     // A put waits out a region's move: retried for up to 60 s.
     conf.setInt("hbase.client.retries.number", 60);
     conf.setLong("hbase.client.pause", 100);
