@@ -65,6 +65,40 @@ impl Gateway {
         Ok(self.store.compact_table(name, major)?)
     }
 
+    /// Changes a table's families to `desc`'s (HBase's modifyTable; the
+    /// store keeps what a family's data needs, see `Store::alter_table`).
+    pub fn alter_table(&self, desc: TableDescriptor) -> GatewayResult<()> {
+        let name = desc.name.clone();
+        self.store.alter_table(desc)?;
+        self.ddl_everywhere(&name, "altered")
+    }
+
+    /// Flushes every region of a table held here.
+    pub fn flush_table(&self, name: &str) -> GatewayResult<()> {
+        Ok(self.store.flush_table(name)?)
+    }
+
+    /// Flushes region `region`.
+    pub fn flush_region(&self, region: &RegionInfo) -> GatewayResult<()> {
+        Ok(self.store.flush_region(&region.table, &region.start_key)?)
+    }
+
+    /// Compacts `family`'s store (every store with `None`) of `region`.
+    pub fn compact_region(&self, region: &RegionInfo, family: Option<&[u8]>, major: bool) -> GatewayResult<()> {
+        Ok(self.store.compact_named_region(&region.dir_name(), family, major)?)
+    }
+
+    /// Splits the region of `table` holding `row` at `at` (its midpoint
+    /// with `None`); whether it split. In a cluster every server takes the
+    /// daughters before the call returns.
+    pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> GatewayResult<bool> {
+        let split = self.store.split_region(table, row, at)?;
+        if split {
+            self.ddl_everywhere(table, "split")?;
+        }
+        Ok(split)
+    }
+
     pub fn list_tables(&self) -> Vec<String> {
         self.store.list_tables()
     }

@@ -25,6 +25,7 @@ const ACCESS_DENIED: &str = "org.apache.hadoop.hbase.security.AccessDeniedExcept
 const READ_ONLY_MASTER_CALLS: &[&str] = &[
     "IsMasterRunning",
     "GetProcedureResult",
+    "GetSchemaAlterStatus",
     "GetTableDescriptors",
     "GetTableNames",
     "GetTableState",

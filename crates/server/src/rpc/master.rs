@@ -19,14 +19,17 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 use hbase_rpc::pb::hbase::pb::{
-    self as pb, BytesBytesPair, ColumnFamilySchema, CreateNamespaceRequest, CreateNamespaceResponse,
-    CreateTableRequest, CreateTableResponse, DeleteNamespaceRequest, DeleteNamespaceResponse, DeleteTableRequest,
-    DeleteTableResponse, DisableTableRequest, DisableTableResponse, EnableTableRequest, EnableTableResponse,
+    self as pb, AddColumnRequest, AddColumnResponse, BytesBytesPair, ColumnFamilySchema, CreateNamespaceRequest,
+    CreateNamespaceResponse, CreateTableRequest, CreateTableResponse, DeleteColumnRequest, DeleteColumnResponse,
+    DeleteNamespaceRequest, DeleteNamespaceResponse, DeleteTableRequest, DeleteTableResponse, DisableTableRequest,
+    DisableTableResponse, EnableTableRequest, EnableTableResponse, FlushTableRequest, FlushTableResponse,
     GetNamespaceDescriptorRequest, GetNamespaceDescriptorResponse, GetProcedureResultRequest,
-    GetProcedureResultResponse, GetTableDescriptorsRequest, GetTableDescriptorsResponse, GetTableNamesRequest,
-    GetTableNamesResponse, GetTableStateRequest, GetTableStateResponse, IsMasterRunningResponse,
-    ListNamespaceDescriptorsResponse, ListTableDescriptorsByNamespaceRequest, ListTableDescriptorsByNamespaceResponse,
-    NameStringPair, TableSchema, get_procedure_result_response, table_state,
+    GetProcedureResultResponse, GetSchemaAlterStatusRequest, GetSchemaAlterStatusResponse, GetTableDescriptorsRequest,
+    GetTableDescriptorsResponse, GetTableNamesRequest, GetTableNamesResponse, GetTableStateRequest,
+    GetTableStateResponse, IsMasterRunningResponse, ListNamespaceDescriptorsResponse,
+    ListTableDescriptorsByNamespaceRequest, ListTableDescriptorsByNamespaceResponse, ModifyColumnRequest,
+    ModifyColumnResponse, ModifyTableRequest, ModifyTableResponse, NameStringPair, SplitTableRegionRequest,
+    SplitTableRegionResponse, TableSchema, get_procedure_result_response, table_state,
 };
 use hbase_rpc::{Call, Reply, RpcError};
 use parking_lot::Mutex;
@@ -97,38 +100,50 @@ pub fn table_schema(desc: &TableDescriptor) -> TableSchema {
 
 /// A `TableSchema` as the store's descriptor, families from `template`.
 pub fn table_descriptor(schema: &TableSchema, template: &FamilyDescriptor) -> Result<TableDescriptor, RpcError> {
+    table_descriptor_over(schema, template, None)
+}
+
+/// A `TableSchema` as the store's descriptor: each family starts from
+/// `current`'s family of that name when there is one (a modify changes
+/// what it names and keeps the rest), else from `template`.
+fn table_descriptor_over(
+    schema: &TableSchema,
+    template: &FamilyDescriptor,
+    current: Option<&TableDescriptor>,
+) -> Result<TableDescriptor, RpcError> {
     let name =
         table_name(schema.table_name.as_ref().ok_or_else(|| RpcError::do_not_retry("a table schema without a name"))?)?;
     let mut families = Vec::with_capacity(schema.column_families.len());
     for cf in &schema.column_families {
-        let mut f = template.clone();
-        f.name =
-            String::from_utf8(cf.name.to_vec()).map_err(|_| RpcError::do_not_retry("family names must be UTF-8"))?;
-        for a in &cf.attributes {
-            let value = String::from_utf8_lossy(&a.second);
-            let bad = || {
-                RpcError::do_not_retry(format!(
-                    "family {}: bad {} {value:?}",
-                    f.name,
-                    String::from_utf8_lossy(&a.first)
-                ))
-            };
-            match &a.first[..] {
-                b"VERSIONS" => f.max_versions = value.parse().map_err(|_| bad())?,
-                b"TTL" => {
-                    let ttl: u64 = value.parse().map_err(|_| bad())?;
-                    f.ttl_secs = (ttl < FOREVER).then_some(ttl);
-                }
-                b"BLOCKSIZE" => f.block_size = value.parse().map_err(|_| bad())?,
-                b"BLOCKCACHE" => f.block_cache = value.eq_ignore_ascii_case("true"),
-                b"IN_MEMORY" => f.in_memory = value.eq_ignore_ascii_case("true"),
-                // HBase's other attributes keep this server's settings.
-                _ => {}
-            }
-        }
-        families.push(f);
+        let base = current.and_then(|d| d.family(&cf.name)).unwrap_or(template);
+        families.push(family_descriptor(cf, base)?);
     }
     Ok(TableDescriptor::new(name, families))
+}
+
+/// A `ColumnFamilySchema` over `base`: its name, and the attributes it sets.
+fn family_descriptor(cf: &ColumnFamilySchema, base: &FamilyDescriptor) -> Result<FamilyDescriptor, RpcError> {
+    let mut f = base.clone();
+    f.name = String::from_utf8(cf.name.to_vec()).map_err(|_| RpcError::do_not_retry("family names must be UTF-8"))?;
+    for a in &cf.attributes {
+        let value = String::from_utf8_lossy(&a.second);
+        let bad = || {
+            RpcError::do_not_retry(format!("family {}: bad {} {value:?}", f.name, String::from_utf8_lossy(&a.first)))
+        };
+        match &a.first[..] {
+            b"VERSIONS" => f.max_versions = value.parse().map_err(|_| bad())?,
+            b"TTL" => {
+                let ttl: u64 = value.parse().map_err(|_| bad())?;
+                f.ttl_secs = (ttl < FOREVER).then_some(ttl);
+            }
+            b"BLOCKSIZE" => f.block_size = value.parse().map_err(|_| bad())?,
+            b"BLOCKCACHE" => f.block_cache = value.eq_ignore_ascii_case("true"),
+            b"IN_MEMORY" => f.in_memory = value.eq_ignore_ascii_case("true"),
+            // HBase's other attributes keep this server's settings.
+            _ => {}
+        }
+    }
+    Ok(f)
 }
 
 fn namespace_descriptor(d: NamespaceDescriptor) -> pb::NamespaceDescriptor {
@@ -166,6 +181,97 @@ impl RpcAdapter {
                 let r: DisableTableRequest = call.decode()?;
                 g.disable_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
                 Reply::new(&DisableTableResponse { proc_id: done() })
+            }
+            "ModifyTable" => {
+                let r: ModifyTableRequest = call.decode()?;
+                let name = table_name(&r.table_name)?;
+                let current = g.describe_table(&name).map_err(from_gateway)?;
+                let desc = table_descriptor_over(&r.table_schema, g.family_template(), Some(&current))?;
+                if desc.name != name {
+                    return Err(RpcError::do_not_retry("ModifyTable cannot rename a table"));
+                }
+                g.alter_table(desc).map_err(from_gateway)?;
+                Reply::new(&ModifyTableResponse { proc_id: done() })
+            }
+            "AddColumn" | "ModifyColumn" => {
+                let (table, cf) = if method == "AddColumn" {
+                    let r: AddColumnRequest = call.decode()?;
+                    (r.table_name, r.column_families)
+                } else {
+                    let r: ModifyColumnRequest = call.decode()?;
+                    (r.table_name, r.column_families)
+                };
+                let mut desc = g.describe_table(&table_name(&table)?).map_err(from_gateway)?;
+                let existing = desc.families.iter().position(|f| f.name.as_bytes() == &cf.name[..]);
+                match (method, existing) {
+                    ("AddColumn", Some(_)) => {
+                        return Err(RpcError::new(
+                            "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                            format!("family {} already exists", String::from_utf8_lossy(&cf.name)),
+                            true,
+                        ));
+                    }
+                    ("AddColumn", None) => desc.families.push(family_descriptor(&cf, g.family_template())?),
+                    (_, Some(i)) => desc.families[i] = family_descriptor(&cf, &desc.families[i])?,
+                    (_, None) => {
+                        return Err(RpcError::new(
+                            "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                            format!("family {} does not exist", String::from_utf8_lossy(&cf.name)),
+                            true,
+                        ));
+                    }
+                }
+                g.alter_table(desc).map_err(from_gateway)?;
+                if method == "AddColumn" {
+                    Reply::new(&AddColumnResponse { proc_id: done() })
+                } else {
+                    Reply::new(&ModifyColumnResponse { proc_id: done() })
+                }
+            }
+            "DeleteColumn" => {
+                let r: DeleteColumnRequest = call.decode()?;
+                let mut desc = g.describe_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                let before = desc.families.len();
+                desc.families.retain(|f| f.name.as_bytes() != &r.column_name[..]);
+                if desc.families.len() == before {
+                    return Err(RpcError::new(
+                        "org.apache.hadoop.hbase.InvalidFamilyOperationException",
+                        format!("family {} does not exist", String::from_utf8_lossy(&r.column_name)),
+                        true,
+                    ));
+                }
+                g.alter_table(desc).map_err(from_gateway)?;
+                Reply::new(&DeleteColumnResponse { proc_id: done() })
+            }
+            "FlushTable" => {
+                let r: FlushTableRequest = call.decode()?;
+                if !r.column_family.is_empty() {
+                    return Err(RpcError::do_not_retry("flushing some families of a table is not supported here"));
+                }
+                g.flush_table(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                Reply::new(&FlushTableResponse { proc_id: done() })
+            }
+            "SplitRegion" => {
+                let r: SplitTableRegionRequest = call.decode()?;
+                let table = table_name(&r.region_info.table_name)?;
+                let start = r.region_info.start_key.clone().unwrap_or_default();
+                let at = r.split_row.as_deref().filter(|a| !a.is_empty());
+                if !g.split_region(&table, &start, at).map_err(from_gateway)? {
+                    return Err(RpcError::do_not_retry(
+                        "not split: the split point is outside the region or at its start, the region holds one \
+                         row, is not open, or still reads through references",
+                    ));
+                }
+                Reply::new(&SplitTableRegionResponse { proc_id: done() })
+            }
+            "GetSchemaAlterStatus" => {
+                // A schema change is done everywhere before it answers.
+                let r: GetSchemaAlterStatusRequest = call.decode()?;
+                let regions = g.region_infos(&table_name(&r.table_name)?).map_err(from_gateway)?;
+                Reply::new(&GetSchemaAlterStatusResponse {
+                    yet_to_update_regions: Some(0),
+                    total_regions: Some(regions.len() as u32),
+                })
             }
             "GetProcedureResult" => {
                 let r: GetProcedureResultRequest = call.decode()?;

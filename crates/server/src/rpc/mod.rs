@@ -37,6 +37,7 @@ mod filters;
 mod master;
 mod meta;
 mod names;
+mod region_admin;
 mod registry;
 mod scan;
 
@@ -125,6 +126,7 @@ impl RpcServices for RpcAdapter {
             ("ClientService", "Multi") => self.multi(call),
             ("ClientService", "Scan") => self.scan(&call),
             ("MasterService", method) => self.master(method, &call),
+            ("AdminService", method) => self.region_admin(method, &call),
             (service, method) => Err(RpcError::not_implemented(service, method)),
         }
     }

@@ -277,6 +277,51 @@ public class Checks {
     check("buffered-mutator-100000", count == 100_000, count);
     System.out.println("INFO buffered mutator and scan: " + (System.nanoTime() - started) / 1_000_000 + " ms");
 
+    // Alter: add, modify and delete a family; modify the table.
+    byte[] h = b("h");
+    admin.addColumnFamily(t, ColumnFamilyDescriptorBuilder.of(h));
+    try (Table table = connection.getTable(t)) {
+      table.put(new Put(b("hh")).addColumn(h, b("q"), b("in-h")));
+      check("add-family", admin.getDescriptor(t).getColumnFamilyCount() == 3
+        && s(table.get(new Get(b("hh"))).getValue(h, b("q"))).equals("in-h"), admin.getDescriptor(t));
+    }
+    admin.modifyColumnFamily(t, ColumnFamilyDescriptorBuilder.newBuilder(f).setMaxVersions(5).build());
+    check("modify-family", admin.getDescriptor(t).getColumnFamily(f).getMaxVersions() == 5, admin.getDescriptor(t));
+    admin.deleteColumnFamily(t, h);
+    check("delete-family", admin.getDescriptor(t).getColumnFamilyCount() == 2 && !admin.getDescriptor(t).hasColumnFamily(h), admin.getDescriptor(t));
+    admin.modifyTable(TableDescriptorBuilder.newBuilder(admin.getDescriptor(t))
+      .modifyColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(g).setMaxVersions(2).build()).build());
+    check("modify-table", admin.getDescriptor(t).getColumnFamily(g).getMaxVersions() == 2
+      && admin.getDescriptor(t).getColumnFamily(f).getMaxVersions() == 5, admin.getDescriptor(t));
+
+    // Flush, compact, split; the data reads the same after each.
+    String before;
+    try (Table table = connection.getTable(t)) {
+      before = rows(table, new Scan());
+      admin.flush(t);
+      admin.majorCompact(t);
+      String now = rows(table, new Scan());
+      check("flush-and-compact", now.equals(before) && !now.isEmpty(), now + " vs " + before);
+    }
+    admin.split(t, b("c"));
+    try (RegionLocator locator = connection.getRegionLocator(t)) {
+      List<HRegionLocation> after = locator.getAllRegionLocations();
+      for (int i = 0; i < 100 && after.size() != 4; i++) {
+        Thread.sleep(100);
+        after = locator.getAllRegionLocations();
+      }
+      List<String> starts = new ArrayList<>();
+      for (HRegionLocation l : after) {
+        starts.add(s(l.getRegion().getStartKey()));
+      }
+      HRegionLocation holding = locator.getRegionLocation(b("d"), true);
+      try (Table table = connection.getTable(t)) {
+        String now = rows(table, new Scan());
+        check("split", starts.toString().equals("[, c, g, p]") && s(holding.getRegion().getStartKey()).equals("c")
+          && now.equals(before), starts + " " + now + " vs " + before);
+      }
+    }
+
     // Disable and delete the tables, drop the namespace.
     admin.disableTable(t);
     check("disable-table", admin.isTableDisabled(t), "");
