@@ -10,6 +10,11 @@
 //! each of its operations and nothing else; and, through another protocol
 //! (the shell over Thrift), the rows YCSB loaded are there.
 //!
+//! The same binding and workloads against real HBase 2.6.4 (a standalone
+//! master with an in-process region server and ZooKeeper,
+//! `bench/hbase/standalone.sh`, through the ZooKeeper registry) are the
+//! ignored test here, which `.ci/run` runs.
+//!
 //! Needs `java` (17) and `mvn`; skips, saying so, only when either is
 //! missing. The Maven build is offline first, online after (YCSB's core
 //! from Maven Central on a fresh machine).
@@ -17,8 +22,10 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
@@ -64,18 +71,38 @@ fn assert_all_ok(report: &Report, expected: &[&str], context: &str) {
     }
 }
 
-struct Ycsb {
+struct Ycsb<'a> {
     run_sh: PathBuf,
-    rpc: String,
+    /// How the client finds the cluster: `--rpc ADDR` or `--zookeeper ADDR`.
+    registry: [String; 2],
+    /// The server's log, for failure messages.
+    server_log: &'a dyn Fn() -> String,
 }
 
-impl Ycsb {
+impl Ycsb<'_> {
+    fn new(registry: [String; 2], server_log: &dyn Fn() -> String) -> Ycsb<'_> {
+        Ycsb { run_sh: project().join("run.sh"), registry, server_log }
+    }
+
+    /// Loads and runs workloads A–F, each in a table of its own: how many
+    /// records each table's run inserted.
+    fn all_workloads(&self) -> BTreeMap<String, u64> {
+        let mut inserted = BTreeMap::new();
+        for workload in ['a', 'b', 'c', 'd', 'e', 'f'] {
+            let table = format!("usertable_{workload}");
+            self.phase("-load", workload, &table);
+            let report = self.phase("-t", workload, &table);
+            inserted.insert(table, count(&report, "INSERT", "Operations"));
+        }
+        inserted
+    }
+
     /// Runs YCSB's client (`-load` or `-t`) on `workload` against `table`.
-    fn phase(&self, phase: &str, workload: char, table: &str, server: &ServerProcess) -> Report {
+    fn phase(&self, phase: &str, workload: char, table: &str) -> Report {
         let file = format!("workloads/workload{workload}");
         let args = [
-            "--rpc",
-            &self.rpc,
+            &self.registry[0],
+            &self.registry[1],
             phase,
             "-P",
             &file,
@@ -104,7 +131,7 @@ impl Ycsb {
         let context = format!(
             "workload {workload} {phase}\nstdout:\n{out}\nstderr (tail):\n{}\nserver log (tail):\n{}",
             tail(&err, 6000),
-            tail(&server.log_text(), 4000)
+            tail(&(self.server_log)(), 4000)
         );
         assert!(ok, "YCSB failed\n{context}");
         let report = parse(&out);
@@ -154,29 +181,114 @@ fn shell_count(server: &ServerProcess, table: &str) -> u64 {
     last.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("bad count line {last:?}"))
 }
 
+fn project() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/ycsb")
+}
+
+/// Builds the binding; false (having said SKIPPED) without java or mvn.
+fn ready_to_run() -> bool {
+    if !have_java_and_maven() {
+        eprintln!("SKIPPED: java and mvn are needed to run YCSB through HBase's Java client");
+        return false;
+    }
+    build(&project());
+    true
+}
+
 #[test]
 fn ycsb_workloads_a_to_f_load_and_run_against_the_server_through_hbase_s_java_client() {
-    if !have_java_and_maven() {
-        eprintln!("SKIPPED: java and mvn are needed to run YCSB through HBase's Java client against the server");
+    if !ready_to_run() {
         return;
     }
-    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/ycsb");
-    build(&project);
     let server = ServerProcess::start(&[]);
-    let ycsb = Ycsb {
-        run_sh: project.join("run.sh"),
-        rpc: server.rpc.expect("the server's startup line names its RPC port").to_string(),
-    };
-    let mut inserted = BTreeMap::new();
-    for workload in ['a', 'b', 'c', 'd', 'e', 'f'] {
-        let table = format!("usertable_{workload}");
-        ycsb.phase("-load", workload, &table, &server);
-        let report = ycsb.phase("-t", workload, &table, &server);
-        inserted.insert(table, count(&report, "INSERT", "Operations"));
-    }
+    let rpc = server.rpc.expect("the server's startup line names its RPC port").to_string();
+    let log = || server.log_text();
+    let inserted = Ycsb::new(["--rpc".into(), rpc], &log).all_workloads();
     // Read back through Thrift: every table holds the records loaded plus
     // those its run inserted (D and E insert new keys; the others none).
     for (table, inserted) in inserted {
         assert_eq!(shell_count(&server, &table), RECORDS + inserted, "{table}");
     }
+}
+
+/// Real HBase 2.6.4 in one JVM (`bench/hbase/standalone.sh`) on a fresh
+/// data directory, stopped (SIGKILL: its data is thrown away) when dropped.
+struct StandaloneHBase {
+    child: Child,
+    zookeeper: String,
+    log: Arc<Mutex<String>>,
+    _dir: tempfile::TempDir,
+}
+
+impl StandaloneHBase {
+    fn start() -> StandaloneHBase {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/hbase/standalone.sh");
+        let mut child = Command::new(script)
+            .arg(dir.path())
+            // A small heap: the test's data is a few MB.
+            .env("HBASE_BENCH_HEAP", "1g")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn bench/hbase/standalone.sh");
+        let log = Arc::new(Mutex::new(String::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // The first start may build bench/hbase (Maven) before HBase starts.
+        let deadline = Instant::now() + Duration::from_secs(900);
+        let mut hbase = StandaloneHBase { child, zookeeper: String::new(), log, _dir: dir };
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                // "standalone hbase ready: zookeeper ADDR master ADDR regionserver ADDR"
+                Ok(line) if line.starts_with("standalone hbase ready:") => {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    let at = words.iter().position(|w| *w == "zookeeper").expect("zookeeper address");
+                    hbase.zookeeper = words[at + 1].to_string();
+                    return hbase;
+                }
+                Ok(_) => {}
+                Err(_) => panic!("HBase did not start; log:\n{}", tail(&hbase.log_text(), 8000)),
+            }
+        }
+    }
+
+    fn log_text(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for StandaloneHBase {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "starts real HBase 2.6.4 (about half a minute, and hbase-server's jars from Maven Central once); .ci/run runs it"]
+fn ycsb_workloads_a_to_f_load_and_run_against_real_hbase_through_the_same_binding() {
+    if !ready_to_run() {
+        return;
+    }
+    let hbase = StandaloneHBase::start();
+    let log = || hbase.log_text();
+    let inserted = Ycsb::new(["--zookeeper".into(), hbase.zookeeper.clone()], &log).all_workloads();
+    assert_eq!(inserted.len(), 6);
 }
