@@ -59,6 +59,8 @@ enum BenchCommand {
     Split(bench_cmd::split_bench::SplitBenchArgs),
     /// The paper's write shape through Thrift against clusters of 1, 2, 3… region servers.
     ScaleOut(bench_cmd::scale_out::ScaleOutArgs),
+    /// YCSB through HBase's Java client against accordion server and real HBase 2.6.4.
+    Ycsb(bench_cmd::ycsb_cmd::YcsbArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -78,6 +80,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Bench { bench: BenchCommand::Run(args) } => {
             bench_cmd::run_cmd::run(&args)?;
+        }
+        Command::Bench { bench: BenchCommand::Ycsb(args) } => {
+            bench_cmd::ycsb_cmd::run(&args)?;
         }
         Command::Bench { bench: BenchCommand::Split(args) } => {
             bench_cmd::split_bench::run(&args)?;

@@ -292,3 +292,75 @@ fn ycsb_workloads_a_to_f_load_and_run_against_real_hbase_through_the_same_bindin
     let inserted = Ycsb::new(["--zookeeper".into(), hbase.zookeeper.clone()], &log).all_workloads();
     assert_eq!(inserted.len(), 6);
 }
+
+/// `accordion bench ycsb` end to end on our server: it starts the server,
+/// loads, runs two workloads through the binding, keeps YCSB's raw output and
+/// reports throughput and percentiles per operation, and the server's RSS.
+#[test]
+fn bench_ycsb_starts_the_server_runs_the_workloads_and_reports_their_figures() {
+    if !ready_to_run() {
+        return;
+    }
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let json = out_dir.path().join("ycsb.json");
+    let raw = out_dir.path().join("raw");
+    let (out, err, ok) = run(
+        Command::new(env!("CARGO_BIN_EXE_accordion")).args([
+            "bench",
+            "ycsb",
+            "--engines",
+            "accordion",
+            "--workloads",
+            "b,write",
+            "--records",
+            "500",
+            "--operations",
+            "600",
+            "--threads",
+            "2",
+            "--presplits",
+            "2",
+            "--dir",
+            out_dir.path().to_str().expect("UTF-8 path"),
+            "--raw-dir",
+            raw.to_str().expect("UTF-8 path"),
+            "--json",
+            json.to_str().expect("UTF-8 path"),
+        ]),
+        Duration::from_secs(300),
+    );
+    let context = format!("stdout:\n{out}\nstderr (tail):\n{}", tail(&err, 6000));
+    assert!(ok, "accordion bench ycsb failed\n{context}");
+    assert!(!out.contains("FAILED"), "{context}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON file")).expect("JSON");
+    let run = &doc["runs"][0];
+    assert_eq!(run["engine"], "accordion", "{doc}");
+    assert!(run["server_peak_rss_bytes"].as_u64().is_some_and(|b| b > 1 << 20), "{doc}");
+    let phases = run["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().map(|p| p["workload"].as_str().unwrap_or("")).collect();
+    assert_eq!(names, ["load", "b", "write"], "{doc}");
+    let ops = |phase: usize, class: &str| phases[phase]["result"]["ops"][class].clone();
+    assert_eq!(ops(0, "INSERT")["operations"], 500, "{doc}");
+    assert_eq!(ops(2, "UPDATE")["operations"], 600, "{doc}");
+    assert_eq!(ops(2, "UPDATE")["returns"]["OK"], 600, "{doc}");
+    assert_eq!(
+        ops(1, "READ")["operations"].as_u64().unwrap_or(0) + ops(1, "UPDATE")["operations"].as_u64().unwrap_or(0),
+        600,
+        "{doc}"
+    );
+    for p in phases {
+        assert!(p["result"]["throughput_ops_per_sec"].as_f64().is_some_and(|t| t > 0.0), "{doc}");
+        assert_eq!(p["failures"].as_array().map(Vec::len), Some(0), "{doc}");
+        for (class, s) in p["result"]["ops"].as_object().expect("ops") {
+            if class != "VERIFY" {
+                let (p50, p99) = (s["p50_us"].as_u64(), s["p99_us"].as_u64());
+                assert!(p50.is_some_and(|a| p99.is_some_and(|b| 0 < a && a <= b)), "{class}: {doc}");
+            }
+        }
+    }
+    // YCSB's own output of every phase, as it printed it.
+    for phase in ["load", "b", "write"] {
+        let raw = std::fs::read_to_string(raw.join(format!("accordion-{phase}.out"))).expect("raw output");
+        assert!(raw.contains("[OVERALL], Throughput(ops/sec)"), "{phase}: {raw}");
+    }
+}

@@ -28,6 +28,7 @@ pub mod settings;
 pub mod sysinfo;
 pub mod thrift_engine;
 pub mod workload;
+pub mod ycsb;
 
 /// What can go wrong while benchmarking.
 #[derive(Debug, thiserror::Error)]

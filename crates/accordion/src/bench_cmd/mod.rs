@@ -1,6 +1,7 @@
 //! `accordion bench`'s subcommands: the memstore benchmark, the write-only
 //! driver, the preset runner over the `bench` crate's engines, the split
-//! stall benchmark and the cluster scale-out benchmark.
+//! stall benchmark, the cluster scale-out benchmark and YCSB through HBase's
+//! Java client against our server and real HBase.
 
 pub mod memstore_bench;
 pub mod progress_bar;
@@ -8,3 +9,4 @@ pub mod run_cmd;
 pub mod scale_out;
 pub mod split_bench;
 pub mod write_bench;
+pub mod ycsb_cmd;

@@ -32,22 +32,8 @@ pub struct ServerProcess {
 }
 
 /// Keeps the last part of a child's stream in `log`.
-fn drain_into(mut r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = r.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            log.push_str(&String::from_utf8_lossy(&buf[..n]));
-            if log.len() > 256 * 1024 {
-                let cut = log.len() - 128 * 1024;
-                let cut = (cut..log.len()).find(|&i| log.is_char_boundary(i)).unwrap_or(0);
-                log.drain(..cut);
-            }
-        }
-    });
+fn drain_into(r: impl Read + Send + 'static, log: Arc<Mutex<String>>) {
+    bench::ycsb::server::keep_tail(r, log, 128 * 1024);
 }
 
 impl ServerProcess {
