@@ -208,7 +208,8 @@ impl Engine for AccordionEngine {
             compacting: held.compacting,
             pool_in_use: pool.in_use_bytes,
             pool_idle: pool.idle_bytes,
-            rss: 0,
+            wal_buffers: self.store.wal().buffer_bytes(),
+            ..Default::default()
         })
     }
 

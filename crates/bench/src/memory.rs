@@ -6,9 +6,18 @@
 //! The report puts `peak_held_bytes` beside `peak_rss_bytes`, so that the
 //! gap between what the store accounts and what the process keeps shows.
 //!
+//! It also keeps the sample at which the resident set was highest, with
+//! what the rest of the process held then: the WAL's buffers, the resident
+//! set split into anonymous and file-backed pages (`/proc/self/status`),
+//! and glibc's malloc statistics (`mallinfo2`: bytes in use and free in
+//! its arenas, bytes in blocks it mapped one by one), so that the gap
+//! between RSS and held bytes can be attributed by measurement.
+//!
 //! Every figure is read, not computed: held bytes are the memstores' own
 //! counts of whole chunks at capacity (`memstore::MemStoreHeld`), pool bytes
-//! the pool's counts, RSS `/proc/self/statm`.
+//! the pool's counts, RSS `/proc/self/statm`. The costlier reads (status,
+//! `mallinfo2`, which walks malloc's free lists under its arena locks) are
+//! made only for a sample that sets a new peak.
 //!
 //! Thread safety: the sampler owns its peak until `finish` joins it; the
 //! engine is shared with the driver's threads (`Engine` is `Sync`).
@@ -49,6 +58,20 @@ pub struct HeldSample {
     pub pool_idle: u64,
     /// The process's resident set at the sample.
     pub rss: u64,
+    /// The WAL's batch buffers (`store::wal::Wal::buffer_bytes`).
+    pub wal_buffers: u64,
+    /// The resident set's anonymous pages (heap, mappings, stacks) and its
+    /// file-backed ones (the binary, shared libraries), from
+    /// `/proc/self/status`; read only at peaks.
+    pub rss_anon: u64,
+    pub rss_file: u64,
+    /// glibc's malloc at the sample (`mallinfo2`; 0 elsewhere): bytes in
+    /// use in its arenas, bytes free in them (kept, possibly resident), and
+    /// bytes of the blocks it mapped one by one (chunks, large arrays);
+    /// read only at peaks.
+    pub malloc_in_use: u64,
+    pub malloc_free: u64,
+    pub malloc_mapped: u64,
 }
 
 impl HeldSample {
@@ -69,6 +92,8 @@ impl HeldSample {
 pub struct MemoryPeak {
     /// The sample at which the memstores held most.
     pub at_peak_held: HeldSample,
+    /// The sample at which the resident set was largest.
+    pub at_peak_rss: HeldSample,
     /// The most the pool's chunks (in use + idle) came to.
     pub peak_pool: u64,
     pub samples: u64,
@@ -77,6 +102,23 @@ pub struct MemoryPeak {
 /// The current resident set of this process (0 where `/proc` cannot be read).
 pub fn current_rss_bytes() -> u64 {
     procfs::process::Process::myself().and_then(|me| me.statm()).map_or(0, |s| s.resident * procfs::page_size())
+}
+
+/// Fills the figures read only at peaks: the resident set's split and
+/// malloc's statistics.
+fn add_details(s: &mut HeldSample) {
+    if let Ok(status) = procfs::process::Process::myself().and_then(|me| me.status()) {
+        s.rss_anon = status.rssanon.unwrap_or(0) * 1024;
+        s.rss_file = status.rssfile.unwrap_or(0) * 1024;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads malloc's state (under its locks).
+        let m = unsafe { libc::mallinfo2() };
+        s.malloc_in_use = m.uordblks as u64;
+        s.malloc_free = m.fordblks as u64;
+        s.malloc_mapped = m.hblkhd as u64;
+    }
 }
 
 /// Runs `f` while sampling `engine`'s memory; `None` beside its result
@@ -94,8 +136,16 @@ pub fn sampled<T>(engine: &dyn Engine, f: impl FnOnce() -> T) -> (T, Option<Memo
                     s.rss = current_rss_bytes();
                     peak.samples += 1;
                     peak.peak_pool = peak.peak_pool.max(s.pool_in_use + s.pool_idle);
-                    if s.held() >= peak.at_peak_held.held() {
+                    let held_peak = s.held() >= peak.at_peak_held.held();
+                    let rss_peak = s.rss > peak.at_peak_rss.rss;
+                    if held_peak || rss_peak {
+                        add_details(&mut s);
+                    }
+                    if held_peak {
                         peak.at_peak_held = s;
+                    }
+                    if rss_peak {
+                        peak.at_peak_rss = s;
                     }
                 }
             };
@@ -111,4 +161,22 @@ pub fn sampled<T>(engine: &dyn Engine, f: impl FnOnce() -> T) -> (T, Option<Memo
         let peak = sampler.join().expect("the memory sampler does not panic");
         (out, Some(peak))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HeldSample, add_details};
+
+    #[test]
+    fn details_split_the_resident_set_and_read_malloc() {
+        let block = std::hint::black_box(vec![1u8; 4 << 20]);
+        let mut s = HeldSample::default();
+        add_details(&mut s);
+        assert!(s.rss_anon >= 4 << 20, "the 4 MiB block is resident and anonymous: {s:?}");
+        assert!(s.rss_file > 0, "the test binary's own pages are file-backed: {s:?}");
+        if cfg!(all(target_os = "linux", target_env = "gnu")) {
+            assert!(s.malloc_in_use + s.malloc_mapped >= 4 << 20, "malloc counts the block: {s:?}");
+        }
+        drop(block);
+    }
 }

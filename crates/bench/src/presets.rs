@@ -451,6 +451,7 @@ fn measure_mode(
         peak_held_bytes: memory.map(|m| m.at_peak_held.held()),
         held_at_peak: memory.map(|m| m.at_peak_held),
         peak_pool_bytes: memory.map(|m| m.peak_pool),
+        at_peak_rss: memory.map(|m| m.at_peak_rss),
         cpu_seconds: cpu,
         allocs_per_op: None,
         wal_syncs: counters.wal_sync_p50_us.map(|_| counters.wal_syncs),

@@ -67,6 +67,10 @@ pub struct RunReport {
     /// The most the chunk pool's chunks (in use + idle) came to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_pool_bytes: Option<u64>,
+    /// The sample at which the resident set was largest, with the same
+    /// parts, the WAL's buffers and malloc's statistics (`memory.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_peak_rss: Option<crate::memory::HeldSample>,
     pub cpu_seconds: f64,
     /// Heap allocations per operation in this process during the run
     /// (engine threads included); only for the embedded engine, when the

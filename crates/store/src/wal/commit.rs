@@ -177,6 +177,7 @@ impl Shared {
             let regions = std::mem::replace(&mut p.regions, std::mem::take(&mut io.spare_regions));
             (batch, regions, p.last_txid)
         };
+        self.counters.round_buffer_bytes.store(batch.capacity() as u64, std::sync::atomic::Ordering::Relaxed);
         let result = self.write_batch(io, &batch, &regions);
         if let Err(e) = &result {
             Counters::add(&self.counters.sync_failures, 1);
@@ -196,6 +197,7 @@ impl Shared {
         if batch.capacity() > MAX_SPARE_CAPACITY {
             batch.shrink_to(MAX_SPARE_CAPACITY);
         }
+        self.counters.round_buffer_bytes.store(batch.capacity() as u64, std::sync::atomic::Ordering::Relaxed);
         io.spare_buf = batch;
         regions.clear();
         io.spare_regions = regions;

@@ -131,6 +131,10 @@ pub(crate) struct Counters {
     pub files_created: AtomicU64,
     pub files_archived: AtomicU64,
     pub current_file_size: AtomicU64,
+    /// Capacity of the batch buffer a round writes or keeps as its spare
+    /// (the other of the two buffers; `Wal::buffer_bytes`). Set once per
+    /// round, so that reading it never waits for a round's fsync.
+    pub round_buffer_bytes: AtomicU64,
 }
 
 impl Counters {

@@ -349,6 +349,15 @@ impl Wal {
         self.shared.counters.snapshot(last, done)
     }
 
+    /// Bytes the WAL's two batch buffers take: the pending one appends go
+    /// into and the one a round writes (or keeps as its spare), at their
+    /// capacities. Under `AsyncWal` this is memory outside the memstores
+    /// that the process holds; `max_pending_bytes` bounds the first.
+    pub fn buffer_bytes(&self) -> u64 {
+        let pending = self.shared.pending.lock().buf.capacity() as u64;
+        pending + self.shared.counters.round_buffer_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How long the sync rounds of this WAL (since it was opened) took.
     pub fn sync_latency(&self) -> SyncLatency {
         self.shared.sync_times.snapshot()
