@@ -65,6 +65,7 @@ enum BenchCommand {
 
 fn main() -> anyhow::Result<()> {
     malloc_tuning::fix_mmap_threshold();
+    malloc_tuning::start_trimmer();
     let cli = Cli::parse();
     // The bench prints tables on stdout: the store's info events (a line
     // per flush and WAL roll) would drown them on a terminal, so it logs
