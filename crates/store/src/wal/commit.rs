@@ -67,8 +67,13 @@ use crate::wal::shared::{AppendTicket, Io, Shared};
 use crate::wal::stats::Counters;
 use crate::wal::writer::LogWriter;
 
-/// A recycled batch buffer larger than this is shrunk back.
-const MAX_SPARE_CAPACITY: usize = 8 << 20;
+/// A recycled batch buffer larger than this is shrunk back. Small: it is
+/// memory outside the memstores' budget that the process keeps between
+/// rounds (two buffers, the spare becoming the next pending one), and a
+/// round's batch is far smaller in steady state (a few hundred KB at the
+/// paper's write rates); a burst grows the pending buffer again, which for
+/// a block above malloc's mmap threshold is a `mremap`, not a copy.
+const MAX_SPARE_CAPACITY: usize = 1 << 20;
 
 impl Shared {
     /// Step 1 of an append: buffers `record` (framed, an entry of `seq` for
@@ -231,5 +236,44 @@ impl Shared {
         }
         self.counters.current_file_size.store(w.len(), std::sync::atomic::Ordering::Relaxed);
         result.map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use memstore::CellInput;
+
+    use super::MAX_SPARE_CAPACITY;
+    use crate::fs::LocalFs;
+    use crate::wal::{Durability, Wal, WalEntry, WalOptions};
+
+    #[test]
+    fn the_buffers_are_counted_and_a_round_keeps_at_most_the_spare_cap() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        // No sync unless asked: an hour-long interval, 1 GiB of sync bytes.
+        let options = WalOptions {
+            sync_interval: Duration::from_secs(3600),
+            sync_bytes: 1 << 30,
+            roll_size: 1 << 30,
+            ..WalOptions::default()
+        };
+        let (wal, _) = Wal::open(Arc::new(LocalFs), &tmp.path().join("wal"), options).expect("open");
+        let value = vec![b'v'; 4096];
+        let mut appended = 0usize;
+        let mut seq = 0;
+        while appended < 4 * MAX_SPARE_CAPACITY {
+            seq += 1;
+            let entry = WalEntry::from_cells(1, seq, &[CellInput::put(b"row", b"f", b"q", seq, &value)]);
+            appended += entry.record_len();
+            wal.append(&entry, Durability::AsyncWal).expect("append");
+        }
+        assert!(wal.buffer_bytes() >= appended as u64, "{} buffered, {appended} appended", wal.buffer_bytes());
+        wal.sync().expect("sync");
+        // The pending buffer is the previous spare (empty), the round's
+        // buffer shrunk back to the cap.
+        assert!(wal.buffer_bytes() <= MAX_SPARE_CAPACITY as u64, "{} after the round", wal.buffer_bytes());
     }
 }
