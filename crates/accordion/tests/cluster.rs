@@ -1320,8 +1320,7 @@ fn hbase_s_java_client_writes_through_a_servers_sigkill_and_loses_no_acknowledge
     }
     let project = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hbase_java");
     common::maven::build(&project);
-    let classpath = std::fs::read_to_string(project.join("target/classpath.txt")).expect("mvn wrote the classpath");
-    let classpath = format!("{}:{}", project.join("target/classes").display(), classpath.trim());
+    let classpath = common::maven::classpath(&project);
 
     let dir = tempfile::tempdir().expect("tempdir");
     let root = tempfile::tempdir().expect("shared root");

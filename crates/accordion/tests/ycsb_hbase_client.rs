@@ -22,14 +22,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::ServerProcess;
 use common::maven::{build, have_java_and_maven, run, tail};
+use common::standalone_hbase::StandaloneHBase;
 
 const RECORDS: u64 = 1_000;
 const OPERATIONS: u64 = 2_000;
@@ -208,76 +207,6 @@ fn ycsb_workloads_a_to_f_load_and_run_against_the_server_through_hbase_s_java_cl
     // those its run inserted (D and E insert new keys; the others none).
     for (table, inserted) in inserted {
         assert_eq!(shell_count(&server, &table), RECORDS + inserted, "{table}");
-    }
-}
-
-/// Real HBase 2.6.4 in one JVM (`bench/hbase/standalone.sh`) on a fresh
-/// data directory, stopped (SIGKILL: its data is thrown away) when dropped.
-struct StandaloneHBase {
-    child: Child,
-    zookeeper: String,
-    log: Arc<Mutex<String>>,
-    _dir: tempfile::TempDir,
-}
-
-impl StandaloneHBase {
-    fn start() -> StandaloneHBase {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/hbase/standalone.sh");
-        let mut child = Command::new(script)
-            .arg(dir.path())
-            // A small heap: the test's data is a few MB.
-            .env("HBASE_BENCH_HEAP", "1g")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn bench/hbase/standalone.sh");
-        let log = Arc::new(Mutex::new(String::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut log = sink.lock().unwrap_or_else(|e| e.into_inner());
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let (tx, rx) = mpsc::channel();
-        let stdout = child.stdout.take().expect("stdout");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        // The first start may build bench/hbase (Maven) before HBase starts.
-        let deadline = Instant::now() + Duration::from_secs(900);
-        let mut hbase = StandaloneHBase { child, zookeeper: String::new(), log, _dir: dir };
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                // "standalone hbase ready: zookeeper ADDR master ADDR regionserver ADDR"
-                Ok(line) if line.starts_with("standalone hbase ready:") => {
-                    let words: Vec<&str> = line.split_whitespace().collect();
-                    let at = words.iter().position(|w| *w == "zookeeper").expect("zookeeper address");
-                    hbase.zookeeper = words[at + 1].to_string();
-                    return hbase;
-                }
-                Ok(_) => {}
-                Err(_) => panic!("HBase did not start; log:\n{}", tail(&hbase.log_text(), 8000)),
-            }
-        }
-    }
-
-    fn log_text(&self) -> String {
-        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-impl Drop for StandaloneHBase {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

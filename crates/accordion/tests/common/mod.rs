@@ -6,6 +6,7 @@
 #![allow(dead_code, reason = "each test file uses a different part")]
 
 pub mod maven;
+pub mod standalone_hbase;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
