@@ -98,13 +98,8 @@ fn start_server(
     let http = format!("127.0.0.1:{}", nth_port(args.http_port, i)?);
     let rpc = format!("127.0.0.1:{}", nth_port(args.rpc_port, i)?);
     let log = args.dir.join(format!("server-{}.log", i + 1));
-    let extra = [
-        "--cluster-secret-file".to_string(),
-        secret.display().to_string(),
-        "--set".to_string(),
-        format!("rpc_addr={rpc}"),
-    ];
-    spawn_server(url, root, &thrift, &http, args.session_timeout_ms, &extra, &log)
+    let extra = ["--cluster-secret-file".to_string(), secret.display().to_string()];
+    spawn_server(url, root, [&thrift, &http, &rpc], args.session_timeout_ms, &extra, &log)
 }
 
 /// The cluster's secret file in `dir` (made once, readable by its owner
@@ -130,12 +125,13 @@ fn cluster_secret(dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
 }
 
 /// Starts `accordion server --cluster url --root root` listening on the
-/// given addresses, its log in `log`, and waits for its listening line.
+/// given Thrift, HTTP and HBase RPC addresses (several servers on one host
+/// each need their own: port 0 takes any free one), its log in `log`, and
+/// waits for its listening line.
 pub(crate) fn spawn_server(
     url: &str,
     root: &str,
-    thrift: &str,
-    http: &str,
+    [thrift, http, rpc]: [&str; 3],
     session_timeout_ms: u64,
     extra: &[String],
     log: &std::path::Path,
@@ -146,6 +142,7 @@ pub(crate) fn spawn_server(
         .arg("server")
         .args(["--cluster", url, "--root", root])
         .args(["--thrift-addr", thrift, "--http-addr", http])
+        .args(["--set", &format!("rpc_addr={rpc}")])
         .args(["--session-timeout-ms", &session_timeout_ms.to_string()])
         .args(extra)
         .stdin(Stdio::null())
@@ -236,7 +233,8 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     println!("  master    http://{}/", master.http_addr());
     for (i, s) in servers.iter().enumerate() {
         let rpc = s.rpc.as_deref().map(|a| format!("  rpc {a}")).unwrap_or_default();
-        println!("  server {}  thrift {}  http http://{}/{rpc}  pid {}", i + 1, s.thrift, s.http, s.child.id());
+        // The RPC address last: scripts read the fields before it by position.
+        println!("  server {}  thrift {}  http http://{}/  pid {}{rpc}", i + 1, s.thrift, s.http, s.child.id());
     }
     println!(
         "Connect a client (happybase) to any server's Thrift address: calls for regions another server holds \

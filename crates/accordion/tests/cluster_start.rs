@@ -48,6 +48,7 @@ fn start_fail_over_and_stop(extra: &[&str]) {
         .args(["cluster", "start", "--servers", "2", "--dir"])
         .arg(dir.path())
         .args(["--thrift-port", "0", "--http-port", "0", "--master-http-port", "0", "--session-timeout-ms", "2000"])
+        .args(["--rpc-port", "0"])
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -212,7 +212,7 @@ fn one_size(preset: &Preset, args: &ScaleOutArgs, n: usize) -> anyhow::Result<Si
         for i in 0..n {
             let log = dir.path().join(format!("server-{}.log", i + 1));
             let session = args.session_timeout_ms;
-            servers.push(spawn_server(&url, &root_uri, "127.0.0.1:0", "127.0.0.1:0", session, &extra, &log)?);
+            servers.push(spawn_server(&url, &root_uri, ["127.0.0.1:0"; 3], session, &extra, &log)?);
         }
         let each = preset.regions / n;
         let spread = Instant::now();
