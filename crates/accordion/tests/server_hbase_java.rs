@@ -71,6 +71,7 @@ const CHECKS: &[&str] = &[
     "no-such-family",
     "buffered-mutator-100000",
     "add-family",
+    "add-existing-family",
     "modify-family",
     "delete-family",
     "modify-table",

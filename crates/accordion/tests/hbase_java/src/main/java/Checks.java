@@ -285,6 +285,13 @@ public class Checks {
       check("add-family", admin.getDescriptor(t).getColumnFamilyCount() == 3
         && s(table.get(new Get(b("hh"))).getValue(h, b("q"))).equals("in-h"), admin.getDescriptor(t));
     }
+    try {
+      admin.addColumnFamily(t, ColumnFamilyDescriptorBuilder.of(h));
+      check("add-existing-family", false, "a family added twice");
+    } catch (Exception e) {
+      check("add-existing-family", String.valueOf(e).contains("InvalidFamilyOperationException")
+        && admin.getDescriptor(t).getColumnFamilyCount() == 3, e);
+    }
     admin.modifyColumnFamily(t, ColumnFamilyDescriptorBuilder.newBuilder(f).setMaxVersions(5).build());
     check("modify-family", admin.getDescriptor(t).getColumnFamily(f).getMaxVersions() == 5, admin.getDescriptor(t));
     admin.deleteColumnFamily(t, h);
