@@ -55,6 +55,10 @@ pub enum HookPoint {
     /// (renamed, leases recovered) and not yet read them. An error fails
     /// the open.
     WalDirsFenced,
+    /// A cluster member reading a table's regions from the shared root has
+    /// listed them and read their `.regioninfo`, and not yet looked for
+    /// split and merge markers. An error fails the read.
+    RootRegionsRead,
 }
 
 /// Test hooks; see the module documentation.

@@ -227,47 +227,98 @@ type TableOnRoot = (crate::table::TableDescriptor, bool, Vec<(PathBuf, RegionInf
 /// a retired parent and a daughter of an uncommitted split are skipped (the
 /// server that owns them, or the next single-owner open, sorts them out).
 /// Only the tables `wanted` accepts (by name) are read.
+///
+/// A table's regions are read with several file-system calls, not at one
+/// instant, while another server may split or merge: a read that began
+/// before a split committed and ended after it sees the retired parent but
+/// not its daughters. Such a read does not tile the key space and is read
+/// again (a split or merge commits within the time of a few file writes);
+/// a table whose regions still do not tile after [`ROOT_READ_ATTEMPTS`]
+/// reads is an error, never a list with a hole or an overlap.
 fn committed_regions(services: &Services, wanted: impl Fn(&str) -> bool) -> Result<Vec<TableOnRoot>> {
     let fs = services.ctx.fs.as_ref();
     let mut out = Vec::new();
     for entry in crate::layout::table_dirs(fs, &services.dir)? {
         let crate::layout::TableDirEntry::Table { name: table_name, dir: table_dir } = entry else { continue };
-        let desc_path = crate::layout::table_desc(&table_dir);
-        if !wanted(&table_name) || !fs.exists(&desc_path)? {
+        if !wanted(&table_name) {
             continue;
         }
-        let file = super::ddl::read_table_file(fs, &desc_path)?;
-        let mut infos = Vec::new();
-        for name in fs.list(&table_dir)? {
-            let region_dir = table_dir.join(&name);
-            if !crate::layout::is_region_dir_name(&name) {
-                continue;
+        let mut attempt = 1;
+        while let Some(table) = table_on_root(services, &table_dir)? {
+            if table.2.is_empty() || tiles_key_space(&table.2) {
+                out.push(table);
+                break;
             }
-            let info_path = crate::layout::region_info(&region_dir);
-            if let Some(info) = crate::layout::read_json::<RegionInfo>(fs, &info_path, "region info")? {
-                infos.push((region_dir, info));
+            if attempt == ROOT_READ_ATTEMPTS {
+                return Err(StoreError::Internal(format!(
+                    "the regions of table {table_name:?} on the root do not cover its key space exactly once after \
+                     {attempt} reads (a split or merge of another server still in progress?): {:?}",
+                    table.2.iter().map(|(_, i)| (i.id, &i.start_key, &i.end_key)).collect::<Vec<_>>()
+                )));
             }
+            tracing::debug!(table = %table_name, attempt, "read the root's regions during a split or merge; again");
+            std::thread::sleep(ROOT_READ_PAUSE * attempt);
+            attempt += 1;
         }
-        let retired = |dir: &Path| crate::region::retired_parents::is_retired(fs, dir);
-        let mut retired_ids = Vec::new();
-        for (dir, info) in &infos {
-            if retired(dir)? || infos.iter().any(|(_, other)| other.merged_from.contains(&info.id)) {
-                retired_ids.push(info.id);
-            }
-        }
-        let regions = infos
-            .into_iter()
-            .filter(|(dir, info)| {
-                !retired_ids.contains(&info.id)
-                    && !info.parent.is_some_and(|p| {
-                        !retired_ids.contains(&p)
-                            && fs.exists(&crate::layout::sibling_region_dir(dir, p)).unwrap_or(false)
-                    })
-            })
-            .collect();
-        out.push((file.descriptor, file.enabled, regions));
     }
     Ok(out)
+}
+
+/// Reads of a table's regions on the root before [`committed_regions`]
+/// gives up; with the pause growing by [`ROOT_READ_PAUSE`] per attempt,
+/// about 4 s in all.
+const ROOT_READ_ATTEMPTS: u32 = 40;
+const ROOT_READ_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// Whether `regions` (in any order) cover the key space once: the first
+/// starts at the empty key, each ends where the next starts, the last ends
+/// at the empty key.
+fn tiles_key_space(regions: &[(PathBuf, RegionInfo)]) -> bool {
+    let mut infos: Vec<&RegionInfo> = regions.iter().map(|(_, i)| i).collect();
+    infos.sort_by(|a, b| a.start_key.cmp(&b.start_key));
+    infos.first().is_some_and(|r| r.start_key.is_empty())
+        && infos.last().is_some_and(|r| r.end_key.is_empty())
+        && infos.windows(2).all(|w| !w[0].end_key.is_empty() && w[0].end_key == w[1].start_key)
+}
+
+/// One read of one table on the root (see [`committed_regions`]); `None`
+/// when it has no descriptor.
+fn table_on_root(services: &Services, table_dir: &Path) -> Result<Option<TableOnRoot>> {
+    let fs = services.ctx.fs.as_ref();
+    let desc_path = crate::layout::table_desc(table_dir);
+    if !fs.exists(&desc_path)? {
+        return Ok(None);
+    }
+    let file = super::ddl::read_table_file(fs, &desc_path)?;
+    let mut infos = Vec::new();
+    for name in fs.list(table_dir)? {
+        let region_dir = table_dir.join(&name);
+        if !crate::layout::is_region_dir_name(&name) {
+            continue;
+        }
+        let info_path = crate::layout::region_info(&region_dir);
+        if let Some(info) = crate::layout::read_json::<RegionInfo>(fs, &info_path, "region info")? {
+            infos.push((region_dir, info));
+        }
+    }
+    services.hook(crate::hooks::HookPoint::RootRegionsRead)?;
+    let retired = |dir: &Path| crate::region::retired_parents::is_retired(fs, dir);
+    let mut retired_ids = Vec::new();
+    for (dir, info) in &infos {
+        if retired(dir)? || infos.iter().any(|(_, other)| other.merged_from.contains(&info.id)) {
+            retired_ids.push(info.id);
+        }
+    }
+    let regions = infos
+        .into_iter()
+        .filter(|(dir, info)| {
+            !retired_ids.contains(&info.id)
+                && !info.parent.is_some_and(|p| {
+                    !retired_ids.contains(&p) && fs.exists(&crate::layout::sibling_region_dir(dir, p)).unwrap_or(false)
+                })
+        })
+        .collect();
+    Ok(Some((file.descriptor, file.enabled, regions)))
 }
 
 /// Opens the OFFLINE `region` of `table` from disk on this server,
