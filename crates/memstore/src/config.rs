@@ -9,6 +9,7 @@ use crate::chunk::CHUNK_SIZE;
 use crate::chunk_pool::ChunkPool;
 use crate::error::MemStoreError;
 use crate::executor::CompactionExecutor;
+use crate::memory_gauge::MemoryGauge;
 use crate::mvcc::Mvcc;
 use crate::segment::IndexLayout;
 use crate::visibility::VersionRules;
@@ -162,6 +163,9 @@ pub struct MemStoreConfig {
     pub mvcc: Arc<Mvcc>,
     /// Seed of the adaptive policy's coin.
     pub adaptive_seed: u64,
+    /// The global memory limit's gauge: an in-memory compaction starts
+    /// only if its copy fits under it.
+    pub memory_gauge: Arc<MemoryGauge>,
 }
 
 impl std::fmt::Debug for MemStoreConfig {
@@ -199,6 +203,7 @@ impl MemStoreConfig {
             clock: Arc::new(SystemClock),
             mvcc: Arc::new(Mvcc::default()),
             adaptive_seed: 0x5EED,
+            memory_gauge: MemoryGauge::unlimited(),
         }
     }
 

@@ -14,6 +14,7 @@ pub struct MemStoreCounters {
     pub(crate) merges: AtomicU64,
     pub(crate) compactions: AtomicU64,
     pub(crate) compactions_interrupted: AtomicU64,
+    pub(crate) compactions_deferred: AtomicU64,
     pub(crate) cells_dropped: AtomicU64,
     pub(crate) snapshots: AtomicU64,
     pub(crate) snapshot_cells: AtomicU64,
@@ -36,6 +37,9 @@ pub struct CountersSnapshot {
     /// Compaction or merge results discarded because a snapshot (or another
     /// change) overtook them.
     pub compactions_interrupted: u64,
+    /// Flattens, merges and compactions not started because their copy
+    /// did not fit under the global memory limit ([`crate::MemoryGauge`]).
+    pub compactions_deferred: u64,
     /// Cells dropped by in-memory compactions.
     pub cells_dropped: u64,
     /// Snapshots taken for disk flushes.
@@ -60,6 +64,7 @@ impl MemStoreCounters {
             merges: g(&self.merges),
             compactions: g(&self.compactions),
             compactions_interrupted: g(&self.compactions_interrupted),
+            compactions_deferred: g(&self.compactions_deferred),
             cells_dropped: g(&self.cells_dropped),
             snapshots: g(&self.snapshots),
             snapshot_cells: g(&self.snapshot_cells),

@@ -605,7 +605,15 @@ impl Inner {
         // However the action ends, what it built is then installed (and
         // counted in the pipeline) or dropped.
         let _building = ZeroOnDrop(&self.compacting_held);
-        match strategy.action(&segments) {
+        let action = strategy.action(&segments);
+        if action == Action::Noop {
+            return false;
+        }
+        let Some(_room) = self.config.memory_gauge.try_reserve(Self::copy_bytes(&action, &segments)) else {
+            MemStoreCounters::add(&c.compactions_deferred, 1);
+            return false;
+        };
+        match action {
             Action::Noop => false,
             Action::Flatten { count_uniques } => {
                 // Oldest first, so that the pipeline keeps its order.
@@ -679,6 +687,24 @@ impl Inner {
         }
     }
 
+    /// The most memory `action` builds beside `segments` (the pipeline,
+    /// newest first) before it is installed: a flatten builds flat indexes
+    /// of the skiplist segments, a merge one index over every segment, a
+    /// compaction copies the surviving cells and indexes them.
+    fn copy_bytes(action: &Action, segments: &[Arc<Segment>]) -> u64 {
+        let index = |s: &Arc<Segment>| s.index_held_bytes();
+        match action {
+            Action::Noop => 0,
+            Action::Flatten { .. } => segments.iter().filter(|s| s.as_active().is_some()).map(index).sum(),
+            Action::Merge { .. } => segments.iter().map(index).sum(),
+            Action::Compact => {
+                let mut footprint = Footprint::default();
+                segments.iter().for_each(|s| footprint.add(s));
+                footprint.bytes()
+            }
+        }
+    }
+
     /// Publishes a new pipeline computed from the current one; returns its
     /// version, or `None` if `change` refused (the pipeline moved on).
     fn install(&self, change: impl FnOnce(&CompactionPipeline) -> Option<CompactionPipeline>) -> Option<u64> {
@@ -696,6 +722,7 @@ mod tests {
     use super::*;
     use crate::chunk_pool::ChunkPool;
     use crate::config::InMemoryFlushThreshold;
+    use crate::memory_gauge::MemoryGauge;
     use crate::visibility::VersionRules;
 
     fn config(policy: CompactionPolicy, layout: IndexLayout) -> MemStoreConfig {
@@ -951,5 +978,41 @@ mod tests {
         }
         let c = m.counters();
         assert!(c.compactions > 0 && c.cells_dropped > 0, "{c:?}");
+    }
+
+    /// Found by measurement (issue 28): an eager compaction's copy, built
+    /// whatever the global figure, took the memstores 1.1–1.2× past their
+    /// budget. A copy that does not fit under the gauge's limit is not
+    /// started; the segments stay as they are, readable, and compact once
+    /// the room is back.
+    #[test]
+    fn a_compaction_whose_copy_does_not_fit_under_the_global_limit_waits_for_room() {
+        let gauge = Arc::new(MemoryGauge::new(1 << 30));
+        let m = MemStore::new(MemStoreConfig {
+            compaction_mode: CompactionMode::Manual,
+            memory_gauge: gauge.clone(),
+            ..config(CompactionPolicy::Eager, IndexLayout::CellArray)
+        })
+        .expect("config");
+        for i in 0..50 {
+            put(&m, &format!("k{}", i % 5), &format!("v{i}"));
+        }
+        m.flush_in_memory();
+        let held = m.size().held_size;
+        gauge.set_held(gauge.limit() - held / 2);
+        m.compact_pipeline();
+        let c = m.counters();
+        assert_eq!((c.compactions, c.compactions_deferred), (0, 1), "{c:?}");
+        assert_eq!(m.size().cells, 50, "nothing dropped");
+        assert_eq!(value(&m, "k4").as_deref(), Some("v49"));
+        assert_eq!(gauge.reserved(), 0, "a deferred compaction reserves nothing");
+
+        gauge.set_held(held);
+        m.compact_pipeline();
+        let c = m.counters();
+        assert_eq!((c.compactions, c.compactions_deferred), (1, 1), "{c:?}");
+        assert_eq!(m.size().cells, 5);
+        assert_eq!(value(&m, "k4").as_deref(), Some("v49"));
+        assert_eq!(gauge.reserved(), 0, "the room returns when the compaction ends");
     }
 }

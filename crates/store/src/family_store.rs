@@ -64,6 +64,10 @@ pub struct StoreContext {
     pub hooks: Option<Arc<dyn crate::hooks::WriteHooks>>,
     /// `StoreOptions::clock`.
     pub clock: Arc<dyn memstore::Clock>,
+    /// What the store's memstores hold against the global memstore limit,
+    /// as the flusher last counted it: their in-memory compactions start
+    /// only if their copy fits under the limit.
+    pub memory_gauge: Arc<memstore::MemoryGauge>,
 }
 
 impl StoreContext {
@@ -80,6 +84,7 @@ impl StoreContext {
             commit_fence: options.commit_fence.clone(),
             hooks: options.hooks.clone(),
             clock: options.clock.clone(),
+            memory_gauge: Arc::new(memstore::MemoryGauge::new(options.global_memstore_limit())),
         }
     }
 

@@ -21,6 +21,7 @@ pub(crate) fn regions(dir: &Path, wal: &Arc<Wal>, bounds: &[(&str, &str)], first
         commit_fence: None,
         hooks: None,
         clock: Arc::new(memstore::SystemClock),
+        memory_gauge: memstore::MemoryGauge::unlimited(),
     };
     let cfg = RegionConfig { ctx, flush_size: 1 << 20, max_cell_size: 1 << 20, hooks: None };
     let desc = Arc::new(TableDescriptor::new("t", vec![FamilyDescriptor::new("f")]));

@@ -141,6 +141,7 @@ fn memstore_config(
         max_cell_size: cfg.max_cell_size,
         mvcc: mvcc.clone(),
         clock: cfg.ctx.clock.clone(),
+        memory_gauge: cfg.ctx.memory_gauge.clone(),
         ..MemStoreConfig::new(f.name.as_bytes())
     })
 }

@@ -43,10 +43,12 @@ pub(crate) fn start(services: &Arc<Services>) {
 /// What every memstore holds (`Region::memstore_held_size`): the figure the
 /// global limit and its lower mark act on. Held, not heap: a memstore keeps
 /// whole chunks, and counting cells let a pipeline policy's process grow to
-/// 3–4× the limit.
+/// 3–4× the limit. The memstores' gauge learns it too (their in-memory
+/// compactions start only if their copy fits under the limit).
 fn global_held(services: &Services) -> u64 {
     let total = services.catalog.memstore_held_size();
     services.flush_queue.set_global_heap(total);
+    services.ctx.memory_gauge.set_held(total);
     total
 }
 
