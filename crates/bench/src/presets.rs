@@ -458,6 +458,7 @@ fn measure_mode(
         wal_sync_p50_us: counters.wal_sync_p50_us,
         wal_sync_p99_us: counters.wal_sync_p99_us,
         datanode_bytes: None,
+        process_id: None,
         settings: Some(preset.run_settings(engine.name(), policy, reads.map_or(0, |r| r.ops))),
     })
 }

@@ -89,6 +89,10 @@ pub struct RunReport {
     /// (their `BytesWritten` metric), when the bench runs the mini HDFS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub datanode_bytes: Option<u64>,
+    /// The process that ran it, for the embedded engines (by default each
+    /// run is a child process of its own: `accordion bench run`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_id: Option<u32>,
     /// What the run was set up with (`settings.rs`).
     pub settings: Option<RunSettings>,
 }

@@ -6,6 +6,7 @@
 pub mod memstore_bench;
 pub mod progress_bar;
 pub mod run_cmd;
+pub mod run_isolated;
 pub mod scale_out;
 pub mod split_bench;
 pub mod write_bench;

@@ -88,6 +88,14 @@ pub struct RunArgs {
     /// The HBase engine's launcher.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
     pub hbase_script: PathBuf,
+    /// Runs every embedded run (accordion, rocksdb) in this process instead
+    /// of a child process of its own each. A child's peak RSS, malloc
+    /// arenas and chunk pool are its run's alone; in one process a run
+    /// starts with the pool and arenas the runs before it grew.
+    #[arg(long)]
+    pub in_process: bool,
+    #[command(flatten)]
+    pub child: super::run_isolated::ChildArgs,
 }
 
 pub(crate) fn parse_durability(s: &str) -> Result<Durability, String> {
@@ -232,47 +240,28 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         }
         planned.push((name.clone(), exps));
     }
+    let jobs = schedule(args, &planned);
+    if let Some(index) = args.child.child_job {
+        return super::run_isolated::serve_child(&args.child, index, jobs.len(), |i| {
+            run_job(args, &base, &jobs[i], None)
+        });
+    }
     let mut hdfs =
         if args.engines.iter().any(|e| e == HDFS_ENGINE) { Some(HdfsTarget::start(args, &base)?) } else { None };
     println!("{}", table_header());
     let mut runs = Vec::new();
     let repeat = args.repeat.max(1);
-    let jobs = schedule(args, &planned);
     let bar = ProgressBarThread::start();
     // Repeats run in rounds (every engine and policy once per round), so that
     // a slow spell of this noisy machine falls on all of them alike instead
     // of on one policy's repeats.
     for _round in 0..repeat {
-        for (name, job) in &jobs {
-            let r = match job {
-                Job::Accordion(exp) => {
-                    bar.set_label(&format!("{name} accordion {}", exp.label));
-                    let allocs_before = crate::counting_alloc::allocations();
-                    let mut r = run_experiment(exp, &base).with_context(|| format!("{name} / {}", exp.label))?;
-                    let allocs = crate::counting_alloc::allocations() - allocs_before;
-                    r.allocs_per_op = Some(allocs as f64 / r.ops.max(1) as f64);
-                    r
-                }
-                Job::AccordionHdfs(exp) => {
-                    bar.set_label(&format!("{name} {HDFS_ENGINE} {}", exp.label));
-                    let target = hdfs.as_mut().expect("started above for this engine");
-                    target.run(exp).with_context(|| format!("{name} / {HDFS_ENGINE} {}", exp.label))?
-                }
-                Job::Hbase(exp) => {
-                    bar.set_label(&format!("{name} hbase {}", exp.label));
-                    bench::hbase_engine::run_hbase(exp, &args.hbase_script, &base)
-                        .with_context(|| format!("{name} / hbase {}", exp.label))?
-                }
-                Job::Thrift(exp, addr) => {
-                    bar.set_label(&format!("{name} thrift {addr}"));
-                    bench::presets::run_thrift(exp, addr, args.server_http.as_deref(), args.server_tls_ca.as_deref())
-                        .with_context(|| format!("{name} / thrift {addr}"))?
-                }
-                #[cfg(feature = "rocksdb")]
-                Job::Rocksdb(exp) => {
-                    bar.set_label(&format!("{name} rocksdb"));
-                    bench::presets::run_rocksdb(&exp.preset, &base).with_context(|| format!("{name} / rocksdb"))?
-                }
+        for (index, (name, job)) in jobs.iter().enumerate() {
+            bar.set_label(&format!("{name} {}", job.label()));
+            let r = if args.in_process || !job.isolated() {
+                run_job(args, &base, &(name, *job), hdfs.as_mut())?
+            } else {
+                super::run_isolated::run_in_child(index).with_context(|| format!("{name} / {}", job.label()))?
             };
             bar.println(&r.table_row());
             runs.push(r);
@@ -326,6 +315,42 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
     Ok(medians)
 }
 
+/// Runs `job` in this process.
+fn run_job(
+    args: &RunArgs,
+    base: &std::path::Path,
+    (name, job): &(&str, Job<'_>),
+    hdfs: Option<&mut HdfsTarget>,
+) -> anyhow::Result<RunReport> {
+    let mut r = match job {
+        Job::Accordion(exp) => {
+            let allocs_before = crate::counting_alloc::allocations();
+            let mut r = run_experiment(exp, base).with_context(|| format!("{name} / {}", exp.label))?;
+            let allocs = crate::counting_alloc::allocations() - allocs_before;
+            r.allocs_per_op = Some(allocs as f64 / r.ops.max(1) as f64);
+            r
+        }
+        Job::AccordionHdfs(exp) => {
+            let target = hdfs.context("the HDFS engine runs in the process that started HDFS")?;
+            target.run(exp).with_context(|| format!("{name} / {HDFS_ENGINE} {}", exp.label))?
+        }
+        Job::Hbase(exp) => bench::hbase_engine::run_hbase(exp, &args.hbase_script, base)
+            .with_context(|| format!("{name} / hbase {}", exp.label))?,
+        Job::Thrift(exp, addr) => {
+            bench::presets::run_thrift(exp, addr, args.server_http.as_deref(), args.server_tls_ca.as_deref())
+                .with_context(|| format!("{name} / thrift {addr}"))?
+        }
+        #[cfg(feature = "rocksdb")]
+        Job::Rocksdb(exp) => {
+            bench::presets::run_rocksdb(&exp.preset, base).with_context(|| format!("{name} / rocksdb"))?
+        }
+    };
+    if job.isolated() {
+        r.process_id = Some(std::process::id());
+    }
+    Ok(r)
+}
+
 /// One run of one engine in a round.
 #[derive(Debug, Clone, Copy)]
 enum Job<'a> {
@@ -338,6 +363,33 @@ enum Job<'a> {
     /// The preset on RocksDB (its first experiment's shape: no policies).
     #[cfg(feature = "rocksdb")]
     Rocksdb(&'a Experiment),
+}
+
+impl Job<'_> {
+    /// The engine and policy, for the progress bar and errors.
+    fn label(&self) -> String {
+        match self {
+            Job::Accordion(exp) => format!("accordion {}", exp.label),
+            Job::AccordionHdfs(exp) => format!("{HDFS_ENGINE} {}", exp.label),
+            Job::Hbase(exp) => format!("hbase {}", exp.label),
+            Job::Thrift(_, addr) => format!("thrift {addr}"),
+            #[cfg(feature = "rocksdb")]
+            Job::Rocksdb(_) => "rocksdb".to_string(),
+        }
+    }
+
+    /// Whether the run is an embedded engine's, which runs in a child
+    /// process of its own unless `--in-process` (HBase runs in a JVM of its
+    /// own anyway; the HDFS engine needs the mini HDFS this process
+    /// started; the Thrift engine is a client of another process).
+    fn isolated(&self) -> bool {
+        match self {
+            Job::Accordion(_) => true,
+            #[cfg(feature = "rocksdb")]
+            Job::Rocksdb(_) => true,
+            Job::AccordionHdfs(_) | Job::Hbase(_) | Job::Thrift(..) => false,
+        }
+    }
 }
 
 /// The runs of one round, labelled by preset: per preset, our policies, then
@@ -408,6 +460,8 @@ mod tests {
             hdfs_script: PathBuf::from("/nonexistent"),
             durability: None,
             list_presets: false,
+            in_process: true,
+            child: Default::default(),
         }
     }
 
