@@ -457,7 +457,7 @@ impl FamilyStore {
             return Err(StoreError::Internal("compaction selected a file that is no longer live".into()));
         }
         let major = major && selected.len() == current.len();
-        let _task = self.ctx.tasks.start(crate::tasks::TaskKind::Compaction, self.event_name());
+        let _task = self.ctx.tasks.start_compaction(self.event_name(), major);
         let started = std::time::Instant::now();
         // Compactions read through the cache without filling it with blocks
         // of files about to go.

@@ -60,11 +60,17 @@ pub struct TaskStatus {
     pub started_ms: u64,
     /// How long it has run so far.
     pub running_ms: u64,
+    /// A compaction that rewrites every file of its store (HBase's major
+    /// compaction, which `Admin.getCompactionState` tells from a minor
+    /// one); false for every other task.
+    #[serde(default)]
+    pub major: bool,
 }
 
 struct Running {
     kind: TaskKind,
     target: String,
+    major: bool,
     started_ms: u64,
     started: Instant,
 }
@@ -79,8 +85,18 @@ pub struct TaskMonitor {
 impl TaskMonitor {
     /// Lists a task until the returned guard is dropped.
     pub fn start(self: &Arc<Self>, kind: TaskKind, target: String) -> RunningTask {
+        self.begin(kind, target, false)
+    }
+
+    /// Lists a compaction of `target` (`major`: of every file of its
+    /// store) until the returned guard is dropped.
+    pub fn start_compaction(self: &Arc<Self>, target: String, major: bool) -> RunningTask {
+        self.begin(TaskKind::Compaction, target, major)
+    }
+
+    fn begin(self: &Arc<Self>, kind: TaskKind, target: String, major: bool) -> RunningTask {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let running = Running { kind, target, started_ms: crate::clock::now_ms(), started: Instant::now() };
+        let running = Running { kind, target, major, started_ms: crate::clock::now_ms(), started: Instant::now() };
         self.running.lock().insert(id, running);
         RunningTask { monitor: self.clone(), id }
     }
@@ -95,6 +111,7 @@ impl TaskMonitor {
                 target: r.target.clone(),
                 started_ms: r.started_ms,
                 running_ms: r.started.elapsed().as_millis() as u64,
+                major: r.major,
             })
             .collect()
     }
@@ -132,6 +149,16 @@ mod tests {
         assert_eq!(monitor.list().iter().map(|t| t.kind).collect::<Vec<_>>(), [TaskKind::Split]);
         drop(split);
         assert!(monitor.list().is_empty());
+    }
+
+    #[test]
+    fn a_compaction_says_whether_it_is_major() {
+        let monitor = Arc::new(TaskMonitor::default());
+        let _minor = monitor.start_compaction("t/r/f".into(), false);
+        let _major = monitor.start_compaction("t/r/g".into(), true);
+        let _flush = monitor.start(TaskKind::Flush, "t/r/h".into());
+        let listed: Vec<_> = monitor.list().into_iter().map(|t| (t.kind, t.major)).collect();
+        assert_eq!(listed, [(TaskKind::Compaction, false), (TaskKind::Compaction, true), (TaskKind::Flush, false)]);
     }
 
     #[test]
