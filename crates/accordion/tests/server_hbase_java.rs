@@ -6,7 +6,8 @@
 //! tables, reads region locations, puts, gets, scans (forward, reversed,
 //! limits, batching, caching, filters), deletes of each kind,
 //! checkAndMutate, RowMutations, increments, appends, a `batch`, 100,000 rows through a BufferedMutator
-//! counted back by a scan, then disables and deletes the tables and drops
+//! counted back by a scan, flushes, compacts, splits, reads the cluster's
+//! metrics and its regions' compaction state, then disables and deletes the tables and drops
 //! the namespace; it prints one line per check.
 //!
 //! Needs `java` (17) and `mvn`; skips, saying so, only when either is
@@ -77,6 +78,9 @@ const CHECKS: &[&str] = &[
     "modify-table",
     "flush-and-compact",
     "split",
+    "cluster-metrics",
+    "region-servers",
+    "compaction-state",
     "disable-table",
     "delete-table",
     "namespace-dropped",

@@ -72,3 +72,8 @@ pub use cell_block::CellCodec;
 pub use error::{RpcError, WireError};
 pub use server::{RpcServer, RpcServerConfig};
 pub use service::{Call, Reply, RpcServices};
+
+/// The HBase release whose `.proto` files [`pb`] is generated from, and so
+/// whose protocol a server built on this crate speaks: what it reports as
+/// its HBase version (`ClusterStatus.hbase_version`).
+pub const HBASE_VERSION: &str = "2.6.4";

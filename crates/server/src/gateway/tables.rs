@@ -99,6 +99,12 @@ impl Gateway {
         Ok(split)
     }
 
+    /// The store's counters and levels now, per region among them (what
+    /// HBase's region servers report as their load).
+    pub fn store_metrics(&self) -> store::metrics::StoreMetrics {
+        self.store.metrics()
+    }
+
     pub fn list_tables(&self) -> Vec<String> {
         self.store.list_tables()
     }

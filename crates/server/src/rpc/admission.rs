@@ -21,9 +21,15 @@ use hbase_rpc::RpcError;
 /// HBase's exception for a refused permission (a `DoNotRetryIOException`).
 const ACCESS_DENIED: &str = "org.apache.hadoop.hbase.security.AccessDeniedException";
 
-/// The master calls that change nothing: served to every caller.
-const READ_ONLY_MASTER_CALLS: &[&str] = &[
+/// The master and region server calls that change nothing: served to
+/// every caller.
+const READ_ONLY_CALLS: &[&str] = &[
     "IsMasterRunning",
+    "GetClusterStatus",
+    "GetRegionInfo",
+    "GetOnlineRegion",
+    "GetRegionLoad",
+    "GetServerInfo",
     "GetProcedureResult",
     "GetSchemaAlterStatus",
     "GetTableDescriptors",
@@ -44,7 +50,7 @@ pub struct DdlAdmission {
 impl DdlAdmission {
     /// Whether master call `method` from `peer` may run.
     pub fn check(&self, method: &str, peer: SocketAddr) -> Result<(), RpcError> {
-        if self.remote_allowed || READ_ONLY_MASTER_CALLS.contains(&method) || peer.ip().to_canonical().is_loopback() {
+        if self.remote_allowed || READ_ONLY_CALLS.contains(&method) || peer.ip().to_canonical().is_loopback() {
             return Ok(());
         }
         Err(RpcError::new(
@@ -85,7 +91,7 @@ mod tests {
     #[test]
     fn reads_are_served_to_everyone_and_the_setting_opens_changes() {
         let gate = DdlAdmission::default();
-        for read in READ_ONLY_MASTER_CALLS {
+        for read in READ_ONLY_CALLS {
             assert!(gate.check(read, peer("10.0.0.7")).is_ok(), "{read}");
         }
         let open = DdlAdmission { remote_allowed: true };

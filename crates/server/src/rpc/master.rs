@@ -1,5 +1,6 @@
 //! `MasterService`: the table and namespace DDL and descriptors
-//! hbase-client's `Admin` asks for.
+//! hbase-client's `Admin` asks for; the cluster's status
+//! ([`super::cluster_status`]) has its own file.
 //!
 //! HBase's master runs DDL as procedures and hands the client a procedure
 //! id to poll (`GetProcedureResult`). Here every DDL call is done before it
@@ -264,6 +265,7 @@ impl RpcAdapter {
                 }
                 Reply::new(&SplitTableRegionResponse { proc_id: done() })
             }
+            "GetClusterStatus" => self.cluster_status(call)?,
             "GetSchemaAlterStatus" => {
                 // A schema change is done everywhere before it answers.
                 let r: GetSchemaAlterStatusRequest = call.decode()?;

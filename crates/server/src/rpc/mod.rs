@@ -32,8 +32,10 @@
 mod admission;
 mod cells;
 mod client;
+mod cluster_status;
 mod errors;
 mod filters;
+mod load;
 mod master;
 mod meta;
 mod names;

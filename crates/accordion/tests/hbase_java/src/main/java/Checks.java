@@ -2,16 +2,22 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
+import java.util.Map;
+import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HRegionLocation;
 import org.apache.hadoop.hbase.NamespaceDescriptor;
+import org.apache.hadoop.hbase.RegionMetrics;
+import org.apache.hadoop.hbase.ServerMetrics;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Append;
 import org.apache.hadoop.hbase.client.BufferedMutator;
 import org.apache.hadoop.hbase.client.CheckAndMutate;
 import org.apache.hadoop.hbase.client.CheckAndMutateResult;
+import org.apache.hadoop.hbase.client.CompactionState;
 import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -19,6 +25,7 @@ import org.apache.hadoop.hbase.client.Delete;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Increment;
 import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.client.Result;
 import org.apache.hadoop.hbase.client.ResultScanner;
@@ -312,15 +319,7 @@ public class Checks {
     }
     admin.split(t, b("c"));
     try (RegionLocator locator = connection.getRegionLocator(t)) {
-      List<HRegionLocation> after = locator.getAllRegionLocations();
-      for (int i = 0; i < 100 && after.size() != 4; i++) {
-        Thread.sleep(100);
-        after = locator.getAllRegionLocations();
-      }
-      List<String> starts = new ArrayList<>();
-      for (HRegionLocation l : after) {
-        starts.add(s(l.getRegion().getStartKey()));
-      }
+      List<String> starts = startsOnceThere(locator, 4);
       HRegionLocation holding = locator.getRegionLocation(b("d"), true);
       try (Table table = connection.getTable(t)) {
         String now = rows(table, new Scan());
@@ -328,6 +327,54 @@ public class Checks {
           && now.equals(before), starts + " " + now + " vs " + before);
       }
     }
+
+    // The cluster as Admin reports it: one live server holding the table's
+    // four regions, each with its two stores, counting the writes since
+    // they opened (a row written and deleted; the alters and the split
+    // reopened every region). HBase's region servers report their load
+    // every few seconds: wait for the report after these.
+    try (Table table = connection.getTable(t)) {
+      table.put(new Put(b("w")).addColumn(f, b("q"), b("w")));
+      table.delete(new Delete(b("w")));
+    }
+    ClusterMetrics metrics = admin.getClusterMetrics();
+    long deadline = System.currentTimeMillis() + 20_000;
+    while ((tableRegions(metrics, t).size() != 4
+        || tableRegions(metrics, t).stream().mapToLong(RegionMetrics::getWriteRequestCount).sum() == 0)
+        && System.currentTimeMillis() < deadline) {
+      Thread.sleep(200);
+      metrics = admin.getClusterMetrics();
+    }
+    List<RegionMetrics> loads = tableRegions(metrics, t);
+    long written = loads.stream().mapToLong(RegionMetrics::getWriteRequestCount).sum();
+    check("cluster-metrics", metrics.getLiveServerMetrics().size() == 1 && loads.size() == 4
+      && loads.stream().allMatch(l -> l.getStoreCount() == 2) && written > 0
+      && metrics.getClusterId() != null && !metrics.getClusterId().isEmpty()
+      && metrics.getMasterName() != null && metrics.getHBaseVersion() != null,
+      metrics.getLiveServerMetrics().keySet() + " " + loads.size() + " regions, " + written + " writes, id "
+        + metrics.getClusterId());
+    List<ServerName> servers = new ArrayList<>(admin.getRegionServers());
+    ServerName server = servers.isEmpty() ? null : servers.get(0);
+    long held = server == null ? 0 : admin.getRegions(server).stream().filter(r -> r.getTable().equals(t)).count();
+    int measured = server == null ? 0 : admin.getRegionMetrics(server, t).size();
+    check("region-servers", servers.size() == 1 && metrics.getLiveServerMetrics().containsKey(server) && held == 4
+      && measured == 4, servers + " holds " + held + " regions of " + t + ", " + measured + " measured");
+
+    // Nothing compacts once the split's daughters are rewritten (HBase
+    // compacts them in the background right after the split).
+    CompactionState state = admin.getCompactionState(t);
+    deadline = System.currentTimeMillis() + 30_000;
+    while (state != CompactionState.NONE && System.currentTimeMillis() < deadline) {
+      Thread.sleep(200);
+      state = admin.getCompactionState(t);
+    }
+    RegionInfo first;
+    try (RegionLocator locator = connection.getRegionLocator(t)) {
+      first = locator.getRegionLocation(b("a")).getRegion();
+    }
+    CompactionState regionState = admin.getCompactionStateForRegion(first.getRegionName());
+    check("compaction-state", state == CompactionState.NONE && regionState == CompactionState.NONE,
+      state + " " + regionState);
 
     // Disable and delete the tables, drop the namespace.
     admin.disableTable(t);
@@ -339,6 +386,38 @@ public class Checks {
     admin.deleteNamespace("ns");
     listed = Arrays.stream(admin.listNamespaceDescriptors()).anyMatch(d -> d.getName().equals("ns"));
     check("namespace-dropped", !listed, "");
+  }
+
+  /**
+   * The start keys of the table's regions once there are `count` of them
+   * (HBase updates hbase:meta a moment after a split or merge answers), or
+   * after ten seconds.
+   */
+  static List<String> startsOnceThere(RegionLocator locator, int count) throws Exception {
+    List<HRegionLocation> all = locator.getAllRegionLocations();
+    for (int i = 0; i < 100 && all.size() != count; i++) {
+      Thread.sleep(100);
+      all = locator.getAllRegionLocations();
+    }
+    List<String> starts = new ArrayList<>();
+    for (HRegionLocation l : all) {
+      starts.add(s(l.getRegion().getStartKey()));
+    }
+    return starts;
+  }
+
+  /** The loads the live servers report for table t's regions. */
+  static List<RegionMetrics> tableRegions(ClusterMetrics metrics, TableName t) {
+    List<RegionMetrics> out = new ArrayList<>();
+    String prefix = t.getNameAsString() + ",";
+    for (ServerMetrics server : metrics.getLiveServerMetrics().values()) {
+      for (Map.Entry<byte[], RegionMetrics> e : server.getRegionMetrics().entrySet()) {
+        if (s(e.getKey()).startsWith(prefix)) {
+          out.add(e.getValue());
+        }
+      }
+    }
+    return out;
   }
 
   static String rows(Table table, Scan scan) throws Exception {
