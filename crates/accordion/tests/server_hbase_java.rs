@@ -7,7 +7,8 @@
 //! limits, batching, caching, filters), deletes of each kind,
 //! checkAndMutate, RowMutations, increments, appends, a `batch`, 100,000 rows through a BufferedMutator
 //! counted back by a scan, flushes, compacts, splits, reads the cluster's
-//! metrics and its regions' compaction state, then disables and deletes the tables and drops
+//! metrics and its regions' compaction state, merges two adjacent regions
+//! (and is refused two that are not), then disables and deletes the tables and drops
 //! the namespace; it prints one line per check.
 //!
 //! Needs `java` (17) and `mvn`; skips, saying so, only when either is
@@ -81,6 +82,8 @@ const CHECKS: &[&str] = &[
     "cluster-metrics",
     "region-servers",
     "compaction-state",
+    "merge-regions",
+    "merge-non-adjacent-refused",
     "disable-table",
     "delete-table",
     "namespace-dropped",

@@ -99,6 +99,18 @@ impl Gateway {
         Ok(split)
     }
 
+    /// Merges two adjacent regions named by their encoded names
+    /// ([`RegionInfo::dir_name`]); returns the merged region's. In a
+    /// cluster every server takes the merged region before the call
+    /// returns, as after a split.
+    pub fn merge_regions(&self, a: &str, b: &str) -> GatewayResult<String> {
+        let merged = self.store.merge_regions(a, b)?;
+        if let Some(table) = self.store.table_of_region(&merged) {
+            self.ddl_everywhere(&table, "merged")?;
+        }
+        Ok(merged)
+    }
+
     /// The store's counters and levels now, per region among them (what
     /// HBase's region servers report as their load).
     pub fn store_metrics(&self) -> store::metrics::StoreMetrics {

@@ -1,6 +1,6 @@
 //! `MasterService`: the table and namespace DDL and descriptors
-//! hbase-client's `Admin` asks for; the cluster's status
-//! ([`super::cluster_status`]) has its own file.
+//! hbase-client's `Admin` asks for; merges ([`super::merge`]) and the
+//! cluster's status ([`super::cluster_status`]) have their own files.
 //!
 //! HBase's master runs DDL as procedures and hands the client a procedure
 //! id to poll (`GetProcedureResult`). Here every DDL call is done before it
@@ -265,6 +265,7 @@ impl RpcAdapter {
                 }
                 Reply::new(&SplitTableRegionResponse { proc_id: done() })
             }
+            "MergeTableRegions" => self.merge(call, done)?,
             "GetClusterStatus" => self.cluster_status(call)?,
             "GetSchemaAlterStatus" => {
                 // A schema change is done everywhere before it answers.

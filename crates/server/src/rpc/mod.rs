@@ -13,7 +13,9 @@
 //! Invariants:
 //! * A region is named as the client computes it from `hbase:meta`
 //!   ([`names`]); a name that maps to no region of its table here is
-//!   answered `NotServingRegionException`, so the client relocates.
+//!   answered `NotServingRegionException`, so the client relocates. An
+//!   encoded name (what a merge sends) is looked for in every table; one
+//!   that names no region is `UnknownRegionException`.
 //! * Every call that changes a table goes through the gateway, so metrics
 //!   and limits are the gateway's. In a cluster, calls are never forwarded:
 //!   `hbase:meta` names each region's owner, and a region not open here is
@@ -37,6 +39,7 @@ mod errors;
 mod filters;
 mod load;
 mod master;
+mod merge;
 mod meta;
 mod names;
 mod region_admin;
@@ -63,6 +66,10 @@ pub(crate) enum Target {
     Region(RegionInfo),
 }
 
+/// HBase's exception for a region name that names no region
+/// (a `DoNotRetryIOException`).
+const UNKNOWN_REGION: &str = "org.apache.hadoop.hbase.UnknownRegionException";
+
 pub struct RpcAdapter {
     gateway: Arc<Gateway>,
     identity: Identity,
@@ -84,10 +91,17 @@ impl RpcAdapter {
             if name == meta::META_ENCODED_NAME.as_bytes() {
                 return Ok(Target::Meta);
             }
-            return Err(RpcError::do_not_retry(format!(
-                "regions are named by their full name here, not the encoded name {}",
-                shown()
-            )));
+            // The encoded name names no table: look through every table's
+            // regions (a merge names its regions so; tables are few).
+            return self
+                .gateway
+                .list_tables()
+                .iter()
+                .filter_map(|t| self.gateway.region_infos(t).ok())
+                .flatten()
+                .find(|r| names::encoded_region_name(&r.table, &r.start_key, r.id).as_bytes() == name)
+                .map(Target::Region)
+                .ok_or_else(|| RpcError::new(UNKNOWN_REGION, shown(), true));
         }
         if name.starts_with(names::META_TABLE.as_bytes()) && name.get(names::META_TABLE.len()) == Some(&b',') {
             return Ok(Target::Meta);

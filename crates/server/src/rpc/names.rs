@@ -50,17 +50,29 @@ pub fn wire_table_name(name: &str) -> TableName {
 /// The region name hbase-client computes for a region of `table` starting
 /// at `start` with id `id` (see the module doc).
 pub fn region_name(table: &str, start: &[u8], id: u64) -> Vec<u8> {
+    let mut name = name_without_encoding(table, start, id);
+    let encoded = encoded_name(&name);
+    name.push(b'.');
+    name.extend_from_slice(encoded.as_bytes());
+    name.push(b'.');
+    name
+}
+
+/// `<table>,<start key>,<region id>`: what the encoded name hashes.
+fn name_without_encoding(table: &str, start: &[u8], id: u64) -> Vec<u8> {
     let mut name = Vec::with_capacity(table.len() + start.len() + 56);
     name.extend_from_slice(table.as_bytes());
     name.push(b',');
     name.extend_from_slice(start);
     name.push(b',');
     name.extend_from_slice(id.to_string().as_bytes());
-    let encoded = encoded_name(&name);
-    name.push(b'.');
-    name.extend_from_slice(encoded.as_bytes());
-    name.push(b'.');
     name
+}
+
+/// The encoded name of the region `region_name` names (what
+/// `RegionInfo.getEncodedName` returns, and a merge request names).
+pub fn encoded_region_name(table: &str, start: &[u8], id: u64) -> String {
+    encoded_name(&name_without_encoding(table, start, id))
 }
 
 /// HBase's encoded region name: the MD5 of the name's first part, in hex.
@@ -119,6 +131,8 @@ mod tests {
         assert_eq!(parse_region_name(&name), Some(("ns:t".to_string(), 42)));
         assert_eq!(parse_region_name(b"t,,7"), Some(("t".to_string(), 7)));
         assert_eq!(parse_region_name(b"garbage"), None);
+        let encoded = encoded_region_name("ns:t", b"a,b", 42);
+        assert!(text.ends_with(&format!(".{encoded}.")), "{text}");
     }
 
     #[test]

@@ -3,6 +3,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -375,6 +376,32 @@ public class Checks {
     CompactionState regionState = admin.getCompactionStateForRegion(first.getRegionName());
     check("compaction-state", state == CompactionState.NONE && regionState == CompactionState.NONE,
       state + " " + regionState);
+
+    // Merge [g, p) and [p, ): three regions, the rows as they were.
+    try (RegionLocator locator = connection.getRegionLocator(t)) {
+      byte[] atG = locator.getRegionLocation(b("g"), true).getRegion().getRegionName();
+      byte[] atP = locator.getRegionLocation(b("p"), true).getRegion().getRegionName();
+      admin.mergeRegionsAsync(new byte[][] {atG, atP}, false).get(60, TimeUnit.SECONDS);
+      List<String> starts = startsOnceThere(locator, 3);
+      HRegionLocation holding = locator.getRegionLocation(b("q"), true);
+      try (Table table = connection.getTable(t)) {
+        String now = rows(table, new Scan());
+        check("merge-regions", starts.toString().equals("[, c, g]") && s(holding.getRegion().getStartKey()).equals("g")
+          && holding.getRegion().getEndKey().length == 0 && now.equals(before), starts + " " + now + " vs " + before);
+      }
+
+      // [, c) and [g, ) are not adjacent: refused, nothing changes.
+      byte[] atStart = locator.getRegionLocation(b(""), true).getRegion().getRegionName();
+      byte[] atG2 = locator.getRegionLocation(b("g"), true).getRegion().getRegionName();
+      try {
+        admin.mergeRegionsAsync(new byte[][] {atStart, atG2}, false).get(60, TimeUnit.SECONDS);
+        check("merge-non-adjacent-refused", false, "two regions with one between them merged");
+      } catch (Exception e) {
+        int left = locator.getAllRegionLocations().size();
+        check("merge-non-adjacent-refused", String.valueOf(e).contains("MergeRegionException") && left == 3,
+          left + " regions: " + e);
+      }
+    }
 
     // Disable and delete the tables, drop the namespace.
     admin.disableTable(t);
