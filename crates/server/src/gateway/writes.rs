@@ -75,17 +75,17 @@ impl Gateway {
         }
         let refs: Vec<Vec<MutationRef<'_>>> =
             here.iter().map(|w| w.mutations.iter().map(Mutation::as_ref).collect()).collect();
-        for skip in [false, true] {
+        // One store batch per durability the rows ask for (usually one).
+        for durability in [None, Some(Durability::SyncWal), Some(Durability::AsyncWal), Some(Durability::SkipWal)] {
             let batch: Vec<RowMutations<'_>> = here
                 .iter()
                 .zip(&refs)
-                .filter(|(w, _)| (w.durability == Some(Durability::SkipWal)) == skip)
+                .filter(|(w, _)| w.durability == durability)
                 .map(|(w, mutations)| RowMutations { row: &w.row, mutations })
                 .collect();
             if batch.is_empty() {
                 continue;
             }
-            let durability = skip.then_some(Durability::SkipWal);
             let applied = self.store.mutate_rows(table, &batch, durability).map_err(Into::into);
             result = result.and(applied);
         }

@@ -143,12 +143,25 @@ pub fn store_mutations(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<Muta
 
 /// A Put or Delete as one row's write.
 pub fn row_write(m: &MutationProto, cells: &[WireCell]) -> Result<RowWrite, RpcError> {
-    let skip_wal = m.durability == Some(mutation_proto::Durability::SkipWal as i32);
     Ok(RowWrite {
         row: mutation_row(m, cells)?,
         mutations: store_mutations(m, cells)?,
-        durability: skip_wal.then_some(Durability::SkipWal),
+        durability: mutation_durability(m),
     })
+}
+
+/// A mutation's own durability, which overrides its table's as in HBase
+/// (`USE_DEFAULT`, or none sent: the table's). HBase's `SYNC_WAL` hflushes
+/// and `FSYNC_WAL` hsyncs; the store's `SyncWal` fsyncs, so both map to it:
+/// never less durable than the client asked.
+fn mutation_durability(m: &MutationProto) -> Option<Durability> {
+    use mutation_proto::Durability as Wire;
+    match m.durability.and_then(|d| Wire::try_from(d).ok())? {
+        Wire::UseDefault => None,
+        Wire::SkipWal => Some(Durability::SkipWal),
+        Wire::AsyncWal => Some(Durability::AsyncWal),
+        Wire::SyncWal | Wire::FsyncWal => Some(Durability::SyncWal),
+    }
 }
 
 #[cfg(test)]
@@ -221,6 +234,17 @@ mod tests {
         assert_eq!(it.count(), 1, "the next mutation's cell stays in the block");
         let w = row_write(&m, &cells).unwrap();
         assert_eq!(w.durability, Some(Durability::SkipWal));
+        use mutation_proto::Durability as Wire;
+        for (wire, ours) in [
+            (None, None),
+            (Some(Wire::UseDefault), None),
+            (Some(Wire::AsyncWal), Some(Durability::AsyncWal)),
+            (Some(Wire::SyncWal), Some(Durability::SyncWal)),
+            (Some(Wire::FsyncWal), Some(Durability::SyncWal)),
+        ] {
+            let m = MutationProto { durability: wire.map(|d| d as i32), ..m.clone() };
+            assert_eq!(row_write(&m, &cells).unwrap().durability, ours, "{wire:?}");
+        }
         assert_eq!(
             w.mutations[1],
             Mutation::Put {
