@@ -27,6 +27,16 @@ fn write_keys(path: &Path, keys: impl Iterator<Item = Vec<u8>>) -> Result<(), Be
     w.flush().map_err(io("write the key file"))
 }
 
+/// The row keys of `workload`'s operations, in order.
+fn workload_keys(workload: &crate::workload::Workload) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let source = workload.key_source();
+    (0..workload.ops).map(move |i| {
+        let mut buf = [0u8; 32];
+        let n = source.key(i, &mut buf);
+        buf[..n].to_vec()
+    })
+}
+
 /// Where a run's inputs are.
 struct Files<'a> {
     work: &'a Path,
@@ -37,9 +47,9 @@ struct Files<'a> {
 }
 
 /// The CONFIG.json of bench/hbase (its README's protocol): the preset's
-/// store shape — regions, memstore budget, region flush size, WAL roll
-/// size, A, S — and workload, as the embedded engine gets them.
-fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64) -> serde_json::Value {
+/// store shape — regions, memstore budget, block cache, region flush size,
+/// WAL roll size, A, S — and workload, as the embedded engine gets them.
+fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64, read_ops: u64) -> serde_json::Value {
     let preset = &exp.preset;
     let row_bytes = preset.workload.fields * preset.workload.value_size + 24;
     serde_json::json!({
@@ -58,12 +68,14 @@ fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64) -> serde_json
         "wal_block_size": 2 * preset.wal_roll_size,
         "write_rate": preset.write_rate.unwrap_or(0.0),
         "memstore_limit": preset.memstore_bytes,
+        "block_cache_bytes": preset.block_cache_bytes,
         "inmemory_flush_share": preset.inmemory_flush_share,
         "pipeline_segments_limit": preset.pipeline_segments_limit,
         "keys_file": files.keys,
         "ops": preset.workload.ops,
         "read_ratio": preset.workload.read_ratio,
         "load_ops": load_ops,
+        "read_ops": read_ops,
         "load_keys_file": files.load_keys,
         "read_keys_file": files.read_keys,
         "dir": files.work.join("hbase"),
@@ -75,35 +87,28 @@ fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64) -> serde_json
 /// Runs `exp` on real HBase through `script` (bench/hbase/run.sh).
 pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunReport, BenchError> {
     let preset = &exp.preset;
+    // HBaseBench runs gets and puts, a load only before a measured reader.
+    if exp.mode == crate::presets::Mode::LoadThenRun || preset.workload.scan_ratio > 0.0 || preset.workload.inserts {
+        return Err(BenchError::Unsupported {
+            engine: "hbase".into(),
+            what: "the YCSB read presets (scans, inserts, a measured run after a load)",
+        });
+    }
     let work = base.join(format!("hbase-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(io("create the hbase work directory"))?;
-    let keys = preset.workload.key_source();
     let keys_file = work.join("keys.bin");
-    write_keys(
-        &keys_file,
-        (0..preset.workload.ops).map(|i| {
-            let mut buf = [0u8; 32];
-            let n = keys.key(i, &mut buf);
-            buf[..n].to_vec()
-        }),
-    )?;
-    // Reader under writes: the load phase's keys and the reader's, the same
-    // sequences the embedded engine uses (the load workload, seed 42).
-    let (load_ops, load_keys_file, read_keys_file) = match exp.mode {
-        crate::presets::Mode::Workload => (0, None, None),
-        crate::presets::Mode::ReaderUnderWrites { load_ops } => {
-            let load = crate::presets::load_workload(preset, load_ops);
-            let source = load.key_source();
-            let key = |i: u64| {
-                let mut buf = [0u8; 32];
-                let n = source.key(i, &mut buf);
-                buf[..n].to_vec()
-            };
+    write_keys(&keys_file, workload_keys(&preset.workload))?;
+    // Reader under writes: the load phase's keys (every key once) and the
+    // reader's gets, the sequences the embedded engines use.
+    let (load_ops, read_ops, load_keys_file, read_keys_file) = match exp.mode {
+        crate::presets::Mode::Workload | crate::presets::Mode::LoadThenRun => (0, 0, None, None),
+        crate::presets::Mode::ReaderUnderWrites { reads } => {
+            let load = crate::presets::load_workload(preset);
+            let reader = crate::presets::reader_workload(preset, reads);
             let (load_file, read_file) = (work.join("load_keys.bin"), work.join("read_keys.bin"));
-            write_keys(&load_file, (0..load_ops).map(key))?;
-            // The reader walks the same sequence from its start, cycling.
-            write_keys(&read_file, (0..load_ops.min(4_000_000)).map(key))?;
-            (load_ops, Some(load_file), Some(read_file))
+            write_keys(&load_file, workload_keys(&load))?;
+            write_keys(&read_file, workload_keys(&reader))?;
+            (load.ops, reader.ops, Some(load_file), Some(read_file))
         }
     };
     let splits_file = work.join("splits.bin");
@@ -115,7 +120,7 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
         load_keys: load_keys_file.as_deref(),
         read_keys: read_keys_file.as_deref(),
     };
-    let config = config_json(exp, &files, load_ops);
+    let config = config_json(exp, &files, load_ops, read_ops);
     let config_file = work.join("config.json");
     std::fs::write(&config_file, serde_json::to_vec_pretty(&config).expect("config serialises"))
         .map_err(io("write the hbase config"))?;
@@ -140,7 +145,7 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     })?;
     report.policy = exp.label.clone();
     report.preset = preset.name.to_string();
-    report.settings = Some(preset.run_settings("hbase", &exp.policy, load_ops));
+    report.settings = Some(preset.run_settings("hbase", &exp.policy, load_ops, read_ops));
     Ok(report)
 }
 
@@ -156,10 +161,11 @@ mod tests {
         for (name, scale) in [("paper-write-zipf", 1.0), ("paper-write-uniform", 0.3), ("regions-per-gb", 1.0)] {
             for mut exp in experiments(name, scale, &["adaptive:0.35".to_string()]).expect("preset") {
                 exp.preset.write_rate = Some(50_000.0);
-                let c = config_json(&exp, &files, 0);
+                let c = config_json(&exp, &files, 0, 0);
                 let pr = &exp.preset;
                 assert_eq!(c["regions"], pr.regions as u64, "{name}");
                 assert_eq!(c["memstore_limit"], pr.memstore_bytes, "{name}");
+                assert_eq!(c["block_cache_bytes"], pr.block_cache_bytes, "{name}");
                 assert_eq!(c["flush_size"], pr.region_flush_size, "{name}");
                 assert_eq!(c["wal_block_size"], 2 * pr.wal_roll_size, "{name}");
                 assert_eq!(c["inmemory_flush_share"], pr.inmemory_flush_share, "{name}");
@@ -175,7 +181,7 @@ mod tests {
             }
         }
         let zipf = &experiments("paper-write-zipf", 1.0, &["none".to_string()]).expect("preset")[0];
-        let c = config_json(zipf, &files, 0);
+        let c = config_json(zipf, &files, 0, 0);
         assert_eq!((c["regions"].as_u64(), c["flush_size"].as_u64()), (Some(5), Some(32 << 20)));
         assert_eq!(c["memstore_limit"].as_u64(), Some(150 << 20));
     }

@@ -19,6 +19,8 @@ pub mod paper;
 pub mod plot;
 pub mod presets;
 pub mod progress;
+pub mod read_presets;
+pub mod read_report;
 pub mod regime;
 pub mod report;
 #[cfg(feature = "rocksdb")]
@@ -41,4 +43,6 @@ pub enum BenchError {
     Io { what: String, source: std::io::Error },
     #[error("engine {engine}: {message}")]
     Engine { engine: String, message: String },
+    #[error("engine {engine} does not support {what}")]
+    Unsupported { engine: String, what: &'static str },
 }

@@ -34,6 +34,9 @@ pub struct Preset {
     pub batch_bytes: usize,
     pub durability: Durability,
     pub memstore_bytes: u64,
+    /// The block cache every engine gets (ours: its share of the store's
+    /// budget; RocksDB: its LRU cache).
+    pub block_cache_bytes: u64,
     pub region_flush_size: u64,
     /// The WAL rolls to a new file past this size.
     pub wal_roll_size: u64,
@@ -48,8 +51,18 @@ pub struct Preset {
 }
 
 /// Names of the presets this build knows.
-pub const PRESETS: &[&str] =
-    &["paper-write-zipf", "paper-write-uniform", "paper-mixed", "tune-a", "tune-s", "value-size", "regions-per-gb"];
+pub const PRESETS: &[&str] = &[
+    "paper-write-zipf",
+    "paper-write-uniform",
+    "paper-mixed",
+    "tune-a",
+    "tune-s",
+    "value-size",
+    "regions-per-gb",
+    "ycsb-b",
+    "ycsb-c",
+    "ycsb-e",
+];
 
 /// What preset `name` runs, in a line (`accordion bench run --list-presets`).
 pub fn describe(name: &str) -> Option<&'static str> {
@@ -60,13 +73,15 @@ pub fn describe(name: &str) -> Option<&'static str> {
         }
         "paper-write-uniform" => "the same with uniformly distributed keys",
         "paper-mixed" => {
-            "load half the rows, then one reader's Zipf gets measured (p50..p99) while the writers go on \
-             (--write-rate holds them to the same rate on every engine); once per policy"
+            "load every key once (uniform, not measured), then one reader's 150 K Zipf gets measured \
+             (p50..p99) while 12 writers write Zipf rows at a fixed rate (100 K rows/s unless --write-rate), \
+             the same on every engine; the writers stop when the reader is done; once per policy"
         }
         "tune-a" => "throughput as A, the active segment's share of the flush size, goes from 1.0 down to 0.01 (basic)",
         "tune-s" => "throughput as S, the pipeline's segments before a merge, goes from 1 to 10 (basic)",
         "value-size" => "100 B and 1 KB values under none and basic, at about the bytes of the 25 B preset",
         "regions-per-gb" => "2 to 128 regions sharing one memstore budget under none and basic (small flushes)",
+        "ycsb-b" | "ycsb-c" | "ycsb-e" => crate::read_presets::describe(name)?,
         _ => return None,
     })
 }
@@ -74,12 +89,32 @@ pub fn describe(name: &str) -> Option<&'static str> {
 /// How an experiment drives its engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
-    /// Every operation of the workload (writes and reads by its ratio).
+    /// Every operation of the workload, on an empty table.
     Workload,
-    /// Load `load_ops` rows first, then measure one reader thread while the
-    /// workload's writes run in the background.
-    ReaderUnderWrites { load_ops: u64 },
+    /// The table loaded first (every key once, [`load_workload`]; not
+    /// measured), then every operation of the workload measured: YCSB's
+    /// load and run phases.
+    LoadThenRun,
+    /// The table loaded first (not measured), then one reader thread's
+    /// `reads` Zipf gets ([`reader_workload`]) measured while the
+    /// workload's writes run in the background, until the reader is done.
+    ReaderUnderWrites { reads: u64 },
 }
+
+impl Mode {
+    /// Whether the table is loaded before the measured phase.
+    pub fn loads(&self) -> bool {
+        !matches!(self, Mode::Workload)
+    }
+}
+
+/// The paper's mixed workload: the measured reader's gets at scale 1.
+pub const MIXED_READER_GETS: f64 = 150_000.0;
+
+/// The writers' rate in the mixed workload unless `--write-rate` says
+/// otherwise: the rate of the issue's first measurement, one that every
+/// engine here sustains while its reader runs.
+pub const MIXED_WRITE_RATE: f64 = 100_000.0;
 
 /// One run of a preset: a label (the policy and the varied parameter), the
 /// store shape and the workload.
@@ -147,8 +182,8 @@ impl Preset {
             fields: 4,
             value_size: 25,
             ops: regime.ops,
-            read_ratio: 0.0,
             seed: 42,
+            ..Workload::default()
         };
         let workload = match dist {
             KeyDist::Zipfian => sized_by_keys_written(workload, regime.memstore_bytes),
@@ -162,6 +197,9 @@ impl Preset {
             batch_bytes: 10 * 1024,
             durability: Durability::AsyncWal,
             memstore_bytes: regime.memstore_bytes,
+            // As the store sizes it by default: the same 0.4 share of the
+            // budget as the memstores.
+            block_cache_bytes: regime.memstore_bytes,
             region_flush_size: regime.region_flush_size,
             wal_roll_size: regime.wal_roll_size,
             inmemory_flush_share: 0.02,
@@ -234,14 +272,18 @@ pub fn experiments(name: &str, scale: f64, policies: &[String]) -> Result<Vec<Ex
     Ok(match name {
         "paper-write-zipf" | "paper-write-uniform" => each_policy(Preset::by_name(name, scale)?, Mode::Workload),
         "paper-mixed" => {
-            // Load half the operations, then 12 writers continue while one
-            // reader's get latency is measured.
+            // The Zipf preset's key space loaded once, then 12 writers at a
+            // fixed rate while one reader's gets are measured; the writers'
+            // operations are a ceiling (they stop with the reader).
             let mut p = zipf.named("paper-mixed");
-            let load = p.workload.ops / 2;
-            p.workload.ops -= load;
             p.workload.seed = 43;
-            each_policy(p, Mode::ReaderUnderWrites { load_ops: load })
+            p.write_rate = Some(MIXED_WRITE_RATE);
+            let reads = ((MIXED_READER_GETS * scale) as u64).max(1);
+            each_policy(p, Mode::ReaderUnderWrites { reads })
         }
+        "ycsb-b" => each_policy(crate::read_presets::ycsb("ycsb-b", scale)?, Mode::LoadThenRun),
+        "ycsb-c" => each_policy(crate::read_presets::ycsb("ycsb-c", scale)?, Mode::LoadThenRun),
+        "ycsb-e" => each_policy(crate::read_presets::ycsb("ycsb-e", scale)?, Mode::LoadThenRun),
         "tune-a" => {
             // Throughput as the active segment's share goes from 1.0 (the
             // classic memstore) down to 0.01, under basic.
@@ -313,99 +355,124 @@ pub fn run_experiment_at(exp: &Experiment, base: &str, name: &'static str) -> Re
         split_keys: preset.split_keys(),
         durability: preset.durability,
         memstore_bytes: preset.memstore_bytes,
+        block_cache_bytes: preset.block_cache_bytes,
         region_flush_size: preset.region_flush_size,
         wal_roll_size: preset.wal_roll_size,
         inmemory_flush_share: preset.inmemory_flush_share,
         pipeline_segments_limit: preset.pipeline_segments_limit,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
-    let mut report = match &exp.mode {
-        Mode::Workload => measure(preset, &engine, &exp.label),
-        Mode::ReaderUnderWrites { load_ops } => {
-            let load = load_workload(preset, *load_ops);
-            if let Err(e) = driver::run(&engine, &load, preset.threads, preset.batch_bytes, None) {
-                let _ = engine.finish();
-                return Err(e);
-            }
-            measure_with_reader(preset, &engine, &exp.label, &load)
-        }
-    }?;
+    let mut report = run_mode(exp, &engine, &exp.label)?;
     if let Some(s) = &mut report.settings {
         s.memstore_policy = exp.policy.clone();
     }
     Ok(report)
 }
 
-/// The load phase of a reader-under-writes experiment (unthrottled): the
-/// keys the reader then reads. Every engine loads this sequence.
-pub fn load_workload(preset: &Preset, load_ops: u64) -> Workload {
-    Workload { ops: load_ops, seed: 42, ..preset.workload.clone() }
+/// The load phase of the presets that load first (unthrottled, not
+/// measured): every key of the key space once, in YCSB's hashed order, in
+/// 10 KB client batches. Every engine loads this sequence.
+pub fn load_workload(preset: &Preset) -> Workload {
+    Workload {
+        dist: KeyDist::Sequential,
+        ops: preset.workload.key_space,
+        read_ratio: 0.0,
+        scan_ratio: 0.0,
+        inserts: false,
+        seed: 42,
+        ..preset.workload.clone()
+    }
 }
 
-/// Runs `preset` on RocksDB with the same memtable budget, a memtable of
-/// the region flush size, the same WAL mode and threads (cargo feature
-/// `rocksdb`).
+/// Client batches of the load phase: YCSB's 10 KB write buffer.
+const LOAD_BATCH_BYTES: usize = 10 * 1024;
+
+/// The measured reader's gets of a reader-under-writes run: `reads` keys of
+/// the loaded key space drawn by YCSB's scrambled zipfian (its own seed,
+/// not the writers'). Every engine's reader reads this sequence.
+pub fn reader_workload(preset: &Preset, reads: u64) -> Workload {
+    Workload {
+        dist: KeyDist::Zipfian,
+        ops: reads,
+        read_ratio: 1.0,
+        scan_ratio: 0.0,
+        inserts: false,
+        seed: 44,
+        ..preset.workload.clone()
+    }
+}
+
+/// Runs `exp` on `engine` as its mode says: loads first if it loads, then
+/// measures; always finishes the engine (removing its data).
+pub fn run_mode(exp: &Experiment, engine: &dyn Engine, label: &str) -> Result<RunReport, BenchError> {
+    let preset = &exp.preset;
+    if exp.mode.loads()
+        && let Err(e) = driver::run(engine, &load_workload(preset), preset.threads, LOAD_BATCH_BYTES, None)
+    {
+        let _ = engine.finish();
+        return Err(e);
+    }
+    let reads = match exp.mode {
+        Mode::ReaderUnderWrites { reads } => Some(reader_workload(preset, reads)),
+        _ => None,
+    };
+    measure_mode(preset, engine, label, &exp.mode, reads.as_ref())
+}
+
+/// Runs `exp` on RocksDB with the same memtable budget, a memtable of the
+/// region flush size, the same block cache, WAL mode and threads, loading
+/// first and measuring as on our engine (cargo feature `rocksdb`).
 #[cfg(feature = "rocksdb")]
-pub fn run_rocksdb(preset: &Preset, base: &Path) -> Result<RunReport, BenchError> {
-    let dir = base.join(format!("rocksdb-{}-{}", preset.name, std::process::id()));
-    let engine = crate::rocksdb_engine::RocksDbEngine::open(
-        dir,
-        preset.memstore_bytes,
-        preset.region_flush_size,
-        preset.durability,
-        preset.workload.fields,
-    )?;
-    measure(preset, &engine, "-")
+pub fn run_rocksdb(exp: &Experiment, base: &Path) -> Result<RunReport, BenchError> {
+    let preset = &exp.preset;
+    let engine = crate::rocksdb_engine::RocksDbEngine::open(&crate::rocksdb_engine::RocksDbSetup {
+        dir: base.join(format!("rocksdb-{}-{}", preset.name, std::process::id())),
+        memtable_bytes: preset.memstore_bytes,
+        write_buffer_bytes: preset.region_flush_size,
+        block_cache_bytes: preset.block_cache_bytes,
+        durability: preset.durability,
+        fields: preset.workload.fields,
+    })?;
+    run_mode(exp, &engine, "-")
 }
 
 /// Runs `exp` against a running server over Thrift (`addr`; its HTTP port
-/// `http` for counters). Reader-under-writes presets load first, as on the
-/// embedded engine.
+/// `http` for counters). Presets that load do so first, as on the embedded
+/// engine.
 pub fn run_thrift(
     exp: &Experiment,
     addr: &str,
     http: Option<&str>,
     tls_ca: Option<&std::path::Path>,
 ) -> Result<RunReport, BenchError> {
-    let preset = &exp.preset;
-    let engine = crate::thrift_engine::ThriftEngine::open(addr, http, preset.workload.fields, tls_ca)?;
-    match &exp.mode {
-        Mode::Workload => measure(preset, &engine, "server"),
-        Mode::ReaderUnderWrites { load_ops } => {
-            let load = load_workload(preset, *load_ops);
-            driver::run(&engine, &load, preset.threads, preset.batch_bytes, None)?;
-            measure_with_reader(preset, &engine, "server", &load)
-        }
-    }
+    let engine = crate::thrift_engine::ThriftEngine::open(addr, http, exp.preset.workload.fields, tls_ca)?;
+    run_mode(exp, &engine, "server")
 }
 
-/// Drives `engine` with the preset's workload and reports; always finishes
-/// the engine (removing its data).
+/// Drives `engine` with the preset's workload on an empty table and
+/// reports; always finishes the engine (removing its data).
 pub fn measure(preset: &Preset, engine: &dyn Engine, policy: &str) -> Result<RunReport, BenchError> {
-    measure_mode(preset, engine, policy, None)
+    measure_mode(preset, engine, policy, &Mode::Workload, None)
 }
 
-/// Like [`measure`], with one reader thread reading `reads`' keys while the
-/// preset's writes run; the get latencies are the reader's.
-pub fn measure_with_reader(
-    preset: &Preset,
-    engine: &dyn Engine,
-    policy: &str,
-    reads: &Workload,
-) -> Result<RunReport, BenchError> {
-    measure_mode(preset, engine, policy, Some(reads))
-}
-
+/// The measured phase: the workload (with `reads`, one reader under its
+/// writes). Every counter is of this phase alone: what a load before it
+/// counted is taken off (the engine's counters before and after), so that
+/// every engine's figures cover the same operations. The WAL's sync
+/// latency percentiles are lifetime figures that cannot be split, so a run
+/// that loaded reports none.
 fn measure_mode(
     preset: &Preset,
     engine: &dyn Engine,
     policy: &str,
+    mode: &Mode,
     reads: Option<&Workload>,
 ) -> Result<RunReport, BenchError> {
     // The peak of this run, not of every run before it in this process.
     if !reset_peak_rss() {
         eprintln!("warning: cannot reset the peak RSS; peak_rss_bytes is the process's high-water mark");
     }
+    let before = mode.loads().then(|| engine.counters());
     let cpu_before = cpu_seconds();
     let (threads, batch, rate) = (preset.threads, preset.batch_bytes, preset.write_rate);
     let (result, memory) = crate::memory::sampled(engine, || match reads {
@@ -413,21 +480,28 @@ fn measure_mode(
         Some(r) => driver::run_reader_under_writes(engine, &preset.workload, threads, batch, rate, r),
     });
     let cpu = cpu_seconds() - cpu_before;
-    let counters = engine.counters();
+    let counters = match &before {
+        Some(b) => engine.counters().since(b),
+        None => engine.counters(),
+    };
     engine.finish()?;
     let result = result?;
     let mut latency = std::collections::BTreeMap::new();
-    if let Some(p) = Percentiles::of(&result.put_latency_us) {
-        latency.insert("put".to_string(), p);
-    }
-    if let Some(p) = Percentiles::of(&result.get_latency_us) {
-        latency.insert("get".to_string(), p);
+    let write_op = if preset.workload.inserts { "insert" } else { "put" };
+    for (op, h) in
+        [(write_op, &result.put_latency_us), ("get", &result.get_latency_us), ("scan", &result.scan_latency_us)]
+    {
+        if let Some(p) = Percentiles::of(h) {
+            latency.insert(op.to_string(), p);
+        }
     }
     let wa = if counters.user_bytes == 0 {
         0.0
     } else {
         (counters.bytes_flushed + counters.bytes_compacted) as f64 / counters.user_bytes as f64
     };
+    let load_ops = if mode.loads() { load_workload(preset).ops } else { 0 };
+    let reader_gets = reads.map_or(0, |r| r.ops);
     Ok(RunReport {
         engine: engine.name().to_string(),
         policy: policy.to_string(),
@@ -459,20 +533,23 @@ fn measure_mode(
         wal_sync_p99_us: counters.wal_sync_p99_us,
         datanode_bytes: None,
         process_id: None,
-        settings: Some(preset.run_settings(engine.name(), policy, reads.map_or(0, |r| r.ops))),
+        rows_scanned: (result.rows_scanned > 0).then_some(result.rows_scanned),
+        settings: Some(preset.run_settings(engine.name(), policy, load_ops, reader_gets)),
     })
 }
 
 impl Preset {
     /// The settings of this preset as run on `engine` with `policy`, after
-    /// `load_ops` rows loaded first (the report's `settings` block).
-    pub fn run_settings(&self, engine: &str, policy: &str, load_ops: u64) -> RunSettings {
+    /// `load_ops` rows loaded first, with a reader doing `reader_gets` gets
+    /// (the report's `settings` block).
+    pub fn run_settings(&self, engine: &str, policy: &str, load_ops: u64, reader_gets: u64) -> RunSettings {
         let w = &self.workload;
         RunSettings {
             memstore_policy: policy.to_string(),
             threads: self.threads,
             regions: if engine == "thrift" { 1 } else { self.regions },
             memstore_bytes: self.memstore_bytes,
+            block_cache_bytes: self.block_cache_bytes,
             region_flush_size: self.region_flush_size,
             wal_roll_size: self.wal_roll_size,
             inmemory_flush_share: self.inmemory_flush_share,
@@ -484,7 +561,11 @@ impl Preset {
             fields: w.fields,
             value_size: w.value_size,
             ops: w.ops,
+            read_ratio: w.read_ratio,
+            scan_ratio: w.scan_ratio,
+            inserts: w.inserts,
             load_ops,
+            reader_gets,
             durability: durability_name(self.durability).to_string(),
             write_rate: self.write_rate,
             git_commit: GIT_COMMIT.to_string(),
@@ -511,13 +592,31 @@ mod tests {
                 exp.preset.threads = 3;
                 let report = run_experiment(&exp, dir.path()).expect("runs");
                 assert_eq!(report.preset, *name);
-                assert_eq!(report.ops, exp.preset.workload.ops);
                 assert!(report.ops_per_sec > 0.0);
-                assert!(report.user_bytes >= exp.preset.workload.ops * 100, "{report:?}");
-                assert!(report.latency_us.contains_key("put"), "{report:?}");
+                let w = &exp.preset.workload;
+                match exp.mode {
+                    // The writers stop with the reader: its gets are all done.
+                    Mode::ReaderUnderWrites { reads } => {
+                        assert_eq!(report.latency_us.get("get").map(|_| reads), Some(reads), "{report:?}")
+                    }
+                    _ => assert_eq!(report.ops, w.ops),
+                }
+                let writes = (0..w.ops).filter(|&i| w.op_kind(i) == crate::workload::OpKind::Write).count() as u64;
+                if exp.mode == Mode::LoadThenRun {
+                    // The load is not counted: its rows alone would pass this.
+                    let bound = (writes + w.key_space) * w.row_value_bytes() as u64;
+                    assert!(report.user_bytes < bound, "{name}: {} of {bound}", report.user_bytes);
+                }
+                if matches!(exp.mode, Mode::Workload | Mode::LoadThenRun) {
+                    assert!(report.user_bytes >= writes * w.row_value_bytes() as u64, "{report:?}");
+                    let write_op = if w.inserts { "insert" } else { "put" };
+                    assert_eq!(report.latency_us.contains_key(write_op), writes > 0, "{report:?}");
+                    assert_eq!(report.latency_us.contains_key("scan"), w.scan_ratio > 0.0, "{report:?}");
+                }
                 let s = report.settings.as_ref().expect("every run records its settings");
                 assert_eq!((s.regions, s.memstore_bytes), (exp.preset.regions, exp.preset.memstore_bytes), "{name}");
-                assert_eq!((s.memstore_policy.as_str(), s.scale, s.ops), (exp.policy.as_str(), 0.002, report.ops));
+                assert_eq!((s.memstore_policy.as_str(), s.scale, s.ops), (exp.policy.as_str(), 0.002, w.ops));
+                assert_eq!(s.block_cache_bytes, exp.preset.block_cache_bytes);
                 if matches!(exp.mode, Mode::ReaderUnderWrites { .. }) {
                     assert!(report.latency_us.contains_key("get"), "the reader was measured: {report:?}");
                 }
@@ -598,9 +697,16 @@ mod tests {
             let mut exp = experiments(name, 0.002, &["basic".to_string()]).expect("preset").remove(0);
             exp.preset.threads = 3;
             let report = run_thrift(&exp, &addr, Some(&http), None).expect("runs over thrift");
-            assert_eq!((report.engine.as_str(), report.ops), ("thrift", exp.preset.workload.ops));
-            assert!(report.user_bytes >= exp.preset.workload.ops * 100 / 2, "server counters reached: {report:?}");
-            assert!(report.bytes_wal > 0, "{report:?}");
+            assert_eq!(report.engine, "thrift");
+            if let Mode::ReaderUnderWrites { reads } = exp.mode {
+                let s = report.settings.as_ref().expect("settings");
+                assert_eq!((s.load_ops, s.reader_gets), (exp.preset.workload.key_space, reads));
+                assert!(report.latency_us.contains_key("get"), "{report:?}");
+            } else {
+                assert_eq!(report.ops, exp.preset.workload.ops);
+                assert!(report.user_bytes >= report.ops * 100, "server counters reached: {report:?}");
+                assert!(report.bytes_wal > 0, "{report:?}");
+            }
         }
         let rows = server.store().scan("usertable", store::Scan::default()).expect("scan").count();
         assert!(rows > 0, "the rows are in the server's store");
@@ -611,7 +717,8 @@ mod tests {
         let mut exp = experiments("paper-write-zipf", 0.5, &["adaptive:0.2".to_string()]).expect("preset").remove(0);
         exp.preset.write_rate = Some(1234.0);
         let p = &exp.preset;
-        let report = RunReport { settings: Some(p.run_settings("accordion", "adaptive:0.2", 0)), ..Default::default() };
+        let report =
+            RunReport { settings: Some(p.run_settings("accordion", "adaptive:0.2", 0, 0)), ..Default::default() };
         let json: serde_json::Value = serde_json::from_str(&to_json(&[report])).expect("valid json");
         let s = &json["runs"][0]["settings"];
         assert_eq!(s["memstore_policy"], "adaptive:0.2");
@@ -633,10 +740,10 @@ mod tests {
         assert_eq!(s["git_commit"], GIT_COMMIT);
         assert!(s.get("note").is_none(), "the embedded engine uses every setting");
         // Other engines say what they do not use; a report read back keeps it.
-        let rocks = p.run_settings("rocksdb", "-", 0);
+        let rocks = p.run_settings("rocksdb", "-", 0, 0);
         assert!(rocks.note.as_deref().is_some_and(|n| n.contains("write_buffer_size")));
-        let thrift = p.run_settings("thrift", "server", 7);
-        assert_eq!((thrift.regions, thrift.load_ops), (1, 7));
+        let thrift = p.run_settings("thrift", "server", 7, 3);
+        assert_eq!((thrift.regions, thrift.load_ops, thrift.reader_gets), (1, 7, 3));
         let back: RunReport = serde_json::from_str(
             &serde_json::to_string(&RunReport { settings: Some(thrift.clone()), ..Default::default() })
                 .expect("serialises"),

@@ -52,7 +52,7 @@ pub struct RunReport {
     pub bytes_compacted: u64,
     pub user_bytes: u64,
     pub write_amplification: f64,
-    /// Per operation type ("put", "get").
+    /// Per operation type ("put", "insert", "get", "scan").
     pub latency_us: BTreeMap<String, Percentiles>,
     pub peak_rss_bytes: u64,
     /// The most the memstores held in the run (data chunks, index memory,
@@ -85,6 +85,9 @@ pub struct RunReport {
     pub wal_sync_p50_us: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wal_sync_p99_us: Option<u64>,
+    /// Rows the run's scans returned, when it scanned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_scanned: Option<u64>,
     /// Bytes the HDFS DataNodes wrote during the run, every replica counted
     /// (their `BytesWritten` metric), when the bench runs the mini HDFS.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,7 +219,7 @@ pub fn median_runs(runs: &[RunReport]) -> Vec<RunReport> {
 }
 
 /// CPU microseconds the engine's process spent per operation.
-fn cpu_us_per_op(r: &RunReport) -> f64 {
+pub(crate) fn cpu_us_per_op(r: &RunReport) -> f64 {
     if r.ops == 0 { 0.0 } else { r.cpu_seconds * 1e6 / r.ops as f64 }
 }
 
@@ -225,7 +228,7 @@ pub(crate) fn disk_bytes(r: &RunReport) -> f64 {
     (r.bytes_flushed + r.bytes_compacted) as f64
 }
 
-fn ratio(a: f64, b: f64) -> String {
+pub(crate) fn ratio(a: f64, b: f64) -> String {
     if b == 0.0 { "n/a".to_string() } else { format!("{:.2}x", a / b) }
 }
 

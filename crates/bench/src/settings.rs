@@ -24,6 +24,8 @@ pub struct RunSettings {
     pub regions: usize,
     /// Global memstore budget in bytes.
     pub memstore_bytes: u64,
+    /// The block cache in bytes (every engine gets the same).
+    pub block_cache_bytes: u64,
     pub region_flush_size: u64,
     pub wal_roll_size: u64,
     /// A: the active segment's share of the region flush size.
@@ -37,10 +39,20 @@ pub struct RunSettings {
     pub dist: String,
     pub fields: usize,
     pub value_size: usize,
-    /// Operations measured.
+    /// The workload's operations (a reader-under-writes run's writers stop
+    /// with the reader, so this is their ceiling; the report's `ops` is what
+    /// was done).
     pub ops: u64,
-    /// Rows written before the measured phase (reader-under-writes presets).
+    /// Shares of the workload's operations that get one row and that scan.
+    pub read_ratio: f64,
+    pub scan_ratio: f64,
+    /// Whether the workload's writes insert new rows (YCSB E).
+    pub inserts: bool,
+    /// Rows written before the measured phase (every key once), when the
+    /// preset loads the table first; nothing of the load is measured.
     pub load_ops: u64,
+    /// Gets the measured reader does (reader-under-writes presets).
+    pub reader_gets: u64,
     /// HBase's name: SYNC_WAL, ASYNC_WAL, SKIP_WAL.
     pub durability: String,
     /// Total rows per second the writers were held to, if any.
@@ -65,7 +77,8 @@ pub(crate) fn engine_note(engine: &str) -> Option<&'static str> {
     match engine {
         "rocksdb" => Some(
             "one column family, no regions: db_write_buffer_size = memstore_bytes, \
-             write_buffer_size = region_flush_size; A and S do not apply",
+             write_buffer_size = region_flush_size, an LRU block cache of block_cache_bytes, full bloom \
+             filters of 10 bits per key, 4 KiB blocks (ours: 64 KiB); A and S do not apply",
         ),
         "thrift" => Some(
             "a running server's table made over Thrift: one region and the server's own memstore \
