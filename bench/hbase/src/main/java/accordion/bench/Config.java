@@ -37,6 +37,10 @@ final class Config {
   int flushThreads; // hbase.hstore.flusher.count
   long walBlockSize; // hbase.regionserver.hlog.blocksize; 0 = HDFS-like 256 MiB
   double blockCacheFraction; // hfile.block.cache.size
+  /** The block cache in bytes, as the other engines get it; 0 = blockCacheFraction of the heap. */
+  long blockCacheBytes;
+  /** Gets the measured reader does (the read keys file holds them in order); 0 = no reader. */
+  long readOps;
   /** Rows per second all client threads together may write in the measured phase; 0 = no limit. */
   double writeRate;
 
@@ -76,6 +80,8 @@ final class Config {
     c.flushThreads = (int) num(m, "flush_threads", 2);
     c.walBlockSize = (long) num(m, "wal_block_size", 0);
     c.blockCacheFraction = num(m, "block_cache_fraction", 0.4);
+    c.blockCacheBytes = (long) num(m, "block_cache_bytes", 0);
+    c.readOps = (long) num(m, "read_ops", 0);
     c.writeRate = num(m, "write_rate", 0);
     c.validate();
     return c;

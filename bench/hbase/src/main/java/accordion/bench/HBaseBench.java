@@ -77,7 +77,8 @@ public final class HBaseBench {
   private final AtomicLong next = new AtomicLong();
   /** Operations of the phase in progress (the load phase, then the measured one). */
   private volatile long phaseOps;
-  private volatile boolean writersDone;
+  /** Set when the measured reader has done its gets: the writers stop then. */
+  private volatile boolean readerDone;
   /**
    * Whether writes are held to write_rate (the measured phase only): operation i is due
    * (i + 1) / write_rate seconds after pacedSince (System.nanoTime), as in the Rust driver.
@@ -132,7 +133,8 @@ public final class HBaseBench {
     long maxHeap = Runtime.getRuntime().maxMemory();
     conf.setFloat("hbase.regionserver.global.memstore.size",
       (float) ((double) cfg.memstoreLimit / maxHeap));
-    conf.setFloat("hfile.block.cache.size", (float) cfg.blockCacheFraction);
+    conf.setFloat("hfile.block.cache.size", (float) (cfg.blockCacheBytes > 0
+      ? (double) cfg.blockCacheBytes / maxHeap : cfg.blockCacheFraction));
     conf.set(CompactingMemStore.COMPACTING_MEMSTORE_TYPE_KEY, policyOf(cfg.policy).name());
     conf.setDouble(CompactingMemStore.IN_MEMORY_FLUSH_THRESHOLD_FACTOR_KEY,
       cfg.inmemoryFlushShare);
@@ -286,6 +288,14 @@ public final class HBaseBench {
       next.set(0);
     }
     phaseOps = cfg.ops;
+    // Every figure counts the measured phase alone: what the load counted is taken off.
+    long[] compaction0 = Counters.compactionSnapshot();
+    long flushes0 = Counters.FLUSHES.sum();
+    long inmemoryFlushes0 = Counters.INMEMORY_FLUSHES.sum();
+    long merges0 = Counters.MERGES.sum();
+    long inmemoryCompactions0 = Counters.INMEMORY_COMPACTIONS.sum();
+    long bytesFlushed0 = bytesFlushed();
+    long[] walBefore = walFiles(root);
 
     // ---- operation phase ----
     List<Worker> workers = new ArrayList<>();
@@ -310,18 +320,17 @@ public final class HBaseBench {
     Reader reader = null;
     Thread readerThread = null;
     if (readKeys != null) {
-      reader = new Reader(readKeys);
+      reader = new Reader(readKeys, cfg.readOps > 0 ? cfg.readOps : readKeys.size());
       readerThread = new Thread(reader, "reader");
       readerThread.start();
     }
     for (Thread th : threads) {
       th.join();
     }
-    long end = System.nanoTime();
-    writersDone = true;
     if (readerThread != null) {
       readerThread.join();
     }
+    long end = System.nanoTime();
     double cpu = cpuSeconds() - cpuBefore;
     progress.interrupt();
     if (failure.get() != null) {
@@ -337,7 +346,9 @@ public final class HBaseBench {
     long userBytes = 0;
     long userBytesLogical = 0;
     long found = 0;
+    long opsDone = 0;
     for (Worker w : workers) {
+      opsDone += w.opsDone;
       puts.add(w.putLatency);
       gets.add(w.getLatency);
       userBytes += w.userBytes;
@@ -347,28 +358,30 @@ public final class HBaseBench {
     if (reader != null) {
       gets.add(reader.latency);
       found += reader.found;
+      opsDone += reader.latency.getTotalCount();
     }
-    long[] compaction = Counters.compactionSnapshot();
-    long flushes = Counters.FLUSHES.sum();
-    long bytesFlushed = 0;
-    for (HRegion r : regions) {
-      for (HStore s : r.getStores()) {
-        bytesFlushed += s.getFlushedOutputFileSize();
-      }
+    long[] compactionNow = Counters.compactionSnapshot();
+    long[] compaction = new long[compactionNow.length];
+    for (int i = 0; i < compaction.length; i++) {
+      compaction[i] = compactionNow[i] - compaction0[i];
     }
-    long[] wal0 = walFiles(root);
+    long flushes = Counters.FLUSHES.sum() - flushes0;
+    long bytesFlushed = bytesFlushed() - bytesFlushed0;
+    long[] walNow = walFiles(root);
+    // WAL files created in the phase and the bytes written to them (no WAL file is removed here).
+    long[] wal0 = { walNow[0] - walBefore[0], walNow[1] - walBefore[1] };
     double seconds = (end - start) / 1e9;
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("engine", "hbase");
     out.put("policy", cfg.policy);
     out.put("preset", cfg.preset);
-    out.put("ops", cfg.ops);
+    out.put("ops", opsDone);
     out.put("seconds", seconds);
-    out.put("ops_per_sec", cfg.ops / seconds);
+    out.put("ops_per_sec", opsDone / seconds);
     out.put("flushes", flushes);
-    out.put("inmemory_flushes", Counters.INMEMORY_FLUSHES.sum());
-    out.put("merges", Counters.MERGES.sum());
-    out.put("inmemory_compactions", Counters.INMEMORY_COMPACTIONS.sum());
+    out.put("inmemory_flushes", Counters.INMEMORY_FLUSHES.sum() - inmemoryFlushes0);
+    out.put("merges", Counters.MERGES.sum() - merges0);
+    out.put("inmemory_compactions", Counters.INMEMORY_COMPACTIONS.sum() - inmemoryCompactions0);
     out.put("compactions", compaction[0]);
     out.put("wal_files", wal0[0]);
     out.put("bytes_wal", wal0[1]);
@@ -433,20 +446,25 @@ public final class HBaseBench {
     return lo;
   }
 
-  /** The measured reader of the reader-under-writes presets: gets, one by one, until the writers finish. */
+  /**
+   * The measured reader of the reader-under-writes presets: its gets, one by one, in the read keys
+   * file's order; the writers stop when it is done (as in the Rust driver).
+   */
   private final class Reader implements Runnable {
     final Histogram latency = new Histogram(3_600_000_000L, 3);
     final KeyFile readKeys;
+    final long gets;
     long found;
 
-    Reader(KeyFile readKeys) {
+    Reader(KeyFile readKeys, long gets) {
       this.readKeys = readKeys;
+      this.gets = gets;
     }
 
     @Override
     public void run() {
       try {
-        for (long i = 0; !writersDone && failure.get() == null; i++) {
+        for (long i = 0; i < gets && failure.get() == null; i++) {
           byte[] row = readKeys.get(i % readKeys.size());
           long t = System.nanoTime();
           Result r = regions.get(route(row)).get(new Get(row));
@@ -457,8 +475,21 @@ public final class HBaseBench {
         }
       } catch (Throwable t) {
         failure.compareAndSet(null, t);
+      } finally {
+        readerDone = true;
       }
     }
+  }
+
+  /** Bytes the regions' flushes have written so far. */
+  private long bytesFlushed() {
+    long bytes = 0;
+    for (HRegion r : regions) {
+      for (HStore s : r.getStores()) {
+        bytes += s.getFlushedOutputFileSize();
+      }
+    }
+    return bytes;
   }
 
   /** One client thread: takes op indexes from the shared counter; buffers writes. */
@@ -468,6 +499,8 @@ public final class HBaseBench {
     long userBytes;
     long userBytesLogical;
     long found;
+    /** Operations this thread did (a reader-under-writes run ends them early). */
+    long opsDone;
     final List<Put> buffer = new ArrayList<>();
     /** The buffer's last (highest) operation index. */
     long lastIndex;
@@ -478,9 +511,10 @@ public final class HBaseBench {
         long readThreshold = Math.round(cfg.readRatio * 1000);
         while (failure.get() == null) {
           long i = next.getAndIncrement();
-          if (i >= phaseOps) {
+          if (i >= phaseOps || readerDone) {
             break;
           }
+          opsDone++;
           byte[] row = keys.get(i);
           if (Long.remainderUnsigned(i * 2654435761L, 1000) < readThreshold) {
             long t = System.nanoTime();
