@@ -37,6 +37,20 @@ fn workload_keys(workload: &crate::workload::Workload) -> impl Iterator<Item = V
     })
 }
 
+/// The writers' workload as HBaseBench gets it. A reader-under-writes run's
+/// writers go on until the reader is done (their operations are no bound):
+/// HBaseBench then cycles through the keys of as many writes as the write
+/// preset makes.
+fn writer_workload(exp: &Experiment) -> crate::workload::Workload {
+    let w = &exp.preset.workload;
+    match exp.mode {
+        crate::presets::Mode::ReaderUnderWrites { .. } => {
+            crate::workload::Workload { ops: w.ops.min(crate::regime::WRITES_PER_KEY * w.key_space), ..w.clone() }
+        }
+        _ => w.clone(),
+    }
+}
+
 /// Where a run's inputs are.
 struct Files<'a> {
     work: &'a Path,
@@ -72,7 +86,7 @@ fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64, read_ops: u64
         "inmemory_flush_share": preset.inmemory_flush_share,
         "pipeline_segments_limit": preset.pipeline_segments_limit,
         "keys_file": files.keys,
-        "ops": preset.workload.ops,
+        "ops": writer_workload(exp).ops,
         "read_ratio": preset.workload.read_ratio,
         "load_ops": load_ops,
         "read_ops": read_ops,
@@ -97,7 +111,7 @@ pub fn run_hbase(exp: &Experiment, script: &Path, base: &Path) -> Result<RunRepo
     let work = base.join(format!("hbase-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(io("create the hbase work directory"))?;
     let keys_file = work.join("keys.bin");
-    write_keys(&keys_file, workload_keys(&preset.workload))?;
+    write_keys(&keys_file, workload_keys(&writer_workload(exp)))?;
     // Reader under writes: the load phase's keys (every key once) and the
     // reader's gets, the sequences the embedded engines use.
     let (load_ops, read_ops, load_keys_file, read_keys_file) = match exp.mode {

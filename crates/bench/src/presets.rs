@@ -108,6 +108,10 @@ impl Mode {
     }
 }
 
+/// The mixed workload's writers' operations: more than any reader outlasts
+/// at any rate (they stop when the reader is done).
+pub const MIXED_WRITER_CEILING: u64 = u64::MAX / 2;
+
 /// The paper's mixed workload: the measured reader's gets at scale 1.
 pub const MIXED_READER_GETS: f64 = 150_000.0;
 
@@ -273,10 +277,13 @@ pub fn experiments(name: &str, scale: f64, policies: &[String]) -> Result<Vec<Ex
         "paper-write-zipf" | "paper-write-uniform" => each_policy(Preset::by_name(name, scale)?, Mode::Workload),
         "paper-mixed" => {
             // The Zipf preset's key space loaded once, then 12 writers at a
-            // fixed rate while one reader's gets are measured; the writers'
-            // operations are a ceiling (they stop with the reader).
+            // fixed rate while one reader's gets are measured. The writers
+            // run until the reader is done: their operations are no bound
+            // (a bound they reached would leave the reader's last gets
+            // without writes).
             let mut p = zipf.named("paper-mixed");
             p.workload.seed = 43;
+            p.workload.ops = MIXED_WRITER_CEILING;
             p.write_rate = Some(MIXED_WRITE_RATE);
             let reads = ((MIXED_READER_GETS * scale) as u64).max(1);
             each_policy(p, Mode::ReaderUnderWrites { reads })
@@ -594,12 +601,24 @@ mod tests {
                 assert_eq!(report.preset, *name);
                 assert!(report.ops_per_sec > 0.0);
                 let w = &exp.preset.workload;
+                let s = report.settings.as_ref().expect("every run records its settings");
+                assert_eq!((s.regions, s.memstore_bytes), (exp.preset.regions, exp.preset.memstore_bytes), "{name}");
+                assert_eq!((s.memstore_policy.as_str(), s.scale, s.ops), (exp.policy.as_str(), 0.002, w.ops));
+                assert_eq!(s.block_cache_bytes, exp.preset.block_cache_bytes);
+                if matches!(exp.mode, Mode::ReaderUnderWrites { .. }) {
+                    assert!(report.latency_us.contains_key("get"), "the reader was measured: {report:?}");
+                }
                 match exp.mode {
                     // The writers stop with the reader: its gets are all done.
                     Mode::ReaderUnderWrites { reads } => {
                         assert_eq!(report.latency_us.get("get").map(|_| reads), Some(reads), "{report:?}")
                     }
                     _ => assert_eq!(report.ops, w.ops),
+                }
+                if let Mode::ReaderUnderWrites { .. } = exp.mode {
+                    // The writers' operations are no bound there.
+                    assert_eq!(w.ops, MIXED_WRITER_CEILING);
+                    continue;
                 }
                 let writes = (0..w.ops).filter(|&i| w.op_kind(i) == crate::workload::OpKind::Write).count() as u64;
                 if exp.mode == Mode::LoadThenRun {
@@ -612,13 +631,6 @@ mod tests {
                     let write_op = if w.inserts { "insert" } else { "put" };
                     assert_eq!(report.latency_us.contains_key(write_op), writes > 0, "{report:?}");
                     assert_eq!(report.latency_us.contains_key("scan"), w.scan_ratio > 0.0, "{report:?}");
-                }
-                let s = report.settings.as_ref().expect("every run records its settings");
-                assert_eq!((s.regions, s.memstore_bytes), (exp.preset.regions, exp.preset.memstore_bytes), "{name}");
-                assert_eq!((s.memstore_policy.as_str(), s.scale, s.ops), (exp.policy.as_str(), 0.002, w.ops));
-                assert_eq!(s.block_cache_bytes, exp.preset.block_cache_bytes);
-                if matches!(exp.mode, Mode::ReaderUnderWrites { .. }) {
-                    assert!(report.latency_us.contains_key("get"), "the reader was measured: {report:?}");
                 }
             }
         }

@@ -77,6 +77,8 @@ public final class HBaseBench {
   private final AtomicLong next = new AtomicLong();
   /** Operations of the phase in progress (the load phase, then the measured one). */
   private volatile long phaseOps;
+  /** Whether the measured phase (not the load) is running. */
+  private volatile boolean measuring;
   /** Set when the measured reader has done its gets: the writers stop then. */
   private volatile boolean readerDone;
   /**
@@ -304,6 +306,7 @@ public final class HBaseBench {
     }
     Thread progress = new Thread(this::progressLoop, "progress");
     progress.setDaemon(true);
+    measuring = true;
     double cpuBefore = cpuSeconds();
     long start = System.nanoTime();
     if (cfg.writeRate > 0) {
@@ -511,11 +514,13 @@ public final class HBaseBench {
         long readThreshold = Math.round(cfg.readRatio * 1000);
         while (failure.get() == null) {
           long i = next.getAndIncrement();
-          if (i >= phaseOps || readerDone) {
+          // With a measured reader, the writers cycle through their keys until it is done.
+          boolean untilReaderDone = measuring && cfg.readOps > 0;
+          if (readerDone || (i >= phaseOps && !untilReaderDone)) {
             break;
           }
           opsDone++;
-          byte[] row = keys.get(i);
+          byte[] row = keys.get(untilReaderDone ? i % keys.size() : i);
           if (Long.remainderUnsigned(i * 2654435761L, 1000) < readThreshold) {
             long t = System.nanoTime();
             Result r = regions.get(route(row)).get(new Get(row));
