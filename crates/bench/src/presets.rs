@@ -34,6 +34,10 @@ pub struct Preset {
     pub batch_bytes: usize,
     pub durability: Durability,
     pub memstore_bytes: u64,
+    /// RocksDB's memtable budget when it is not `memstore_bytes`: raised so
+    /// that RocksDB's peak RSS equals ours, to compare at equal memory
+    /// (`bench run --rocksdb-memtable-mib`).
+    pub rocksdb_memtable_bytes: Option<u64>,
     /// The block cache every engine gets (ours: its share of the store's
     /// budget; RocksDB: its LRU cache).
     pub block_cache_bytes: u64,
@@ -201,6 +205,7 @@ impl Preset {
             batch_bytes: 10 * 1024,
             durability: Durability::AsyncWal,
             memstore_bytes: regime.memstore_bytes,
+            rocksdb_memtable_bytes: None,
             // As the store sizes it by default: the same 0.4 share of the
             // budget as the memstores.
             block_cache_bytes: regime.memstore_bytes,
@@ -434,13 +439,17 @@ pub fn run_rocksdb(exp: &Experiment, base: &Path) -> Result<RunReport, BenchErro
     let preset = &exp.preset;
     let engine = crate::rocksdb_engine::RocksDbEngine::open(&crate::rocksdb_engine::RocksDbSetup {
         dir: base.join(format!("rocksdb-{}-{}", preset.name, std::process::id())),
-        memtable_bytes: preset.memstore_bytes,
+        memtable_bytes: preset.rocksdb_memtable_bytes.unwrap_or(preset.memstore_bytes),
         write_buffer_bytes: preset.region_flush_size,
         block_cache_bytes: preset.block_cache_bytes,
         durability: preset.durability,
         fields: preset.workload.fields,
     })?;
-    run_mode(exp, &engine, "-")
+    let mut report = run_mode(exp, &engine, "-")?;
+    if let (Some(s), Some(bytes)) = (&mut report.settings, preset.rocksdb_memtable_bytes) {
+        s.memstore_bytes = bytes;
+    }
+    Ok(report)
 }
 
 /// Runs `exp` against a running server over Thrift (`addr`; its HTTP port

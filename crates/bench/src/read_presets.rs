@@ -78,6 +78,7 @@ pub fn ycsb(name: &'static str, scale: f64) -> Result<Preset, BenchError> {
         // Each write alone.
         batch_bytes: 1,
         durability: Durability::AsyncWal,
+        rocksdb_memtable_bytes: None,
         memstore_bytes,
         block_cache_bytes,
         region_flush_size: (memstore_bytes / 4).max(1 << 20),

@@ -90,6 +90,11 @@ pub struct RunArgs {
     /// The HBase engine's launcher.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/hbase/run.sh"))]
     pub hbase_script: PathBuf,
+    /// RocksDB's memtable budget in MiB instead of the preset's memstore
+    /// budget: to compare at equal memory, raise it until RocksDB's peak RSS
+    /// equals ours (the report's settings give the budget each engine had).
+    #[arg(long, value_name = "MIB")]
+    pub rocksdb_memtable_mib: Option<u64>,
     /// Runs every embedded run (accordion, rocksdb) in this process instead
     /// of a child process of its own each. A child's peak RSS, malloc
     /// arenas and chunk pool are its run's alone; in one process a run
@@ -241,6 +246,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             if let Some(d) = args.durability {
                 exp.preset.durability = d;
             }
+            exp.preset.rocksdb_memtable_bytes = args.rocksdb_memtable_mib.map(|m| m << 20);
         }
         planned.push((name.clone(), exps));
     }
@@ -350,9 +356,7 @@ fn run_job(
                 .with_context(|| format!("{name} / thrift {addr}"))?
         }
         #[cfg(feature = "rocksdb")]
-        Job::Rocksdb(exp) => {
-            bench::presets::run_rocksdb(exp, base).with_context(|| format!("{name} / rocksdb"))?
-        }
+        Job::Rocksdb(exp) => bench::presets::run_rocksdb(exp, base).with_context(|| format!("{name} / rocksdb"))?,
     };
     if job.isolated() {
         r.process_id = Some(std::process::id());
@@ -453,6 +457,7 @@ mod tests {
             durability: None,
             list_presets: false,
             in_process: true,
+            rocksdb_memtable_mib: None,
             child: Default::default(),
         }
     }
