@@ -95,7 +95,11 @@ impl RocksDbEngine {
         table.set_block_cache(&cache);
         table.set_bloom_filter(BLOOM_BITS_PER_KEY, false);
         options.set_block_based_table_factory(&table);
-        let db = DB::open(&options, &dir).map_err(err)?;
+        // Opened with the default column family named, with these same
+        // options: `cf_handle` knows only families opened by name, and the
+        // batched MultiGet of a row's cells takes a handle.
+        let default_family = rocksdb::ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, options.clone());
+        let db = DB::open_cf_descriptors(&options, &dir, [default_family]).map_err(err)?;
         let mut write_options = WriteOptions::default();
         match durability {
             Durability::SyncWal => write_options.set_sync(true),
