@@ -366,6 +366,12 @@ impl<'a> CellKey<'a> {
         CellKey { row, family, qualifier, timestamp: u64::MAX, type_code: u8::MAX, seq: u64::MAX }
     }
 
+    /// Sorts at or after every cell of the column (the oldest timestamp,
+    /// type and sequence id): a seek to it skips the column's versions.
+    pub fn last_on_column(row: &'a [u8], family: &'a [u8], qualifier: &'a [u8]) -> Self {
+        CellKey { row, family, qualifier, timestamp: 0, type_code: 0, seq: 0 }
+    }
+
     /// HBase's cell order.
     #[inline]
     pub fn compare(&self, other: &CellKey<'_>) -> Ordering {

@@ -77,6 +77,18 @@ impl MergingCursor {
         self.heap.rebuild(&self.cursors);
     }
 
+    /// Moves forward to the first cell >= `key` (not before the current
+    /// cell): only the segments still behind `key` move, each from where it
+    /// is — the step a reader takes past a column's spent versions.
+    pub fn reseek(&mut self, key: &CellKey<'_>) {
+        for c in &mut self.cursors {
+            if c.current().is_some_and(|x| x.compare_key(key) == Ordering::Less) {
+                c.reseek(key);
+            }
+        }
+        self.heap.rebuild(&self.cursors);
+    }
+
     /// The row of the last cell strictly before `row` (or the last row of
     /// all, for `None`), for reverse scans.
     pub fn row_before(&self, row: Option<&[u8]>) -> Option<Vec<u8>> {

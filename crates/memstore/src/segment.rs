@@ -306,6 +306,21 @@ impl SegmentCursor {
         }
     }
 
+    /// Moves forward to the first cell >= `key`, which must not be before
+    /// the current cell: a flat segment gallops from where it is (the next
+    /// column is usually a few cells on), a skiplist seeks as `seek` does.
+    pub fn reseek(&mut self, key: &CellKey<'_>) {
+        match &self.segment.body {
+            SegmentBody::SkipList(m) => self.node = m.skiplist().seek(key),
+            SegmentBody::Flat { index: FlatIndex::Array(a), .. } => {
+                self.pos = gallop(self.pos, a.len(), key, |i| a.cell_ptr(i));
+            }
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => {
+                self.pos = gallop(self.pos, c.len(), key, |i| c.cell_ptr(i));
+            }
+        }
+    }
+
     /// The segment's last cell, without moving the cursor.
     pub fn peek_last(&self) -> Option<CellRef<'_>> {
         let ptr = match &self.segment.body {
@@ -341,6 +356,32 @@ impl SegmentCursor {
     }
 }
 
+/// The first position in `from..len` whose cell is >= `key` (`len` if
+/// none), in O(log distance): steps of 1, 2, 4, … from `from`, then a
+/// binary search inside the last step.
+fn gallop(from: usize, len: usize, key: &CellKey<'_>, cell_ptr: impl Fn(usize) -> *const u8) -> usize {
+    // SAFETY: positions below `len` point at live encoded cells of a held
+    // segment (the flat indexes' invariant).
+    let below = |i: usize| unsafe { CellRef::from_ptr(cell_ptr(i)) }.compare_key(key) == std::cmp::Ordering::Less;
+    let (mut lo, mut step) = (from, 1usize);
+    let mut hi = from;
+    while hi < len && below(hi) {
+        lo = hi + 1;
+        hi = from.saturating_add(step).min(len);
+        step = step.saturating_mul(2);
+    }
+    let mut hi = hi.min(len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +395,32 @@ mod tests {
             m.insert_row(&g, &[CellInput::put(r.as_bytes(), b"f", b"q", i as u64, b"value")], i as u64 + 1);
         }
         m
+    }
+
+    /// A reseek gallops forward from the cursor's position and lands where
+    /// a binary search over the whole index does, for every start and key.
+    #[test]
+    fn gallop_finds_what_a_full_search_finds_from_any_start() {
+        let cells: Vec<Vec<u8>> = (0..40u32)
+            .flat_map(|r| {
+                (0..3u64).map(move |ts| {
+                    CellInput::put(format!("r{r:03}").as_bytes(), b"f", b"q", 10 - ts, b"v").to_encoded(1)
+                })
+            })
+            .collect();
+        let ptr = |i: usize| cells[i].as_ptr();
+        let full =
+            |key: &CellKey<'_>| cells.partition_point(|c| CellRef::new(c).compare_key(key) == std::cmp::Ordering::Less);
+        for r in 0..=41u32 {
+            let row = format!("r{r:03}");
+            for key in [CellKey::first_on_row(row.as_bytes()), CellKey::last_on_column(row.as_bytes(), b"f", b"q")] {
+                let want = full(&key);
+                for from in 0..=want {
+                    assert_eq!(gallop(from, cells.len(), &key, ptr), want, "{row} from {from}");
+                }
+            }
+        }
+        assert_eq!(gallop(0, 0, &CellKey::first_on_row(b"a"), ptr), 0);
     }
 
     fn rows_of(seg: &Arc<Segment>) -> Vec<Vec<u8>> {

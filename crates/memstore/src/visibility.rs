@@ -179,10 +179,14 @@ impl<'o> RowResolver<'o> {
     }
 
     /// Feeds the next cell of the row (in sorted order); visible ones are
-    /// appended to `out`.
-    pub fn push(&mut self, cell: CellRef<'_>, out: &mut Vec<Cell>) {
+    /// appended to `out`. True when no later cell of this cell's column can
+    /// be visible (the versions asked for are returned, the family's
+    /// versions are used up, or the column is not asked for): the caller
+    /// may skip to the next column, as HBase's matcher answers
+    /// `SEEK_NEXT_COL`.
+    pub fn push(&mut self, cell: CellRef<'_>, out: &mut Vec<Cell>) -> bool {
         if cell.seq() > self.opts.read_point {
-            return;
+            return false;
         }
         if self.state.enter(&cell) {
             self.returned = 0;
@@ -191,26 +195,34 @@ impl<'o> RowResolver<'o> {
         let t = cell.cell_type();
         if t.is_delete() {
             self.state.record_marker(t, cell.timestamp());
-            return;
+            return false;
         }
         let ts = cell.timestamp();
         let st = &mut self.state;
         if st.last_ts == Some(ts) {
-            return; // an older write of the same version
+            return self.column_done(); // an older write of the same version
         }
         st.last_ts = Some(ts);
         st.slots += 1;
-        if st.slots > self.rules.max_versions
+        if !(st.slots > self.rules.max_versions
             || !self.wanted
             || st.masked(ts)
             || ts < self.cutoff
             || !self.opts.time_range.contains(ts)
-            || self.returned >= self.opts.max_versions
+            || self.returned >= self.opts.max_versions)
         {
-            return;
+            self.returned += 1;
+            out.push(cell.to_cell());
         }
-        self.returned += 1;
-        out.push(cell.to_cell());
+        self.column_done()
+    }
+
+    /// Whether no later cell of the current column can be visible: later
+    /// cells are older versions (or older writes of one), and a version is
+    /// returned only while fewer than the family's versions were seen and
+    /// fewer than the read's were returned.
+    fn column_done(&self) -> bool {
+        !self.wanted || self.state.slots >= self.rules.max_versions || self.returned >= self.opts.max_versions
     }
 }
 

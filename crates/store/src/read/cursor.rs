@@ -23,6 +23,11 @@ pub trait CellCursor: Send {
     fn advance(&mut self) -> Result<()>;
     /// Moves to the first cell >= `key`.
     fn seek(&mut self, key: &CellKey<'_>) -> Result<()>;
+    /// Moves forward to the first cell >= `key`, which is not before the
+    /// current cell (a source may search from where it is).
+    fn reseek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        self.seek(key)
+    }
     /// The row of the last cell strictly before the first cell of `row` (or
     /// the last row, for `None`); does not move the cursor.
     fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
@@ -43,6 +48,11 @@ impl CellCursor for MergingCursor {
 
     fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
         MergingCursor::seek(self, key);
+        Ok(())
+    }
+
+    fn reseek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        MergingCursor::reseek(self, key);
         Ok(())
     }
 
@@ -142,6 +152,18 @@ impl MergedCursor {
     pub fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
         for c in &mut self.cursors {
             c.seek(key)?;
+        }
+        self.heap.rebuild(&self.cursors);
+        Ok(())
+    }
+
+    /// Moves forward to the first cell >= `key` (not before the current
+    /// cell): only the sources still behind `key` move (HBase's reseek).
+    pub fn reseek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        for c in &mut self.cursors {
+            if c.current().is_some_and(|x| x.compare_key(key) == Ordering::Less) {
+                c.reseek(key)?;
+            }
         }
         self.heap.rebuild(&self.cursors);
         Ok(())

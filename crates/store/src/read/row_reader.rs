@@ -5,7 +5,7 @@
 //! Thread safety: a plain function object, used by one reader.
 
 use memstore::visibility::RowResolver;
-use memstore::{Cell, ReadOptions, VersionRules};
+use memstore::{Cell, CellKey, ReadOptions, VersionRules};
 
 use crate::error::Result;
 use crate::read::cursor::MergedCursor;
@@ -30,9 +30,19 @@ impl<'a> RowReader<'a> {
 
     /// Reads the row at the cursor (which must be at or before its first
     /// cell); leaves the cursor at the next row.
+    ///
+    /// Once a column can yield nothing more (its versions are returned or
+    /// used up), the rest of it is skipped: a few steps, then a seek past
+    /// its last cell (HBase's `SEEK_NEXT_COL`). A hot row rewritten many
+    /// times since its last flush holds every version in the memstore, and
+    /// stepping through them all made a get cost thousands of cell steps
+    /// (measured: YCSB B at 0.07x RocksDB). Never within the empty
+    /// qualifier: family delete markers live there (every write path gives
+    /// them an empty qualifier), and they mask the columns after them.
     pub fn read_row(&self, cursor: &mut MergedCursor, row: &[u8]) -> Result<Vec<Cell>> {
         let mut out = Vec::new();
         let mut resolver: Option<(usize, RowResolver<'a>)> = None;
+        let mut column = Vec::new();
         while let Some(c) = cursor.current() {
             if c.row() != row {
                 break;
@@ -44,11 +54,43 @@ impl<'a> RowReader<'a> {
                     (i, RowResolver::new(&s.opts, s.rules, s.opts.now_ms.unwrap_or(0)))
                 });
             }
-            if let Some((_, r)) = resolver.as_mut() {
-                r.push(c, &mut out);
+            let column_done = match resolver.as_mut() {
+                Some((_, r)) => r.push(c, &mut out) && !c.qualifier().is_empty(),
+                None => false,
+            };
+            if column_done {
+                let (family_len, qualifier) = (c.family().len(), c.qualifier());
+                column.clear();
+                column.extend_from_slice(c.family());
+                column.extend_from_slice(qualifier);
+                let (family, qualifier) = column.split_at(family_len);
+                skip_column(cursor, row, family, qualifier)?;
+            } else {
+                cursor.advance()?;
             }
-            cursor.advance()?;
         }
         Ok(out)
     }
+}
+
+/// Steps a column's cells before seeking past them: a seek repositions
+/// the sources still in the column, which costs more than a few steps
+/// when the column has only a version or two left.
+const STEPS_BEFORE_SEEK: usize = 4;
+
+/// Moves the cursor past the cells of column `family:qualifier` of `row`.
+fn skip_column(cursor: &mut MergedCursor, row: &[u8], family: &[u8], qualifier: &[u8]) -> Result<()> {
+    for _ in 0..STEPS_BEFORE_SEEK {
+        cursor.advance()?;
+        match cursor.current() {
+            Some(c) if c.row() == row && c.family() == family && c.qualifier() == qualifier => {}
+            _ => return Ok(()),
+        }
+    }
+    cursor.reseek(&CellKey::last_on_column(row, family, qualifier))?;
+    // The seek lands at or after the column's last cell; step past it.
+    if cursor.current().is_some_and(|c| c.row() == row && c.family() == family && c.qualifier() == qualifier) {
+        cursor.advance()?;
+    }
+    Ok(())
 }
