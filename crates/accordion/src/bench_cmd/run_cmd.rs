@@ -93,6 +93,9 @@ pub struct RunArgs {
     /// RocksDB's memtable budget in MiB instead of the preset's memstore
     /// budget: to compare at equal memory, raise it until RocksDB's peak RSS
     /// equals ours (the report's settings give the budget each engine had).
+    /// Each memtable grows in proportion (the region flush size × this /
+    /// the preset's budget): RocksDB never fills a larger budget of small
+    /// memtables.
     #[arg(long, value_name = "MIB")]
     pub rocksdb_memtable_mib: Option<u64>,
     /// Runs every embedded run (accordion, rocksdb) in this process instead
