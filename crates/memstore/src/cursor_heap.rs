@@ -41,7 +41,10 @@ impl CursorHeap {
 
     /// Orders all cursors anew (after seeks).
     pub fn rebuild<C: HeapCursor>(&mut self, cursors: &[C]) {
-        self.heap = (0..cursors.len()).filter(|&i| cursors[i].current().is_some()).collect();
+        // Refilled in place: a get seeks (and so rebuilds) once per source,
+        // and a fresh vector each time was an allocation per seek.
+        self.heap.clear();
+        self.heap.extend((0..cursors.len()).filter(|&i| cursors[i].current().is_some()));
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(cursors, i);
         }

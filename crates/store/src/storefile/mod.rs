@@ -33,7 +33,7 @@
 //!   queries, block reads, `row_before`, `describe`.
 //! - [`scanner`]: `StoreFileScanner`, the seekable cursor of the read path.
 //! - [`reference`]: half files, how split daughters read their parent's files.
-//! - [`block_cache`]: the shared LRU cache of decoded blocks.
+//! - [`block_cache`]: the shared cache of decoded blocks (CLOCK, shared-lock hits).
 //! - [`block`], `block_builder`: a data block, decoded and being built.
 //! - `block_codec`: the framing, checksum and compression of every block.
 //! - [`block_index`], [`bloom`], [`meta`], `trailer`: the other sections.
