@@ -136,7 +136,12 @@ pub fn sampled<T>(engine: &dyn Engine, f: impl FnOnce() -> T) -> (T, Option<Memo
                     s.rss = current_rss_bytes();
                     peak.samples += 1;
                     peak.peak_pool = peak.peak_pool.max(s.pool_in_use + s.pool_idle);
-                    let held_peak = s.held() >= peak.at_peak_held.held();
+                    // Strictly above: at a plateau (a read-only run holds
+                    // the same bytes throughout) `>=` read the details at
+                    // every sample, and `mallinfo2` takes each malloc arena's
+                    // lock while it walks the free lists — 100 times a second
+                    // it stalled the readers' allocations (issue 28).
+                    let held_peak = s.held() > peak.at_peak_held.held() || peak.samples == 1;
                     let rss_peak = s.rss > peak.at_peak_rss.rss;
                     if held_peak || rss_peak {
                         add_details(&mut s);
