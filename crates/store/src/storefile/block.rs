@@ -27,7 +27,11 @@ use memstore::{CellKey, CellRef};
 use super::cell_format::check_cell;
 
 pub struct DataBlock {
+    /// The payload is `data[base..base + payload_len]`: a raw block is kept in the
+    /// frame it was read in (header and checksum around it), not copied out.
     data: Box<[u8]>,
+    base: usize,
+    payload_len: usize,
     count: usize,
     /// Where the cells end and the offsets array begins.
     cells_end: usize,
@@ -35,7 +39,7 @@ pub struct DataBlock {
 
 impl std::fmt::Debug for DataBlock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DataBlock").field("bytes", &self.data.len()).field("cells", &self.count).finish()
+        f.debug_struct("DataBlock").field("bytes", &self.payload_len).field("cells", &self.count).finish()
     }
 }
 
@@ -47,12 +51,23 @@ fn be_u32(b: &[u8], off: usize) -> u32 {
 impl DataBlock {
     /// Checks a decompressed payload and wraps it. The error is the reason
     /// it is malformed (the caller adds the file and offset).
+    #[cfg(test)]
     pub(crate) fn parse(data: Vec<u8>) -> Result<DataBlock, String> {
+        let len = data.len();
+        DataBlock::parse_within(data, 0..len)
+    }
+
+    /// Checks the decompressed payload at `range` of `buffer` (which must
+    /// lie inside it) and wraps it, keeping the whole buffer. The error is
+    /// the reason it is malformed (the caller adds the file and offset).
+    pub(crate) fn parse_within(buffer: Vec<u8>, range: std::ops::Range<usize>) -> Result<DataBlock, String> {
+        let base = range.start;
+        let data = buffer.get(range).ok_or_else(|| "data block range outside its buffer".to_string())?;
         let len = data.len();
         if len < 4 {
             return Err(format!("data block of {len} bytes has no cell count"));
         }
-        let count = be_u32(&data, len - 4) as usize;
+        let count = be_u32(data, len - 4) as usize;
         if count == 0 {
             return Err("data block holds no cells".to_string());
         }
@@ -62,15 +77,15 @@ impl DataBlock {
             .ok_or_else(|| format!("{count} cell offsets do not fit in a {len}-byte data block"))?;
         let mut prev_end = 0;
         for i in 0..count {
-            let start = be_u32(&data, cells_end + 4 * i) as usize;
-            let end = if i + 1 < count { be_u32(&data, cells_end + 4 * (i + 1)) as usize } else { cells_end };
+            let start = be_u32(data, cells_end + 4 * i) as usize;
+            let end = if i + 1 < count { be_u32(data, cells_end + 4 * (i + 1)) as usize } else { cells_end };
             if start != prev_end || end <= start || end > cells_end {
                 return Err(format!("cell {i} spans {start}..{end}, expected to start at {prev_end} (of {cells_end})"));
             }
             check_cell(&data[start..end]).map_err(|e| format!("cell {i} at block offset {start}: {e}"))?;
             prev_end = end;
         }
-        Ok(DataBlock { data: data.into_boxed_slice(), count, cells_end })
+        Ok(DataBlock { data: buffer.into_boxed_slice(), base, payload_len: len, count, cells_end })
     }
 
     /// Number of cells (at least one).
@@ -86,8 +101,13 @@ impl DataBlock {
     }
 
     #[inline]
+    fn payload(&self) -> &[u8] {
+        &self.data[self.base..self.base + self.payload_len]
+    }
+
+    #[inline]
     fn offset(&self, i: usize) -> usize {
-        be_u32(&self.data, self.cells_end + 4 * i) as usize
+        be_u32(self.payload(), self.cells_end + 4 * i) as usize
     }
 
     /// The `i`th cell; `i < len()`.
@@ -95,7 +115,7 @@ impl DataBlock {
     pub fn cell(&self, i: usize) -> CellRef<'_> {
         let start = self.offset(i);
         let end = if i + 1 < self.count { self.offset(i + 1) } else { self.cells_end };
-        CellRef::new(&self.data[start..end])
+        CellRef::new(&self.payload()[start..end])
     }
 
     /// The index of the first cell at or after `from` that is `>= key`
@@ -113,7 +133,8 @@ impl DataBlock {
         lo
     }
 
-    /// Bytes this block holds in memory, as charged to the block cache.
+    /// Bytes this block holds in memory (its frame's too, where it kept
+    /// it), as charged to the block cache.
     pub fn charge(&self) -> usize {
         self.data.len() + std::mem::size_of::<DataBlock>()
     }
@@ -144,6 +165,31 @@ mod tests {
         assert_eq!(b.lower_bound(&CellKey::first_on_row(b"a"), 0), 0);
         assert_eq!(b.lower_bound(&CellKey::first_on_row(b"z"), 0), 100);
         assert_eq!(b.lower_bound(&CellKey::first_on_row(b"a"), 50), 50);
+    }
+
+    /// A payload inside a larger buffer (a raw block in its frame) reads
+    /// as the same block; its bounds confine every cell, and a range outside
+    /// the buffer is refused.
+    #[test]
+    fn a_payload_within_a_frame_reads_as_the_payload_alone() {
+        let mut b = BlockBuilder::new();
+        for r in 0..50u32 {
+            b.add(&CellInput::put(format!("r{r:04}").as_bytes(), b"f", b"q", 1, b"v").to_encoded(1));
+        }
+        let payload = b.finish().to_vec();
+        let mut framed = vec![0xAA; 10];
+        framed.extend_from_slice(&payload);
+        framed.extend_from_slice(&[0xBB; 4]);
+        let range = 10..10 + payload.len();
+        let within = DataBlock::parse_within(framed.clone(), range).expect("parse");
+        let alone = DataBlock::parse(payload.clone()).expect("parse");
+        assert_eq!(within.len(), alone.len());
+        for i in 0..alone.len() {
+            assert_eq!(within.cell(i).encoded(), alone.cell(i).encoded());
+        }
+        assert_eq!(within.lower_bound(&CellKey::first_on_row(b"r0031"), 0), 31);
+        assert!(DataBlock::parse_within(framed.clone(), 10..framed.len() + 1).is_err());
+        assert!(DataBlock::parse_within(framed, 0..payload.len()).is_err(), "the header is not a payload");
     }
 
     #[test]

@@ -138,6 +138,37 @@ thread_local! {
 /// that disagree, a payload that does not decompress to the stated size —
 /// is a [`StoreError::Corruption`] naming the file and offset.
 pub(crate) fn decode(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) -> Result<Vec<u8>> {
+    match unpack(path, offset, kind, frame)? {
+        Unpacked::Raw(range) => Ok(frame[range].to_vec()),
+        Unpacked::Decompressed(data) => Ok(data),
+    }
+}
+
+/// As [`decode`], taking the frame: a raw payload stays where it was read
+/// and its range in the returned buffer is given, so a data block read from
+/// disk is not copied once more (a read of a 64 KiB block copied it twice).
+pub(crate) fn decode_owned(
+    path: &Path,
+    offset: u64,
+    kind: BlockKind,
+    frame: Vec<u8>,
+) -> Result<(Vec<u8>, std::ops::Range<usize>)> {
+    match unpack(path, offset, kind, &frame)? {
+        Unpacked::Raw(range) => Ok((frame, range)),
+        Unpacked::Decompressed(data) => {
+            let len = data.len();
+            Ok((data, 0..len))
+        }
+    }
+}
+
+/// A checked frame: where its raw payload lies, or the decompressed one.
+enum Unpacked {
+    Raw(std::ops::Range<usize>),
+    Decompressed(Vec<u8>),
+}
+
+fn unpack(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) -> Result<Unpacked> {
     let bad = |reason: String| StoreError::corruption(path, offset, format!("{} block: {reason}", kind.name()));
     if frame.len() < FRAME_OVERHEAD {
         return Err(bad(format!("{} bytes is shorter than a block header and checksum", frame.len())));
@@ -179,7 +210,7 @@ pub(crate) fn decode(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) ->
             if uncompressed_len != payload_len {
                 return Err(bad(format!("raw block of {payload_len} bytes claims {uncompressed_len} uncompressed")));
             }
-            payload.to_vec()
+            return Ok(Unpacked::Raw(FRAME_HEADER_LEN..FRAME_HEADER_LEN + payload_len));
         }
         Compression::Lz4 => {
             let mut out = vec![0; uncompressed_len];
@@ -211,7 +242,7 @@ pub(crate) fn decode(path: &Path, offset: u64, kind: BlockKind, frame: &[u8]) ->
             out
         }
     };
-    Ok(data)
+    Ok(Unpacked::Decompressed(data))
 }
 
 #[cfg(test)]
@@ -221,6 +252,30 @@ mod tests {
 
     fn payload() -> Vec<u8> {
         (0..10_000u32).flat_map(|i| format!("row-{:06}/value", i % 777).into_bytes()).collect()
+    }
+
+    /// The owned decode gives the same payload; a raw one stays in the
+    /// frame's own buffer (no copy), a compressed one fills a new buffer.
+    #[test]
+    fn owned_decode_keeps_a_raw_payload_in_its_frame() {
+        let p = payload();
+        let mut enc = BlockEncoder::new();
+        for c in [Compression::None, Compression::Lz4, Compression::Zstd] {
+            let mut frame = Vec::new();
+            enc.encode(BlockKind::Data, c, &p, &mut frame).expect("encode");
+            let frame_ptr = frame.as_ptr();
+            let (buffer, range) = decode_owned(Path::new("f"), 0, BlockKind::Data, frame).expect("decode");
+            assert_eq!(&buffer[range.clone()], &p[..], "{c}");
+            assert_eq!(buffer.as_ptr() == frame_ptr, c == Compression::None, "{c}: raw payloads are not copied");
+            if c == Compression::None {
+                assert_eq!(range, FRAME_HEADER_LEN..FRAME_HEADER_LEN + p.len());
+            }
+        }
+        let mut frame = Vec::new();
+        enc.encode(BlockKind::Data, Compression::None, &p, &mut frame).expect("encode");
+        let last = frame.len() - 1;
+        frame[last] ^= 1;
+        assert!(decode_owned(Path::new("f"), 0, BlockKind::Data, frame).is_err(), "the checksum is still checked");
     }
 
     #[test]

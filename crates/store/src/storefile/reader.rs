@@ -294,9 +294,9 @@ impl StoreFileReader {
             return Ok(b);
         }
         let frame = read_range(&*self.file, offset, u64::from(size))?;
-        let payload = block_codec::decode(&self.data_path, offset, BlockKind::Data, &frame)?;
+        let (buffer, payload) = block_codec::decode_owned(&self.data_path, offset, BlockKind::Data, frame)?;
         let bad = |reason: String| StoreError::corruption(&self.data_path, offset, format!("data block {i}: {reason}"));
-        let block = DataBlock::parse(payload).map_err(bad)?;
+        let block = DataBlock::parse_within(buffer, payload).map_err(bad)?;
         if compare_cells(&block.cell(0), &self.index.first_key(i)) != Ordering::Equal {
             return Err(bad(format!(
                 "first cell {} is not the index's {}",
