@@ -11,13 +11,15 @@
 //! offsets array makes a seek inside a block a binary search rather than a
 //! walk.
 //!
-//! Invariants, established by `DataBlock::parse` and relied on by every
-//! accessor: n ≥ 1; offsets start at 0 and strictly increase; each cell
-//! slice (from its offset to the next, the last ending where the offsets
-//! begin) passes `check_cell`. So `cell(i)` for `i < len()` never panics,
-//! whatever bytes were on disk.
+//! Invariants, established by `DataBlock::parse_within` and relied on by
+//! every accessor: the payload `data[base..base + payload_len]` lies inside
+//! the buffer (a raw block keeps the frame it was read in around it); n ≥ 1;
+//! offsets start at 0 and strictly increase; each cell slice (from its
+//! offset to the next, the last ending where the offsets begin) passes
+//! `check_cell`. So `cell(i)` for `i < len()` never panics, whatever bytes
+//! were on disk.
 //!
-//! Thread safety: immutable after `parse`; shared as `Arc<DataBlock>` by
+//! Thread safety: immutable after `parse_within`; shared as `Arc<DataBlock>` by
 //! the block cache and any number of scanners.
 
 use std::cmp::Ordering;
