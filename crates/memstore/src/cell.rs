@@ -19,6 +19,8 @@
 
 use std::cmp::Ordering;
 
+use bytes::Bytes;
+
 use crate::error::MemStoreError;
 
 /// Largest row key, as in HBase (`Short.MAX_VALUE`).
@@ -270,7 +272,6 @@ impl<'a> CellRef<'a> {
         &self.bytes[HEADER_LEN + self.key_len() + SEQ_LEN..]
     }
 
-    /// Copies out an owned cell.
     /// The cell as an input (borrowing this encoding's bytes).
     pub fn as_input(&self) -> CellInput<'a> {
         CellInput {
@@ -283,16 +284,12 @@ impl<'a> CellRef<'a> {
         }
     }
 
+    /// Copies out an owned cell (one buffer its fields share). A read
+    /// returning many cells collects them with [`CellCollector`] instead:
+    /// one buffer per row.
     pub fn to_cell(&self) -> Cell {
-        Cell {
-            row: self.row().to_vec(),
-            family: self.family().to_vec(),
-            qualifier: self.qualifier().to_vec(),
-            timestamp: self.timestamp(),
-            cell_type: self.cell_type(),
-            value: self.value().to_vec(),
-            seq: self.seq(),
-        }
+        let shared = Bytes::copy_from_slice(self.bytes);
+        Cell::within(&shared, CellRef::new(&shared))
     }
 
     /// The search key of this cell.
@@ -425,19 +422,36 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// An owned cell, as returned by reads.
+/// An owned cell, as returned by reads. The fields are `Bytes` so that
+/// the cells of one read share the buffer they were copied into (see
+/// [`CellCollector`]): a YCSB E scan of 50 ten-column rows made 2,000
+/// allocations when each field was a `Vec` of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cell {
-    pub row: Vec<u8>,
-    pub family: Vec<u8>,
-    pub qualifier: Vec<u8>,
+    pub row: Bytes,
+    pub family: Bytes,
+    pub qualifier: Bytes,
     pub timestamp: u64,
     pub cell_type: CellType,
-    pub value: Vec<u8>,
+    pub value: Bytes,
     pub seq: u64,
 }
 
 impl Cell {
+    /// The owned cell whose fields are `encoded`'s, sliced from `shared`
+    /// (which must contain `encoded`'s bytes).
+    fn within(shared: &Bytes, encoded: CellRef<'_>) -> Cell {
+        Cell {
+            row: shared.slice_ref(encoded.row()),
+            family: shared.slice_ref(encoded.family()),
+            qualifier: shared.slice_ref(encoded.qualifier()),
+            timestamp: encoded.timestamp(),
+            cell_type: encoded.cell_type(),
+            value: shared.slice_ref(encoded.value()),
+            seq: encoded.seq(),
+        }
+    }
+
     /// Borrows this cell as a write input.
     pub fn as_input(&self) -> CellInput<'_> {
         CellInput {
@@ -463,9 +477,94 @@ impl Cell {
     }
 }
 
+/// Collects the cells a read returns by copying their encodings into one
+/// buffer, then hands them out as owned cells sharing it: one allocation
+/// per row (or per get) where copying each field cost four per cell.
+///
+/// Thread safety: a plain value owned by one reader.
+#[derive(Debug, Default)]
+pub struct CellCollector {
+    /// Whole encoded cells, back to back (each one's header gives its
+    /// length, so no offsets are kept).
+    encoded: Vec<u8>,
+    cells: usize,
+}
+
+impl CellCollector {
+    pub fn new() -> CellCollector {
+        CellCollector::default()
+    }
+
+    /// A collector whose buffer starts with room for `bytes` of encoded
+    /// cells (a scanner passes the size of the row before, so that a row
+    /// of ten cells is not copied through five growing buffers).
+    pub fn with_capacity(bytes: usize) -> CellCollector {
+        CellCollector { encoded: Vec::with_capacity(bytes), cells: 0 }
+    }
+
+    /// Bytes of encoded cells collected since the last `take`.
+    pub fn encoded_len(&self) -> usize {
+        self.encoded.len()
+    }
+
+    /// Copies `cell` in.
+    pub fn push(&mut self, cell: CellRef<'_>) {
+        self.encoded.extend_from_slice(cell.encoded());
+        self.cells += 1;
+    }
+
+    /// How many cells were collected since the last `take`.
+    pub fn len(&self) -> usize {
+        self.cells
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells == 0
+    }
+
+    /// The collected cells, in the order pushed; the collector is empty
+    /// after.
+    pub fn take(&mut self) -> Vec<Cell> {
+        let shared = Bytes::from(std::mem::take(&mut self.encoded));
+        let mut cells = Vec::with_capacity(self.cells);
+        let mut at = 0;
+        while at < shared.len() {
+            let header = &shared[at..at + HEADER_LEN];
+            let len = HEADER_LEN + be_u32(header, 0) as usize + SEQ_LEN + be_u32(header, 4) as usize;
+            cells.push(Cell::within(&shared, CellRef::new(&shared[at..at + len])));
+            at += len;
+        }
+        self.cells = 0;
+        cells
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn collected_cells_share_one_buffer_and_keep_every_field() {
+        let a = CellInput::put(b"row-1", b"cf", b"q1", 42, b"one").to_encoded(7);
+        let b = CellInput::delete(b"row-1", b"cf", b"", 9, CellType::DeleteFamily).to_encoded(8);
+        let mut collector = CellCollector::new();
+        collector.push(CellRef::new(&a));
+        collector.push(CellRef::new(&b));
+        assert_eq!(collector.len(), 2);
+        let cells = collector.take();
+        assert!(collector.is_empty(), "take empties the collector");
+        assert_eq!(cells, vec![CellRef::new(&a).to_cell(), CellRef::new(&b).to_cell()]);
+        assert_eq!(
+            (&cells[0].row[..], &cells[0].qualifier[..], &cells[0].value[..]),
+            (&b"row-1"[..], &b"q1"[..], &b"one"[..])
+        );
+        assert_eq!((cells[1].cell_type, cells[1].timestamp, cells[1].seq), (CellType::DeleteFamily, 9, 8));
+        // One buffer: the second cell's row lies after the first's value.
+        let first_value_end = cells[0].value.as_ptr() as usize + cells[0].value.len();
+        assert!(cells[1].row.as_ptr() as usize >= first_value_end);
+        assert!((cells[1].row.as_ptr() as usize) - (cells[0].row.as_ptr() as usize) < a.len() + b.len());
+        assert!(collector.take().is_empty());
+    }
 
     #[test]
     fn encoding_round_trips_every_field() {

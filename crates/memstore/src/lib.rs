@@ -40,7 +40,7 @@ pub mod snapshot;
 pub mod sorted_runs;
 pub mod visibility;
 
-pub use cell::{Cell, CellInput, CellKey, CellRef, CellType};
+pub use cell::{Cell, CellCollector, CellInput, CellKey, CellRef, CellType};
 pub use chunk::{CHUNK_SIZE, INDEX_CHUNK_SIZE, JUMBO_CELL_THRESHOLD};
 pub use chunk_pool::{ChunkPool, ChunkPoolStats};
 pub use config::{

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
-use crate::cell::{Cell, CellInput, CellKey};
+use crate::cell::{Cell, CellCollector, CellInput, CellKey};
 use crate::chunk::ChunkId;
 use crate::compactor::MemStoreCompactor;
 use crate::config::{CompactionMode, CompactionPolicy, MemStoreConfig};
@@ -335,7 +335,7 @@ impl MemStore {
         let mut cursor = MergingCursor::new(self.read_segments());
         cursor.seek(&CellKey::first_on_row(row));
         let mut resolver = RowResolver::new(opts, self.inner.config.rules, self.inner.config.clock.now_ms());
-        let mut out = Vec::new();
+        let mut out = CellCollector::new();
         while let Some(c) = cursor.current() {
             if c.row() != row {
                 break;
@@ -343,7 +343,7 @@ impl MemStore {
             resolver.push(c, &mut out);
             cursor.advance();
         }
-        out
+        out.take()
     }
 
     /// Visible rows in `range`, one `Vec<Cell>` per non-empty row.
@@ -792,7 +792,7 @@ mod tests {
     fn value(m: &MemStore, row: &str) -> Option<String> {
         m.get(row.as_bytes(), &ReadOptions::default())
             .first()
-            .map(|c| String::from_utf8(c.value.clone()).expect("utf8"))
+            .map(|c| String::from_utf8(c.value.to_vec()).expect("utf8"))
     }
 
     #[test]
@@ -905,7 +905,7 @@ mod tests {
         m.flush_in_memory();
         put(&m, "bb", "bb");
         let rows = |range: ScanRange| -> Vec<String> {
-            m.scan(range, ReadOptions::default()).map(|r| String::from_utf8(r[0].row.clone()).expect("utf8")).collect()
+            m.scan(range, ReadOptions::default()).map(|r| String::from_utf8(r[0].row.to_vec()).expect("utf8")).collect()
         };
         assert_eq!(
             rows(ScanRange { start: Some(b"b".to_vec()), stop: Some(b"d".to_vec()), reverse: false }),
@@ -979,7 +979,7 @@ mod tests {
         m.compact_pipeline();
         assert_eq!(m.counters().cells_dropped, 0, "the reader at seq 1 still needs the old version");
         let old = ReadOptions { read_point: reader.read_point(), ..ReadOptions::default() };
-        assert_eq!(m.get(b"r", &old)[0].value, b"old");
+        assert_eq!(m.get(b"r", &old)[0].value, &b"old"[..]);
         drop(reader);
         write("newest");
         m.flush_in_memory();

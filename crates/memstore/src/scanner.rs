@@ -7,7 +7,7 @@
 //!
 //! Thread safety: owned by one reader.
 
-use crate::cell::{Cell, CellKey};
+use crate::cell::{Cell, CellCollector, CellKey};
 use crate::merge_iter::MergingCursor;
 use crate::visibility::{ReadOptions, RowResolver, VersionRules};
 
@@ -52,7 +52,7 @@ impl RowScanner {
     /// the next row.
     fn read_row(&mut self, row: &[u8]) -> Vec<Cell> {
         let mut resolver = RowResolver::new(&self.opts, self.rules, self.now_ms);
-        let mut out = Vec::new();
+        let mut out = CellCollector::new();
         while let Some(c) = self.cursor.current() {
             if c.row() != row {
                 break;
@@ -60,7 +60,7 @@ impl RowScanner {
             resolver.push(c, &mut out);
             self.cursor.advance();
         }
-        out
+        out.take()
     }
 
     fn next_forward(&mut self) -> Option<Vec<Cell>> {

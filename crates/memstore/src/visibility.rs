@@ -25,7 +25,7 @@
 //!
 //! Thread safety: plain single-threaded state machines.
 
-use crate::cell::{Cell, CellRef, CellType};
+use crate::cell::{CellCollector, CellRef, CellType};
 
 /// A family's version rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl<'o> RowResolver<'o> {
     /// versions are used up, or the column is not asked for): the caller
     /// may skip to the next column, as HBase's matcher answers
     /// `SEEK_NEXT_COL`.
-    pub fn push(&mut self, cell: CellRef<'_>, out: &mut Vec<Cell>) -> bool {
+    pub fn push(&mut self, cell: CellRef<'_>, out: &mut CellCollector) -> bool {
         if cell.seq() > self.opts.read_point {
             return false;
         }
@@ -212,7 +212,7 @@ impl<'o> RowResolver<'o> {
             || self.returned >= self.opts.max_versions)
         {
             self.returned += 1;
-            out.push(cell.to_cell());
+            out.push(cell);
         }
         self.column_done()
     }
@@ -290,11 +290,11 @@ mod tests {
 
     fn resolve(cells: &[Vec<u8>], opts: &ReadOptions, rules: VersionRules) -> Vec<(u64, u64)> {
         let mut r = RowResolver::new(opts, rules, 1_000);
-        let mut out = Vec::new();
+        let mut out = CellCollector::new();
         for c in cells {
             r.push(CellRef::new(c), &mut out);
         }
-        out.iter().map(|c| (c.timestamp, c.seq)).collect()
+        out.take().iter().map(|c| (c.timestamp, c.seq)).collect()
     }
 
     fn retained(cells: &[Vec<u8>], srp: u64, rules: VersionRules) -> Vec<bool> {

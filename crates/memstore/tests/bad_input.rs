@@ -82,7 +82,7 @@ fn assert_usable(m: &MemStore) {
     put(m, b"usable", b"q", b"yes");
     let got = m.get(b"usable", &ReadOptions::default());
     assert_eq!(got.len(), 1, "a write after a refused call is readable");
-    assert_eq!(got[0].value, b"yes");
+    assert_eq!(got[0].value, &b"yes"[..]);
     assert!(m.size().cells == before.cells + 1, "the write is accounted");
 }
 
@@ -186,7 +186,7 @@ fn bad_cells_are_refused_with_typed_errors_and_change_nothing() {
 
     // Row "a" was the target of most refused mutations: its content is the old one.
     let a = m.get(b"a", &ReadOptions::default());
-    let values: Vec<&[u8]> = a.iter().map(|c| c.value.as_slice()).collect();
+    let values: Vec<&[u8]> = a.iter().map(|c| c.value.as_ref()).collect();
     assert_eq!(values, [b"a1-new".as_slice(), b"a2"], "row a untouched by refused mutations");
     assert_usable(&m);
 }
@@ -340,7 +340,7 @@ fn unknown_policy_strings_are_refused() {
 
 fn rows_of(m: &MemStore, start: Option<&[u8]>, stop: Option<&[u8]>, reverse: bool) -> Vec<Vec<u8>> {
     let range = ScanRange { start: start.map(<[u8]>::to_vec), stop: stop.map(<[u8]>::to_vec), reverse };
-    m.scan(range, ReadOptions::default()).map(|cells| cells[0].row.clone()).collect()
+    m.scan(range, ReadOptions::default()).map(|cells| cells[0].row.to_vec()).collect()
 }
 
 #[test]

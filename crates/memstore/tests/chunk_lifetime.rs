@@ -146,7 +146,7 @@ impl OpenReader {
         match self {
             OpenReader::Scanner(s) => s.next().map(|cells| {
                 assert_eq!(cells.len(), 1, "one cell per row: {cells:?}");
-                (cells[0].row.clone(), cells[0].value.clone())
+                (cells[0].row.to_vec(), cells[0].value.to_vec())
             }),
             OpenReader::Cursor { cursor, read_point } => loop {
                 let cell = cursor.current()?;

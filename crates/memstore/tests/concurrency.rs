@@ -206,7 +206,7 @@ impl Shared {
         }
         assert!(versions.windows(2).all(|w| w[0].seq > w[1].seq), "versions newest first: {cells:?}");
         for c in cells {
-            assert_eq!((&c.row, c.family.as_slice(), c.cell_type), (row, FAMILY, CellType::Put));
+            assert_eq!((&c.row, c.family.as_ref(), c.cell_type), (row, FAMILY, CellType::Put));
             assert_eq!(c.timestamp, c.seq, "timestamp is the seq");
             assert!(c.seq <= read_point, "seq {} beyond read point {read_point}", c.seq);
             let (w, counter) = decode_value(&c.value);
@@ -261,12 +261,12 @@ impl Shared {
             ScanRange { start: Some(row_key(writer, from)), stop: Some(row_key(writer, to)), reverse }
         };
         let rows: Vec<Vec<Cell>> = self.store.scan(range, self.read_options(rp)).collect();
-        let keys: Vec<&Vec<u8>> = rows.iter().map(|r| &r[0].row).collect();
+        let keys: Vec<&bytes::Bytes> = rows.iter().map(|r| &r[0].row).collect();
         let ordered = keys.windows(2).all(|w| if reverse { w[0] > w[1] } else { w[0] < w[1] });
         assert!(ordered, "scan out of order (reverse={reverse}): {keys:?}");
         let mut seen = HashMap::new();
         for cells in &rows {
-            seen.insert(cells[0].row.clone(), self.check_row(cells, rp));
+            seen.insert(cells[0].row.to_vec(), self.check_row(cells, rp));
         }
         for (k, &before) in (from..to).zip(&befores) {
             let row = row_key(writer, k);
@@ -579,7 +579,7 @@ fn skiplist_concurrent_distinct_keys_are_all_linked_in_order() {
     assert_eq!((size.cells, size.data_size), (total as u64, added));
     let reverse: Vec<Vec<u8>> = m
         .scan(ScanRange { reverse: true, ..ScanRange::default() }, ReadOptions::default())
-        .map(|r| r[0].row.clone())
+        .map(|r| r[0].row.to_vec())
         .collect();
     assert_eq!(reverse, (0..total).rev().map(key).collect::<Vec<_>>(), "reverse scan sees every key");
 }

@@ -449,12 +449,12 @@ struct ModelCell {
 impl ModelCell {
     fn to_cell(&self) -> Cell {
         Cell {
-            row: self.row.clone(),
-            family: FAMILY.to_vec(),
-            qualifier: self.qualifier.clone(),
+            row: self.row.clone().into(),
+            family: FAMILY.to_vec().into(),
+            qualifier: self.qualifier.clone().into(),
             timestamp: self.ts,
             cell_type: self.kind,
-            value: self.value.clone(),
+            value: self.value.clone().into(),
             seq: self.seq,
         }
     }
@@ -590,7 +590,7 @@ impl Model {
         let cells: Vec<&ModelCell> = self.cells.iter().filter(|c| c.row == row && c.seq <= q.read_point).collect();
         let markers: Vec<&ModelCell> = cells.iter().copied().filter(|c| c.kind != CellType::Put).collect();
         let mut qualifiers: Vec<&[u8]> =
-            cells.iter().filter(|c| c.kind == CellType::Put).map(|c| c.qualifier.as_slice()).collect();
+            cells.iter().filter(|c| c.kind == CellType::Put).map(|c| c.qualifier.as_ref()).collect();
         qualifiers.sort();
         qualifiers.dedup();
         let cutoff = self.ttl_ms.map_or(0, |ttl| q.now_ms.saturating_sub(ttl));
@@ -624,7 +624,7 @@ impl Model {
 
     /// The non-empty visible rows in `range`.
     fn scan(&self, range: &ScanRange, q: &Query) -> Vec<Vec<Cell>> {
-        let mut rows: Vec<&[u8]> = self.cells.iter().map(|c| c.row.as_slice()).collect();
+        let mut rows: Vec<&[u8]> = self.cells.iter().map(|c| c.row.as_ref()).collect();
         rows.sort();
         rows.dedup();
         if range.reverse {

@@ -56,7 +56,7 @@ fn row_version(row: &str, cells: &[Cell]) -> Result<u64, String> {
     let first = cells.first().ok_or_else(|| format!("row {row} is empty"))?;
     let v = version_of(first).ok_or_else(|| format!("row {row}: unreadable cell {first:?}"))?;
     let got: Vec<(&[u8], &[u8], &[u8])> =
-        cells.iter().map(|c| (c.family.as_slice(), c.qualifier.as_slice(), c.value.as_slice())).collect();
+        cells.iter().map(|c| (c.family.as_ref(), c.qualifier.as_ref(), c.value.as_ref())).collect();
     let want: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> =
         CELLS.iter().map(|(f, q)| (f.as_bytes().to_vec(), q.as_bytes().to_vec(), cell_value(row, v, f, q))).collect();
     let want: Vec<(&[u8], &[u8], &[u8])> =

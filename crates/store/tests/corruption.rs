@@ -65,7 +65,8 @@ fn row_present(store: &Store, table: &str, row: &str, v: u64) -> store::Result<b
     if got.is_empty() {
         return Ok(false);
     }
-    let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = got.into_iter().map(|c| (c.family, c.qualifier, c.value)).collect();
+    let got: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> =
+        got.into_iter().map(|c| (c.family.to_vec(), c.qualifier.to_vec(), c.value.to_vec())).collect();
     let want: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> =
         row_cells(row, v).into_iter().map(|(f, q, val)| (f.to_vec(), q.to_vec(), val)).collect();
     assert_eq!(got, want, "row {row} is not whole version {v}");

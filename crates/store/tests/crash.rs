@@ -400,7 +400,7 @@ fn parse_row(row: &str, cells: &[memstore::Cell]) -> Result<RowState, String> {
         let op = op_of(mine[0]).ok_or_else(|| format!("row {row}: unreadable cell {:?}", mine[0]))?;
         let expected: Vec<(Vec<u8>, Vec<u8>)> =
             (0..count).map(|i| (format!("q{i}").into_bytes(), cell_value(row, op, family, i))).collect();
-        let got: Vec<(Vec<u8>, Vec<u8>)> = mine.iter().map(|c| (c.qualifier.clone(), c.value.clone())).collect();
+        let got: Vec<(Vec<u8>, Vec<u8>)> = mine.iter().map(|c| (c.qualifier.to_vec(), c.value.to_vec())).collect();
         if got != expected {
             let ops: Vec<Option<u64>> = mine.iter().map(|c| op_of(c)).collect();
             return Err(format!(
@@ -411,14 +411,14 @@ fn parse_row(row: &str, cells: &[memstore::Cell]) -> Result<RowState, String> {
         }
         *slot = Some(op);
     }
-    if let Some(c) = cells.iter().find(|c| c.family != b"a" && c.family != b"b") {
+    if let Some(c) = cells.iter().find(|c| c.family != b"a"[..] && c.family != b"b"[..]) {
         return Err(format!("data row {row} has a cell of family {:?}", String::from_utf8_lossy(&c.family)));
     }
     Ok(state)
 }
 
 fn key_of(c: &memstore::Cell) -> (Vec<u8>, Vec<u8>, u64, Vec<u8>) {
-    (c.family.clone(), c.qualifier.clone(), c.timestamp, c.value.clone())
+    (c.family.to_vec(), c.qualifier.to_vec(), c.timestamp, c.value.to_vec())
 }
 
 /// Checks `store` against `model`; with `settle`, what was observed becomes
@@ -463,8 +463,8 @@ fn verify(store: &Store, model: &mut Model, settle: bool) -> Result<(), String> 
         let cells = read(key)?;
         let v = match cells.as_slice() {
             [] => 0,
-            [cell] if cell.family == b"c" && cell.qualifier == b"n" => {
-                i64::from_be_bytes(cell.value.as_slice().try_into().map_err(|_| format!("counter {key}: bad value"))?)
+            [cell] if cell.family == b"c"[..] && cell.qualifier == b"n"[..] => {
+                i64::from_be_bytes(cell.value.as_ref().try_into().map_err(|_| format!("counter {key}: bad value"))?)
             }
             _ => return Err(format!("counter row {key} has unexpected cells: {cells:?}")),
         };

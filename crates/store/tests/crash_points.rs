@@ -53,7 +53,7 @@ fn check(store: &Store, extra: usize, when: &str) {
         let cells = r.unwrap_or_else(|e| panic!("{when}: scan failed: {e}"));
         let key = String::from_utf8_lossy(&cells[0].row).into_owned();
         let i: usize = key[1..].parse().expect("row number");
-        let families: Vec<&[u8]> = cells.iter().map(|c| c.family.as_slice()).collect();
+        let families: Vec<&[u8]> = cells.iter().map(|c| c.family.as_ref()).collect();
         assert_eq!(families, [&b"f"[..], b"g"], "{when}: row {key} has both families once");
         assert!(cells.iter().all(|c| c.value == value(i)), "{when}: row {key} holds its value");
         seen.push(i);

@@ -115,7 +115,7 @@ fn version(store: &Store, row: &str) -> Option<u64> {
         .and_then(|s| s.split('/').nth(1))
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("row {row}: unreadable value {:?}", first.value));
-    let got: Vec<_> = cells.iter().map(|c| (c.family.clone(), c.qualifier.clone(), c.value.clone())).collect();
+    let got: Vec<_> = cells.iter().map(|c| (c.family.to_vec(), c.qualifier.to_vec(), c.value.to_vec())).collect();
     let want: Vec<_> = [("f", "q0"), ("f", "q1"), ("g", "q0")]
         .iter()
         .map(|(f, q)| (f.as_bytes().to_vec(), q.as_bytes().to_vec(), value(row, v, &format!("{f}:{q}"))))

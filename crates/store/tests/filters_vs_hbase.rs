@@ -162,12 +162,14 @@ fn ours(store: &Store, case: &Value) -> Answer {
     for row in scanner {
         match row {
             Ok(cells) => {
-                let key = cells.first().map(|c| c.row.clone()).unwrap_or_default();
+                let key = cells.first().map(|c| c.row.to_vec()).unwrap_or_default();
                 if let Some(c) = cells.iter().find(|c| c.row != key) {
                     return Answer::Error(format!("ours returned rows {:?} and {:?} as one", text(&key), text(&c.row)));
                 }
-                let cells =
-                    cells.into_iter().map(|c| (c.family, c.qualifier, c.timestamp, c.value)).collect::<Vec<_>>();
+                let cells = cells
+                    .into_iter()
+                    .map(|c| (c.family.to_vec(), c.qualifier.to_vec(), c.timestamp, c.value.to_vec()))
+                    .collect::<Vec<_>>();
                 rows.push((key, cells));
             }
             Err(e) => return Answer::Error(format!("ours failed during the scan: {e}")),

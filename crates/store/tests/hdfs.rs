@@ -27,7 +27,7 @@ fn options(fs: &HdfsFs) -> StoreOptions {
 }
 
 fn value(store: &Store, row: &str) -> Option<Vec<u8>> {
-    store.get("t", &Get::new(row.as_bytes())).expect("get").first().map(|c| c.value.clone())
+    store.get("t", &Get::new(row.as_bytes())).expect("get").first().map(|c| c.value.to_vec())
 }
 
 #[test]

@@ -65,7 +65,7 @@ fn expected(p: &str, i: usize) -> String {
 
 fn value(store: &Store, r: &str) -> Option<String> {
     let cells = store.get("t", &Get::new(r.as_bytes())).expect("get");
-    cells.iter().find(|c| c.family == b"f").map(|c| String::from_utf8_lossy(&c.value).into_owned())
+    cells.iter().find(|c| c.family == b"f"[..]).map(|c| String::from_utf8_lossy(&c.value).into_owned())
 }
 
 /// Every populated row is there, newest values first (rows the tests add

@@ -201,7 +201,7 @@ fn a_table_without_its_descriptor_is_removed_only_if_it_holds_no_data() {
     let store = Store::open(dir.path(), options()).expect("open with the descriptor back");
     assert_eq!(store.list_tables(), ["t"], "the uncommitted creation is gone");
     assert!(!empty_dir.exists());
-    assert_eq!(store.get("t", &Get::new(&b"r"[..])).expect("get")[0].value, b"v");
+    assert_eq!(store.get("t", &Get::new(&b"r"[..])).expect("get")[0].value, &b"v"[..]);
 }
 
 /// A store written before WAL directories were per instance kept its WAL

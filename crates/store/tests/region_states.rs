@@ -30,7 +30,7 @@ fn populated(dir: &Path) -> (Store, String) {
 }
 
 fn value(store: &Store, row: &str) -> Result<Option<Vec<u8>>, StoreError> {
-    Ok(store.get("t", &Get::new(row.as_bytes()))?.first().map(|c| c.value.clone()))
+    Ok(store.get("t", &Get::new(row.as_bytes()))?.first().map(|c| c.value.to_vec()))
 }
 
 fn state_of(store: &Store, name: &str) -> RegionState {
@@ -321,7 +321,7 @@ fn a_request_that_meets_a_region_reopened_under_it_is_served_by_the_new_one() {
             caller.join().expect("caller").unwrap_or_else(|e| panic!("{what} failed after the reopen: {e}"));
         });
     }
-    let value = |row: &[u8]| store.get("t", &Get::new(row)).expect("get")[0].value.clone();
+    let value = |row: &[u8]| store.get("t", &Get::new(row)).expect("get")[0].value.to_vec();
     assert_eq!(value(b"p"), b"put");
     assert_eq!(value(b"b"), b"batch");
 }

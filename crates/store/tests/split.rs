@@ -32,7 +32,7 @@ fn scan_all(store: &Store, reverse: bool) -> Vec<(String, String)> {
     cells
         .map(|r| r.expect("row"))
         .map(|cells| {
-            let c = cells.iter().find(|c| c.family == b"f").expect("an f cell");
+            let c = cells.iter().find(|c| c.family == b"f"[..]).expect("an f cell");
             (String::from_utf8_lossy(&c.row).into_owned(), String::from_utf8_lossy(&c.value).into_owned())
         })
         .collect()
@@ -40,7 +40,7 @@ fn scan_all(store: &Store, reverse: bool) -> Vec<(String, String)> {
 
 fn get(store: &Store, r: &str) -> Option<String> {
     let cells = store.get("t", &Get::new(r.as_bytes())).expect("get");
-    cells.iter().find(|c| c.family == b"f").map(|c| String::from_utf8_lossy(&c.value).into_owned())
+    cells.iter().find(|c| c.family == b"f"[..]).map(|c| String::from_utf8_lossy(&c.value).into_owned())
 }
 
 fn files_in(dir: &Path) -> Vec<String> {

@@ -17,7 +17,7 @@ fn value(store: &Store, row: &str, q: &str) -> Option<Vec<u8>> {
         columns: vec![Column { family: b"f".to_vec(), qualifier: Some(q.as_bytes().to_vec()) }],
         ..Get::new(row.as_bytes())
     };
-    store.get("t", &get).expect("get").first().map(|c| c.value.clone())
+    store.get("t", &get).expect("get").first().map(|c| c.value.to_vec())
 }
 
 #[test]
@@ -267,7 +267,7 @@ fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
     }
     let versions = |store: &Store| {
         let get = Get { max_versions: 10, ..Get::new(b"a") };
-        store.get("t", &get).expect("get").iter().filter(|c| c.family == b"f").count()
+        store.get("t", &get).expect("get").iter().filter(|c| c.family == b"f"[..]).count()
     };
     assert_eq!(versions(&store), 5, "f keeps five versions now");
     assert!(matches!(store.get("t", &Get::new(b"z")), Err(StoreError::NotServingRegion { .. })), "still closed");
@@ -287,9 +287,9 @@ fn alter_changes_adds_and_removes_families_of_an_enabled_table() {
     assert_eq!(versions(&store), 5);
     store.open_region(&closed).expect("open the closed region");
     let get = Get { columns: vec![Column { family: b"h".to_vec(), qualifier: None }], ..Get::new(b"a") };
-    assert_eq!(store.get("t", &get).expect("get")[0].value, b"new");
+    assert_eq!(store.get("t", &get).expect("get")[0].value, &b"new"[..]);
     let z = store.get("t", &Get::new(b"z")).expect("get z");
-    assert_eq!(z.iter().map(|c| c.family.as_slice()).collect::<Vec<_>>(), [&b"f"[..]], "z's g cells are gone");
+    assert_eq!(z.iter().map(|c| c.family.as_ref()).collect::<Vec<_>>(), [&b"f"[..]], "z's g cells are gone");
 
     // Adding back a family of a removed one's name starts it empty.
     let mut desc = store.describe_table("t").expect("describe");
@@ -474,7 +474,7 @@ fn a_write_after_increments_ahead_of_the_clock_is_the_one_read() {
     let counter = |row: &[u8]| -> (i64, u64) {
         let cells = store.get("t", &Get::new(row)).expect("get");
         let c = cells.first().expect("a cell");
-        (i64::from_be_bytes(c.value.as_slice().try_into().expect("8 bytes")), c.timestamp)
+        (i64::from_be_bytes(c.value.as_ref().try_into().expect("8 bytes")), c.timestamp)
     };
     for (row, flush_between) in [(&b"a"[..], false), (&b"b"[..], true)] {
         assert_eq!(store.increment("t", row, b"f", b"n", 1).expect("inc"), 1);
@@ -574,6 +574,6 @@ fn gets_and_scans_skip_spent_versions_without_losing_markers_or_later_columns() 
     assert_eq!(seen(5), [col("", 50), col("a", 299), col("a", 298), col("a", 297), col("c", 400)]);
     let scan = Scan { max_versions: 2, ..Scan::default() };
     let rows: Vec<_> = store.scan("t", scan).expect("scan").map(|r| r.expect("row")).collect();
-    let cells: Vec<(Vec<u8>, u64)> = rows[0].iter().map(|c| (c.qualifier.clone(), c.timestamp)).collect();
+    let cells: Vec<(Vec<u8>, u64)> = rows[0].iter().map(|c| (c.qualifier.to_vec(), c.timestamp)).collect();
     assert_eq!(cells, [(b"".to_vec(), 50), (b"a".to_vec(), 299), (b"a".to_vec(), 298), (b"c".to_vec(), 400)]);
 }

@@ -272,7 +272,7 @@ fn version(store: &Store, table: &str, row: &str) -> Option<u64> {
         .and_then(|s| s.split('/').nth(1))
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{table}/{row}: unreadable value {:?}", first.value));
-    let got: Vec<(Vec<u8>, Vec<u8>)> = cells.iter().map(|c| (c.family.clone(), c.value.clone())).collect();
+    let got: Vec<(Vec<u8>, Vec<u8>)> = cells.iter().map(|c| (c.family.to_vec(), c.value.to_vec())).collect();
     let want: Vec<(Vec<u8>, Vec<u8>)> = ["f", "g"].iter().map(|f| (f.as_bytes().to_vec(), value(row, v, f))).collect();
     assert_eq!(got, want, "{table}/{row} is not whole version {v}");
     Some(v)

@@ -18,6 +18,7 @@
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
 use memstore::{Cell, CellType, TimeRange};
 use store::wal::Durability;
 use store::{Column, Get, Mutation};
@@ -290,7 +291,7 @@ pub fn remote_scan(request: &ScanRequest) -> RemoteScan {
 
 /// A row another server returned, as cells (columns "family:qualifier").
 pub fn cells_of(row: TRowResult) -> Vec<Cell> {
-    let key = row.row.unwrap_or_default();
+    let key = Bytes::from(row.row.unwrap_or_default());
     let columns = row.columns.unwrap_or_default().into_iter();
     let sorted = row.sorted_columns.unwrap_or_default().into_iter().map(|c| (c.column_name, c.cell));
     let mut cells: Vec<Cell> = columns
@@ -301,11 +302,11 @@ pub fn cells_of(row: TRowResult) -> Vec<Cell> {
             let at = name.iter().position(|&b| b == b':').unwrap_or(name.len());
             Some(Cell {
                 row: key.clone(),
-                family: name[..at].to_vec(),
-                qualifier: name.get(at + 1..).unwrap_or_default().to_vec(),
+                family: Bytes::copy_from_slice(&name[..at]),
+                qualifier: Bytes::copy_from_slice(name.get(at + 1..).unwrap_or_default()),
                 timestamp: cell.timestamp.unwrap_or_default().max(0) as u64,
                 cell_type: CellType::Put,
-                value: cell.value.unwrap_or_default(),
+                value: cell.value.unwrap_or_default().into(),
                 seq: 0,
             })
         })
@@ -327,9 +328,9 @@ mod tests {
         columns.insert(b"f:q".to_vec(), TCell::new(b"1".to_vec(), 5));
         columns.insert(b"f1:a".to_vec(), TCell::new(b"2".to_vec(), 6));
         let cells = cells_of(TRowResult::new(b"r".to_vec(), columns, None));
-        let names: Vec<(&[u8], &[u8])> = cells.iter().map(|c| (c.family.as_slice(), c.qualifier.as_slice())).collect();
+        let names: Vec<(&[u8], &[u8])> = cells.iter().map(|c| (c.family.as_ref(), c.qualifier.as_ref())).collect();
         assert_eq!(names, [(&b"f"[..], &b"q"[..]), (&b"f1"[..], &b"a"[..])]);
-        assert_eq!((cells[0].timestamp, cells[1].value.as_slice()), (5, &b"2"[..]));
+        assert_eq!((cells[0].timestamp, cells[1].value.as_ref()), (5, &b"2"[..]));
     }
 
     fn put(ts: Option<u64>) -> Mutation {

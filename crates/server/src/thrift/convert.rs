@@ -71,7 +71,7 @@ pub fn column_name(cell: &Cell) -> Vec<u8> {
 }
 
 pub fn tcell(cell: &Cell) -> TCell {
-    TCell::new(cell.value.clone(), cell.timestamp as i64)
+    TCell::new(cell.value.to_vec(), cell.timestamp as i64)
 }
 
 /// One row's cells (newest version first per column, as the store returns
@@ -79,7 +79,7 @@ pub fn tcell(cell: &Cell) -> TCell {
 /// `sorted`, the list of columns in order, each with every version the read
 /// returned (one unless a scan asked for more, `scan_attributes.rs`).
 pub fn row_result(cells: &[Cell], sorted: bool) -> Option<TRowResult> {
-    let row = cells.first()?.row.clone();
+    let row = cells.first()?.row.to_vec();
     if sorted {
         let list: Vec<TColumn> = cells.iter().map(|c| TColumn::new(column_name(c), tcell(c))).collect();
         Some(TRowResult::new(row, None, list))
@@ -226,12 +226,12 @@ mod tests {
     #[test]
     fn rows_keep_the_newest_version_per_column_in_the_map_and_every_version_in_the_list() {
         let cell = |q: &str, ts: u64, v: &str| Cell {
-            row: b"r".to_vec(),
-            family: b"f".to_vec(),
-            qualifier: q.as_bytes().to_vec(),
+            row: bytes::Bytes::from_static(b"r"),
+            family: bytes::Bytes::from_static(b"f"),
+            qualifier: bytes::Bytes::copy_from_slice(q.as_bytes()),
             timestamp: ts,
             cell_type: memstore::CellType::Put,
-            value: v.as_bytes().to_vec(),
+            value: bytes::Bytes::copy_from_slice(v.as_bytes()),
             seq: 1,
         };
         let cells = [cell("a", 2, "new"), cell("a", 1, "old"), cell("b", 1, "b")];

@@ -8,7 +8,7 @@
 //!
 //! Thread safety: owned by one reader.
 
-use memstore::{Cell, CellKey, ReaderGuard};
+use memstore::{Cell, CellCollector, CellKey, ReaderGuard};
 
 use crate::error::Result;
 use crate::read::cursor::MergedCursor;
@@ -34,6 +34,9 @@ pub struct RegionScanner {
     /// Rows none of whose cells are visible are returned too, without
     /// cells (a filter sees their keys, as HBase's does).
     empty_rows: bool,
+    /// The encoded size of the row read last: the next row's buffer starts
+    /// that large (rows of a table tend to be alike).
+    row_bytes: usize,
 }
 
 impl RegionScanner {
@@ -51,6 +54,7 @@ impl RegionScanner {
             exclusive_start: false,
             inclusive_stop: false,
             empty_rows: false,
+            row_bytes: 0,
         }
     }
 
@@ -111,11 +115,19 @@ impl RegionScanner {
             if self.stop.as_ref().is_some_and(|stop| !stop.is_empty() && row >= *stop) {
                 return Ok(None);
             }
-            let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
+            let cells = self.read_row(&row)?;
             if self.empty_rows || !cells.is_empty() {
                 return Ok(Some((row, cells)));
             }
         }
+    }
+
+    /// The visible cells of `row`, at the cursor.
+    fn read_row(&mut self, row: &[u8]) -> Result<Vec<Cell>> {
+        let mut cells = CellCollector::with_capacity(self.row_bytes);
+        RowReader::new(&self.specs).read_row(&mut self.cursor, row, &mut cells)?;
+        self.row_bytes = cells.encoded_len();
+        Ok(cells.take())
     }
 
     fn next_reverse(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
@@ -145,7 +157,7 @@ impl RegionScanner {
                 return Ok(None);
             }
             self.cursor.seek(&CellKey::first_on_row(&row))?;
-            let cells = RowReader::new(&self.specs).read_row(&mut self.cursor, &row)?;
+            let cells = self.read_row(&row)?;
             if self.empty_rows || !cells.is_empty() {
                 self.last_row = Some(row.clone());
                 return Ok(Some((row, cells)));

@@ -5,7 +5,7 @@
 //! Thread safety: a plain function object, used by one reader.
 
 use memstore::visibility::RowResolver;
-use memstore::{Cell, CellKey, ReadOptions, VersionRules};
+use memstore::{CellCollector, CellKey, ReadOptions, VersionRules};
 
 use crate::error::Result;
 use crate::read::cursor::MergedCursor;
@@ -39,8 +39,9 @@ impl<'a> RowReader<'a> {
     /// (measured: YCSB B at 0.07x RocksDB). Never within the empty
     /// qualifier: family delete markers live there (every write path gives
     /// them an empty qualifier), and they mask the columns after them.
-    pub fn read_row(&self, cursor: &mut MergedCursor, row: &[u8]) -> Result<Vec<Cell>> {
-        let mut out = Vec::new();
+    ///
+    /// The visible cells are collected into `out` (one buffer per row).
+    pub fn read_row(&self, cursor: &mut MergedCursor, row: &[u8], out: &mut CellCollector) -> Result<()> {
         let mut resolver: Option<(usize, RowResolver<'a>)> = None;
         let mut column = Vec::new();
         while let Some(c) = cursor.current() {
@@ -55,7 +56,7 @@ impl<'a> RowReader<'a> {
                 });
             }
             let column_done = match resolver.as_mut() {
-                Some((_, r)) => r.push(c, &mut out) && !c.qualifier().is_empty(),
+                Some((_, r)) => r.push(c, out) && !c.qualifier().is_empty(),
                 None => false,
             };
             if column_done {
@@ -69,7 +70,7 @@ impl<'a> RowReader<'a> {
                 cursor.advance()?;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-use memstore::{Cell, CellKey, ReadOptions, TimeRange};
+use memstore::{Cell, CellCollector, CellKey, ReadOptions, TimeRange};
 
 use super::{Column, Get, Region};
 use crate::error::Result;
@@ -66,7 +66,9 @@ impl Region {
         let specs = self.read_specs(&get.columns, get.time_range, get.max_versions.max(1), guard.read_point())?;
         let mut cursor = self.cursor_for(&specs, Some(&get.row))?;
         cursor.seek(&CellKey::first_on_row(&get.row))?;
-        RowReader::new(&specs).read_row(&mut cursor, &get.row)
+        let mut cells = CellCollector::new();
+        RowReader::new(&specs).read_row(&mut cursor, &get.row, &mut cells)?;
+        Ok(cells.take())
     }
 
     /// A scanner over this region's rows in `[start, stop)` (forward) or

@@ -304,10 +304,10 @@ impl Region {
         let mut run = 0;
         while run < cells.len() {
             let (row, family) = (&cells[run].row, &cells[run].family);
-            let len = cells[run..].iter().take_while(|c| &c.row == row && &c.family == family).count();
+            let len = cells[run..].iter().take_while(|c| c.row == row && c.family == family).count();
             // A family that no longer exists (an alter removed it after
             // these edits were flushed) is skipped, as HBase's replay does.
-            let Some(store) = self.stores.get(family.as_slice()) else {
+            let Some(store) = self.stores.get(family.as_ref()) else {
                 tracing::debug!(region = %self.info.region_name(), family = %String::from_utf8_lossy(family), seq,
                     "skipped replayed edits of a family the table no longer has");
                 run += len;
@@ -426,8 +426,7 @@ impl Region {
                 }
                 None => {
                     let latest = self.latest_cell(row, family, qualifier)?;
-                    let (made, result) =
-                        next(family, qualifier, latest.as_ref().map(|c| c.value.as_slice()), argument)?;
+                    let (made, result) = next(family, qualifier, latest.as_ref().map(|c| c.value.as_ref()), argument)?;
                     puts.push(Mutation::Put {
                         family: family.to_vec(),
                         qualifier: qualifier.to_vec(),

@@ -330,7 +330,7 @@ pub(crate) fn conc_reader(shared: &ConcShared, seed: u64) -> Result<(u64, u64), 
                 shared.store.scan(TABLE, Scan { reverse, ..Scan::default() }).map_err(|e| format!("scan: {e}"))?;
             for cells in scanner {
                 let cells = cells.map_err(|e| format!("scan: {e}"))?;
-                let key = cells.first().map(|c| c.row.clone()).ok_or("the scan returned an empty row")?;
+                let key = cells.first().map(|c| c.row.to_vec()).ok_or("the scan returned an empty row")?;
                 if last.as_ref().is_some_and(|l| if reverse { key >= *l } else { key <= *l }) {
                     return Err(format!("the scan (reverse: {reverse}) returned {key:?} after {last:?}"));
                 }
@@ -385,7 +385,7 @@ pub(crate) fn conc_check_final(store: &Store, rows: &[ConcRow], when: &str) -> R
     let mut scanned: BTreeMap<Vec<u8>, Vec<Cell>> = BTreeMap::new();
     for cells in store.scan(TABLE, Scan::default()).map_err(|e| format!("{when}: scan: {e}"))? {
         let cells = cells.map_err(|e| format!("{when}: scan: {e}"))?;
-        scanned.insert(cells[0].row.clone(), cells);
+        scanned.insert(cells[0].row.to_vec(), cells);
     }
     for row in rows {
         let history = row.history.lock().expect("history");

@@ -196,7 +196,7 @@ impl Harness {
                 .into_iter()
                 .find(|cells| info.contains(&cells[0].row) && after_last(&cells[0].row));
             if let Some(cells) = next {
-                expect.last_row = Some(cells[0].row.clone());
+                expect.last_row = Some(cells[0].row.to_vec());
                 expect.rows += 1;
                 let size = expect.scan.batch.filter(|&b| b > 0).unwrap_or(cells.len());
                 expect.pending = cells.chunks(size).map(<[Cell]>::to_vec).collect();
@@ -449,7 +449,7 @@ impl Harness {
                     return self.check_not_serving(row, refused, before, "increment");
                 }
                 let current = match self.model.latest(row, family, COUNTER) {
-                    Some(c) => i64::from_be_bytes(c.value.as_slice().try_into().expect("counters are 8 bytes")),
+                    Some(c) => i64::from_be_bytes(c.value.as_ref().try_into().expect("counters are 8 bytes")),
                     None => 0,
                 };
                 let before = self.last_seq(row);
@@ -477,7 +477,7 @@ impl Harness {
             Op::CheckAndMutate { row, family, qualifier, expect, changes } => {
                 let row = ROWS[row % ROWS.len()];
                 let (family, qualifier) = (FAMILIES[family % FAMILIES.len()], QUALIFIERS[qualifier % QUALIFIERS.len()]);
-                let current = self.model.latest(row, family, qualifier).map(|c| c.value);
+                let current = self.model.latest(row, family, qualifier).map(|c| c.value.to_vec());
                 let expected = match expect {
                     Expect::Current => current.clone(),
                     Expect::Absent => None,

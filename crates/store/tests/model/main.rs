@@ -474,7 +474,7 @@ fn regression_a_scanner_does_not_repeat_rows_of_a_region_merged_under_it() {
         let first = scanner.next().expect("a row").expect("read")[0].row.clone();
         let regions = store.table_regions(TABLE).expect("regions");
         store.merge_regions(&regions[0].dir_name(), &regions[1].dir_name()).expect("merge");
-        let rest: Vec<Vec<u8>> = scanner.map(|r| r.expect("read")[0].row.clone()).collect();
+        let rest: Vec<Vec<u8>> = scanner.map(|r| r.expect("read")[0].row.to_vec()).collect();
         let want: Vec<Vec<u8>> = vec![if reverse { b"a".to_vec() } else { b"d".to_vec() }];
         assert_eq!(
             rest,
@@ -506,7 +506,7 @@ fn regression_a_reverse_prefix_scan_stops_at_its_prefix() {
     for reverse in [false, true] {
         let scan = Scan { prefix: Some(b"b".to_vec()), reverse, ..Scan::default() };
         let rows: Vec<store::Result<Vec<u8>>> =
-            store.scan(TABLE, scan).expect("scan").map(|r| r.map(|cells| cells[0].row.clone())).collect();
+            store.scan(TABLE, scan).expect("scan").map(|r| r.map(|cells| cells[0].row.to_vec())).collect();
         let rows: Vec<Vec<u8>> = rows.into_iter().collect::<store::Result<_>>().unwrap_or_else(|e| {
             panic!("reverse: {reverse}: a scan of prefix \"b\" failed although only [, b) is closed: {e}")
         });

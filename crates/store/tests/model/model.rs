@@ -47,12 +47,12 @@ impl ModelCell {
 
     pub(crate) fn to_cell(&self) -> Cell {
         Cell {
-            row: self.row.clone(),
-            family: self.family.clone(),
-            qualifier: self.qualifier.clone(),
+            row: self.row.clone().into(),
+            family: self.family.clone().into(),
+            qualifier: self.qualifier.clone().into(),
             timestamp: self.ts,
             cell_type: self.kind,
-            value: self.value.clone(),
+            value: self.value.clone().into(),
             seq: self.seq,
         }
     }

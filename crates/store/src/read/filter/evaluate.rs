@@ -170,7 +170,7 @@ impl Filter {
     /// HBase would call this filter's `filterRow` for the row (should the
     /// row keep cells).
     fn apply_to(&mut self, row: &[Cell], cells: Vec<KeptCell>, versions: usize, reached: bool) -> (Outcome, bool) {
-        let row_key = row.first().map_or(&[][..], |c| c.row.as_slice());
+        let row_key = row.first().map_or(&[][..], |c| c.row.as_ref());
         let select = |cells: Vec<KeptCell>, pass: &dyn Fn(&Cell) -> bool| {
             keep(cells.into_iter().filter(|k| pass(&row[k.index])).collect())
         };
@@ -188,7 +188,7 @@ impl Filter {
             Filter::ColumnPrefix(p) => select(cells, &|c| c.qualifier.starts_with(p)),
             Filter::MultipleColumnPrefix(ps) => select(cells, &|c| ps.iter().any(|p| c.qualifier.starts_with(p))),
             Filter::ColumnRange { min, min_inclusive, max, max_inclusive } => select(cells, &|c| {
-                let q = c.qualifier.as_slice();
+                let q = c.qualifier.as_ref();
                 let above = min.as_deref().is_none_or(|m| q > m || (*min_inclusive && q == m));
                 let below = max.as_deref().is_none_or(|m| q < m || (*max_inclusive && q == m));
                 above && below
@@ -199,7 +199,8 @@ impl Filter {
                 if past { Outcome::EndScan } else { keep(cells) }
             }
             Filter::ColumnCountGet { limit, dead } => {
-                let live: Vec<KeptCell> = cells.into_iter().filter(|k| !dead.contains(&row[k.index].family)).collect();
+                let live: Vec<KeptCell> =
+                    cells.into_iter().filter(|k| !dead.iter().any(|d| d[..] == row[k.index].family[..])).collect();
                 let mut columns = newest_of_each_column(row, &live);
                 if let Some(over) = columns.get(*limit).copied() {
                     // Its family looks at another cell next (this row's or
@@ -208,8 +209,8 @@ impl Filter {
                     let families = std::iter::once(over).chain(live.iter().copied().filter(|k| k.index > over.index));
                     for k in families {
                         let family = &row[k.index].family;
-                        if !dead.contains(family) {
-                            dead.push(family.clone());
+                        if !dead.iter().any(|d| d[..] == family[..]) {
+                            dead.push(family.to_vec());
                         }
                     }
                     columns.truncate(*limit);

@@ -40,6 +40,8 @@
 //! values as HBase's comparators do (`java_regex.rs` turns a Java regex into
 //! one over bytes).
 
+use bytes::Bytes;
+
 mod comparator;
 mod evaluate;
 mod java_regex;
@@ -201,13 +203,13 @@ impl ValueTransform {
     }
 
     /// Applies the transform to a value in place.
-    pub fn apply(self, value: &mut Vec<u8>) {
+    pub fn apply(self, value: &mut Bytes) {
         match self {
             ValueTransform::Keep => {}
             ValueTransform::Strip => value.clear(),
             ValueTransform::Length => {
                 let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
-                *value = len.to_be_bytes().to_vec();
+                *value = Bytes::copy_from_slice(&len.to_be_bytes());
             }
         }
     }
@@ -255,12 +257,12 @@ mod test_support {
 
     pub(super) fn versioned(row: &str, f: &str, q: &str, ts: u64, v: &str) -> Cell {
         Cell {
-            row: row.as_bytes().to_vec(),
-            family: f.as_bytes().to_vec(),
-            qualifier: q.as_bytes().to_vec(),
+            row: bytes::Bytes::copy_from_slice(row.as_bytes()),
+            family: bytes::Bytes::copy_from_slice(f.as_bytes()),
+            qualifier: bytes::Bytes::copy_from_slice(q.as_bytes()),
             timestamp: ts,
             cell_type: memstore::CellType::Put,
-            value: v.as_bytes().to_vec(),
+            value: bytes::Bytes::copy_from_slice(v.as_bytes()),
             seq: 1,
         }
     }
