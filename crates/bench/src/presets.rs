@@ -418,11 +418,21 @@ pub fn reader_workload(preset: &Preset, reads: u64) -> Workload {
 /// measures; always finishes the engine (removing its data).
 pub fn run_mode(exp: &Experiment, engine: &dyn Engine, label: &str) -> Result<RunReport, BenchError> {
     let preset = &exp.preset;
-    if exp.mode.loads()
-        && let Err(e) = driver::run(engine, &load_workload(preset), preset.threads, LOAD_BATCH_BYTES, None)
-    {
-        let _ = engine.finish();
-        return Err(e);
+    if exp.mode.loads() {
+        let loaded = driver::run(engine, &load_workload(preset), preset.threads, LOAD_BATCH_BYTES, None)
+            .and_then(|_| engine.settle());
+        match loaded {
+            Ok(true) => {}
+            Ok(false) => eprintln!(
+                "warning: {} {label}: background work still running {} s after the load; measuring anyway",
+                engine.name(),
+                crate::engine::SETTLE_LIMIT.as_secs()
+            ),
+            Err(e) => {
+                let _ = engine.finish();
+                return Err(e);
+            }
+        }
     }
     let reads = match exp.mode {
         Mode::ReaderUnderWrites { reads } => Some(reader_workload(preset, reads)),

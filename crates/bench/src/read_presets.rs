@@ -2,7 +2,9 @@
 //! only) and E (95 % short scans, 5 % inserts) on the embedded engines, our
 //! store beside RocksDB with the same block cache, bloom filters and
 //! memtable budget. Each loads its table first (every key once, not
-//! measured), then measures the run phase.
+//! measured), waits until the engine has no flush or compaction queued or
+//! running (`Engine::settle`; RocksDB's `WaitForCompact`), then measures
+//! the run phase.
 //!
 //! YCSB's defaults where they apply: rows of 10 fields × 100 B, Zipfian
 //! requests (scrambled, θ 0.99), scans of 1..100 rows of uniform length.

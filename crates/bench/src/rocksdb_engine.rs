@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use rocksdb::{BlockBasedOptions, Cache, DB, Options, ReadOptions, WriteBatch, WriteOptions};
+use rocksdb::{BlockBasedOptions, Cache, DB, Options, ReadOptions, WaitForCompactOptions, WriteBatch, WriteOptions};
 use store::wal::Durability;
 
 use crate::BenchError;
@@ -229,6 +229,18 @@ impl Engine for RocksDbEngine {
             bytes_compacted: self.ticker("rocksdb.compact.write.bytes"),
             user_bytes: self.user_bytes.load(std::sync::atomic::Ordering::Relaxed),
             ..EngineCounters::default()
+        }
+    }
+
+    /// RocksDB's own wait for its background work (`WaitForCompact`),
+    /// without a flush first, as ours settles without one.
+    fn settle(&self) -> Result<bool, BenchError> {
+        let mut opts = WaitForCompactOptions::default();
+        opts.set_timeout(crate::engine::SETTLE_LIMIT.as_micros() as u64);
+        match self.db.wait_for_compact(&opts) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == rocksdb::ErrorKind::TimedOut => Ok(false),
+            Err(e) => Err(err(e)),
         }
     }
 
