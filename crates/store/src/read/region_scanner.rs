@@ -15,6 +15,16 @@ use crate::read::cursor::MergedCursor;
 use crate::read::row_reader::{FamilyReadSpec, RowReader};
 use crate::region::info::RegionInfo;
 
+/// The largest buffer a row starts with from the size of the row before:
+/// a row's cells keep their whole buffer alive, so a small row after a huge
+/// one must not hold the huge one's size.
+const ROW_BUFFER_HINT_LIMIT: usize = 64 << 10;
+
+/// The buffer a row starts with after a row of `previous` encoded bytes.
+fn row_buffer_for(previous: usize) -> usize {
+    previous.min(ROW_BUFFER_HINT_LIMIT)
+}
+
 pub struct RegionScanner {
     /// The region read (its key range tells a table scan where to go on).
     info: RegionInfo,
@@ -35,7 +45,8 @@ pub struct RegionScanner {
     /// cells (a filter sees their keys, as HBase's does).
     empty_rows: bool,
     /// The encoded size of the row read last: the next row's buffer starts
-    /// that large (rows of a table tend to be alike).
+    /// that large (rows of a table tend to be alike), up to
+    /// [`ROW_BUFFER_HINT_LIMIT`].
     row_bytes: usize,
 }
 
@@ -124,7 +135,7 @@ impl RegionScanner {
 
     /// The visible cells of `row`, at the cursor.
     fn read_row(&mut self, row: &[u8]) -> Result<Vec<Cell>> {
-        let mut cells = CellCollector::with_capacity(self.row_bytes);
+        let mut cells = CellCollector::with_capacity(row_buffer_for(self.row_bytes));
         RowReader::new(&self.specs).read_row(&mut self.cursor, row, &mut cells)?;
         self.row_bytes = cells.encoded_len();
         Ok(cells.take())
@@ -164,5 +175,17 @@ impl RegionScanner {
             }
             self.last_row = Some(row);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_starts_at_the_size_of_the_row_before_but_never_a_huge_one() {
+        assert_eq!(row_buffer_for(0), 0);
+        assert_eq!(row_buffer_for(1_400), 1_400);
+        assert_eq!(row_buffer_for(10 << 20), ROW_BUFFER_HINT_LIMIT, "a 10 MiB row does not size the next");
     }
 }
