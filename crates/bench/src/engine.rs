@@ -376,8 +376,7 @@ pub(crate) mod scan_check {
     }
 
     /// After writes that flushed (1 MiB regions), the engine settles with
-    /// nothing queued or running, and its files are compacted as far as
-    /// the policy goes: a second settle finds nothing to wait for.
+    /// no flush or compaction queued or running.
     #[test]
     fn our_engine_settles_with_no_flush_or_compaction_left() {
         let dir = tempfile::tempdir().expect("tempdir");
