@@ -39,6 +39,17 @@ impl CursorHeap {
         self.heap.first().copied()
     }
 
+    /// Whether another cursor's current cell equals the top's (the same
+    /// cell in two sources). Such a cursor is a child of the top: every
+    /// cell is >= the top's, so the path down to an equal one is all equal.
+    #[inline]
+    pub fn top_has_equal<C: HeapCursor>(&self, cursors: &[C]) -> bool {
+        let Some(top) = self.heap.first().and_then(|&i| cursors[i].current()) else { return false };
+        self.heap[1..self.heap.len().min(3)]
+            .iter()
+            .any(|&j| cursors[j].current().is_some_and(|c| compare_cells(&c, &top) == Ordering::Equal))
+    }
+
     /// Orders all cursors anew (after seeks).
     pub fn rebuild<C: HeapCursor>(&mut self, cursors: &[C]) {
         // Refilled in place: a get seeks (and so rebuilds) once per source,
@@ -150,5 +161,29 @@ mod tests {
         heap.drop_top(&cursors);
         let rows: Vec<String> = drain(&mut heap, &mut cursors).into_iter().map(|(r, _)| r).collect();
         assert_eq!(rows, ["b", "c"]);
+    }
+
+    #[test]
+    fn top_has_equal_finds_a_copy_of_the_top_in_any_cursor() {
+        // Seven cursors (a heap three deep) sharing some rows: at every
+        // step the heap's answer matches a look at every cursor.
+        let rows: [&[&str]; 7] =
+            [&["a", "c"], &["b", "c", "e"], &["c"], &["d", "e"], &["a", "e"], &["f"], &["c", "f", "g"]];
+        let mut cursors: Vec<VecCursor> = rows.iter().map(|r| cursor(r, b"v")).collect();
+        let mut heap = CursorHeap::default();
+        heap.rebuild(&cursors);
+        let (mut steps, mut copies) = (0, 0);
+        while let Some(top) = heap.top() {
+            let cell = cursors[top].current().expect("top is not exhausted");
+            let expected = (0..cursors.len())
+                .any(|i| i != top && cursors[i].current().is_some_and(|c| compare_cells(&c, &cell) == Ordering::Equal));
+            assert_eq!(heap.top_has_equal(&cursors), expected, "at {:?}", String::from_utf8_lossy(cell.row()));
+            copies += usize::from(expected);
+            steps += 1;
+            cursors[top].pos += 1;
+            heap.top_advanced(&cursors);
+        }
+        assert_eq!(steps, 14);
+        assert_eq!(copies, 7, "a, c, e and f are shared: each but its last cell has a copy after it");
     }
 }
