@@ -155,6 +155,8 @@ pub struct AccordionSetup {
     pub wal_roll_size: u64,
     pub inmemory_flush_share: f64,
     pub pipeline_segments_limit: usize,
+    /// The family's data block size (`None`: the store's default).
+    pub block_size: Option<usize>,
 }
 
 /// The embedded store.
@@ -190,6 +192,9 @@ impl AccordionEngine {
         family.memstore_policy = setup.policy.clone();
         family.inmemory_flush_share = Some(setup.inmemory_flush_share);
         family.pipeline_segments_limit = setup.pipeline_segments_limit;
+        if let Some(block_size) = setup.block_size {
+            family.block_size = block_size;
+        }
         let mut desc = TableDescriptor::new(TABLE, vec![family]);
         desc.durability = setup.durability;
         store.create_table(desc, &setup.split_keys)?;
@@ -322,6 +327,7 @@ pub(crate) mod scan_check {
             wal_roll_size: 1 << 20,
             inmemory_flush_share: 0.02,
             pipeline_segments_limit: 5,
+            block_size: Some(4 << 10),
         };
         AccordionEngine::open(&setup, FIELDS).expect("accordion")
     }

@@ -83,6 +83,7 @@ fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64, read_ops: u64
         "write_rate": preset.write_rate.unwrap_or(0.0),
         "memstore_limit": preset.memstore_bytes,
         "block_cache_bytes": preset.block_cache_bytes,
+        "block_size": preset.block_size_on("hbase"),
         "inmemory_flush_share": preset.inmemory_flush_share,
         "pipeline_segments_limit": preset.pipeline_segments_limit,
         "keys_file": files.keys,
@@ -180,6 +181,7 @@ mod tests {
                 assert_eq!(c["regions"], pr.regions as u64, "{name}");
                 assert_eq!(c["memstore_limit"], pr.memstore_bytes, "{name}");
                 assert_eq!(c["block_cache_bytes"], pr.block_cache_bytes, "{name}");
+                assert_eq!(c["block_size"], 65536, "{name}: HBase's default where the preset sets none");
                 assert_eq!(c["flush_size"], pr.region_flush_size, "{name}");
                 assert_eq!(c["wal_block_size"], 2 * pr.wal_roll_size, "{name}");
                 assert_eq!(c["inmemory_flush_share"], pr.inmemory_flush_share, "{name}");

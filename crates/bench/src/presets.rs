@@ -48,11 +48,18 @@ pub struct Preset {
     pub inmemory_flush_share: f64,
     /// S.
     pub pipeline_segments_limit: usize,
+    /// The data block size of every engine's files; `None`: each engine's
+    /// own default (ours HBase's 64 KiB, RocksDB's tuning guide's 16 KiB).
+    pub block_size: Option<usize>,
     /// The `--scale` the preset was made at (recorded in the run settings).
     pub scale: f64,
     /// Total rows per second the writers are held to (`--write-rate`).
     pub write_rate: Option<f64>,
 }
+
+/// The data block size RocksDB's "Setup Options and Basic Tuning" sets
+/// (its default is 4 KiB): what RocksDB gets where a preset sets none.
+pub const ROCKSDB_BLOCK_SIZE: usize = 16 << 10;
 
 /// Names of the presets this build knows.
 pub const PRESETS: &[&str] = &[
@@ -213,6 +220,7 @@ impl Preset {
             wal_roll_size: regime.wal_roll_size,
             inmemory_flush_share: 0.02,
             pipeline_segments_limit: 5,
+            block_size: None,
             scale,
             write_rate: None,
         })
@@ -372,6 +380,7 @@ pub fn run_experiment_at(exp: &Experiment, base: &str, name: &'static str) -> Re
         wal_roll_size: preset.wal_roll_size,
         inmemory_flush_share: preset.inmemory_flush_share,
         pipeline_segments_limit: preset.pipeline_segments_limit,
+        block_size: preset.block_size,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
     let mut report = run_mode(exp, &engine, &exp.label)?;
@@ -466,6 +475,7 @@ pub fn run_rocksdb(exp: &Experiment, base: &Path) -> Result<RunReport, BenchErro
         memtable_bytes,
         write_buffer_bytes: rocksdb_write_buffer(preset.region_flush_size, preset.memstore_bytes, memtable_bytes),
         block_cache_bytes: preset.block_cache_bytes,
+        block_size: preset.block_size.unwrap_or(ROCKSDB_BLOCK_SIZE),
         durability: preset.durability,
         fields: preset.workload.fields,
     })?;
@@ -579,6 +589,15 @@ fn measure_mode(
 }
 
 impl Preset {
+    /// The data block size `engine`'s files get in this preset.
+    pub fn block_size_on(&self, engine: &str) -> usize {
+        self.block_size.unwrap_or(if engine == "rocksdb" {
+            ROCKSDB_BLOCK_SIZE
+        } else {
+            store::FamilyDescriptor::DEFAULT_BLOCK_SIZE
+        })
+    }
+
     /// The settings of this preset as run on `engine` with `policy`, after
     /// `load_ops` rows loaded first, with a reader doing `reader_gets` gets
     /// (the report's `settings` block).
@@ -594,6 +613,7 @@ impl Preset {
             wal_roll_size: self.wal_roll_size,
             inmemory_flush_share: self.inmemory_flush_share,
             pipeline_segments_limit: self.pipeline_segments_limit,
+            block_size: self.block_size_on(engine),
             scale: self.scale,
             batch_bytes: self.batch_bytes,
             key_space: w.key_space,
@@ -715,6 +735,9 @@ mod tests {
                 assert_eq!((p.threads, p.batch_bytes, p.durability), (12, 10 * 1024, Durability::AsyncWal));
                 assert_eq!((p.inmemory_flush_share, p.pipeline_segments_limit), (0.02, 5));
                 assert_eq!((p.workload.fields, p.workload.value_size, p.workload.dist), (4, 25, dist));
+                // No block size of their own: each engine's default.
+                assert_eq!((p.block_size_on("accordion"), p.block_size_on("hbase")), (64 << 10, 64 << 10));
+                assert_eq!(p.block_size_on("rocksdb"), ROCKSDB_BLOCK_SIZE);
             }
             // The presets built on the write-only shape keep its store shape.
             for name in ["tune-a", "tune-s", "value-size", "paper-mixed"] {

@@ -32,6 +32,9 @@ pub struct RunSettings {
     pub inmemory_flush_share: f64,
     /// S: pipeline segments before a merge.
     pub pipeline_segments_limit: usize,
+    /// The data block size of this engine's files.
+    #[serde(default)]
+    pub block_size: usize,
     pub scale: f64,
     /// Client-side write buffer per thread.
     pub batch_bytes: usize,

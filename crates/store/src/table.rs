@@ -43,6 +43,9 @@ fn yes() -> bool {
 }
 
 impl FamilyDescriptor {
+    /// HBase's default data block size (its BLOCKSIZE).
+    pub const DEFAULT_BLOCK_SIZE: usize = 64 * 1024;
+
     /// A family with HBase's defaults.
     pub fn new(name: impl Into<String>) -> FamilyDescriptor {
         FamilyDescriptor {
@@ -54,7 +57,7 @@ impl FamilyDescriptor {
             pipeline_segments_limit: 2,
             flat_layout: "cell-chunk".into(),
             bloom: BloomType::Row,
-            block_size: 64 * 1024,
+            block_size: Self::DEFAULT_BLOCK_SIZE,
             compression: Compression::None,
             block_cache: true,
             in_memory: false,

@@ -39,6 +39,8 @@ final class Config {
   double blockCacheFraction; // hfile.block.cache.size
   /** The block cache in bytes, as the other engines get it; 0 = blockCacheFraction of the heap. */
   long blockCacheBytes;
+  /** The family's data block size (BLOCKSIZE), as the other engines get it; HBase's default 64 KiB. */
+  int blockSize;
   /** Gets the measured reader does (the read keys file holds them in order); 0 = no reader. */
   long readOps;
   /** Rows per second all client threads together may write in the measured phase; 0 = no limit. */
@@ -81,6 +83,7 @@ final class Config {
     c.walBlockSize = (long) num(m, "wal_block_size", 0);
     c.blockCacheFraction = num(m, "block_cache_fraction", 0.4);
     c.blockCacheBytes = (long) num(m, "block_cache_bytes", 0);
+    c.blockSize = (int) num(m, "block_size", 65536);
     c.readOps = (long) num(m, "read_ops", 0);
     c.writeRate = num(m, "write_rate", 0);
     c.validate();

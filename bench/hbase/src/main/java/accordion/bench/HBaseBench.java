@@ -205,7 +205,7 @@ public final class HBaseBench {
     TableName tn = TableName.valueOf(cfg.table);
     TableDescriptor td = TableDescriptorBuilder.newBuilder(tn)
       .setColumnFamily(ColumnFamilyDescriptorBuilder.newBuilder(family)
-        .setInMemoryCompaction(policyOf(cfg.policy)).build())
+        .setInMemoryCompaction(policyOf(cfg.policy)).setBlocksize(cfg.blockSize).build())
       .setDurability(Durability.valueOf(cfg.durability))
       .setRegionSplitPolicyClassName(DisabledRegionSplitPolicy.class.getName()).build();
 
