@@ -6,6 +6,7 @@
 
 use memstore::visibility::RowResolver;
 use memstore::{CellCollector, CellKey, ReadOptions, VersionRules};
+use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::read::cursor::MergedCursor;
@@ -43,7 +44,10 @@ impl<'a> RowReader<'a> {
     /// The visible cells are collected into `out` (one buffer per row).
     pub fn read_row(&self, cursor: &mut MergedCursor, row: &[u8], out: &mut CellCollector) -> Result<()> {
         let mut resolver: Option<(usize, RowResolver<'a>)> = None;
-        let mut column = Vec::new();
+        // The spent column, copied (its cell may go with the step past it);
+        // inline for a typical family and qualifier: once per row on the
+        // heap was an allocation per row of every scan.
+        let mut column: SmallVec<[u8; 40]> = SmallVec::new();
         while let Some(c) = cursor.current() {
             if c.row() != row {
                 break;
