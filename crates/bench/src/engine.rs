@@ -231,10 +231,12 @@ impl Engine for AccordionEngine {
 
     fn scan_rows(&self, start: &[u8], limit: usize, each: &mut dyn FnMut(&[u8])) -> Result<usize, BenchError> {
         let scan = Scan { start: Some(start.to_vec()), limit: Some(limit as u64), ..Scan::default() };
+        let mut scanner = self.store.scan(TABLE, scan)?;
         let mut rows = 0;
-        for row in self.store.scan(TABLE, scan)? {
+        // Read in place, as the RocksDB engine reads its iterator's slices.
+        while let Some(row) = scanner.next_row_cells() {
             if let Some(cell) = row?.first() {
-                each(&cell.row);
+                each(cell.row());
                 rows += 1;
             }
         }

@@ -341,6 +341,13 @@ fn be_u32(bytes: &[u8], off: usize) -> u32 {
     u32::from_be_bytes(bytes[off..off + 4].try_into().expect("4 bytes"))
 }
 
+/// The length of the encoded cell `bytes` starts with (its header's
+/// lengths; trusted as [`CellRef::new`] trusts them).
+#[inline]
+pub(crate) fn encoded_len_at(bytes: &[u8]) -> usize {
+    HEADER_LEN + be_u32(bytes, 0) as usize + SEQ_LEN + be_u32(bytes, 4) as usize
+}
+
 /// A position in cell order: a real cell's key or a seek target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CellKey<'a> {
@@ -440,7 +447,7 @@ pub struct Cell {
 impl Cell {
     /// The owned cell whose fields are `encoded`'s, sliced from `shared`
     /// (which must contain `encoded`'s bytes).
-    fn within(shared: &Bytes, encoded: CellRef<'_>) -> Cell {
+    pub(crate) fn within(shared: &Bytes, encoded: CellRef<'_>) -> Cell {
         Cell {
             row: shared.slice_ref(encoded.row()),
             family: shared.slice_ref(encoded.family()),
@@ -477,94 +484,9 @@ impl Cell {
     }
 }
 
-/// Collects the cells a read returns by copying their encodings into one
-/// buffer, then hands them out as owned cells sharing it: one allocation
-/// per row (or per get) where copying each field cost four per cell.
-///
-/// Thread safety: a plain value owned by one reader.
-#[derive(Debug, Default)]
-pub struct CellCollector {
-    /// Whole encoded cells, back to back (each one's header gives its
-    /// length, so no offsets are kept).
-    encoded: Vec<u8>,
-    cells: usize,
-}
-
-impl CellCollector {
-    pub fn new() -> CellCollector {
-        CellCollector::default()
-    }
-
-    /// A collector whose buffer starts with room for `bytes` of encoded
-    /// cells (a scanner passes the size of the row before, so that a row
-    /// of ten cells is not copied through five growing buffers).
-    pub fn with_capacity(bytes: usize) -> CellCollector {
-        CellCollector { encoded: Vec::with_capacity(bytes), cells: 0 }
-    }
-
-    /// Bytes of encoded cells collected since the last `take`.
-    pub fn encoded_len(&self) -> usize {
-        self.encoded.len()
-    }
-
-    /// Copies `cell` in.
-    pub fn push(&mut self, cell: CellRef<'_>) {
-        self.encoded.extend_from_slice(cell.encoded());
-        self.cells += 1;
-    }
-
-    /// How many cells were collected since the last `take`.
-    pub fn len(&self) -> usize {
-        self.cells
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.cells == 0
-    }
-
-    /// The collected cells, in the order pushed; the collector is empty
-    /// after.
-    pub fn take(&mut self) -> Vec<Cell> {
-        let shared = Bytes::from(std::mem::take(&mut self.encoded));
-        let mut cells = Vec::with_capacity(self.cells);
-        let mut at = 0;
-        while at < shared.len() {
-            let header = &shared[at..at + HEADER_LEN];
-            let len = HEADER_LEN + be_u32(header, 0) as usize + SEQ_LEN + be_u32(header, 4) as usize;
-            cells.push(Cell::within(&shared, CellRef::new(&shared[at..at + len])));
-            at += len;
-        }
-        self.cells = 0;
-        cells
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn collected_cells_share_one_buffer_and_keep_every_field() {
-        let a = CellInput::put(b"row-1", b"cf", b"q1", 42, b"one").to_encoded(7);
-        let b = CellInput::delete(b"row-1", b"cf", b"", 9, CellType::DeleteFamily).to_encoded(8);
-        let mut collector = CellCollector::new();
-        collector.push(CellRef::new(&a));
-        collector.push(CellRef::new(&b));
-        assert_eq!(collector.len(), 2);
-        let cells = collector.take();
-        assert!(collector.is_empty(), "take empties the collector");
-        assert_eq!(cells, vec![CellRef::new(&a).to_cell(), CellRef::new(&b).to_cell()]);
-        assert_eq!(
-            (&cells[0].row[..], &cells[0].qualifier[..], &cells[0].value[..]),
-            (&b"row-1"[..], &b"q1"[..], &b"one"[..])
-        );
-        assert_eq!((cells[1].cell_type, cells[1].timestamp, cells[1].seq), (CellType::DeleteFamily, 9, 8));
-        // One buffer: the second cell's row lies after the first's value.
-        let first_value_end = cells[0].value.as_ptr() as usize + cells[0].value.len();
-        assert!(cells[1].row.as_ptr() as usize >= first_value_end);
-        assert!((cells[1].row.as_ptr() as usize) - (cells[0].row.as_ptr() as usize) < a.len() + b.len());
-        assert!(collector.take().is_empty());
-    }
 
     #[test]
     fn encoding_round_trips_every_field() {

@@ -32,6 +32,7 @@ pub mod mutable_segment;
 pub mod mvcc;
 pub mod pipeline;
 pub mod policy;
+pub mod row_cells;
 pub mod scanner;
 pub mod segment;
 pub mod segment_stats;
@@ -40,7 +41,7 @@ pub mod snapshot;
 pub mod sorted_runs;
 pub mod visibility;
 
-pub use cell::{Cell, CellCollector, CellInput, CellKey, CellRef, CellType};
+pub use cell::{Cell, CellInput, CellKey, CellRef, CellType};
 pub use chunk::{CHUNK_SIZE, INDEX_CHUNK_SIZE, JUMBO_CELL_THRESHOLD};
 pub use chunk_pool::{ChunkPool, ChunkPoolStats};
 pub use config::{
@@ -54,6 +55,7 @@ pub use memory_gauge::MemoryGauge;
 pub use memstore::{MemStore, MemStoreHeld, MemStoreLayoutInfo, MemStoreSize, SegmentInfo};
 pub use merge_iter::MergingCursor;
 pub use mvcc::{Mvcc, PendingWrite, ReaderGuard, WriteEntry};
+pub use row_cells::{CellCollector, RowCells, RowCellsIter};
 pub use scanner::{RowScanner, ScanRange};
 pub use segment::{IndexLayout, SegmentStats};
 pub use snapshot::MemStoreSnapshot;

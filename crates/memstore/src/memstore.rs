@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
-use crate::cell::{Cell, CellCollector, CellInput, CellKey};
+use crate::cell::{Cell, CellInput, CellKey};
 use crate::chunk::ChunkId;
 use crate::compactor::MemStoreCompactor;
 use crate::config::{CompactionMode, CompactionPolicy, MemStoreConfig};
@@ -42,6 +42,7 @@ use crate::merge_iter::MergingCursor;
 use crate::mutable_segment::MutableSegment;
 use crate::pipeline::CompactionPipeline;
 use crate::policy::{Action, CompactionStrategy};
+use crate::row_cells::CellCollector;
 use crate::scanner::{RowScanner, ScanRange};
 use crate::segment::{IndexLayout, Segment, SegmentStats};
 use crate::snapshot::MemStoreSnapshot;

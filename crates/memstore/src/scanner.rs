@@ -7,8 +7,9 @@
 //!
 //! Thread safety: owned by one reader.
 
-use crate::cell::{Cell, CellCollector, CellKey};
+use crate::cell::{Cell, CellKey};
 use crate::merge_iter::MergingCursor;
+use crate::row_cells::CellCollector;
 use crate::visibility::{ReadOptions, RowResolver, VersionRules};
 
 /// Rows to scan. Forward: `start` inclusive, `stop` exclusive. Reverse (as

@@ -27,7 +27,8 @@
 
 use smallvec::SmallVec;
 
-use crate::cell::{CellCollector, CellRef, CellType};
+use crate::cell::{CellRef, CellType};
+use crate::row_cells::CellCollector;
 
 /// A family's version rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -154,14 +154,16 @@ fn ours(store: &Store, case: &Value) -> Answer {
         columns,
         ..Scan::default()
     };
-    let scanner = match store.scan(TABLE, scan) {
+    let scanner = match store.scan(TABLE, scan.clone()) {
         Ok(s) => s,
         Err(e) => return Answer::Error(format!("ours refused at scan: {e}")),
     };
     let mut rows = Vec::new();
+    let mut owned = Vec::new();
     for row in scanner {
         match row {
             Ok(cells) => {
+                owned.push(cells.clone());
                 let key = cells.first().map(|c| c.row.to_vec()).unwrap_or_default();
                 if let Some(c) = cells.iter().find(|c| c.row != key) {
                     return Answer::Error(format!("ours returned rows {:?} and {:?} as one", text(&key), text(&c.row)));
@@ -174,6 +176,15 @@ fn ours(store: &Store, case: &Value) -> Answer {
             }
             Err(e) => return Answer::Error(format!("ours failed during the scan: {e}")),
         }
+    }
+    // The same scan read in place (`next_row_cells`) returns the same cells.
+    let mut in_place = Vec::new();
+    let mut scanner = store.scan(TABLE, scan).expect("the same scan again");
+    while let Some(row) = scanner.next_row_cells() {
+        in_place.push(row.expect("the same scan again").to_cells());
+    }
+    if in_place != owned {
+        return Answer::Error(format!("read in place, the scan returned {in_place:?}, not {owned:?}"));
     }
     Answer::Rows(rows)
 }

@@ -8,7 +8,7 @@
 //!
 //! Thread safety: owned by one reader.
 
-use memstore::{Cell, CellCollector, CellKey, ReaderGuard};
+use memstore::{CellCollector, CellKey, ReaderGuard, RowCells};
 
 use crate::error::Result;
 use crate::read::cursor::MergedCursor;
@@ -111,11 +111,11 @@ impl RegionScanner {
 
     /// The next row's key and cells, or `None` at the end of the range.
     /// The cells are empty only `with_empty_rows`.
-    pub fn next_row(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
+    pub fn next_row(&mut self) -> Result<Option<(Vec<u8>, RowCells)>> {
         if self.reverse { self.next_reverse() } else { self.next_forward() }
     }
 
-    fn next_forward(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
+    fn next_forward(&mut self) -> Result<Option<(Vec<u8>, RowCells)>> {
         if !self.started {
             self.started = true;
             let start = self.start.clone().unwrap_or_default();
@@ -134,14 +134,14 @@ impl RegionScanner {
     }
 
     /// The visible cells of `row`, at the cursor.
-    fn read_row(&mut self, row: &[u8]) -> Result<Vec<Cell>> {
+    fn read_row(&mut self, row: &[u8]) -> Result<RowCells> {
         let mut cells = CellCollector::with_capacity(row_buffer_for(self.row_bytes));
         RowReader::new(&self.specs).read_row(&mut self.cursor, row, &mut cells)?;
         self.row_bytes = cells.encoded_len();
-        Ok(cells.take())
+        Ok(cells.take_row())
     }
 
-    fn next_reverse(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
+    fn next_reverse(&mut self) -> Result<Option<(Vec<u8>, RowCells)>> {
         loop {
             let row = if !self.started {
                 self.started = true;

@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use memstore::{Cell, TimeRange};
+use memstore::{Cell, RowCells, TimeRange};
 
 use crate::catalog::TableState;
 use crate::error::Result;
@@ -267,7 +267,7 @@ impl Scanner {
     }
 
     /// The next row's key and cells (none only for a scan with a filter).
-    fn next_row(&mut self) -> Result<Option<(Vec<u8>, Vec<Cell>)>> {
+    fn next_row(&mut self) -> Result<Option<(Vec<u8>, RowCells)>> {
         loop {
             let Some(cur) = self.current.as_mut() else { return Ok(None) };
             match cur.next_row()? {
@@ -333,12 +333,24 @@ enum Filtered {
     End,
 }
 
-impl Iterator for Scanner {
-    type Item = Result<Vec<Cell>>;
+impl Scanner {
+    /// The next row (or piece of a row, with `Scan::batch`) as one encoded
+    /// buffer read in place: the same cells [`Iterator::next`] returns,
+    /// without making an owned [`Cell`] (four reference-counted fields)
+    /// of each. An embedded caller that only looks at the cells, or copies
+    /// them into its own form, reads a scan so.
+    pub fn next_row_cells(&mut self) -> Option<Result<RowCells>> {
+        self.next_piece().map(|r| {
+            r.map(|piece| match piece {
+                Piece::Encoded(row) => row,
+                Piece::Owned(cells) => RowCells::from_cells(&cells),
+            })
+        })
+    }
 
-    fn next(&mut self) -> Option<Result<Vec<Cell>>> {
+    fn next_piece(&mut self) -> Option<Result<Piece>> {
         if let Some(piece) = self.pending.pop_front() {
-            return Some(Ok(piece));
+            return Some(Ok(Piece::Owned(piece)));
         }
         if self.done || self.scan.limit.is_some_and(|l| self.rows >= l) {
             return None;
@@ -353,8 +365,9 @@ impl Iterator for Scanner {
                         _ => continue,
                     }
                 }
-                Ok(Some((_, row))) => match self.filtered(row) {
-                    Filtered::Row(row) => break Ok(Some(row)),
+                Ok(Some((_, row))) if self.scan.filter.is_none() => break Ok(Some(Piece::Encoded(row))),
+                Ok(Some((_, row))) => match self.filtered(row.to_cells()) {
+                    Filtered::Row(row) => break Ok(Some(Piece::Owned(row))),
                     Filtered::Skip => continue,
                     Filtered::End => break Ok(None),
                 },
@@ -367,10 +380,10 @@ impl Iterator for Scanner {
                 self.rows += 1;
                 match self.scan.batch.filter(|&b| b > 0 && row.len() > b) {
                     Some(b) => {
-                        let mut pieces: VecDeque<Vec<Cell>> = row.chunks(b).map(|c| c.to_vec()).collect();
+                        let mut pieces: VecDeque<Vec<Cell>> = row.into_cells().chunks(b).map(|c| c.to_vec()).collect();
                         let first = pieces.pop_front();
                         self.pending = pieces;
-                        first.map(Ok)
+                        first.map(|p| Ok(Piece::Owned(p)))
                     }
                     None => Some(Ok(row)),
                 }
@@ -384,5 +397,36 @@ impl Iterator for Scanner {
                 Some(Err(e))
             }
         }
+    }
+}
+
+/// A row (or a piece of one) as the scan has it: still in the buffer it
+/// was read into, or owned cells (filtered, or cut into batches).
+enum Piece {
+    Encoded(RowCells),
+    Owned(Vec<Cell>),
+}
+
+impl Piece {
+    fn len(&self) -> usize {
+        match self {
+            Piece::Encoded(row) => row.len(),
+            Piece::Owned(cells) => cells.len(),
+        }
+    }
+
+    fn into_cells(self) -> Vec<Cell> {
+        match self {
+            Piece::Encoded(row) => row.to_cells(),
+            Piece::Owned(cells) => cells,
+        }
+    }
+}
+
+impl Iterator for Scanner {
+    type Item = Result<Vec<Cell>>;
+
+    fn next(&mut self) -> Option<Result<Vec<Cell>>> {
+        self.next_piece().map(|r| r.map(Piece::into_cells))
     }
 }

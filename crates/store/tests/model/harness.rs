@@ -827,7 +827,14 @@ impl Harness {
         let got: store::Result<Vec<Vec<Cell>>> = self.ok(scanner, "scan")?.collect();
         let got = self.ok(got, "scan")?;
         let want = self.model.scan(scan);
-        prop_assert_eq!(got, want, "{}: {:?}", self.step, scan);
+        prop_assert_eq!(got, want.clone(), "{}: {:?}", self.step, scan);
+        // Read in place, the same scan returns the same cells.
+        let mut scanner = self.ok(self.store().scan(TABLE, scan.clone()), "scan")?;
+        let mut in_place = Vec::new();
+        while let Some(row) = scanner.next_row_cells() {
+            in_place.push(self.ok(row, "scan")?.to_cells());
+        }
+        prop_assert_eq!(in_place, want, "{}: {:?} read in place", self.step, scan);
         Ok(())
     }
 
