@@ -5,7 +5,7 @@
 //! through [`CellRef`]s.
 //!
 //! Why two forms: an owned `Cell` is four reference-counted `Bytes`, and a
-//! scan of short rows spent a tenth of its time making and dropping them
+//! scan of short rows spent 14 % of its samples making them
 //! (profile of YCSB E, `bench-results/issue28-row-cells/`). A row read in
 //! place costs one buffer and no count per field.
 //!
