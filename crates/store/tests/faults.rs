@@ -477,6 +477,65 @@ fn failed_background_flushes_are_retried_until_the_disk_heals() {
     assert_no_debris(&e.dir, "after failed background flushes");
 }
 
+/// A read never waits on the memstore limit: while failing flushes hold
+/// writes at it, gets are served. (They waited with the writes once, and
+/// `failed_background_flushes_are_retried_until_the_disk_heals` hung when
+/// its writer reached the limit before the first flush failed.)
+#[test]
+fn gets_are_served_while_failing_flushes_hold_writes_at_the_limit() {
+    let e = env();
+    // A global limit of 0.4 MiB: a few hundred rows reach it.
+    let options = StoreOptions { region_flush_size: 64 << 10, memory_budget: 1 << 20, background: true, ..e.options() };
+    let store = Arc::new(Store::open(&e.dir, options).expect("open"));
+    create(&store, Durability::AsyncWal);
+    let all = rows(100);
+    for row in &all {
+        put(&store, row, 1).expect("put before the faults");
+    }
+    e.fault.fail(FaultKind::Write, ".sf", 0, u32::MAX);
+    let written = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (store, all, written, stop) = (store.clone(), all.clone(), written.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for v in 2.. {
+                for row in &all {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                    put(&store, row, v).expect("a put (held until the disk heals)");
+                    written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    // Held: its count stands still for half a second.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut last = u64::MAX;
+    loop {
+        let now = written.load(std::sync::atomic::Ordering::Relaxed);
+        if now == last && e.fault.injected() > 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the writer is held at the limit");
+        last = now;
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let store = store.clone();
+        let row = all[0].clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(store.get("t", &Get::new(row.as_bytes())).map(|cells| cells.len()));
+        });
+    }
+    let got = rx.recv_timeout(Duration::from_secs(10)).expect("a get is served while writes wait for memory");
+    assert!(got.expect("the get succeeds") > 0, "the row's cells");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    e.fault.heal();
+    writer.join().expect("the writer goes on once the disk heals");
+}
+
 // ------------------------------------------------------------- disk full
 
 #[test]

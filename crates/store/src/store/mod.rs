@@ -210,8 +210,11 @@ impl Store {
         self.mutate_row(table, row, &mutations, None)
     }
 
+    /// The visible cells of one row. A read never waits on the memstore
+    /// limit (as in HBase, only mutations do): while flushes fail — a full
+    /// disk — writes stop at the limit and gets go on being served.
     pub fn get(&self, table: &str, get: &Get) -> Result<Vec<Cell>> {
-        self.with_region(table, &get.row, |_, region| region.get(get))
+        self.on_region(table, &get.row, Access::Read, |_, region| region.get(get))
     }
 
     /// Adds `amount` to a counter column; returns the new value.
@@ -270,10 +273,26 @@ impl Store {
     /// replaces it (milliseconds), after waiting for memory if the store is
     /// over its limits. A region closed for any other reason answers
     /// `NotServingRegion` at once.
+    /// Runs the mutation `op` on the region holding `row` (see
+    /// [`Store::on_region`]).
     fn with_region<T>(
         &self,
         table: &str,
         row: &[u8],
+        op: impl Fn(&TableState, &Arc<Region>) -> Result<T>,
+    ) -> Result<T> {
+        self.on_region(table, row, Access::Write, op)
+    }
+
+    /// Runs `op` on the region holding `row`, looking the row up again
+    /// while a split or merge replaces that region. A write first waits
+    /// until the memstores are under their limit and queues a flush after;
+    /// a read does neither.
+    fn on_region<T>(
+        &self,
+        table: &str,
+        row: &[u8],
+        access: Access,
         op: impl Fn(&TableState, &Arc<Region>) -> Result<T>,
     ) -> Result<T> {
         self.check_open()?;
@@ -281,7 +300,9 @@ impl Store {
         let mut retry = MoveRetry::new(self.inner.options.region_move_wait);
         loop {
             let region = t.region_for(row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
-            crate::jobs::flush::flusher::reclaim_memory(&self.inner, &region)?;
+            if access == Access::Write {
+                crate::jobs::flush::flusher::reclaim_memory(&self.inner, &region)?;
+            }
             self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
             match op(&t, &region) {
                 Err(e) if let Some(wait) = t.retry_after(&region, &e) => {
@@ -295,7 +316,9 @@ impl Store {
                     // Replaced, or being replaced: look the row up again.
                 }
                 result => {
-                    crate::jobs::flush::flusher::after_write(&self.inner, &region);
+                    if access == Access::Write {
+                        crate::jobs::flush::flusher::after_write(&self.inner, &region);
+                    }
                     return result;
                 }
             }
@@ -499,4 +522,12 @@ impl Store {
             Get { row: row.to_vec(), columns: columns.to_vec(), time_range: TimeRange::ALL, max_versions: versions };
         self.get(table, &get)
     }
+}
+
+/// Whether a call on one region writes (and so waits for memstore room)
+/// or only reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
 }
