@@ -269,10 +269,6 @@ impl Store {
         Scanner::new(t, Arc::new(move |name| services.catalog.table(name).ok()), hooks, scan)
     }
 
-    /// Runs `op` on the region holding `row`, retrying while a split or merge
-    /// replaces it (milliseconds), after waiting for memory if the store is
-    /// over its limits. A region closed for any other reason answers
-    /// `NotServingRegion` at once.
     /// Runs the mutation `op` on the region holding `row` (see
     /// [`Store::on_region`]).
     fn with_region<T>(
@@ -285,9 +281,10 @@ impl Store {
     }
 
     /// Runs `op` on the region holding `row`, looking the row up again
-    /// while a split or merge replaces that region. A write first waits
-    /// until the memstores are under their limit and queues a flush after;
-    /// a read does neither.
+    /// while a split or merge replaces that region (up to the store's
+    /// `region_move_wait`); a region closed for any other reason answers
+    /// `NotServingRegion` at once. A write first waits until the memstores
+    /// are under their limit and queues a flush after; a read does neither.
     fn on_region<T>(
         &self,
         table: &str,
