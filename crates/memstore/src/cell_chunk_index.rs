@@ -1,19 +1,33 @@
 //! `CellChunkIndex`: a flat segment's index as fixed-size entries stored
-//! inside pooled chunks (HBase's CellChunkMap). An entry is 8 bytes — chunk
-//! id (u32) and offset (u32) of the cell — against HBase's 20: the sequence
-//! id and length live in the cell's own encoding, so the entry only locates.
+//! inside pooled chunks (HBase's CellChunkMap). An entry is 16 bytes: eight
+//! bytes of the cell's row (its *row prefix*, below) and the chunk id (u32)
+//! and offset (u32) of the cell — against HBase's 20 (chunk id, offset,
+//! length, sequence id): the length and sequence id live in the cell's own
+//! encoding, so the entry only locates and orders.
 //!
-//! Invariants: entries are strictly increasing in cell order; every chunk id
-//! in an entry is one of the segment's data chunks, which the segment keeps
-//! referenced, so the id resolves through the chunk table for the index's
-//! whole life.
+//! Row prefix: the rows of a segment share the leading bytes its first and
+//! last rows share (`common`, often a table's key prefix such as YCSB's
+//! `user`); an entry keeps the eight row bytes after them, zero padded, as a
+//! big-endian integer. Zero-padded prefixes order as the rows do whenever
+//! they differ (a shorter row that is a prefix of a longer one pads to at
+//! most the longer's bytes), so a binary-search probe whose prefix differs
+//! from the search key's is decided from the entry alone; only equal
+//! prefixes read the cell. Why: a probe that reads the cell costs three
+//! cache misses (the entry, the chunk table, the cell); the reader of the
+//! mixed workload spent a quarter of each get in these searches
+//! (`bench-results/issue28-mixed-scale1/profile-reader-adaptive-64k.txt`).
+//!
+//! Invariants: entries are strictly increasing in cell order; every row
+//! starts with `common`; every chunk id in an entry is one of the segment's
+//! data chunks, which the segment keeps referenced, so the id resolves
+//! through the chunk table for the index's whole life.
 //!
 //! Size: the entries fill whole index chunks from the pool
-//! ([`INDEX_CHUNK_SIZE`], 128 KiB, 16 K entries: smaller than data chunks,
+//! ([`INDEX_CHUNK_SIZE`], 128 KiB, 8 K entries: smaller than data chunks,
 //! as HBase's index chunks are), so the index *holds*
 //! `⌈cells / entries per chunk⌉ × index chunk size` bytes
 //! ([`held_bytes`](CellChunkIndex::held_bytes)) while it *uses*
-//! `8 × cells` ([`entry_bytes`](CellChunkIndex::entry_bytes)); a small
+//! `16 × cells` ([`entry_bytes`](CellChunkIndex::entry_bytes)); a small
 //! segment's index wastes most of its one chunk. Memstore heap accounting
 //! charges the entries, as HBase charges `CELL_CHUNK_MAP_ENTRY` per cell and
 //! not its index chunks; held accounting, which the global memstore limit
@@ -23,16 +37,41 @@
 
 use std::cmp::Ordering;
 
-use crate::cell::{CellKey, CellRef};
+use crate::cell::{CellKey, CellRef, compare_bytes};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
 
-const ENTRY_BYTES: usize = 8;
+/// One entry: the row prefix, then chunk id << 32 | offset.
+type Entry = [u64; 2];
+const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 const ENTRIES_PER_CHUNK: usize = INDEX_CHUNK_SIZE / ENTRY_BYTES;
 
 pub struct CellChunkIndex {
     index_chunks: Vec<ChunkRef>,
     len: usize,
+    /// The leading row bytes every cell's row has.
+    common: Box<[u8]>,
+}
+
+/// Where a search key stands against a segment's row prefixes.
+#[derive(Clone, Copy)]
+pub enum KeyProbe {
+    /// The key's row sorts before every row of the segment.
+    BeforeAll,
+    /// The key's row sorts after every row of the segment.
+    AfterAll,
+    /// The key's row starts with the common bytes; its prefix after them.
+    Prefix(u64),
+}
+
+/// The eight row bytes after the first `skip`, zero padded, big-endian.
+#[inline]
+fn row_prefix(row: &[u8], skip: usize) -> u64 {
+    let tail = row.get(skip..).unwrap_or(&[]);
+    let n = tail.len().min(8);
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&tail[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// Maps a cell pointer back to (chunk id, offset) over a segment's chunks.
@@ -61,19 +100,30 @@ impl ChunkLocator {
 impl CellChunkIndex {
     /// Builds from sorted cell pointers, storing entries in chunks from `pool`.
     pub fn from_sorted(cells: &[*const u8], locator: &ChunkLocator, pool: &ChunkPool) -> CellChunkIndex {
+        // SAFETY (all cell reads here): the pointers are live encoded cells
+        // in the segment's chunks (the caller's contract, as for `locate`).
+        let row = |p: *const u8| unsafe { CellRef::from_ptr(p) }.row();
+        let common: Box<[u8]> = match (cells.first(), cells.last()) {
+            (Some(&first), Some(&last)) => {
+                let (a, b) = (row(first), row(last));
+                let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+                a[..n].into()
+            }
+            _ => Box::default(),
+        };
         let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(cells.len().div_ceil(ENTRIES_PER_CHUNK));
         for group in cells.chunks(ENTRIES_PER_CHUNK) {
             let chunk = pool.get_index();
             let dst = chunk.alloc(group.len() * ENTRY_BYTES, ENTRY_BYTES).expect("entries fit a chunk");
             // SAFETY: `dst` is a fresh, aligned allocation of group.len() entries.
-            let entries = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut u64, group.len()) };
+            let entries = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut Entry, group.len()) };
             for (e, &p) in entries.iter_mut().zip(group) {
                 let (id, off) = locator.locate(p);
-                *e = (u64::from(id) << 32) | u64::from(off);
+                *e = [row_prefix(row(p), common.len()), (u64::from(id) << 32) | u64::from(off)];
             }
             index_chunks.push(chunk);
         }
-        CellChunkIndex { index_chunks, len: cells.len() }
+        CellChunkIndex { index_chunks, len: cells.len(), common }
     }
 
     pub fn len(&self) -> usize {
@@ -106,28 +156,63 @@ impl CellChunkIndex {
     }
 
     #[inline]
-    fn entry(&self, i: usize) -> u64 {
+    fn entry(&self, i: usize) -> &Entry {
         let chunk = &self.index_chunks[i / ENTRIES_PER_CHUNK];
-        // SAFETY: entries were written at construction at this aligned slot.
-        unsafe { *(chunk.base() as *const u64).add(i % ENTRIES_PER_CHUNK) }
+        // SAFETY: entries were written at construction at this aligned slot,
+        // and the chunk lives as long as `self`.
+        unsafe { &*(chunk.base() as *const Entry).add(i % ENTRIES_PER_CHUNK) }
+    }
+
+    #[inline]
+    fn locate_cell(location: u64) -> *const u8 {
+        let base = CHUNK_TABLE.base((location >> 32) as ChunkId);
+        debug_assert!(!base.is_null(), "data chunk of a live segment was released");
+        // SAFETY: the offset lies within the referenced, live chunk.
+        unsafe { base.add((location & 0xFFFF_FFFF) as usize) }
     }
 
     #[inline]
     pub fn cell_ptr(&self, i: usize) -> *const u8 {
-        let e = self.entry(i);
-        let base = CHUNK_TABLE.base((e >> 32) as ChunkId);
-        debug_assert!(!base.is_null(), "data chunk of a live segment was released");
-        // SAFETY: the offset lies within the referenced, live chunk.
-        unsafe { base.add((e & 0xFFFF_FFFF) as usize) }
+        Self::locate_cell(self.entry(i)[1])
+    }
+
+    /// Where `key` stands against this segment's row prefixes; computed
+    /// once per search and passed to [`is_below`](Self::is_below).
+    #[inline]
+    pub fn probe(&self, key: &CellKey<'_>) -> KeyProbe {
+        let c = &self.common;
+        let n = c.len().min(key.row.len());
+        match compare_bytes(&key.row[..n], &c[..n]) {
+            // A key row that is a proper prefix of `common` sorts first too.
+            Ordering::Less => KeyProbe::BeforeAll,
+            Ordering::Equal if n < c.len() => KeyProbe::BeforeAll,
+            Ordering::Equal => KeyProbe::Prefix(row_prefix(key.row, c.len())),
+            Ordering::Greater => KeyProbe::AfterAll,
+        }
+    }
+
+    /// Whether the cell at `i` sorts before `key` (whose probe is `probe`).
+    #[inline]
+    pub fn is_below(&self, i: usize, probe: KeyProbe, key: &CellKey<'_>) -> bool {
+        let [prefix, location] = *self.entry(i);
+        match probe {
+            KeyProbe::BeforeAll => false,
+            KeyProbe::AfterAll => true,
+            KeyProbe::Prefix(p) if prefix != p => prefix < p,
+            // SAFETY: entries point at live encoded cells (invariant).
+            KeyProbe::Prefix(_) => {
+                unsafe { CellRef::from_ptr(Self::locate_cell(location)) }.compare_key(key) == Ordering::Less
+            }
+        }
     }
 
     /// Position of the first cell >= `key` (len if none).
     pub fn lower_bound(&self, key: &CellKey<'_>) -> usize {
+        let probe = self.probe(key);
         let (mut lo, mut hi) = (0, self.len);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            // SAFETY: entries point at live encoded cells (invariant).
-            if unsafe { CellRef::from_ptr(self.cell_ptr(mid)) }.compare_key(key) == Ordering::Less {
+            if self.is_below(mid, probe, key) {
                 lo = mid + 1;
             } else {
                 hi = mid;

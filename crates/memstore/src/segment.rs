@@ -13,7 +13,8 @@
 //! Index bytes, two measures:
 //! - `SegmentStats::index_size` is what heap accounting (and the region
 //!   flush size trigger) charges: the bytes of the index's entries or nodes
-//!   — 8 per cell for both flat layouts, the node bytes of a skiplist. Data
+//!   — 8 per cell for a cell array, 16 for a cell-chunk index (which keeps
+//!   a row prefix in each entry), the node bytes of a skiplist. Data
 //!   is charged the same way, per cell, not per MSLAB chunk. This is
 //!   HBase's rule: `CellChunkImmutableSegment` charges
 //!   `CELL_CHUNK_MAP_ENTRY` per cell, not its index chunks, and cells their
@@ -29,6 +30,7 @@
 //! Thread safety: immutable; share through `Arc`. A cursor is owned by one
 //! reader and holds its segment alive.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::cell::{CellKey, CellRef};
@@ -313,10 +315,14 @@ impl SegmentCursor {
         match &self.segment.body {
             SegmentBody::SkipList(m) => self.node = m.skiplist().seek(key),
             SegmentBody::Flat { index: FlatIndex::Array(a), .. } => {
-                self.pos = gallop(self.pos, a.len(), key, |i| a.cell_ptr(i));
+                // SAFETY: positions below `len` point at live encoded cells
+                // (the array's invariant).
+                let below = |i| unsafe { CellRef::from_ptr(a.cell_ptr(i)) }.compare_key(key) == Ordering::Less;
+                self.pos = gallop(self.pos, a.len(), below);
             }
             SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => {
-                self.pos = gallop(self.pos, c.len(), key, |i| c.cell_ptr(i));
+                let probe = c.probe(key);
+                self.pos = gallop(self.pos, c.len(), |i| c.is_below(i, probe, key));
             }
         }
     }
@@ -356,13 +362,11 @@ impl SegmentCursor {
     }
 }
 
-/// The first position in `from..len` whose cell is >= `key` (`len` if
-/// none), in O(log distance): steps of 1, 2, 4, … from `from`, then a
-/// binary search inside the last step.
-fn gallop(from: usize, len: usize, key: &CellKey<'_>, cell_ptr: impl Fn(usize) -> *const u8) -> usize {
-    // SAFETY: positions below `len` point at live encoded cells of a held
-    // segment (the flat indexes' invariant).
-    let below = |i: usize| unsafe { CellRef::from_ptr(cell_ptr(i)) }.compare_key(key) == std::cmp::Ordering::Less;
+/// The first position in `from..len` that is not `below` the search key
+/// (`len` if none), in O(log distance): steps of 1, 2, 4, … from `from`,
+/// then a binary search inside the last step. `below` must be monotone
+/// (true, then false) over `from..len`.
+fn gallop(from: usize, len: usize, below: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut step) = (from, 1usize);
     let mut hi = from;
     while hi < len && below(hi) {
@@ -408,19 +412,20 @@ mod tests {
                 })
             })
             .collect();
-        let ptr = |i: usize| cells[i].as_ptr();
-        let full =
-            |key: &CellKey<'_>| cells.partition_point(|c| CellRef::new(c).compare_key(key) == std::cmp::Ordering::Less);
+        fn below<'a>(cells: &'a [Vec<u8>], key: CellKey<'a>) -> impl Fn(usize) -> bool + 'a {
+            move |i| CellRef::new(&cells[i]).compare_key(&key) == Ordering::Less
+        }
+        let full = |key: &CellKey<'_>| cells.partition_point(|c| CellRef::new(c).compare_key(key) == Ordering::Less);
         for r in 0..=41u32 {
             let row = format!("r{r:03}");
             for key in [CellKey::first_on_row(row.as_bytes()), CellKey::last_on_column(row.as_bytes(), b"f", b"q")] {
                 let want = full(&key);
                 for from in 0..=want {
-                    assert_eq!(gallop(from, cells.len(), &key, ptr), want, "{row} from {from}");
+                    assert_eq!(gallop(from, cells.len(), below(&cells, key)), want, "{row} from {from}");
                 }
             }
         }
-        assert_eq!(gallop(0, 0, &CellKey::first_on_row(b"a"), ptr), 0);
+        assert_eq!(gallop(0, 0, below(&cells, CellKey::first_on_row(b"a"))), 0);
     }
 
     fn rows_of(seg: &Arc<Segment>) -> Vec<Vec<u8>> {
@@ -447,8 +452,9 @@ mod tests {
             assert_eq!(rows_of(&flat), expected);
             let (a, b) = (skip.stats(), flat.stats());
             assert_eq!((a.data_size, a.cells, a.min_seq, a.max_seq), (b.data_size, b.cells, b.min_seq, b.max_seq));
-            assert_eq!(b.index_size, 8 * 5);
-            let held = if layout == IndexLayout::CellChunk { INDEX_CHUNK_SIZE as u64 } else { 8 * 5 };
+            let (entries, held) =
+                if layout == IndexLayout::CellChunk { (16 * 5, INDEX_CHUNK_SIZE as u64) } else { (8 * 5, 8 * 5) };
+            assert_eq!(b.index_size, entries, "{layout:?}");
             assert_eq!(flat.index_held_bytes(), held, "{layout:?}");
             assert_eq!(b.unique_keys, Some(4), "two writes of b:f:q are one key");
             let mut c = SegmentCursor::new(flat.clone());
@@ -460,11 +466,71 @@ mod tests {
         assert!(skip.stats().index_size >= 5 * 16, "skiplist nodes are at least 16 bytes");
     }
 
+    /// A cell-chunk index decides probes by row prefix where they differ;
+    /// every seek and reseek must still land where a full comparison of the
+    /// cells does — rows that are prefixes of one another, rows with zero
+    /// bytes (which pad like absent bytes), rows longer than the prefix,
+    /// and keys before, inside and after the segment's common bytes.
+    #[test]
+    fn row_prefixes_in_the_chunk_index_order_as_the_rows_do() {
+        let zeros = |n: usize| format!("user{}", "\0".repeat(n));
+        let mut sets: Vec<Vec<String>> = vec![
+            [
+                "user",
+                "user1",
+                "user12345678",
+                "user123456780",
+                "user12345678\0",
+                "user123456789",
+                "user2",
+                "user\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}z",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ["a", "a\0", "b", "b\0\0", "ba"].map(String::from).to_vec(),
+        ];
+        sets[0].extend([zeros(1), zeros(8), zeros(9)]);
+        for rows in sets {
+            let pool = ChunkPool::new(8);
+            let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+            let active = active_with(&refs, &pool);
+            active.freeze();
+            let skip = Arc::new(Segment::from_active(1, active));
+            let flat =
+                Arc::new(Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false));
+            let sorted = skip.cell_ptrs();
+            // SAFETY: the skiplist segment holds its cells.
+            let full = |key: &CellKey<'_>| {
+                sorted.partition_point(|&p| unsafe { CellRef::from_ptr(p) }.compare_key(key) == Ordering::Less)
+            };
+            let mut probes: Vec<String> = rows.clone();
+            probes.extend(["", "a", "us", "use", "usea", "user", "uses", "v", "b\0", "c"].map(String::from));
+            probes.extend([zeros(2), zeros(7), zeros(10), "user12345677".into(), "user1234567800".into()]);
+            for row in &probes {
+                for key in [CellKey::first_on_row(row.as_bytes()), CellKey::last_on_column(row.as_bytes(), b"f", b"q")]
+                {
+                    let want = full(&key);
+                    let mut c = SegmentCursor::new(flat.clone());
+                    c.seek(&key);
+                    let got = c.current().map(|cell| cell.encoded().as_ptr());
+                    assert_eq!(got, sorted.get(want).copied(), "seek {row:?} in {rows:?}");
+                    for from in 0..=want {
+                        let mut c = SegmentCursor::new(flat.clone());
+                        (0..from).for_each(|_| c.advance());
+                        c.reseek(&key);
+                        let got = c.current().map(|cell| cell.encoded().as_ptr());
+                        assert_eq!(got, sorted.get(want).copied(), "reseek {row:?} from {from} in {rows:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_half_full_index_chunk_is_held_whole() {
         let pool = ChunkPool::new(64);
-        // Half a chunk of 8-byte entries.
-        let cells = INDEX_CHUNK_SIZE / 16;
+        // Half a chunk of 16-byte entries.
+        let cells = INDEX_CHUNK_SIZE / 32;
         let active = Arc::new(MutableSegment::new(pool.clone()));
         for i in 0..cells {
             let g = active.begin_write().expect("not frozen");
