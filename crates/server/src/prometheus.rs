@@ -75,10 +75,15 @@ impl Kind {
 /// A store counter per table: name, help, the field.
 type TableCounter = (&'static str, &'static str, fn(&TableCounters) -> u64);
 
-const TABLE_COUNTERS: [TableCounter; 19] = [
+const TABLE_COUNTERS: [TableCounter; 20] = [
     ("accordion_put_cells_total", "Cells written by puts (a row of four columns counts four).", |c| c.puts),
     ("accordion_delete_markers_total", "Delete markers written.", |c| c.deletes),
     ("accordion_gets_total", "Gets the store served (a Thrift getRows of n rows counts n).", |c| c.gets),
+    (
+        "accordion_gets_from_memstore_total",
+        "Gets answered from the memstores alone: every column asked for was newer there than in any store file.",
+        |c| c.gets_from_memstore,
+    ),
     ("accordion_region_scans_total", "Region scanners opened (a scan over n regions counts n).", |c| c.scans),
     ("accordion_user_written_bytes_total", "Bytes of user data (keys and values) written.", |c| c.user_bytes),
     ("accordion_write_requests_total", "Rows written (a batch of n rows counts n), HBase's write requests.", |c| {

@@ -295,6 +295,18 @@ impl FamilyStore {
         Ok(cursors)
     }
 
+    /// The memstore's cursor, and the newest cell timestamp (any type) in
+    /// the files that may hold `row` (`None`: no file may) — taken in that
+    /// order, as `cursor` takes its views (module invariants): a cell that
+    /// a flush moves in between shows in both, so a get that answers from
+    /// the memstore alone when its cells are newer than every file's sees
+    /// the flushed copy's timestamp and does not.
+    pub fn memstore_cursor_and_newest_file_timestamp(&self, row: &[u8]) -> (Box<dyn CellCursor>, Option<u64>) {
+        let cursor: Box<dyn CellCursor> = Box::new(self.memstore.cursor());
+        let newest = self.files().iter().filter(|f| f.might_contain_row(row)).map(|f| f.info().max_timestamp).max();
+        (cursor, newest)
+    }
+
     fn new_file_path(&self) -> PathBuf {
         let id = self.ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());

@@ -39,6 +39,9 @@ pub struct TableCounters {
     pub deletes: u64,
     /// Gets served (each reads one region).
     pub gets: u64,
+    /// Gets answered from the memstores alone: every column asked for was
+    /// newer there than anything in the store files (none was read).
+    pub gets_from_memstore: u64,
     /// Region scanners opened (a scan over n regions opens n).
     pub scans: u64,
     /// Bytes of user data written (keys and values).
@@ -76,6 +79,7 @@ impl TableCounters {
             puts: g(&c.puts),
             deletes: g(&c.deletes),
             gets: g(&c.gets),
+            gets_from_memstore: g(&c.gets_from_memstore),
             scans: g(&c.scans),
             user_bytes: g(&c.user_bytes),
             write_requests: g(&c.write_requests),
@@ -110,6 +114,7 @@ impl TableCounters {
             puts,
             deletes,
             gets,
+            gets_from_memstore,
             scans,
             user_bytes,
             write_requests,
@@ -130,6 +135,7 @@ impl TableCounters {
         self.puts += puts;
         self.deletes += deletes;
         self.gets += gets;
+        self.gets_from_memstore += gets_from_memstore;
         self.scans += scans;
         self.user_bytes += user_bytes;
         self.write_requests += write_requests;

@@ -77,6 +77,8 @@ pub struct RegionCounters {
     pub puts: AtomicU64,
     pub deletes: AtomicU64,
     pub gets: AtomicU64,
+    /// Gets answered from the memstores alone (no store file read).
+    pub gets_from_memstore: AtomicU64,
     pub scans: AtomicU64,
     pub flushes: AtomicU64,
     pub user_bytes: AtomicU64,
