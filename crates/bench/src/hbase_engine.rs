@@ -81,6 +81,7 @@ fn config_json(exp: &Experiment, files: &Files<'_>, load_ops: u64, read_ops: u64
         // FSHLog rolls at half the WAL block size.
         "wal_block_size": 2 * preset.wal_roll_size,
         "write_rate": preset.write_rate.unwrap_or(0.0),
+        "named_gets": preset.named_gets,
         "memstore_limit": preset.memstore_bytes,
         "block_cache_bytes": preset.block_cache_bytes,
         "block_size": preset.block_size_on("hbase"),

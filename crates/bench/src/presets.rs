@@ -55,6 +55,10 @@ pub struct Preset {
     pub scale: f64,
     /// Total rows per second the writers are held to (`--write-rate`).
     pub write_rate: Option<f64>,
+    /// Gets name the row's columns (`--named-gets`): ours and HBase ask for
+    /// each field (HBase's `Get.addColumn`), as RocksDB's reads name their
+    /// keys; otherwise they ask for the whole row (YCSB's `readallfields`).
+    pub named_gets: bool,
 }
 
 /// The data block size RocksDB's "Setup Options and Basic Tuning" sets
@@ -223,6 +227,7 @@ impl Preset {
             block_size: None,
             scale,
             write_rate: None,
+            named_gets: false,
         })
     }
 
@@ -381,6 +386,7 @@ pub fn run_experiment_at(exp: &Experiment, base: &str, name: &'static str) -> Re
         inmemory_flush_share: preset.inmemory_flush_share,
         pipeline_segments_limit: preset.pipeline_segments_limit,
         block_size: preset.block_size,
+        named_gets: preset.named_gets,
     };
     let engine = AccordionEngine::open(&setup, preset.workload.fields)?;
     let mut report = run_mode(exp, &engine, &exp.label)?;
@@ -628,6 +634,7 @@ impl Preset {
             reader_gets,
             durability: durability_name(self.durability).to_string(),
             write_rate: self.write_rate,
+            named_gets: self.named_gets || engine == "rocksdb",
             git_commit: GIT_COMMIT.to_string(),
             note: engine_note(engine).map(str::to_string),
         }

@@ -97,6 +97,7 @@ pub fn ycsb(name: &'static str, scale: f64) -> Result<Preset, BenchError> {
         block_size: Some(READ_BLOCK_SIZE),
         scale,
         write_rate: None,
+        named_gets: false,
     })
 }
 

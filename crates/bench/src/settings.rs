@@ -60,6 +60,10 @@ pub struct RunSettings {
     pub durability: String,
     /// Total rows per second the writers were held to, if any.
     pub write_rate: Option<f64>,
+    /// Whether gets named the row's columns (RocksDB's always do: its
+    /// reads are of named keys) or asked for the whole row.
+    #[serde(default)]
+    pub named_gets: bool,
     pub git_commit: String,
     /// What of the above this engine does not use, or uses differently.
     #[serde(skip_serializing_if = "Option::is_none")]

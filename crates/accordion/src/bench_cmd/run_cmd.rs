@@ -104,6 +104,13 @@ pub struct RunArgs {
     /// tuning guide's 16.
     #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(1..=16384))]
     pub block_size_kib: Option<u32>,
+    /// Gets name the row's fields (HBase's `Get.addColumn` for each) on ours
+    /// and HBase, as RocksDB's reads name their keys, instead of asking for
+    /// the whole row. A get of named columns newer in the memstore than in
+    /// any file is answered without reading files, ours and HBase's alike
+    /// (HBase's lazy seek).
+    #[arg(long)]
+    pub named_gets: bool,
     /// Runs every embedded run (accordion, rocksdb) in this process instead
     /// of a child process of its own each. A child's peak RSS, malloc
     /// arenas and chunk pool are its run's alone; in one process a run
@@ -259,6 +266,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
             if let Some(kib) = args.block_size_kib {
                 exp.preset.block_size = Some((kib as usize) << 10);
             }
+            exp.preset.named_gets |= args.named_gets;
         }
         planned.push((name.clone(), exps));
     }
@@ -471,21 +479,26 @@ mod tests {
             in_process: true,
             rocksdb_memtable_mib: None,
             block_size_kib: None,
+            named_gets: false,
             child: Default::default(),
         }
     }
 
     #[test]
-    fn a_block_size_given_on_the_command_line_reaches_every_run() {
+    fn a_block_size_and_named_gets_given_on_the_command_line_reach_every_run() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut a = args("paper-write-zipf", None);
         a.dir = Some(dir.path().to_path_buf());
         a.json = Some(dir.path().join("runs.json"));
         let runs = run(&a).expect("runs");
         assert_eq!(runs[0].settings.as_ref().expect("settings").block_size, 64 << 10, "the preset's: HBase's default");
+        assert!(!runs[0].settings.as_ref().expect("settings").named_gets, "whole rows unless asked");
         a.block_size_kib = Some(16);
+        a.named_gets = true;
         let runs = run(&a).expect("runs");
-        assert_eq!(runs[0].settings.as_ref().expect("settings").block_size, 16 << 10);
+        let settings = runs[0].settings.as_ref().expect("settings");
+        assert_eq!(settings.block_size, 16 << 10);
+        assert!(settings.named_gets, "--named-gets reaches the run");
     }
 
     #[test]

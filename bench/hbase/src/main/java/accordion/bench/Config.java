@@ -45,6 +45,8 @@ final class Config {
   long readOps;
   /** Rows per second all client threads together may write in the measured phase; 0 = no limit. */
   double writeRate;
+  /** Gets name the row's fields (Get.addColumn each) instead of asking for the whole row. */
+  boolean namedGets;
 
   static Config load(Path path) throws IOException {
     String text = new String(Files.readAllBytes(path), StandardCharsets.UTF_8);
@@ -86,6 +88,7 @@ final class Config {
     c.blockSize = (int) num(m, "block_size", 65536);
     c.readOps = (long) num(m, "read_ops", 0);
     c.writeRate = num(m, "write_rate", 0);
+    c.namedGets = Boolean.TRUE.equals(m.get("named_gets"));
     c.validate();
     return c;
   }

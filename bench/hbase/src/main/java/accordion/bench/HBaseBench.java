@@ -99,6 +99,17 @@ public final class HBaseBench {
     }
   }
 
+  /** A get of the row: its fields by name (named_gets), or the whole row. */
+  private Get newGet(byte[] row) {
+    Get g = new Get(row);
+    if (cfg.namedGets) {
+      for (byte[] q : qualifiers) {
+        g.addColumn(family, q);
+      }
+    }
+    return g;
+  }
+
   public static void main(String[] args) {
     PrintStream stdout = System.out;
     System.setOut(System.err); // anything printed by libraries goes to stderr
@@ -470,7 +481,7 @@ public final class HBaseBench {
         for (long i = 0; i < gets && failure.get() == null; i++) {
           byte[] row = readKeys.get(i % readKeys.size());
           long t = System.nanoTime();
-          Result r = regions.get(route(row)).get(new Get(row));
+          Result r = regions.get(route(row)).get(newGet(row));
           latency.recordValue(Math.max(1, (System.nanoTime() - t) / 1000));
           if (!r.isEmpty()) {
             found++;
@@ -523,7 +534,7 @@ public final class HBaseBench {
           byte[] row = keys.get(untilReaderDone ? i % keys.size() : i);
           if (Long.remainderUnsigned(i * 2654435761L, 1000) < readThreshold) {
             long t = System.nanoTime();
-            Result r = regions.get(route(row)).get(new Get(row));
+            Result r = regions.get(route(row)).get(newGet(row));
             getLatency.recordValue(Math.max(1, (System.nanoTime() - t) / 1000));
             if (!r.isEmpty()) {
               found++;
