@@ -55,7 +55,8 @@ pub const TYPICAL_KEY_BYTES: usize = 23;
 /// The bench's family and qualifier names (`f`, `field0`…`field9`).
 const FAMILY: &[u8] = b"f";
 const QUALIFIER: &[u8] = b"field0";
-/// One flat index entry (cell-array or cell-chunk), the leanest index.
+/// One cell-array entry, the leanest index (a cell-chunk entry is 16 B: it
+/// keeps eight row bytes beside the cell's location).
 const FLAT_ENTRY_BYTES: u64 = 8;
 
 /// Bytes a row of `fields` cells of `value_size` bytes occupies in the
@@ -177,13 +178,15 @@ mod tests {
         assert!((mean - TYPICAL_KEY_BYTES as f64).abs() < 0.5, "mean key length {mean}");
         assert_eq!(lean_row_heap_bytes(4, 25), 364);
 
-        // Rows of the workload's keys in a memstore with a flat index.
+        // Rows of the workload's keys in a memstore with the leanest flat
+        // index, the cell array.
         use memstore::{CompactionMode, CompactionPolicy, InMemoryFlushThreshold, MemStore, MemStoreConfig, Mvcc};
         let mvcc = std::sync::Arc::new(Mvcc::new(0));
         let config = MemStoreConfig {
             policy: CompactionPolicy::Basic,
             in_memory_flush_threshold: InMemoryFlushThreshold::Bytes(64 << 10),
             compaction_mode: CompactionMode::Inline,
+            flat_layout: memstore::IndexLayout::CellArray,
             mvcc: mvcc.clone(),
             ..MemStoreConfig::new("f")
         };
