@@ -438,20 +438,29 @@ fn failed_background_flushes_are_retried_until_the_disk_heals() {
     let all = rows(100);
     // Every store file write fails for a while: the flusher's attempts fail
     // and are retried; writes go on (the memstores have room).
-    // (Writes stop at the first failed flush: past four flush sizes they
-    // would block until a flush succeeds.)
+    // (Writes stop at the first failed flush, or at two flush sizes in a
+    // memstore: past four they would block until a flush succeeds, and
+    // none can while the disk fails.)
     e.fault.fail(FaultKind::Write, ".sf", 0, u32::MAX);
+    let fullest = |store: &Store| {
+        let regions = store.all_regions();
+        regions.iter().flat_map(|r| r.stores().map(|s| s.memstore().size().heap_size).collect::<Vec<_>>()).max()
+    };
     let mut v = 0;
     'writing: for _ in 0..1000 {
         for row in &all {
-            v += 1;
-            expect.put(&store, row, v).expect("a put while flushes fail");
-            if e.fault.injected() > 0 {
+            if e.fault.injected() > 0 || fullest(&store).unwrap_or(0) >= 2 * (64 << 10) {
                 break 'writing;
             }
+            v += 1;
+            expect.put(&store, row, v).expect("a put while flushes fail");
         }
     }
-    assert!(e.fault.injected() > 0, "the background flusher tried to flush");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while e.fault.injected() == 0 {
+        assert!(std::time::Instant::now() < deadline, "the background flusher tried to flush");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // The failed flush is retried (every 100 ms).
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while e.fault.injected() < 3 {
