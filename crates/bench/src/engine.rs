@@ -26,6 +26,9 @@ pub struct EngineCounters {
     pub bytes_flushed: u64,
     pub bytes_compacted: u64,
     pub user_bytes: u64,
+    /// Gets answered from the memstores alone, for the engines that count
+    /// them (ours).
+    pub gets_from_memstore: Option<u64>,
     /// The WAL's sync rounds (write + fsync, or hsync on HDFS) and their
     /// latency, when the engine reports them.
     pub wal_syncs: u64,
@@ -48,6 +51,7 @@ impl EngineCounters {
             bytes_flushed: t.bytes_flushed,
             bytes_compacted: t.bytes_compacted,
             user_bytes: t.user_bytes,
+            gets_from_memstore: Some(t.gets_from_memstore),
             ..EngineCounters::default()
         }
     }
@@ -66,6 +70,9 @@ impl EngineCounters {
             bytes_flushed: self.bytes_flushed.saturating_sub(before.bytes_flushed),
             bytes_compacted: self.bytes_compacted.saturating_sub(before.bytes_compacted),
             user_bytes: self.user_bytes.saturating_sub(before.user_bytes),
+            gets_from_memstore: self
+                .gets_from_memstore
+                .map(|g| g.saturating_sub(before.gets_from_memstore.unwrap_or(0))),
             ..EngineCounters::default()
         }
     }
@@ -82,6 +89,10 @@ impl EngineCounters {
         self.bytes_flushed += other.bytes_flushed;
         self.bytes_compacted += other.bytes_compacted;
         self.user_bytes += other.user_bytes;
+        self.gets_from_memstore = match (self.gets_from_memstore, other.gets_from_memstore) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
     }
 }
 

@@ -576,6 +576,7 @@ fn measure_mode(
         bytes_compacted: counters.bytes_compacted,
         user_bytes: counters.user_bytes,
         write_amplification: wa,
+        gets_from_memstore: counters.gets_from_memstore,
         latency_us: latency,
         peak_rss_bytes: peak_rss_bytes(),
         peak_held_bytes: memory.map(|m| m.at_peak_held.held()),

@@ -52,6 +52,8 @@ pub struct RunReport {
     pub bytes_compacted: u64,
     pub user_bytes: u64,
     pub write_amplification: f64,
+    /// Gets answered from the memstores alone (engines that count them).
+    pub gets_from_memstore: Option<u64>,
     /// Per operation type ("put", "insert", "get", "scan").
     pub latency_us: BTreeMap<String, Percentiles>,
     pub peak_rss_bytes: u64,

@@ -84,6 +84,9 @@ pub struct StoreTotals {
     pub puts: u64,
     pub deletes: u64,
     pub gets: u64,
+    /// Gets answered from the memstores alone (no store file read).
+    #[serde(default)]
+    pub gets_from_memstore: u64,
     pub scans: u64,
     pub disk_flushes: u64,
     pub disk_compactions: u64,
@@ -242,6 +245,7 @@ pub(crate) fn collect(services: &Services) -> StoreMetrics {
     t.puts = all.puts;
     t.deletes = all.deletes;
     t.gets = all.gets;
+    t.gets_from_memstore = all.gets_from_memstore;
     t.scans = all.scans;
     t.disk_flushes = all.flushes;
     t.user_bytes = all.user_bytes;
