@@ -286,13 +286,19 @@ impl FamilyStore {
     pub fn cursor(&self, row: Option<&[u8]>) -> Result<Vec<Box<dyn CellCursor>>> {
         // Memstore first, then files: see the module invariants.
         let mut cursors: Vec<Box<dyn CellCursor>> = vec![Box::new(self.memstore.cursor())];
-        for f in self.files().iter() {
-            if row.is_some_and(|r| !f.might_contain_row(r)) {
-                continue;
-            }
-            cursors.push(Box::new(f.scanner()));
-        }
+        cursors.extend(self.file_cursors(row));
         Ok(cursors)
+    }
+
+    /// Cursors over the files (those that may hold `row`, when given). A
+    /// reader that needs the memstore too takes its view first (module
+    /// invariants).
+    pub fn file_cursors(&self, row: Option<&[u8]>) -> Vec<Box<dyn CellCursor>> {
+        self.files()
+            .iter()
+            .filter(|f| row.is_none_or(|r| f.might_contain_row(r)))
+            .map(|f| Box::new(f.scanner()) as Box<dyn CellCursor>)
+            .collect()
     }
 
     /// The memstore's cursor, and the newest cell timestamp (any type) in

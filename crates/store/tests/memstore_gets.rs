@@ -72,6 +72,13 @@ fn named_columns_newer_in_the_memstore_skip_the_files() {
     assert_eq!(read(&store, &ranged), (vec!["a=new-a".into()], false));
     let versions = Get { max_versions: 2, ..named("r", &["a"]) };
     assert_eq!(read(&store, &versions), (vec!["a=new-a".into(), "a=old-a".into()], false));
+    // Once flushed, the row is read from the files alone (the memstore has
+    // none of it), and a delete marker is a cell the memstore has.
+    store.flush_table(T).expect("flush");
+    assert_eq!(read(&store, &named("r", &["a", "c"])), (vec!["a=new-a".into(), "c=old-c".into()], false));
+    let delete = Mutation::DeleteColumn { family: b"f".to_vec(), qualifier: b"a".to_vec(), timestamp: None };
+    store.mutate_row(T, b"r", &[delete], None).expect("delete");
+    assert_eq!(read(&store, &named("r", &["a", "c"])), (vec!["c=old-c".into()], false));
     // A row no file may hold (bloom filters) is answered by the memstore.
     store.put(T, b"fresh", &[(b"f", b"a", b"x")], Some(1)).expect("put");
     assert_eq!(read(&store, &named("fresh", &["a"])), (vec!["a=x".into()], true));

@@ -16,6 +16,17 @@ use crate::read::row_reader::{FamilyReadSpec, RowReader};
 /// (~1.4 KB encoded) in one allocation; it lives as long as the cells.
 const GET_BUFFER_BYTES: usize = 2048;
 
+/// What the memstores alone made of a get.
+enum FromMemstores {
+    /// Every named column, each newer than the files: the answer.
+    Answered(Vec<Cell>),
+    /// The files must be read; whether the memstores had any cell of the row.
+    NeedFiles { memstore_has_row: bool },
+    /// Not a get the memstores can answer alone (whole rows or families,
+    /// time ranges, several versions).
+    NotTried,
+}
+
 impl Region {
     /// Per-family read specifications for `columns` (empty: all families).
     fn read_specs(
@@ -73,11 +84,27 @@ impl Region {
         self.counters.gets.fetch_add(1, Ordering::Relaxed);
         let guard = self.mvcc.register_reader();
         let specs = self.read_specs(&get.columns, get.time_range, get.max_versions.max(1), guard.read_point())?;
-        if let Some(cells) = self.get_from_memstores(get, &specs)? {
-            self.counters.gets_from_memstore.fetch_add(1, Ordering::Relaxed);
-            return Ok(cells);
-        }
-        let mut cursor = self.cursor_for(&specs, Some(&get.row))?;
+        let memstore_has_row = match self.get_from_memstores(get, &specs)? {
+            FromMemstores::Answered(cells) => {
+                self.counters.gets_from_memstore.fetch_add(1, Ordering::Relaxed);
+                return Ok(cells);
+            }
+            FromMemstores::NeedFiles { memstore_has_row } => memstore_has_row,
+            FromMemstores::NotTried => true,
+        };
+        // A row the memstores had no cell of (their view was taken under
+        // this read point, before the files are listed) is read from the
+        // files alone: seeking every segment again found nothing the first
+        // time, and it was the cold rows' gets that paid for it.
+        let mut cursor = if memstore_has_row {
+            self.cursor_for(&specs, Some(&get.row))?
+        } else {
+            let mut cursors: Vec<Box<dyn CellCursor>> = Vec::new();
+            for spec in &specs {
+                cursors.extend(self.stores[&spec.family].file_cursors(Some(&get.row)));
+            }
+            MergedCursor::new(cursors)
+        };
         cursor.seek(&CellKey::first_on_row(&get.row))?;
         let mut cells = CellCollector::with_capacity(GET_BUFFER_BYTES);
         RowReader::new(&specs).read_row(&mut cursor, &get.row, &mut cells)?;
@@ -85,7 +112,7 @@ impl Region {
     }
 
     /// The answer of a get that names its columns, read from the memstores
-    /// alone when they answer it; `None` when the files must be read too.
+    /// alone when they answer it.
     ///
     /// HBase's lazy seek, for the gets where it pays: a get of the newest
     /// version of named columns needs a store file only if the file could
@@ -100,13 +127,13 @@ impl Region {
     /// reason). Otherwise — a column missing or deleted in the memstore, a
     /// timestamp tie, a client timestamp older than the files' — the
     /// caller reads memstores and files together.
-    fn get_from_memstores(&self, get: &Get, specs: &[FamilyReadSpec]) -> Result<Option<Vec<Cell>>> {
+    fn get_from_memstores(&self, get: &Get, specs: &[FamilyReadSpec]) -> Result<FromMemstores> {
         let named = get.max_versions <= 1
             && get.time_range == TimeRange::ALL
             && !specs.is_empty()
             && specs.iter().all(|s| s.opts.qualifiers.is_some());
         if !named {
-            return Ok(None);
+            return Ok(FromMemstores::NotTried);
         }
         let mut cursors = Vec::with_capacity(specs.len());
         let mut newest_in_files = Vec::with_capacity(specs.len());
@@ -117,6 +144,10 @@ impl Region {
         }
         let mut cursor = MergedCursor::new(cursors);
         cursor.seek(&CellKey::first_on_row(&get.row))?;
+        if cursor.current().is_none_or(|c| c.row() != get.row.as_slice()) {
+            return Ok(FromMemstores::NeedFiles { memstore_has_row: false });
+        }
+        let need_files = FromMemstores::NeedFiles { memstore_has_row: true };
         let mut collector = CellCollector::with_capacity(GET_BUFFER_BYTES);
         RowReader::new(specs).read_row(&mut cursor, &get.row, &mut collector)?;
         let cells = collector.take();
@@ -125,10 +156,10 @@ impl Region {
         let mut answered = 0;
         for cell in &cells {
             let Some(i) = specs.iter().position(|s| s.family.as_slice() == cell.family.as_ref()) else {
-                return Ok(None);
+                return Ok(need_files);
             };
             if newest_in_files[i].is_some_and(|newest| cell.timestamp <= newest) {
-                return Ok(None);
+                return Ok(need_files);
             }
             answered += 1;
         }
@@ -136,7 +167,7 @@ impl Region {
             .iter()
             .map(|s| s.opts.qualifiers.as_ref().map_or(0, |q| q.iter().collect::<BTreeSet<_>>().len()))
             .sum();
-        Ok((answered == asked).then_some(cells))
+        Ok(if answered == asked { FromMemstores::Answered(cells) } else { need_files })
     }
 
     /// A scanner over this region's rows in `[start, stop)` (forward) or
