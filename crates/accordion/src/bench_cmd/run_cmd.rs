@@ -280,6 +280,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         if args.engines.iter().any(|e| e == HDFS_ENGINE) { Some(HdfsTarget::start(args, &base)?) } else { None };
     println!("{}", table_header());
     let mut runs = Vec::new();
+    // A run that fails (a peer that crashes, a full disk) is reported and
+    // the others go on: one engine's failure took every later run of the
+    // invocation with it, and the runs before it went unsummarised.
+    let mut failed: Vec<String> = Vec::new();
     let repeat = args.repeat.max(1);
     let bar = ProgressBarThread::start();
     // Repeats run in rounds (every engine and policy once per round), so that
@@ -289,12 +293,21 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         for (index, (name, job)) in jobs.iter().enumerate() {
             bar.set_label(&format!("{name} {}", job.label()));
             let r = if args.in_process || !job.isolated() {
-                run_job(args, &base, &(name, *job), hdfs.as_mut())?
+                run_job(args, &base, &(name, *job), hdfs.as_mut())
             } else {
-                super::run_isolated::run_in_child(index).with_context(|| format!("{name} / {}", job.label()))?
+                super::run_isolated::run_in_child(index).with_context(|| format!("{name} / {}", job.label()))
             };
-            bar.println(&r.table_row());
-            runs.push(r);
+            match r {
+                Ok(r) => {
+                    bar.println(&r.table_row());
+                    runs.push(r);
+                }
+                Err(e) => {
+                    let line = format!("{name} / {}: {e:#}", job.label());
+                    bar.println(&format!("FAILED {line}"));
+                    failed.push(line);
+                }
+            }
         }
     }
     drop(bar);
@@ -346,6 +359,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<Vec<RunReport>> {
         for f in bench::plot::write_plots(&medians, dir)? {
             println!("plot: {}", f.display());
         }
+    }
+    if !failed.is_empty() {
+        // After the summaries and the JSON of the runs that finished.
+        anyhow::bail!("{} run(s) failed:\n  {}", failed.len(), failed.join("\n  "));
     }
     Ok(medians)
 }
@@ -482,6 +499,35 @@ mod tests {
             named_gets: false,
             child: Default::default(),
         }
+    }
+
+    /// A run that fails does not take the others with it: they are run,
+    /// summarised and written to the JSON, and the invocation still fails.
+    #[test]
+    fn a_failed_run_leaves_the_others_reported() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut a = args("paper-write-zipf", None);
+        a.dir = Some(dir.path().to_path_buf());
+        a.json = Some(dir.path().join("runs.json"));
+        // Per preset, ours then HBase's, from a script that does not exist:
+        // the first preset's HBase run fails before the second preset's.
+        a.presets = vec!["paper-write-zipf".into(), "paper-write-uniform".into()];
+        a.engines = vec!["accordion".into(), "hbase".into()];
+        let err = run(&a).expect_err("the HBase runs fail");
+        assert!(format!("{err:#}").contains("2 run(s) failed"), "{err:#}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs.json")).expect("json")).expect("parse");
+        let runs: Vec<(&str, &str)> = doc["runs"]
+            .as_array()
+            .expect("runs")
+            .iter()
+            .filter_map(|r| Some((r["preset"].as_str()?, r["engine"].as_str()?)))
+            .collect();
+        assert_eq!(
+            runs,
+            [("paper-write-zipf", "accordion"), ("paper-write-uniform", "accordion")],
+            "the run after the failed one was made, and both are written"
+        );
     }
 
     #[test]
