@@ -70,15 +70,33 @@ pub fn trim() -> bool {
     }
 }
 
-/// Starts the thread that [`trim`]s every [`TRIM_PERIOD`] for the rest of
-/// the process (glibc only); false where it is not started.
+/// Overrides [`TRIM_PERIOD`], in milliseconds (0: no trimmer), like
+/// glibc's own `MALLOC_*` tunables.
+pub const TRIM_PERIOD_ENV: &str = "ACCORDION_MALLOC_TRIM_MS";
+
+/// The trimmer's period: [`TRIM_PERIOD_ENV`] when set to a number, else
+/// [`TRIM_PERIOD`]; `None` for no trimmer.
+fn trim_period(env: Option<&str>) -> Option<Duration> {
+    match env.and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(0) => None,
+        Some(ms) => Some(Duration::from_millis(ms)),
+        None => Some(TRIM_PERIOD),
+    }
+}
+
+/// Starts the thread that [`trim`]s every [`TRIM_PERIOD`] (or what
+/// [`TRIM_PERIOD_ENV`] says) for the rest of the process (glibc only);
+/// false where it is not started.
 pub fn start_trimmer() -> bool {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) {
         return false;
     }
-    let spawned = std::thread::Builder::new().name("malloc-trim".into()).spawn(|| {
+    let Some(period) = trim_period(std::env::var(TRIM_PERIOD_ENV).ok().as_deref()) else {
+        return false;
+    };
+    let spawned = std::thread::Builder::new().name("malloc-trim".into()).spawn(move || {
         loop {
-            std::thread::sleep(TRIM_PERIOD);
+            std::thread::sleep(period);
             trim();
         }
     });
@@ -87,6 +105,15 @@ pub fn start_trimmer() -> bool {
 
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
+    #[test]
+    fn the_trim_period_comes_from_the_environment_when_it_is_a_number() {
+        use std::time::Duration;
+        assert_eq!(super::trim_period(None), Some(super::TRIM_PERIOD));
+        assert_eq!(super::trim_period(Some("1000")), Some(Duration::from_secs(1)));
+        assert_eq!(super::trim_period(Some("0")), None, "0 turns the trimmer off");
+        assert_eq!(super::trim_period(Some("soon")), Some(super::TRIM_PERIOD), "not a number: the default");
+    }
+
     /// The resident anonymous pages of this process (`RssAnon`), in bytes.
     fn rss_anon() -> u64 {
         let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
