@@ -406,6 +406,20 @@ pub fn compare_cells(a: &CellRef<'_>, b: &CellRef<'_>) -> Ordering {
         .then_with(|| b.seq().cmp(&a.seq()))
 }
 
+/// The eight row bytes after the first `skip`, zero padded, big-endian.
+/// Where two rows' prefixes differ they order as the rows do (a row that
+/// ends pads with zeros, which sort first, as a shorter row does); where
+/// they tie, only the rows can tell. Indexes keep it beside their cell
+/// pointers so that a search reads a cell only on a tie.
+#[inline]
+pub(crate) fn row_prefix(row: &[u8], skip: usize) -> u64 {
+    let tail = row.get(skip..).unwrap_or(&[]);
+    let n = tail.len().min(8);
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&tail[..n]);
+    u64::from_be_bytes(b)
+}
+
 /// Lexicographic byte order, eight bytes at a time. Keys are short (tens of
 /// bytes), where an inlined word compare beats a call into `memcmp`.
 #[inline]

@@ -37,7 +37,7 @@
 
 use std::cmp::Ordering;
 
-use crate::cell::{CellKey, CellRef, compare_bytes};
+use crate::cell::{CellKey, CellRef, compare_bytes, row_prefix};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
 
@@ -62,16 +62,6 @@ pub enum KeyProbe {
     AfterAll,
     /// The key's row starts with the common bytes; its prefix after them.
     Prefix(u64),
-}
-
-/// The eight row bytes after the first `skip`, zero padded, big-endian.
-#[inline]
-fn row_prefix(row: &[u8], skip: usize) -> u64 {
-    let tail = row.get(skip..).unwrap_or(&[]);
-    let n = tail.len().min(8);
-    let mut b = [0u8; 8];
-    b[..n].copy_from_slice(&tail[..n]);
-    u64::from_be_bytes(b)
 }
 
 /// Maps a cell pointer back to (chunk id, offset) over a segment's chunks.

@@ -26,7 +26,7 @@ use crate::segment_stats::SegmentStats;
 use crate::skiplist::{CellSkipList, Inserted, Splice};
 
 /// Heap bytes of a skiplist's head tower.
-pub const SKIPLIST_HEAD_BYTES: usize = (1 + crate::skiplist::MAX_HEIGHT) * std::mem::size_of::<usize>();
+pub const SKIPLIST_HEAD_BYTES: usize = crate::skiplist::HEAD_WORDS * std::mem::size_of::<usize>();
 
 #[inline]
 fn lower(a: &AtomicU64, v: u64) {

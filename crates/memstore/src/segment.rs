@@ -541,7 +541,7 @@ mod tests {
         let skip = Arc::new(Segment::from_active(1, active));
         let nodes = skip.stats().index_size;
         assert!(skip.index_held_bytes() >= nodes, "the arena holds at least its nodes");
-        let head = ((1 + crate::skiplist::MAX_HEIGHT) * 8) as u64;
+        let head = (crate::skiplist::HEAD_WORDS * 8) as u64;
         assert_eq!((skip.index_held_bytes() - head) % CHUNK_SIZE as u64, 0, "whole arena chunks plus the head");
 
         let chunk = Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
