@@ -12,6 +12,27 @@ pub fn cpu_seconds() -> f64 {
     (stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64
 }
 
+/// User + system CPU seconds of process `pid` so far, all its threads
+/// (`None` where `/proc/<pid>` cannot be read: gone, or not Linux).
+pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = Process::new(i32::try_from(pid).ok()?).and_then(|p| p.stat()).ok()?;
+    Some((stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64)
+}
+
+/// User + system CPU seconds of this process's children that have ended
+/// and been waited for (theirs and their own waited-for children's:
+/// `getrusage(RUSAGE_CHILDREN)`); 0 where it cannot be read.
+pub fn ended_children_cpu_seconds() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value; getrusage only writes it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 /// Resets the peak RSS (VmHWM) to the current RSS, so that the next
 /// `peak_rss_bytes` is the peak of one run, not of the whole process
 /// (`/proc/self/clear_refs`, Linux 4.0+). Returns whether it worked.
@@ -37,6 +58,21 @@ mod tests {
         std::hint::black_box(x);
         assert!(super::cpu_seconds() >= before);
         assert!(super::peak_rss_bytes() > 1 << 20);
+        let me = super::process_cpu_seconds(std::process::id()).expect("this process");
+        assert!((me - super::cpu_seconds()).abs() < 1.0, "the same process read two ways");
+    }
+
+    #[test]
+    fn a_waited_child_s_cpu_is_counted() {
+        let before = super::ended_children_cpu_seconds();
+        // A child that spins for about 0.3 s of CPU.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .expect("sh");
+        assert!(status.success());
+        let after = super::ended_children_cpu_seconds();
+        assert!(after > before, "the child's CPU: {before} → {after}");
     }
 
     #[test]

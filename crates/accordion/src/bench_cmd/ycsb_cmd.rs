@@ -72,11 +72,14 @@ fn phase_line(engine: &str, p: &Phase) -> String {
             format!("{class} {} p50/p95/p99 {}/{}/{} µs", s.operations, us(s.p50_us), us(s.p95_us), us(s.p99_us))
         })
         .collect();
+    let cpu = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
     format!(
-        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  {}",
+        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  CPU µs/op server {} client {}  {}",
         p.workload,
         p.result.throughput_ops_per_sec,
         p.seconds,
+        cpu(p.server_cpu_us_per_op()),
+        cpu(p.client_cpu_us_per_op()),
         ops.join("; ")
     )
 }
@@ -87,7 +90,8 @@ fn ratio(ours: f64, theirs: f64) -> String {
 
 /// The Markdown table: one row per workload's throughput, then one per
 /// operation class with its percentiles; ours, HBase's, ratio (ours/HBase
-/// for throughput, HBase/ours for latency: above 1 is ours better in both).
+/// for throughput, HBase/ours for latency and server CPU per operation:
+/// above 1 is ours better in every row).
 fn table(runs: &[EngineRun]) -> Vec<String> {
     let (Some(ours), Some(theirs)) =
         (runs.iter().find(|r| r.engine == "accordion"), runs.iter().find(|r| r.engine == "hbase"))
@@ -95,7 +99,8 @@ fn table(runs: &[EngineRun]) -> Vec<String> {
         return Vec::new();
     };
     let mut lines = vec![
-        "ratio: accordion/HBase for throughput, HBase/accordion for latency (above 1: accordion better)".to_string(),
+        "ratio: accordion/HBase for throughput, HBase/accordion for latency and CPU (above 1: accordion better)"
+            .to_string(),
         String::new(),
         "| workload | figure | accordion | HBase 2.6.4 | ratio |".to_string(),
         "|---|---|---:|---:|---:|".to_string(),
@@ -104,6 +109,9 @@ fn table(runs: &[EngineRun]) -> Vec<String> {
         let Some(q) = theirs.phases.iter().find(|q| q.workload == p.workload) else { continue };
         let (a, b) = (p.result.throughput_ops_per_sec, q.result.throughput_ops_per_sec);
         lines.push(format!("| {} | throughput (ops/s) | {a:.0} | {b:.0} | {} |", p.workload, ratio(a, b)));
+        if let (Some(x), Some(y)) = (p.server_cpu_us_per_op(), q.server_cpu_us_per_op()) {
+            lines.push(format!("| {} | server CPU per op (µs) | {x:.0} | {y:.0} | {} |", p.workload, ratio(y, x)));
+        }
         for (class, s) in &p.result.ops {
             let Some(t) = q.result.ops.get(class) else { continue };
             if class == "VERIFY" {

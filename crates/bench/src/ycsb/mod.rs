@@ -5,7 +5,10 @@
 //! starts the server ([`server`]), loads `records` rows once, runs each
 //! workload for `operations` operations on them in order, reads YCSB's
 //! report ([`output`]: throughput, per-operation p50/p95/p99 from its
-//! HdrHistogram measurement) and keeps YCSB's raw output.
+//! HdrHistogram measurement) and keeps YCSB's raw output. Each phase also
+//! records the CPU the server and the client spent, since both share this
+//! machine's cores: a server's CPU per operation is its own cost even where
+//! the client bounds the throughput.
 //!
 //! Workloads are YCSB's files under `bench/ycsb/workloads/` by suffix:
 //! `a`..`f` as YCSB ships them and `write`, the papers' write-only shape
@@ -22,6 +25,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::BenchError;
+use crate::sysinfo::ended_children_cpu_seconds;
 use output::YcsbOutput;
 use server::Server;
 
@@ -50,8 +54,36 @@ pub struct Phase {
     pub workload: String,
     pub seconds: f64,
     pub result: YcsbOutput,
+    /// CPU seconds the server process spent during the phase (all its
+    /// threads, background work included; `None` where `/proc` cannot be
+    /// read).
+    pub server_cpu_seconds: Option<f64>,
+    /// CPU seconds YCSB's client spent (its JVM from start to exit, the
+    /// build check before it), which shares the machine's cores with the
+    /// server.
+    pub client_cpu_seconds: f64,
     /// Non-OK returns YCSB counted (empty for a clean run).
     pub failures: Vec<String>,
+}
+
+impl Phase {
+    /// Operations YCSB completed (its throughput × its runtime).
+    pub fn operations(&self) -> f64 {
+        self.result.throughput_ops_per_sec * self.result.runtime_ms / 1e3
+    }
+
+    /// The server's CPU microseconds per operation.
+    pub fn server_cpu_us_per_op(&self) -> Option<f64> {
+        let ops = self.operations();
+        self.server_cpu_seconds.filter(|_| ops > 0.0).map(|s| s * 1e6 / ops)
+    }
+
+    /// The client's CPU microseconds per operation (its JVM's start-up
+    /// included).
+    pub fn client_cpu_us_per_op(&self) -> Option<f64> {
+        let ops = self.operations();
+        (ops > 0.0).then(|| self.client_cpu_seconds * 1e6 / ops)
+    }
 }
 
 /// One engine's runs.
@@ -89,8 +121,11 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
         cmd.args(["-p", p]);
     }
     let started = Instant::now();
+    let (server_cpu_before, client_cpu_before) = (server.cpu_seconds(), ended_children_cpu_seconds());
     let out = cmd.output().map_err(io(format!("run {}", opts.run_sh.display())))?;
     let seconds = started.elapsed().as_secs_f64();
+    let server_cpu_seconds = server_cpu_before.zip(server.cpu_seconds()).map(|(a, b)| b - a);
+    let client_cpu_seconds = ended_children_cpu_seconds() - client_cpu_before;
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if let Some(dir) = &opts.raw_dir {
         let base = dir.join(format!("{engine}-{workload}"));
@@ -111,7 +146,7 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
     }
     let result = output::parse(&stdout)?;
     let failures = result.failures();
-    Ok(Phase { workload: workload.to_string(), seconds, result, failures })
+    Ok(Phase { workload: workload.to_string(), seconds, result, server_cpu_seconds, client_cpu_seconds, failures })
 }
 
 /// Loads, then runs every workload, against `server` (named `engine`).

@@ -3,7 +3,9 @@
 //! 2.6.4 (`bench/hbase/standalone.sh`: master, region server and ZooKeeper
 //! in one JVM). Each is ready when it prints its addresses; each is killed
 //! when dropped (its data is the bench's, thrown away after). Peak RSS is the
-//! kernel's VmHWM of the server process, read before it is stopped.
+//! kernel's VmHWM of the server process, read before it is stopped; its CPU
+//! time is read from `/proc` around each phase. Both scripts `exec` the
+//! JVM, so the child is the server itself.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -125,6 +127,12 @@ impl Server {
         let start = log.len().saturating_sub(n);
         let start = (start..=log.len()).find(|&i| log.is_char_boundary(i)).unwrap_or(log.len());
         log[start..].to_string()
+    }
+
+    /// The server process's CPU seconds so far (all its threads), while it
+    /// runs.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        crate::sysinfo::process_cpu_seconds(self.child.id())
     }
 
     /// The server process's peak resident set (VmHWM), while it runs.
