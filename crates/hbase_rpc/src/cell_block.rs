@@ -52,6 +52,11 @@ impl CellCodec {
         self == Self::KeyValueWithTags
     }
 
+    /// The bytes [`Self::encode`] appends for `cells`.
+    pub fn encoded_len(self, cells: &[Cell]) -> usize {
+        cells.iter().map(|c| 4 + c.key_value_len(self.with_tags())).sum()
+    }
+
     /// Appends the cells' block to `out`.
     pub fn encode(self, cells: &[Cell], out: &mut Vec<u8>) -> Result<(), CellError> {
         for cell in cells {

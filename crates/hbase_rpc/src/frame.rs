@@ -155,6 +155,34 @@ pub fn encode_response(header: &ResponseHeader, message: Option<&[u8]>, cell_blo
     encode_framed(&header.encode_to_vec(), message, cell_block)
 }
 
+/// Writes a response frame into `out` (cleared first), its cell block
+/// written in place by `write_cells`, which must append exactly
+/// `cell_block_len` bytes (the length the header declares): the block is
+/// not built apart and copied in.
+pub fn encode_response_into<E>(
+    out: &mut Vec<u8>,
+    header: &ResponseHeader,
+    message: Option<&[u8]>,
+    cell_block_len: usize,
+    write_cells: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    let header = header.encode_to_vec();
+    out.clear();
+    let message_len = message.map_or(0, |m| 10 + m.len());
+    out.reserve(4 + 10 + header.len() + message_len + cell_block_len);
+    out.extend_from_slice(&[0u8; 4]);
+    put_delimited(out, &header);
+    if let Some(message) = message {
+        put_delimited(out, message);
+    }
+    let before_cells = out.len();
+    write_cells(out)?;
+    debug_assert_eq!(out.len() - before_cells, cell_block_len, "the cell block's declared length");
+    let total = (out.len() - 4) as u32;
+    out[..4].copy_from_slice(&total.to_be_bytes());
+    Ok(())
+}
+
 fn encode_framed(header: &[u8], message: Option<&[u8]>, cell_block: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; 4];
     put_delimited(&mut out, header);
@@ -246,6 +274,26 @@ mod tests {
         let wire = encode_response(&failed, None, b"");
         let (h, m, cb) = split_response(Bytes::copy_from_slice(&wire[4..])).unwrap();
         assert_eq!((h, m, cb.len()), (failed, None, 0));
+    }
+
+    #[test]
+    fn a_response_written_in_place_is_the_same_frame_in_a_reused_buffer() {
+        let header = ResponseHeader {
+            call_id: Some(7),
+            exception: None,
+            cell_block_meta: Some(CellBlockMeta { length: Some(5) }),
+        };
+        let apart = encode_response(&header, Some(b"message"), b"cells");
+        // A buffer left with a longer frame in it, as a worker's is.
+        let mut out = vec![0xAB; 1000];
+        let written: Result<(), ()> = encode_response_into(&mut out, &header, Some(b"message"), 5, |out| {
+            out.extend_from_slice(b"cells");
+            Ok(())
+        });
+        written.unwrap();
+        assert_eq!(out, apart);
+        let failed: Result<(), &str> = encode_response_into(&mut out, &header, None, 5, |_| Err("no"));
+        assert_eq!(failed, Err("no"), "the cells' error is the caller's");
     }
 
     #[test]
