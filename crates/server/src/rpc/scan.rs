@@ -118,7 +118,9 @@ fn continues_past(scan: &pb::Scan, region: &RegionInfo) -> bool {
 }
 
 /// A scan response carrying `rows`: in the cell block or the message.
-fn response(rows: Vec<Vec<WireCell>>, cell_block: bool) -> (ScanResponse, Vec<WireCell>) {
+/// The response carrying `rows`, each cell made a wire cell by `wire`
+/// (straight into the cell block, without a vector per row).
+fn response<C>(rows: Vec<Vec<C>>, cell_block: bool, wire: impl Fn(C) -> WireCell) -> (ScanResponse, Vec<WireCell>) {
     // Sized once: grown from empty, a scan's thousand cells were moved
     // through a dozen ever larger vectors (the last ones mapped and
     // unmapped by malloc, each page faulted in anew).
@@ -128,9 +130,9 @@ fn response(rows: Vec<Vec<WireCell>>, cell_block: bool) -> (ScanResponse, Vec<Wi
         if cell_block {
             out.cells_per_result.push(row.len() as u32);
             out.partial_flag_per_result.push(false);
-            block.extend(row);
+            block.extend(row.into_iter().map(&wire));
         } else {
-            out.results.push(result(row, false, &mut block));
+            out.results.push(result(row.into_iter().map(&wire).collect(), false, &mut block));
         }
     }
     (out, block)
@@ -185,7 +187,7 @@ impl RpcAdapter {
     fn scan_meta(&self, scan: &pb::Scan, request: &PbScanRequest, cell_block: bool) -> Result<Reply, RpcError> {
         let limit = request.limit_of_rows.filter(|&l| l > 0).map(|l| l as usize);
         let rows = meta::scan_rows(&self.meta_rows()?, scan, limit);
-        let (mut out, block) = response(rows, cell_block);
+        let (mut out, block) = response(rows, cell_block, |c| c);
         out.scanner_id = Some(META_SCANNER);
         out.more_results = Some(false);
         out.more_results_in_region = Some(false);
@@ -257,8 +259,7 @@ impl RpcAdapter {
         }
         open.returned += rows.len() as u64;
         let limit_reached = open.limit.is_some_and(|l| open.returned >= l);
-        let rows = rows.into_iter().map(|r| r.into_iter().map(wire_cell).collect()).collect();
-        let (mut out, block) = response(rows, cell_block);
+        let (mut out, block) = response(rows, cell_block, wire_cell);
         out.scanner_id = Some(id);
         if exhausted || limit_reached {
             out.more_results_in_region = Some(false);
