@@ -359,6 +359,18 @@ impl MemStore {
         MergingCursor::new(self.read_segments())
     }
 
+    /// A cursor over the active segment alone, and the newest cell
+    /// timestamp in the view's other segments (pipeline and snapshot;
+    /// `None` when there are none), from one view: a get whose answer the
+    /// active segment holds, every cell newer than the rest, need not seek
+    /// the pipeline's segments (see `Region::get_from_memstores`).
+    pub fn active_cursor_and_newest_older_timestamp(&self) -> (MergingCursor, Option<u64>) {
+        let view = self.inner.view.load();
+        let active = MergingCursor::new([Arc::new(Segment::from_active(0, view.active.clone()))]);
+        let older = view.pipeline.segments().iter().chain(view.snapshot.iter().flat_map(|s| s.segments().iter()));
+        (active, older.map(|s| s.stats().max_ts).max())
+    }
+
     /// The segments of the current view, newest first.
     pub fn read_segments(&self) -> Vec<Arc<Segment>> {
         let view = self.inner.view.load();

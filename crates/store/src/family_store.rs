@@ -313,6 +313,18 @@ impl FamilyStore {
         (cursor, newest)
     }
 
+    /// A cursor over the memstore's active segment alone, and the newest
+    /// cell timestamp of everything else that may hold `row` (the
+    /// memstore's other segments, then the files that may hold it — taken
+    /// in that order, as [`Self::memstore_cursor_and_newest_file_timestamp`]
+    /// takes its); `None` when nothing else may. The flag says whether the
+    /// active segment was the whole memstore.
+    pub fn active_cursor_and_newest_other_timestamp(&self, row: &[u8]) -> (Box<dyn CellCursor>, Option<u64>, bool) {
+        let (active, older) = self.memstore.active_cursor_and_newest_older_timestamp();
+        let files = self.files().iter().filter(|f| f.might_contain_row(row)).map(|f| f.info().max_timestamp).max();
+        (Box::new(active), older.max(files), older.is_none())
+    }
+
     fn new_file_path(&self) -> PathBuf {
         let id = self.ctx.next_file_id.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());

@@ -124,3 +124,44 @@ fn deletes_on_either_side_are_honoured() {
     delete(Mutation::DeleteColumn { family: b"f".to_vec(), qualifier: b"c".to_vec(), timestamp: Some(800) });
     assert_eq!(read(&store, &named("r", &["c"])), (vec!["c=c-file".into()], false));
 }
+
+/// The active segment alone answers only with cells newer than everything
+/// the pipeline's segments hold: a client timestamp can make an older
+/// segment's cell the newest, and then it is that cell the get returns.
+#[test]
+fn the_active_segment_alone_answers_only_when_newer_than_the_pipeline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A ~1 KiB in-memory flush threshold: a write that fills the active
+    // segment past it pushes the segment into the pipeline, in the writer.
+    let store = StoreBuilder::new().region_flush_size(1 << 20).open(dir.path()).expect("open");
+    let mut family = FamilyDescriptor::new("f");
+    family.max_versions = 3;
+    family.memstore_policy = "basic".into();
+    family.inmemory_flush_share = Some(0.001);
+    store.create_table(TableDescriptor::new(T, vec![family]), &[]).expect("create");
+    let inmemory_flushes = |s: &Store| s.metrics().totals.inmemory_flushes;
+    let filler = vec![b'x'; 4096];
+    let push = |row: &[u8], qualifier: &[u8], value: &[u8], ts: u64| {
+        let before = inmemory_flushes(&store);
+        store.put(T, row, &[(b"f", qualifier, value), (b"f", b"filler", &filler)], Some(ts)).expect("put");
+        assert!(inmemory_flushes(&store) > before, "the write pushed its segment into the pipeline");
+    };
+    // In the pipeline: a at 300 (a client timestamp ahead of what follows).
+    push(b"r", b"a", b"pipeline-a", 300);
+    // In the active segment, small: a at 200 and b at 400.
+    store.put(T, b"r", &[(b"f", b"a", b"active-a"), (b"f", b"b", b"active-b")], Some(200)).expect("put");
+    assert_eq!(read(&store, &named("r", &["a"])), (vec!["a=pipeline-a".into()], true), "the pipeline's newer a");
+    store.put(T, b"r", &[(b"f", b"b", b"active-b")], Some(400)).expect("put");
+    assert_eq!(read(&store, &named("r", &["b"])), (vec!["b=active-b".into()], true));
+    // A column delete in the pipeline, newer than the active segment's put.
+    store.put(T, b"r", &[(b"f", b"c", b"active-c")], Some(500)).expect("put");
+    let before = inmemory_flushes(&store);
+    let delete = Mutation::DeleteColumn { family: b"f".to_vec(), qualifier: b"c".to_vec(), timestamp: Some(600) };
+    store.mutate_row(T, b"r", &[delete], None).expect("delete");
+    store.put(T, b"s", &[(b"f", b"filler", &filler)], Some(1)).expect("put");
+    assert!(inmemory_flushes(&store) > before, "the delete went into the pipeline");
+    store.put(T, b"r", &[(b"f", b"c", b"active-c2")], Some(550)).expect("put");
+    assert_eq!(read(&store, &named("r", &["c"])), (vec![], false), "the pipeline's delete masks both puts");
+    store.put(T, b"r", &[(b"f", b"c", b"active-c3")], Some(700)).expect("put");
+    assert_eq!(read(&store, &named("r", &["c", "b"])), (vec!["b=active-b".into(), "c=active-c3".into()], true));
+}

@@ -127,6 +127,11 @@ impl Region {
     /// reason). Otherwise — a column missing or deleted in the memstore, a
     /// timestamp tie, a client timestamp older than the files' — the
     /// caller reads memstores and files together.
+    ///
+    /// The same rule is tried first on the active segment alone, against
+    /// the pipeline's and snapshot's segments as well as the files: the
+    /// active segment and the newest timestamps of the rest come from one
+    /// memstore view, taken before the files are listed.
     fn get_from_memstores(&self, get: &Get, specs: &[FamilyReadSpec]) -> Result<FromMemstores> {
         let named = get.max_versions <= 1
             && get.time_range == TimeRange::ALL
@@ -135,6 +140,22 @@ impl Region {
         if !named {
             return Ok(FromMemstores::NotTried);
         }
+        // The active segment alone first: a hot row's newest cells are
+        // there, newer than the pipeline's segments, which a get then need
+        // not seek (RocksDB stops at the newest memtable holding a key).
+        let mut cursors = Vec::with_capacity(specs.len());
+        let mut newest_elsewhere = Vec::with_capacity(specs.len());
+        let mut active_is_all = true;
+        for spec in specs {
+            let (cursor, newest, whole) = self.stores[&spec.family].active_cursor_and_newest_other_timestamp(&get.row);
+            cursors.push(cursor);
+            newest_elsewhere.push(newest);
+            active_is_all &= whole;
+        }
+        let from_active = self.answer_if_newer(get, specs, cursors, &newest_elsewhere)?;
+        if active_is_all || matches!(from_active, FromMemstores::Answered(_)) {
+            return Ok(from_active);
+        }
         let mut cursors = Vec::with_capacity(specs.len());
         let mut newest_in_files = Vec::with_capacity(specs.len());
         for spec in specs {
@@ -142,6 +163,20 @@ impl Region {
             cursors.push(cursor);
             newest_in_files.push(newest);
         }
+        self.answer_if_newer(get, specs, cursors, &newest_in_files)
+    }
+
+    /// The answer the memstore `cursors` (one per family of `specs`) give,
+    /// when every named column's visible cell there is newer than
+    /// `newest_elsewhere` (per family: the newest timestamp of every other
+    /// place that may hold the row).
+    fn answer_if_newer(
+        &self,
+        get: &Get,
+        specs: &[FamilyReadSpec],
+        cursors: Vec<Box<dyn CellCursor>>,
+        newest_elsewhere: &[Option<u64>],
+    ) -> Result<FromMemstores> {
         let mut cursor = MergedCursor::new(cursors);
         cursor.seek(&CellKey::first_on_row(&get.row))?;
         if cursor.current().is_none_or(|c| c.row() != get.row.as_slice()) {
@@ -152,13 +187,13 @@ impl Region {
         RowReader::new(specs).read_row(&mut cursor, &get.row, &mut collector)?;
         let cells = collector.take();
         // One cell per column (one version): every named column answered,
-        // each newer than its family's files.
+        // each newer than anything else of its family may hold.
         let mut answered = 0;
         for cell in &cells {
             let Some(i) = specs.iter().position(|s| s.family.as_slice() == cell.family.as_ref()) else {
                 return Ok(need_files);
             };
-            if newest_in_files[i].is_some_and(|newest| cell.timestamp <= newest) {
+            if newest_elsewhere[i].is_some_and(|newest| cell.timestamp <= newest) {
                 return Ok(need_files);
             }
             answered += 1;
