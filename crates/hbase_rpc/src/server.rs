@@ -555,7 +555,10 @@ const KEPT_RESPONSE_CAPACITY: usize = 4 << 20;
 fn encode_reply(out: &mut Vec<u8>, call_id: u32, codec: Option<CellCodec>, result: Result<Reply, RpcError>) {
     let reply = match result {
         Ok(reply) => reply,
-        Err(error) => return *out = error_response(call_id, &error),
+        Err(error) => {
+            *out = error_response(call_id, &error);
+            return;
+        }
     };
     let (codec, block_len) = match codec {
         _ if reply.cells.is_empty() => (None, 0),
@@ -565,7 +568,8 @@ fn encode_reply(out: &mut Vec<u8>, call_id: u32, codec: Option<CellCodec>, resul
                 "the server answered with {} cells in a cell block, but the client named no codec",
                 reply.cells.len()
             ));
-            return *out = error_response(call_id, &error);
+            *out = error_response(call_id, &error);
+            return;
         }
     };
     let header = ResponseHeader {
