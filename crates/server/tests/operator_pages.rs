@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use prometheus_parse::{Scrape, Value};
@@ -267,9 +268,22 @@ fn per_region_request_counts_grow_with_gets_and_puts_and_queue_gauges_show_every
 #[test]
 fn stacks_lists_the_servers_threads_with_their_states() {
     let (_dir, server, _c) = start_with(&[]);
-    let stacks = get(&server, "/stacks");
+    let named = ["http", "scanner-reaper", "metrics-sampler"];
+    // A new thread names itself once it first runs (std calls
+    // pthread_setname_np from inside it), so on a loaded machine a
+    // background thread the server just spawned may still carry its
+    // parent's name: ask again until every one shows its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let stacks = loop {
+        let stacks = get(&server, "/stacks");
+        let all_named = named.iter().all(|t| stacks.contains(&format!(" ({t}):\n")));
+        if all_named || Instant::now() > deadline {
+            break stacks;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert!(stacks.starts_with("Process Thread Dump: "), "{stacks}");
-    for thread in ["http", "scanner-reaper", "metrics-sampler"] {
+    for thread in named {
         let at = stacks.find(&format!(" ({thread}):\n")).unwrap_or_else(|| panic!("no {thread} thread: {stacks}"));
         let state = stacks[at..].lines().nth(1).expect("a state line");
         assert!(state.starts_with("  State: ") && state.contains(" ("), "{state}");
