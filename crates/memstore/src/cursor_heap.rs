@@ -6,13 +6,23 @@
 //! Invariants: `heap` holds exactly the indices of non-exhausted cursors and
 //! satisfies the heap property for the cursors' current cells, as long as
 //! callers report every move of a cursor (`rebuild` after seeks,
-//! `top_advanced` after advancing the top).
+//! `top_advanced` after advancing the top). `runner_up`, when set, is the
+//! heap position (1 or 2) of the root's smaller child: the second-smallest
+//! cursor. Only a step of the top leaves it valid; every other change of
+//! the heap's shape clears it.
+//!
+//! Why the runner-up: a scan mostly steps one source through a run of
+//! cells (a row's columns sit together in one segment or file), and while
+//! the top alone moves the root's children stay put. Knowing the smaller
+//! of them, a step that leaves the top in front costs one comparison
+//! instead of a sift's two (measured: the sift's comparisons were a tenth
+//! of a YCSB E scan's server CPU).
 //!
 //! Thread safety: plain data, owned by one merging cursor.
 
 use std::cmp::Ordering;
 
-use crate::cell::{CellRef, compare_cells};
+use crate::cell::{CellRef, compare_cells, same_cell};
 
 /// A cursor the heap can order.
 pub trait HeapCursor {
@@ -22,6 +32,7 @@ pub trait HeapCursor {
 #[derive(Debug, Default, Clone)]
 pub struct CursorHeap {
     heap: Vec<usize>,
+    runner_up: Option<usize>,
 }
 
 fn less<C: HeapCursor>(cursors: &[C], a: usize, b: usize) -> bool {
@@ -45,9 +56,7 @@ impl CursorHeap {
     #[inline]
     pub fn top_has_equal<C: HeapCursor>(&self, cursors: &[C]) -> bool {
         let Some(top) = self.heap.first().and_then(|&i| cursors[i].current()) else { return false };
-        self.heap[1..self.heap.len().min(3)]
-            .iter()
-            .any(|&j| cursors[j].current().is_some_and(|c| compare_cells(&c, &top) == Ordering::Equal))
+        self.heap[1..self.heap.len().min(3)].iter().any(|&j| cursors[j].current().is_some_and(|c| same_cell(&c, &top)))
     }
 
     /// Orders all cursors anew (after seeks).
@@ -55,6 +64,7 @@ impl CursorHeap {
         // Refilled in place: a get seeks (and so rebuilds) once per source,
         // and a fresh vector each time was an allocation per seek.
         self.heap.clear();
+        self.runner_up = None;
         self.heap.extend((0..cursors.len()).filter(|&i| cursors[i].current().is_some()));
         for i in (0..self.heap.len() / 2).rev() {
             self.sift_down(cursors, i);
@@ -66,16 +76,34 @@ impl CursorHeap {
         let Some(&top) = self.heap.first() else { return };
         if cursors[top].current().is_none() {
             let last = self.heap.pop().expect("heap is non-empty");
+            self.runner_up = None;
             if self.heap.is_empty() {
                 return;
             }
             self.heap[0] = last;
+            self.sift_down(cursors, 0);
+            return;
         }
-        self.sift_down(cursors, 0);
+        let n = self.heap.len();
+        if n == 1 {
+            return;
+        }
+        let runner_up = *self
+            .runner_up
+            .get_or_insert_with(|| if n > 2 && less(cursors, self.heap[2], self.heap[1]) { 2 } else { 1 });
+        if less(cursors, top, self.heap[runner_up]) {
+            return; // still in front of both children
+        }
+        // The runner-up is the smallest now: it takes the root, and the
+        // old top sifts down from its place.
+        self.heap.swap(0, runner_up);
+        self.runner_up = None;
+        self.sift_down(cursors, runner_up);
     }
 
     /// Takes the top cursor out of the merge (its source failed).
     pub fn drop_top<C: HeapCursor>(&mut self, cursors: &[C]) {
+        self.runner_up = None;
         if self.heap.is_empty() {
             return;
         }
@@ -150,6 +178,53 @@ mod tests {
         let rows: Vec<&str> = got.iter().map(|(r, _)| r.as_str()).collect();
         assert_eq!(rows, ["a", "b", "b", "c", "d"]);
         assert_eq!(got[1].1, b"new", "the equal cell of the first (newer) cursor comes first");
+    }
+
+    #[test]
+    fn a_merge_of_many_cursors_yields_the_sorted_union_whatever_the_runs() {
+        // Cursors holding long runs (the runner-up shortcut's case: the top
+        // steps many times before another cursor comes first) and short
+        // interleaved ones, of every heap size up to nine: the merge must be
+        // the stable sort of the union, newer cursor first on ties.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..200 {
+            let sources = 1 + (round % 9) as usize;
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            for _ in 0..sources {
+                let run = 1 + next(if round % 2 == 0 { 30 } else { 3 });
+                let mut r: Vec<String> = Vec::new();
+                let mut at = next(40);
+                for _ in 0..next(25) {
+                    for _ in 0..run {
+                        r.push(format!("{at:04}"));
+                        at += 1 + next(2);
+                    }
+                    at += next(60);
+                }
+                r.dedup();
+                rows.push(r);
+            }
+            let mut cursors: Vec<VecCursor> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| cursor(&r.iter().map(String::as_str).collect::<Vec<_>>(), i.to_string().as_bytes()))
+                .collect();
+            let mut expected: Vec<(String, Vec<u8>)> = rows
+                .iter()
+                .enumerate()
+                .flat_map(|(i, r)| r.iter().map(move |row| (row.clone(), i.to_string().into_bytes())))
+                .collect();
+            expected.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.len().cmp(&b.1.len())).then_with(|| a.1.cmp(&b.1)));
+            let mut heap = CursorHeap::default();
+            heap.rebuild(&cursors);
+            assert_eq!(drain(&mut heap, &mut cursors), expected, "round {round}: {rows:?}");
+        }
     }
 
     #[test]

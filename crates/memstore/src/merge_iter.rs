@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::cell::{CellKey, CellRef, compare_cells};
+use crate::cell::{CellKey, CellRef, same_cell};
 use crate::cursor_heap::{CursorHeap, HeapCursor};
 use crate::segment::{Segment, SegmentCursor};
 
@@ -64,7 +64,7 @@ impl MergingCursor {
         // segment is dropped while we compare.
         let cur = unsafe { CellRef::from_ptr(ptr) };
         self.advance_top();
-        while self.current().is_some_and(|x| compare_cells(&x, &cur) == Ordering::Equal) {
+        while self.current().is_some_and(|x| same_cell(&x, &cur)) {
             self.advance_top();
         }
     }
