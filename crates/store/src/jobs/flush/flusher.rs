@@ -63,10 +63,13 @@ pub(crate) fn reclaim_memory(services: &Services, region: &Arc<Region>) -> Resul
             services.flush_queue.add_blocked_time(t.elapsed());
         }
     };
+    // The cached global figure is recounted every 256 writes, megabytes of
+    // batches apart: from the lower mark on it is recounted on every write,
+    // so that writers stop at the limit and not some batches past it.
+    let near_limit = o.global_memstore_low_mark();
     loop {
         let region_over = region.memstore_heap_size() >= region_limit;
-        let global_over = services.flush_queue.cached_global_heap() >= global_limit;
-        // The cached global figure may be stale: recount before blocking.
+        let global_over = services.flush_queue.cached_global_heap() >= near_limit;
         if !region_over && (!global_over || global_held(services) < global_limit) {
             unblocked(blocked_since);
             return Ok(());
