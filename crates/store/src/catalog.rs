@@ -66,7 +66,7 @@ use std::time::Duration;
 use parking_lot::{ArcMutexGuard, Mutex, MutexGuard, RawMutex, RwLock};
 
 use crate::error::{Result, StoreError};
-use crate::region::Region;
+use crate::region::{Region, RegionInfo};
 use crate::table::TableDescriptor;
 use crate::table_counters::{RetiredCounters, TableCounters};
 
@@ -114,6 +114,13 @@ impl TableState {
 
     pub fn regions(&self) -> Vec<Arc<Region>> {
         self.regions.read().clone()
+    }
+
+    /// The info of the region with id `id`, if it is in the list: read
+    /// under the list's lock without copying the list, since every RPC call
+    /// looks up the region it names.
+    pub fn region_info(&self, id: u64) -> Option<RegionInfo> {
+        self.regions.read().iter().find(|r| r.info().id == id).map(|r| r.info().clone())
     }
 
     /// Whether `region` is still in the list (not replaced by a split,

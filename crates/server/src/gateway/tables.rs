@@ -162,6 +162,11 @@ impl Gateway {
         Ok(self.store.table_regions(name)?)
     }
 
+    /// The region of table `name` whose id is `id`, if this server has it.
+    pub fn region_info(&self, name: &str, id: u64) -> GatewayResult<Option<RegionInfo>> {
+        Ok(self.store.table_region(name, id)?)
+    }
+
     /// The region of `table` holding `row`, as this server reports it.
     pub fn region_holding(&self, table: &str, row: &[u8]) -> GatewayResult<RegionLocation> {
         let regions = self.store.table_regions(table)?;

@@ -107,13 +107,10 @@ impl RpcAdapter {
             return Ok(Target::Meta);
         }
         let (table, id) = names::parse_region_name(name).ok_or_else(|| RpcError::not_serving_region(&shown()))?;
-        // Not `table_regions`: a call must not wait for the owner map.
-        let regions = self.gateway.region_infos(&table).map_err(errors::from_gateway)?;
-        regions
-            .into_iter()
-            .find(|r| r.id == id)
-            .map(Target::Region)
-            .ok_or_else(|| RpcError::not_serving_region(&shown()))
+        // Not `table_regions`: a call must not wait for the owner map. One
+        // region's info, not the table's list: every call comes here.
+        let region = self.gateway.region_info(&table, id).map_err(errors::from_gateway)?;
+        region.map(Target::Region).ok_or_else(|| RpcError::not_serving_region(&shown()))
     }
 
     /// The user-table region `spec` names; `hbase:meta` is read-only.

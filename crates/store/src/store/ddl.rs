@@ -146,6 +146,11 @@ impl Store {
         Ok(self.table(name)?.regions().iter().map(|r| r.info().clone()).collect())
     }
 
+    /// The region of table `name` whose id is `id`, if the table has it now.
+    pub fn table_region(&self, name: &str, id: u64) -> Result<Option<RegionInfo>> {
+        Ok(self.table(name)?.region_info(id))
+    }
+
     /// The region whose encoded name (its directory's name, unique in the
     /// store) is `name`, with its table.
     pub(super) fn region_named(&self, name: &str) -> Result<(Arc<TableState>, Arc<Region>)> {
