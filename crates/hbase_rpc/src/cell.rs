@@ -76,26 +76,21 @@ pub enum CellError {
 /// type (1).
 const KEY_INFRASTRUCTURE: usize = 2 + 1 + 8 + 1;
 
-impl Cell {
-    /// A `Put` cell.
-    pub fn put(
-        row: impl Into<Bytes>,
-        family: impl Into<Bytes>,
-        qualifier: impl Into<Bytes>,
-        timestamp: i64,
-        value: impl Into<Bytes>,
-    ) -> Self {
-        Self {
-            row: row.into(),
-            family: family.into(),
-            qualifier: qualifier.into(),
-            timestamp,
-            cell_type: CellType::Put,
-            value: value.into(),
-            tags: Bytes::new(),
-        }
-    }
+/// A cell's fields, borrowed from wherever they are: what a `KeyValue` is
+/// written from. A [`Cell`] lends its own; a server writing cells it holds
+/// in another form lends those without building a [`Cell`] of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyValueParts<'a> {
+    pub row: &'a [u8],
+    pub family: &'a [u8],
+    pub qualifier: &'a [u8],
+    pub timestamp: i64,
+    pub cell_type: CellType,
+    pub value: &'a [u8],
+    pub tags: &'a [u8],
+}
 
+impl KeyValueParts<'_> {
     fn key_len(&self) -> usize {
         KEY_INFRASTRUCTURE + self.row.len() + self.family.len() + self.qualifier.len()
     }
@@ -128,18 +123,63 @@ impl Cell {
         out.put_i32(key_len);
         out.put_i32(value_len);
         out.put_u16(row_len);
-        out.put_slice(&self.row);
+        out.put_slice(self.row);
         out.put_u8(family_len);
-        out.put_slice(&self.family);
-        out.put_slice(&self.qualifier);
+        out.put_slice(self.family);
+        out.put_slice(self.qualifier);
         out.put_i64(self.timestamp);
         out.put_u8(self.cell_type.code());
-        out.put_slice(&self.value);
+        out.put_slice(self.value);
         if with_tags {
             out.put_u16(tags_len);
-            out.put_slice(&self.tags);
+            out.put_slice(self.tags);
         }
         Ok(())
+    }
+}
+
+impl Cell {
+    /// A `Put` cell.
+    pub fn put(
+        row: impl Into<Bytes>,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        timestamp: i64,
+        value: impl Into<Bytes>,
+    ) -> Self {
+        Self {
+            row: row.into(),
+            family: family.into(),
+            qualifier: qualifier.into(),
+            timestamp,
+            cell_type: CellType::Put,
+            value: value.into(),
+            tags: Bytes::new(),
+        }
+    }
+
+    /// The cell's fields as a `KeyValue` writes them.
+    pub fn parts(&self) -> KeyValueParts<'_> {
+        KeyValueParts {
+            row: &self.row,
+            family: &self.family,
+            qualifier: &self.qualifier,
+            timestamp: self.timestamp,
+            cell_type: self.cell_type,
+            value: &self.value,
+            tags: &self.tags,
+        }
+    }
+
+    /// Bytes of the serialized `KeyValue` (without the cell block's own
+    /// 4-byte length in front of it).
+    pub fn key_value_len(&self, with_tags: bool) -> usize {
+        self.parts().key_value_len(with_tags)
+    }
+
+    /// Appends the `KeyValue` to `out`, refusing what the format cannot hold.
+    pub fn write_key_value(&self, out: &mut Vec<u8>, with_tags: bool) -> Result<(), CellError> {
+        self.parts().write_key_value(out, with_tags)
     }
 
     /// Reads one `KeyValue` that fills `kv` exactly.

@@ -14,8 +14,30 @@
 
 use bytes::Bytes;
 
-use crate::cell::{Cell, CellError};
+use crate::cell::{Cell, CellError, KeyValueParts};
 use crate::error::WireError;
+
+/// Cells a cell block is written from, lent one at a time as
+/// [`KeyValueParts`]: wire [`Cell`]s, or cells a server holds in its own
+/// form, which it then writes into the response frame without making a
+/// [`Cell`] of each (a scan's thousand cells go from the buffer the store
+/// read them into straight into the frame).
+pub trait CellSource: Send {
+    /// How many cells there are.
+    fn cell_count(&self) -> usize;
+    /// Calls `f` with each cell, in order.
+    fn for_each_cell(&self, f: &mut dyn FnMut(KeyValueParts<'_>));
+}
+
+impl CellSource for Vec<Cell> {
+    fn cell_count(&self) -> usize {
+        self.len()
+    }
+
+    fn for_each_cell(&self, f: &mut dyn FnMut(KeyValueParts<'_>)) {
+        self.iter().for_each(|c| f(c.parts()));
+    }
+}
 
 /// The cell block codecs this server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +81,33 @@ impl CellCodec {
 
     /// Appends the cells' block to `out`.
     pub fn encode(self, cells: &[Cell], out: &mut Vec<u8>) -> Result<(), CellError> {
-        for cell in cells {
-            let len = i32::try_from(cell.key_value_len(self.with_tags()))
-                .map_err(|_| CellError::TooLarge(cell.key_value_len(self.with_tags())))?;
-            out.extend_from_slice(&len.to_be_bytes());
-            cell.write_key_value(out, self.with_tags())?;
-        }
-        Ok(())
+        cells.iter().try_for_each(|c| self.encode_one(c.parts(), out))
+    }
+
+    /// The bytes [`Self::encode_source`] appends for `cells`.
+    pub fn source_len(self, cells: &dyn CellSource) -> usize {
+        let mut len = 0;
+        cells.for_each_cell(&mut |c| len += 4 + c.key_value_len(self.with_tags()));
+        len
+    }
+
+    /// Appends the cells' block to `out`; the first cell the format cannot
+    /// hold fails it.
+    pub fn encode_source(self, cells: &dyn CellSource, out: &mut Vec<u8>) -> Result<(), CellError> {
+        let mut result = Ok(());
+        cells.for_each_cell(&mut |cell| {
+            if result.is_ok() {
+                result = self.encode_one(cell, out);
+            }
+        });
+        result
+    }
+
+    fn encode_one(self, cell: KeyValueParts<'_>, out: &mut Vec<u8>) -> Result<(), CellError> {
+        let len = cell.key_value_len(self.with_tags());
+        let prefix = i32::try_from(len).map_err(|_| CellError::TooLarge(len))?;
+        out.extend_from_slice(&prefix.to_be_bytes());
+        cell.write_key_value(out, self.with_tags())
     }
 
     /// The cells of a whole block; the cells slice `block`.

@@ -67,8 +67,8 @@ pub mod preamble;
 pub mod server;
 pub mod service;
 
-pub use cell::{Cell, CellError, CellType};
-pub use cell_block::CellCodec;
+pub use cell::{Cell, CellError, CellType, KeyValueParts};
+pub use cell_block::{CellCodec, CellSource};
 pub use error::{RpcError, WireError};
 pub use server::{RpcServer, RpcServerConfig};
 pub use service::{Call, Reply, RpcServices};

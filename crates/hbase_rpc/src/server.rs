@@ -561,12 +561,12 @@ fn encode_reply(out: &mut Vec<u8>, call_id: u32, codec: Option<CellCodec>, resul
         }
     };
     let (codec, block_len) = match codec {
-        _ if reply.cells.is_empty() => (None, 0),
-        Some(codec) => (Some(codec), codec.encoded_len(&reply.cells)),
+        _ if reply.cells.cell_count() == 0 => (None, 0),
+        Some(codec) => (Some(codec), codec.source_len(reply.cells.as_ref())),
         None => {
             let error = RpcError::io(format!(
                 "the server answered with {} cells in a cell block, but the client named no codec",
-                reply.cells.len()
+                reply.cells.cell_count()
             ));
             *out = error_response(call_id, &error);
             return;
@@ -578,7 +578,7 @@ fn encode_reply(out: &mut Vec<u8>, call_id: u32, codec: Option<CellCodec>, resul
         cell_block_meta: (block_len > 0).then_some(CellBlockMeta { length: Some(block_len as u32) }),
     };
     let written = frame::encode_response_into(out, &header, Some(&reply.message), block_len, |out| match codec {
-        Some(codec) => codec.encode(&reply.cells, out),
+        Some(codec) => codec.encode_source(reply.cells.as_ref(), out),
         None => Ok(()),
     });
     if let Err(e) = written {

@@ -26,6 +26,7 @@ use bytes::Bytes;
 use prost::Message;
 
 use crate::cell::Cell;
+use crate::cell_block::CellSource;
 use crate::error::RpcError;
 
 /// The service of the registry probe (`RegistryProtos.ConnectionRegistryService`).
@@ -68,21 +69,31 @@ impl Call {
 
 /// A call's answer: the encoded response message and the cells for the cell
 /// block.
-#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reply {
     pub message: Vec<u8>,
-    pub cells: Vec<Cell>,
+    /// What the cell block is written from (wire cells, or the server's own
+    /// form of them).
+    pub cells: Box<dyn CellSource>,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reply")
+            .field("message_bytes", &self.message.len())
+            .field("cells", &self.cells.cell_count())
+            .finish()
+    }
 }
 
 impl Reply {
     pub fn new(message: &impl Message) -> Self {
-        Self { message: message.encode_to_vec(), cells: Vec::new() }
+        Self::with_cells(message, Vec::new())
     }
 
     /// A reply whose cells travel in the cell block; the message says how
     /// many belong to each result (e.g. `Result.associated_cell_count`).
-    pub fn with_cells(message: &impl Message, cells: Vec<Cell>) -> Self {
-        Self { message: message.encode_to_vec(), cells }
+    pub fn with_cells(message: &impl Message, cells: impl CellSource + 'static) -> Self {
+        Self { message: message.encode_to_vec(), cells: Box::new(cells) }
     }
 }
 

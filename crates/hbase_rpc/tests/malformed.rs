@@ -115,7 +115,7 @@ struct Echo;
 impl RpcServices for Echo {
     fn call(&self, call: Call) -> Result<Reply, RpcError> {
         match call.method.as_str() {
-            "Echo" => Ok(Reply { message: call.param.to_vec(), cells: call.cells }),
+            "Echo" => Ok(Reply { message: call.param.to_vec(), cells: Box::new(call.cells) }),
             method => Err(RpcError::not_implemented(&call.service, method)),
         }
     }

@@ -53,25 +53,25 @@ impl RpcServices for Fake {
             (CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY) if !self.no_registry => {
                 Ok(Reply::new(&GetConnectionRegistryResponse { cluster_id: "c-1".into() }))
             }
-            ("TestService", "Echo") => Ok(Reply { message: call.param.to_vec(), cells: call.cells }),
+            ("TestService", "Echo") => Ok(Reply { message: call.param.to_vec(), cells: Box::new(call.cells) }),
             ("TestService", "Block") => {
                 let rx = self.release_rx.lock().unwrap();
                 rx.recv_timeout(Duration::from_secs(10))
                     .map_err(|_| RpcError::io("never released: calls of one connection ran one at a time"))?;
-                Ok(Reply { message: b"blocked".to_vec(), cells: Vec::new() })
+                Ok(Reply { message: b"blocked".to_vec(), cells: Box::new(Vec::<hbase_rpc::Cell>::new()) })
             }
             ("TestService", "Release") => {
                 self.release_tx.lock().unwrap().send(()).unwrap();
-                Ok(Reply { message: b"released".to_vec(), cells: Vec::new() })
+                Ok(Reply { message: b"released".to_vec(), cells: Box::new(Vec::<hbase_rpc::Cell>::new()) })
             }
             ("TestService", "Big") => {
                 self.big_started.store(true, Ordering::SeqCst);
-                Ok(Reply { message: vec![b'x'; 32 << 20], cells: Vec::new() })
+                Ok(Reply { message: vec![b'x'; 32 << 20], cells: Box::new(Vec::<hbase_rpc::Cell>::new()) })
             }
             ("TestService", "Slow") => {
                 self.slow_started.store(true, Ordering::SeqCst);
                 thread::sleep(Duration::from_millis(300));
-                Ok(Reply { message: b"slow".to_vec(), cells: Vec::new() })
+                Ok(Reply { message: b"slow".to_vec(), cells: Box::new(Vec::<hbase_rpc::Cell>::new()) })
             }
             (service, method) => Err(RpcError::not_implemented(service, method)),
         }

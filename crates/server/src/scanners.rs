@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use memstore::{Cell, Footprint};
+use memstore::{Footprint, RowCells};
 use parking_lot::Mutex;
 
 use crate::gateway::error::GatewayError;
@@ -70,18 +70,20 @@ impl OpenScanner {
     /// (HBase's `hbase.server.scanner.max.result.size`: at least one row
     /// is returned, and the client asks again for the rest). The lease
     /// restarts when the call starts and ends.
-    pub fn next_rows(&mut self, n: usize, max_bytes: usize) -> Result<Vec<Vec<Cell>>, GatewayError> {
+    pub fn next_rows(&mut self, n: usize, max_bytes: usize) -> Result<Vec<RowCells>, GatewayError> {
         self.last_used = Instant::now();
         let mut out = Vec::new();
         let mut bytes = 0;
         while out.len() < n && !self.done && bytes < max_bytes {
             let next = match &mut self.source {
-                Source::Store(scanner) => scanner.next().transpose()?,
-                Source::Pieces(pieces) => pieces.next_row()?,
+                // Read in place: a protocol writing the cells out takes them
+                // from this buffer, without an owned cell of each.
+                Source::Store(scanner) => scanner.next_row_cells().transpose()?,
+                Source::Pieces(pieces) => pieces.next_row()?.map(|cells| RowCells::from_cells(&cells)),
             };
             match next {
                 Some(row) => {
-                    bytes += crate::gateway::result_size::row_bytes(&row);
+                    bytes += crate::gateway::result_size::encoded_row_bytes(&row);
                     out.push(row);
                 }
                 None => self.done = true,

@@ -197,7 +197,10 @@ impl Gateway {
     }
 
     fn check_row_size(&self, cells: &[Cell]) -> GatewayResult<()> {
-        let bytes = row_bytes(cells);
+        self.check_row_bytes(row_bytes(cells))
+    }
+
+    fn check_row_bytes(&self, bytes: usize) -> GatewayResult<()> {
         if bytes > self.limits.max_row_bytes {
             return Err(GatewayError::RowTooBig { bytes, limit: self.limits.max_row_bytes });
         }

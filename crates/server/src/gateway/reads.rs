@@ -7,7 +7,7 @@ use memstore::Cell;
 use store::{Column, Get, Scan};
 
 use super::{Gateway, GatewayError, GatewayResult, ScanRequest, ScannedRows};
-use crate::gateway::result_size::row_bytes;
+use crate::gateway::result_size::{encoded_row_bytes, row_bytes};
 use crate::peer::cluster_scan::PieceScan;
 use crate::peer::forward;
 use crate::request_metrics::Op;
@@ -129,7 +129,7 @@ impl Gateway {
         let scanner = self.scanners.get(id).ok_or(GatewayError::UnknownScanner)?;
         let mut s = scanner.lock();
         let result = s.next_rows(n, self.limits.max_result_bytes).and_then(|rows| {
-            rows.iter().try_for_each(|r| self.check_row_size(r))?;
+            rows.iter().try_for_each(|r| self.check_row_bytes(encoded_row_bytes(r)))?;
             Ok(ScannedRows { rows, sorted_columns: s.sort_columns })
         });
         self.timed(&s.table, Op::Scan, started, result)

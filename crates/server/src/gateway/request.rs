@@ -61,6 +61,7 @@ pub struct RegionLocation {
 /// Rows an open scanner returned, and how its client wants them rendered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScannedRows {
-    pub rows: Vec<Vec<memstore::Cell>>,
+    /// Each row as the scan read it (`RowCells::to_cells` makes owned cells).
+    pub rows: Vec<memstore::RowCells>,
     pub sorted_columns: bool,
 }

@@ -5,10 +5,15 @@
 //!
 //! Thread safety: pure functions.
 
-use memstore::Cell;
+use memstore::{Cell, RowCells};
 
 /// The bytes of a row read here: every cell's row, family, qualifier and
 /// value, and 12 for its timestamp and type.
 pub(crate) fn row_bytes(cells: &[Cell]) -> usize {
     cells.iter().map(|c| c.row.len() + c.family.len() + c.qualifier.len() + c.value.len() + 12).sum()
+}
+
+/// [`row_bytes`] of a row as a scan read it (one encoded buffer).
+pub(crate) fn encoded_row_bytes(row: &RowCells) -> usize {
+    row.iter().map(|c| c.row().len() + c.family().len() + c.qualifier().len() + c.value().len() + 12).sum()
 }

@@ -23,7 +23,7 @@ use hbase_rpc::pb::hbase::pb::{
     MutateResponse, MutationProto, RegionActionResult, ResultOrException, mutation_proto::MutationType,
 };
 use hbase_rpc::{Call, Cell as WireCell, Reply, RpcError};
-use memstore::TimeRange;
+use memstore::{RowCells, TimeRange};
 use store::{Column, Get, RegionInfo};
 
 use super::cells::{mutation_cells, mutation_row, result, row_write, store_mutations, wire_cell};
@@ -167,7 +167,7 @@ impl RpcAdapter {
                 let id = self.gateway.open_scanner(&region.table, request).map_err(from_gateway)?;
                 let rows = self.gateway.scanner_rows(id, 1);
                 let _ = self.gateway.close_scanner(id);
-                rows.map_err(from_gateway)?.rows.into_iter().next().unwrap_or_default()
+                rows.map_err(from_gateway)?.rows.first().map(RowCells::to_cells).unwrap_or_default()
             }
         };
         Ok(cells.into_iter().map(wire_cell).collect())

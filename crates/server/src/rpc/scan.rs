@@ -26,17 +26,17 @@ use std::time::{Duration, Instant};
 
 use hbase_rpc::pb::hbase::pb::{self as pb, ScanRequest as PbScanRequest, ScanResponse};
 use hbase_rpc::{Call, Cell as WireCell, Reply, RpcError};
-use memstore::Cell;
+use memstore::RowCells;
 use parking_lot::Mutex;
 use store::{RegionInfo, Scan};
 
-use super::cells::{result, wire_cell};
+use super::cells::{RowsCellBlock, result, wire_cell};
 use super::client::{columns, time_range};
 use super::errors::from_gateway;
 use super::filters::filter_text;
 use super::{RpcAdapter, Target, meta};
 use crate::gateway::ScanRequest;
-use crate::gateway::result_size::row_bytes;
+use crate::gateway::result_size::encoded_row_bytes;
 
 /// The lease the client is told (the gateway's scanner lease).
 const LEASE_MS: u32 = 60_000;
@@ -52,7 +52,7 @@ struct OpenScan {
     region: RegionInfo,
     scan: pb::Scan,
     /// The result read ahead of the last answer.
-    ahead: Option<Vec<Cell>>,
+    ahead: Option<RowCells>,
     /// Results returned so far, against the scan's limit.
     returned: u64,
     limit: Option<u64>,
@@ -136,6 +136,23 @@ fn response<C>(rows: Vec<Vec<C>>, cell_block: bool, wire: impl Fn(C) -> WireCell
         }
     }
     (out, block)
+}
+
+/// The response carrying `rows` as the scan read them: in the cell block
+/// they are written from their buffers ([`RowsCellBlock`]); a client that
+/// takes no cell block gets them in the message.
+fn rows_response(rows: Vec<RowCells>, cell_block: bool) -> (ScanResponse, RowsCellBlock) {
+    if !cell_block {
+        let owned = rows.iter().map(RowCells::to_cells).collect();
+        let (out, _) = response(owned, false, wire_cell);
+        return (out, RowsCellBlock(Vec::new()));
+    }
+    let mut out = ScanResponse { ttl: Some(LEASE_MS), stale: Some(false), ..Default::default() };
+    for row in &rows {
+        out.cells_per_result.push(row.len() as u32);
+        out.partial_flag_per_result.push(false);
+    }
+    (out, RowsCellBlock(rows))
 }
 
 impl RpcAdapter {
@@ -232,12 +249,12 @@ impl RpcAdapter {
             want = want.min(limit.saturating_sub(open.returned) as usize);
         }
         let gid = id as i32;
-        let mut rows: Vec<Vec<Cell>> = Vec::new();
+        let mut rows: Vec<RowCells> = Vec::new();
         let mut bytes = 0;
         if want > 0
             && let Some(row) = open.ahead.take()
         {
-            bytes += row_bytes(&row);
+            bytes += encoded_row_bytes(&row);
             rows.push(row);
         }
         let mut exhausted = want == 0;
@@ -247,7 +264,7 @@ impl RpcAdapter {
                 exhausted = true;
             }
             for row in got {
-                bytes += row_bytes(&row);
+                bytes += encoded_row_bytes(&row);
                 rows.push(row);
             }
         }
@@ -259,7 +276,7 @@ impl RpcAdapter {
         }
         open.returned += rows.len() as u64;
         let limit_reached = open.limit.is_some_and(|l| open.returned >= l);
-        let (mut out, block) = response(rows, cell_block, wire_cell);
+        let (mut out, block) = rows_response(rows, cell_block);
         out.scanner_id = Some(id);
         if exhausted || limit_reached {
             out.more_results_in_region = Some(false);

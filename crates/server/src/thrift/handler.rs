@@ -270,7 +270,7 @@ impl ThriftHandler {
             return Err(illegal_argument(format!("number of rows must not be negative, got {n}")));
         }
         let scanned = thrift("scannerGetList", self.gateway.scanner_rows(id, n as usize))?;
-        Ok(scanned.rows.iter().filter_map(|r| row_result(r, scanned.sorted_columns)).collect())
+        Ok(scanned.rows.iter().filter_map(|r| row_result(&r.to_cells(), scanned.sorted_columns)).collect())
     }
 }
 
