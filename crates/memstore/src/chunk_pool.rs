@@ -11,6 +11,14 @@
 //!   bytes stay within `max_pooled` data chunks' worth; any more are freed,
 //!   and so are the idle ones when the pool itself goes (every chunk in use
 //!   holds the pool alive).
+//! - While budgets are registered ([`ChunkPool::register_budget`]: each
+//!   store registers its global memstore limit), idle chunks are kept only
+//!   while in-use plus idle bytes stay within their sum: what the pool holds
+//!   is then at most the larger of that sum and the bytes in use, so a pool
+//!   cannot keep idle chunks of one size while chunks of the other are
+//!   allocated beside them past the budget. (Measured on paper-write-zipf,
+//!   issue 28: without it, a pool of 160 MiB for a 150 MiB budget, a
+//!   third of it idle, at the process's peak RSS.)
 //!
 //! Thread safety: all methods take `&self`; the free lists are behind one
 //! mutex that is touched once per chunk (every 2 MiB of cells, or 16 K
@@ -72,6 +80,9 @@ struct PoolShared {
     free: Mutex<FreeLists>,
     /// Idle bytes kept at most.
     max_pooled_bytes: usize,
+    /// The registered budgets' sum (0: none registered, no bound): in-use
+    /// plus idle bytes kept at most.
+    budget_bytes: AtomicU64,
     created: AtomicU64,
     reused: AtomicU64,
     recycled: AtomicU64,
@@ -87,7 +98,8 @@ impl Recycler for PoolShared {
         self.in_use_bytes.fetch_sub(memory.len as u64, Ordering::Relaxed);
         if !memory.jumbo {
             let mut free = self.free.lock();
-            let room = free.bytes() + memory.len <= self.max_pooled_bytes;
+            let idle_after = free.bytes() + memory.len;
+            let room = idle_after <= self.max_pooled_bytes && self.within_budget(idle_after);
             if let (true, Some(list)) = (room, free.list(memory.len)) {
                 list.push(memory);
                 self.recycled.fetch_add(1, Ordering::Relaxed);
@@ -96,6 +108,25 @@ impl Recycler for PoolShared {
         }
         self.freed.fetch_add(1, Ordering::Relaxed);
         memory.free();
+    }
+}
+
+impl PoolShared {
+    /// Whether `idle` bytes beside those in use fit the budget.
+    fn within_budget(&self, idle: usize) -> bool {
+        let budget = self.budget_bytes.load(Ordering::Relaxed);
+        budget == 0 || self.in_use_bytes.load(Ordering::Relaxed) + idle as u64 <= budget
+    }
+
+    /// Frees idle chunks of the other size than `len` (the caller is about
+    /// to allocate a fresh `len` chunk) while the pool would be over budget.
+    fn make_room_for(&self, free: &mut FreeLists, len: usize) {
+        while !self.within_budget(free.bytes() + len) {
+            let other = if len == CHUNK_SIZE { &mut free.index } else { &mut free.data };
+            let Some(memory) = other.pop() else { return };
+            self.freed.fetch_add(1, Ordering::Relaxed);
+            memory.free();
+        }
     }
 }
 
@@ -129,6 +160,7 @@ impl ChunkPool {
             shared: Arc::new(PoolShared {
                 free: Mutex::new(FreeLists::default()),
                 max_pooled_bytes: max_pooled.saturating_mul(CHUNK_SIZE),
+                budget_bytes: AtomicU64::new(0),
                 created: AtomicU64::new(0),
                 reused: AtomicU64::new(0),
                 recycled: AtomicU64::new(0),
@@ -157,7 +189,14 @@ impl ChunkPool {
     }
 
     fn get_sized(&self, len: usize) -> ChunkRef {
-        let recycled = self.shared.free.lock().list(len).and_then(|l| l.pop());
+        let recycled = {
+            let mut free = self.shared.free.lock();
+            let recycled = free.list(len).and_then(|l| l.pop());
+            if recycled.is_none() {
+                self.shared.make_room_for(&mut free, len);
+            }
+            recycled
+        };
         let memory = match recycled {
             Some(m) => {
                 self.shared.reused.fetch_add(1, Ordering::Relaxed);
@@ -199,6 +238,15 @@ impl ChunkPool {
         }
     }
 
+    /// Adds `bytes` to the budget the pool's in-use plus idle bytes are kept
+    /// within, until the returned registration drops (a store registers its
+    /// global memstore limit for as long as it is open; several stores in a
+    /// process share the pool and the sum of their limits).
+    pub fn register_budget(&self, bytes: u64) -> PoolBudget {
+        self.shared.budget_bytes.fetch_add(bytes, Ordering::Relaxed);
+        PoolBudget { shared: self.shared.clone(), bytes }
+    }
+
     /// A snapshot of the pool's counters.
     pub fn stats(&self) -> ChunkPoolStats {
         let s = &self.shared;
@@ -217,6 +265,25 @@ impl ChunkPool {
             in_use_bytes: s.in_use_bytes.load(Ordering::Relaxed),
             idle_bytes,
         }
+    }
+}
+
+/// A budget registered with a pool ([`ChunkPool::register_budget`]);
+/// withdrawn when dropped.
+pub struct PoolBudget {
+    shared: Arc<PoolShared>,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for PoolBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolBudget").field("bytes", &self.bytes).finish()
+    }
+}
+
+impl Drop for PoolBudget {
+    fn drop(&mut self) {
+        self.shared.budget_bytes.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }
 
@@ -282,5 +349,37 @@ mod tests {
         // index chunk in one data chunk's worth.
         drop(data);
         assert_eq!(pool.stats().freed, 1);
+    }
+
+    #[test]
+    fn a_registered_budget_bounds_in_use_plus_idle_bytes() {
+        let pool = ChunkPool::new(64);
+        let budget = pool.register_budget(3 * CHUNK_SIZE as u64);
+        let chunks: Vec<_> = (0..4).map(|_| pool.get()).collect();
+        drop(chunks);
+        let s = pool.stats();
+        assert_eq!((s.idle, s.freed), (3, 1), "idle chunks fill the budget, no more");
+        drop(budget);
+        let chunks: Vec<_> = (0..5).map(|_| pool.get()).collect();
+        drop(chunks);
+        assert_eq!(pool.stats().idle, 5, "no budget registered: only max_pooled bounds the idle chunks");
+    }
+
+    #[test]
+    fn a_fresh_chunk_past_the_budget_frees_idle_chunks_of_the_other_size() {
+        let pool = ChunkPool::new(64);
+        let _budget = pool.register_budget(CHUNK_SIZE as u64 + 2 * INDEX_CHUNK_SIZE as u64);
+        let index: Vec<_> = (0..2).map(|_| pool.get_index()).collect();
+        drop(index);
+        assert_eq!(pool.stats().idle, 2);
+        let data = pool.get();
+        assert_eq!(pool.stats().idle, 2, "in use plus idle still fit");
+        let more = pool.get();
+        let s = pool.stats();
+        assert_eq!((s.idle, s.freed), (0, 2), "a second data chunk past the budget frees the idle index chunks");
+        drop(data);
+        assert_eq!(pool.stats().idle, 0, "a data chunk idle beside one in use is over the budget: freed");
+        drop(more);
+        assert_eq!(pool.stats().idle_bytes, CHUNK_SIZE as u64, "the last one fits the budget: kept");
     }
 }

@@ -43,7 +43,7 @@ pub mod visibility;
 
 pub use cell::{Cell, CellInput, CellKey, CellRef, CellType};
 pub use chunk::{CHUNK_SIZE, INDEX_CHUNK_SIZE, JUMBO_CELL_THRESHOLD};
-pub use chunk_pool::{ChunkPool, ChunkPoolStats};
+pub use chunk_pool::{ChunkPool, ChunkPoolStats, PoolBudget};
 pub use config::{
     Clock, CompactionMode, CompactionPolicy, InMemoryFlushThreshold, ManualClock, MemStoreConfig, SystemClock,
 };

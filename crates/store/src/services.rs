@@ -41,6 +41,10 @@ pub(crate) struct Services {
     /// Told the table's name after each split or merge (see
     /// [`crate::Store::on_regions_changed`]).
     region_listener: parking_lot::RwLock<Option<RegionListener>>,
+    /// The global memstore limit, registered with the chunk pool the
+    /// memstores share for as long as the store is open: the pool keeps
+    /// idle chunks only within it, so the limit bounds the pool too.
+    _pool_budget: memstore::PoolBudget,
 }
 
 /// What [`crate::Store::on_regions_changed`] installs.
@@ -60,8 +64,10 @@ impl Services {
             max_cell_size: options.max_cell_size,
             hooks: options.hooks.clone(),
         };
+        let pool_budget = memstore::ChunkPool::global().register_budget(options.global_memstore_limit());
         Services {
             dir,
+            _pool_budget: pool_budget,
             flush_queue: FlushQueue::new(options.flusher_threads),
             compaction_queue: CompactionQueue::new(options.compaction_threads),
             options,
