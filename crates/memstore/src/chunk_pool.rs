@@ -17,8 +17,8 @@
 //!   is then at most the larger of that sum and the bytes in use, so a pool
 //!   cannot keep idle chunks of one size while chunks of the other are
 //!   allocated beside them past the budget. (Measured on paper-write-zipf,
-//!   issue 28: without it, a pool of 160 MiB for a 150 MiB budget, a
-//!   third of it idle, at the process's peak RSS.)
+//!   issue 28: without it, a pool of 168 MB for a 157 MB budget, 49 MB of
+//!   it idle, at the process's peak RSS.)
 //!
 //! Thread safety: all methods take `&self`; the free lists are behind one
 //! mutex that is touched once per chunk (every 2 MiB of cells, or 16 K
