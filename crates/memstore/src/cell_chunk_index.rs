@@ -37,13 +37,76 @@
 
 use std::cmp::Ordering;
 
-use crate::cell::{CellKey, CellRef, compare_bytes, row_prefix};
+use crate::cell::{CellKey, CellRef, compare_bytes, compare_cells, row_prefix};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
+use crate::sorted_runs::RunItem;
 
 /// One entry: the row prefix, then chunk id << 32 | offset.
-type Entry = [u64; 2];
+///
+/// The pipeline's merges work on entries rather than cell pointers
+/// (`compactor.rs`): two entries whose prefixes differ are ordered without
+/// reading either cell, so a galloping merge reads cells only where rows
+/// tie, and the merged index is written from the entries without reading a
+/// cell at all. Before, the merges compared cells (a cache miss each) and
+/// then read every cell of the result again for its prefix: 15 % of the
+/// process's samples on paper-write-zipf
+/// (`bench-results/issue28-write-profile-poolcap/profile.txt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Entry {
+    prefix: u64,
+    location: u64,
+}
+
 const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+
+impl RunItem for Entry {
+    /// Entries of one merge carry prefixes past the same common bytes
+    /// ([`CellChunkIndex::entries_past`]), so differing prefixes order as
+    /// the rows do.
+    #[inline]
+    unsafe fn order(a: Self, b: Self) -> Ordering {
+        match a.prefix.cmp(&b.prefix) {
+            // SAFETY: per the contract, both locate live encoded cells.
+            Ordering::Equal => unsafe {
+                compare_cells(&CellRef::from_ptr(a.cell_ptr()), &CellRef::from_ptr(b.cell_ptr()))
+            },
+            o => o,
+        }
+    }
+
+    #[inline]
+    unsafe fn same_column(a: Self, b: Self) -> bool {
+        // SAFETY: per the contract, both locate live encoded cells.
+        a.prefix == b.prefix && unsafe { CellRef::from_ptr(a.cell_ptr()).same_column(&CellRef::from_ptr(b.cell_ptr())) }
+    }
+
+    /// The cell this entry locates.
+    #[inline]
+    fn cell_ptr(self) -> *const u8 {
+        CellChunkIndex::locate_cell(self.location)
+    }
+}
+
+/// The length of the longest common prefix of `a` and `b`.
+pub fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// `prefix`, a row prefix past `common`, re-based to the row bytes past
+/// `common[..skip]`: the dropped common bytes lead, the old prefix's bytes
+/// follow — the same eight bytes `row_prefix(row, skip)` reads, without
+/// reading the row.
+fn rebase(prefix: u64, common: &[u8], skip: usize) -> u64 {
+    let moved = &common[skip..];
+    let d = moved.len().min(8);
+    let mut lead = [0u8; 8];
+    lead[..d].copy_from_slice(&moved[..d]);
+    let lead = u64::from_be_bytes(lead);
+    // Shifting by 64 would overflow: eight or more moved bytes fill it all.
+    if d == 8 { lead } else { lead | (prefix >> (8 * d)) }
+}
 const ENTRIES_PER_CHUNK: usize = INDEX_CHUNK_SIZE / ENTRY_BYTES;
 
 pub struct CellChunkIndex {
@@ -90,30 +153,102 @@ impl ChunkLocator {
 impl CellChunkIndex {
     /// Builds from sorted cell pointers, storing entries in chunks from `pool`.
     pub fn from_sorted(cells: &[*const u8], locator: &ChunkLocator, pool: &ChunkPool) -> CellChunkIndex {
-        // SAFETY (all cell reads here): the pointers are live encoded cells
-        // in the segment's chunks (the caller's contract, as for `locate`).
-        let row = |p: *const u8| unsafe { CellRef::from_ptr(p) }.row();
         let common: Box<[u8]> = match (cells.first(), cells.last()) {
-            (Some(&first), Some(&last)) => {
-                let (a, b) = (row(first), row(last));
-                let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-                a[..n].into()
-            }
+            // SAFETY: the pointers are live encoded cells in the segment's
+            // chunks (the caller's contract, as for `locate`).
+            (Some(&first), Some(&last)) => unsafe {
+                let (a, b) = (CellRef::from_ptr(first).row(), CellRef::from_ptr(last).row());
+                a[..common_prefix_len(a, b)].into()
+            },
             _ => Box::default(),
         };
-        let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(cells.len().div_ceil(ENTRIES_PER_CHUNK));
-        for group in cells.chunks(ENTRIES_PER_CHUNK) {
-            let chunk = pool.get_index();
-            let dst = chunk.alloc(group.len() * ENTRY_BYTES, ENTRY_BYTES).expect("entries fit a chunk");
-            // SAFETY: `dst` is a fresh, aligned allocation of group.len() entries.
-            let entries = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut Entry, group.len()) };
-            for (e, &p) in entries.iter_mut().zip(group) {
-                let (id, off) = locator.locate(p);
-                *e = [row_prefix(row(p), common.len()), (u64::from(id) << 32) | u64::from(off)];
+        let skip = common.len();
+        Self::build(cells.len(), common, pool, |group_start, out| {
+            for (e, &p) in out.iter_mut().zip(&cells[group_start..]) {
+                // SAFETY: as above.
+                *e = unsafe { Self::entry_of(p, skip, locator) };
             }
+        })
+    }
+
+    /// The entry for the cell at `p`, its prefix past `skip` row bytes.
+    ///
+    /// # Safety
+    /// `p` must be a live encoded cell in one of the locator's chunks.
+    unsafe fn entry_of(p: *const u8, skip: usize, locator: &ChunkLocator) -> Entry {
+        let (id, off) = locator.locate(p);
+        // SAFETY: per the contract.
+        let row = unsafe { CellRef::from_ptr(p) }.row();
+        Entry { prefix: row_prefix(row, skip), location: (u64::from(id) << 32) | u64::from(off) }
+    }
+
+    /// Builds from entries already in cell order whose prefixes are past
+    /// `common`, which every row starts with: the merged index of the
+    /// pipeline, written without reading a cell.
+    pub fn from_entries(entries: &[Entry], common: Box<[u8]>, pool: &ChunkPool) -> CellChunkIndex {
+        Self::build(entries.len(), common, pool, |group_start, out| {
+            out.copy_from_slice(&entries[group_start..group_start + out.len()]);
+        })
+    }
+
+    /// Fills whole index chunks: `fill(first, out)` writes the entries from
+    /// position `first` into `out` (one chunk's worth or the rest).
+    fn build(
+        len: usize,
+        common: Box<[u8]>,
+        pool: &ChunkPool,
+        mut fill: impl FnMut(usize, &mut [Entry]),
+    ) -> CellChunkIndex {
+        let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(len.div_ceil(ENTRIES_PER_CHUNK));
+        for group_start in (0..len).step_by(ENTRIES_PER_CHUNK) {
+            let n = ENTRIES_PER_CHUNK.min(len - group_start);
+            let chunk = pool.get_index();
+            let dst = chunk.alloc(n * ENTRY_BYTES, ENTRY_BYTES).expect("entries fit a chunk");
+            // SAFETY: `dst` is a fresh, aligned allocation of n entries.
+            let out = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut Entry, n) };
+            fill(group_start, out);
             index_chunks.push(chunk);
         }
-        CellChunkIndex { index_chunks, len: cells.len(), common }
+        CellChunkIndex { index_chunks, len, common }
+    }
+
+    /// The leading row bytes every cell's row has.
+    pub fn common(&self) -> &[u8] {
+        &self.common
+    }
+
+    /// The entries in order, their prefixes re-based past the first `skip`
+    /// bytes of [`common`](Self::common) (`skip <= common().len()`), for a
+    /// merge with other segments whose rows share only those bytes. Reads
+    /// the entries, not the cells.
+    pub fn entries_past(&self, skip: usize) -> Vec<Entry> {
+        assert!(skip <= self.common.len(), "re-basing past bytes not every row has");
+        let mut out = Vec::with_capacity(self.len);
+        for (i, chunk) in self.index_chunks.iter().enumerate() {
+            let n = ENTRIES_PER_CHUNK.min(self.len - i * ENTRIES_PER_CHUNK);
+            // SAFETY: the chunk holds n entries written at construction.
+            let entries = unsafe { std::slice::from_raw_parts(chunk.base() as *const Entry, n) };
+            if skip == self.common.len() {
+                out.extend_from_slice(entries);
+            } else {
+                out.extend(
+                    entries
+                        .iter()
+                        .map(|e| Entry { prefix: rebase(e.prefix, &self.common, skip), location: e.location }),
+                );
+            }
+        }
+        out
+    }
+
+    /// Entries for sorted cell pointers, prefixes past `skip` row bytes.
+    ///
+    /// # Safety
+    /// Every pointer must be a live encoded cell in one of the locator's
+    /// chunks, and every row must start with the same `skip` bytes.
+    pub unsafe fn entries_of_sorted(cells: &[*const u8], skip: usize, locator: &ChunkLocator) -> Vec<Entry> {
+        // SAFETY: per the contract.
+        cells.iter().map(|&p| unsafe { Self::entry_of(p, skip, locator) }).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -163,7 +298,7 @@ impl CellChunkIndex {
 
     #[inline]
     pub fn cell_ptr(&self, i: usize) -> *const u8 {
-        Self::locate_cell(self.entry(i)[1])
+        Self::locate_cell(self.entry(i).location)
     }
 
     /// Where `key` stands against this segment's row prefixes; computed
@@ -184,7 +319,7 @@ impl CellChunkIndex {
     /// Whether the cell at `i` sorts before `key` (whose probe is `probe`).
     #[inline]
     pub fn is_below(&self, i: usize, probe: KeyProbe, key: &CellKey<'_>) -> bool {
-        let [prefix, location] = *self.entry(i);
+        let Entry { prefix, location } = *self.entry(i);
         match probe {
             KeyProbe::BeforeAll => false,
             KeyProbe::AfterAll => true,
@@ -209,5 +344,55 @@ impl CellChunkIndex {
             }
         }
         lo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rebased_prefix_is_the_prefix_read_from_the_row() {
+        let common = b"user1234567890123";
+        let tails: [&[u8]; 6] = [b"", b"7", b"0000", b"98765432", b"987654321098", b"\xff\x00\x01"];
+        for tail in tails {
+            let row = [&common[..], tail].concat();
+            let old = row_prefix(&row, common.len());
+            for skip in 0..=common.len() {
+                assert_eq!(
+                    rebase(old, common, skip),
+                    row_prefix(&row, skip),
+                    "row {row:?}, skip {skip}: the same eight bytes"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn entries_order_as_their_cells_do() {
+        use crate::cell::CellInput;
+        let cells: Vec<Box<[u8]>> = ["user1", "user10", "user100", "user2", "user2", "user29"]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| CellInput::put(r.as_bytes(), b"f", b"q", 1, b"v").to_encoded(i as u64).into_boxed_slice())
+            .collect();
+        // Entries outside chunks cannot locate their cells; prefixes that
+        // differ must decide alone, so give them locations that would fault.
+        let entry = |i: usize| Entry {
+            prefix: row_prefix(unsafe { CellRef::from_ptr(cells[i].as_ptr()) }.row(), 4),
+            location: u64::MAX,
+        };
+        for i in 0..cells.len() {
+            for j in 0..cells.len() {
+                let (a, b) = (entry(i), entry(j));
+                if a.prefix != b.prefix {
+                    let want = unsafe {
+                        compare_cells(&CellRef::from_ptr(cells[i].as_ptr()), &CellRef::from_ptr(cells[j].as_ptr()))
+                    };
+                    assert_eq!(unsafe { Entry::order(a, b) }, want, "{i} against {j}");
+                    assert!(!unsafe { Entry::same_column(a, b) });
+                }
+            }
+        }
     }
 }

@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::CellRef;
+use crate::cell_chunk_index::common_prefix_len;
 use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 use crate::segment::{IndexLayout, Segment, SegmentStats};
-use crate::sorted_runs;
+use crate::sorted_runs::{self, Run, RunItem};
 use crate::visibility::CompactionRetainer;
 
 /// Cells between two polls of the interrupt probe.
@@ -41,9 +42,21 @@ pub struct MemStoreCompactor<'a> {
     pub building: Option<&'a AtomicU64>,
 }
 
-/// Bytes a vector of cell pointers holds: its capacity.
-fn array_bytes(cells: &Vec<*const u8>) -> u64 {
-    (cells.capacity() * std::mem::size_of::<*const u8>()) as u64
+/// Bytes a vector of run items holds: its capacity.
+fn array_bytes<T>(items: &Vec<T>) -> u64 {
+    (items.capacity() * std::mem::size_of::<T>()) as u64
+}
+
+/// The row bytes every cell of every segment starts with. A set's longest
+/// common prefix is the common prefix of its parts' (so each segment's own
+/// is enough).
+fn common_row_bytes(segments: &[Arc<Segment>]) -> Box<[u8]> {
+    let mut commons = segments.iter().filter_map(|s| s.row_common());
+    let Some(mut acc) = commons.next() else { return Box::default() };
+    for c in commons {
+        acc.truncate(common_prefix_len(&acc, &c));
+    }
+    acc.into()
 }
 
 impl MemStoreCompactor<'_> {
@@ -61,16 +74,27 @@ impl MemStoreCompactor<'_> {
     /// The runs are merged by galloping (`sorted_runs`), so the cells of a big
     /// segment between two cells of the small ones are never read — not for
     /// the statistics either: they add up from the inputs, and unique keys
-    /// are counted by the merge from the inputs' counts.
+    /// are counted by the merge from the inputs' counts. In the cell-chunk
+    /// layout the runs are index entries (`cell_chunk_index::Entry`), which
+    /// order by row prefix and read a cell only where rows tie; the result
+    /// is written from them as they are.
     pub fn merge(&self, id: u64, segments: &[Arc<Segment>], count_uniques: bool) -> Result<Segment, Interrupted> {
-        let merged = self.merged_runs(segments, count_uniques)?;
-        self.publish(array_bytes(&merged.cells));
         // Neighbouring segments may share a chunk (`mslab.rs`): hold it once.
         let mut chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
         chunks.sort_unstable_by_key(|c| c.id());
         chunks.dedup_by_key(|c| c.id());
         // Nothing is dropped: the inputs' statistics add up exactly.
         let sum = segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats()));
+        if self.layout == IndexLayout::CellChunk {
+            let common = common_row_bytes(segments);
+            let runs = segments.iter().map(|s| Run::new(s.index_entries(common.len()), s.stats().unique_keys));
+            let merged = self.merged_runs(runs.collect(), count_uniques)?;
+            self.publish(array_bytes(&merged.cells));
+            let stats = SegmentStats { unique_keys: merged.columns, ..sum };
+            return Ok(Segment::flat_from_entries(id, &merged.cells, common, chunks, self.pool, stats));
+        }
+        let merged = self.merged_runs(Self::pointer_runs(segments), count_uniques)?;
+        self.publish(array_bytes(&merged.cells));
         let stats = SegmentStats { unique_keys: merged.columns, ..sum };
         Ok(Segment::flat_with_stats(id, self.layout, merged.cells, chunks, self.pool, stats))
     }
@@ -81,20 +105,15 @@ impl MemStoreCompactor<'_> {
         }
     }
 
-    /// The cells of `segments` in cell order (the merging cursor's order,
-    /// ties to the newer segment).
-    fn merged_runs(&self, segments: &[Arc<Segment>], count_uniques: bool) -> Result<sorted_runs::Run, Interrupted> {
-        let mut inputs = 0;
-        let runs = segments
-            .iter()
-            .map(|s| {
-                let cells = s.cell_ptrs();
-                inputs += array_bytes(&cells);
-                sorted_runs::Run::new(cells, s.stats().unique_keys)
-            })
-            .collect();
-        self.publish(inputs);
-        // SAFETY: the pointers are cells of `segments`, which we hold.
+    fn pointer_runs(segments: &[Arc<Segment>]) -> Vec<Run<*const u8>> {
+        segments.iter().map(|s| Run::new(s.cell_ptrs(), s.stats().unique_keys)).collect()
+    }
+
+    /// The cells of `runs` (the segments' runs, newest first) in cell order
+    /// (the merging cursor's order, ties to the newer segment).
+    fn merged_runs<T: RunItem>(&self, runs: Vec<Run<T>>, count_uniques: bool) -> Result<Run<T>, Interrupted> {
+        self.publish(runs.iter().map(|r| array_bytes(&r.cells)).sum());
+        // SAFETY: the items are cells of the caller's segments, which it holds.
         let merged =
             unsafe { sorted_runs::merge_newest_first(runs, count_uniques, self.interrupted) }.ok_or(Interrupted)?;
         if (self.interrupted)() {
@@ -112,9 +131,23 @@ impl MemStoreCompactor<'_> {
         &self,
         id: u64,
         segments: &[Arc<Segment>],
+        retainer: CompactionRetainer,
+    ) -> Result<(Segment, u64), Interrupted> {
+        if self.layout == IndexLayout::CellChunk {
+            let skip = common_row_bytes(segments).len();
+            let runs = segments.iter().map(|s| Run::new(s.index_entries(skip), None)).collect();
+            return self.compact_runs(id, runs, retainer);
+        }
+        self.compact_runs(id, Self::pointer_runs(segments), retainer)
+    }
+
+    fn compact_runs<T: RunItem>(
+        &self,
+        id: u64,
+        runs: Vec<Run<T>>,
         mut retainer: CompactionRetainer,
     ) -> Result<(Segment, u64), Interrupted> {
-        let merged = self.merged_runs(segments, false)?;
+        let merged = self.merged_runs(runs, false)?;
         let lab = MemStoreLab::new(self.pool.clone());
         let mut cells = Vec::with_capacity(merged.cells.len());
         let arrays = array_bytes(&merged.cells) + array_bytes(&cells);
@@ -122,15 +155,15 @@ impl MemStoreCompactor<'_> {
         let mut stats = SegmentStats { unique_keys: Some(0), ..SegmentStats::EMPTY };
         let mut last_kept: Option<CellRef<'_>> = None;
         let mut dropped = 0u64;
-        for (seen, &p) in merged.cells.iter().enumerate() {
+        for (seen, &item) in merged.cells.iter().enumerate() {
             if seen % INTERRUPT_POLL == INTERRUPT_POLL - 1 {
                 if (self.interrupted)() {
                     return Err(Interrupted);
                 }
                 self.publish(arrays + lab.held_bytes() as u64);
             }
-            // SAFETY: `p` is a cell of `segments`, which we hold.
-            let c = unsafe { CellRef::from_ptr(p) };
+            // SAFETY: the item is a cell of the caller's segments, which it holds.
+            let c = unsafe { CellRef::from_ptr(item.cell_ptr()) };
             if !retainer.keep(c) {
                 dropped += 1;
                 continue;
@@ -168,6 +201,18 @@ mod tests {
         Arc::new(Segment::from_active(first_seq, m))
     }
 
+    /// Every cell of `segments` in HBase's order: row, qualifier ascending;
+    /// timestamp, seq descending.
+    fn in_cell_order(segments: &[Arc<Segment>]) -> Vec<(Vec<u8>, Vec<u8>, u64, u64)> {
+        let mut want: Vec<_> = segments.iter().flat_map(cells_of).collect();
+        want.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(b.3.cmp(&a.3)));
+        want
+    }
+
+    fn as_refs(rows: &[(String, u64)]) -> Vec<(&str, u64)> {
+        rows.iter().map(|(s, t)| (s.as_str(), *t)).collect()
+    }
+
     fn cells_of(seg: &Arc<Segment>) -> Vec<(Vec<u8>, Vec<u8>, u64, u64)> {
         let mut c = SegmentCursor::new(seg.clone());
         let mut out = Vec::new();
@@ -190,10 +235,7 @@ mod tests {
             let segments = [new2.clone(), new1.clone(), old.clone()];
             let merged = Arc::new(c.merge(12, &segments, false).expect("not interrupted"));
 
-            let mut want: Vec<_> = segments.iter().flat_map(cells_of).collect();
-            // HBase's order: row, qualifier ascending; timestamp, seq descending.
-            want.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)).then(b.3.cmp(&a.3)));
-            assert_eq!(cells_of(&merged), want, "{layout:?}: every cell once, in cell order");
+            assert_eq!(cells_of(&merged), in_cell_order(&segments), "{layout:?}: every cell once, in cell order");
 
             // The statistics added up from the inputs equal a full recount.
             let recount = SegmentStats::of_cells(&merged.cell_ptrs(), merged.stats().index_size, false);
@@ -273,5 +315,61 @@ mod tests {
             assert_eq!(compacted.stats(), recount, "{layout:?}: compacted statistics");
             assert_eq!(compacted.stats().unique_keys, Some(10));
         }
+    }
+
+    /// Rows of the YCSB kind, "user" and a long number: segments whose rows
+    /// share more bytes than the merge's inputs together share (eight and
+    /// more, and fewer than eight, past the common bytes of all) are
+    /// merged in the cell-chunk layout from their entries alone. The merged
+    /// index must order and find every cell as a recount does.
+    #[test]
+    fn cell_chunk_merges_rebase_segments_whose_rows_share_more_bytes() {
+        let pool = ChunkPool::new(64);
+        let never = || false;
+        let c = MemStoreCompactor { layout: IndexLayout::CellChunk, pool: &pool, interrupted: &never, building: None };
+        let rows = |lead: &str, n: u64| -> Vec<(String, u64)> {
+            (0..n).map(|i| (format!("{lead}{:07}", (i * 7_919) % 1_000_003), i % 3)).collect()
+        };
+        // Commons: "user12345678901" (11 bytes past "user1"), "user123" and
+        // "user1" and "user19": all together share "user1".
+        let long = rows("user12345678901", 300);
+        let mid = rows("user123", 200);
+        let short = rows("user1", 100);
+        let other = rows("user19", 50);
+        let segments = [
+            frozen(&as_refs(&other), 4_000, &pool),
+            Arc::new(c.flatten(3, &frozen(&as_refs(&short), 3_000, &pool), true)),
+            Arc::new(c.flatten(2, &frozen(&as_refs(&mid), 2_000, &pool), true)),
+            Arc::new(c.flatten(1, &frozen(&as_refs(&long), 1_000, &pool), true)),
+        ];
+        let merged = Arc::new(c.merge(9, &segments, true).expect("not interrupted"));
+        let want = in_cell_order(&segments);
+        assert_eq!(cells_of(&merged), want, "every cell once, in cell order");
+        let recount = SegmentStats::of_cells(&merged.cell_ptrs(), merged.stats().index_size, true);
+        assert_eq!(merged.stats(), recount, "statistics, unique keys included");
+        // Every row is found by a seek, which decides by the merged entries'
+        // prefixes: a wrongly re-based prefix misplaces the search.
+        for (row, q, ts, seq) in &want {
+            let key = crate::cell::CellKey {
+                row,
+                family: b"f",
+                qualifier: q,
+                timestamp: *ts,
+                type_code: crate::cell::CellType::Put as u8,
+                seq: *seq,
+            };
+            let mut cursor = SegmentCursor::new(merged.clone());
+            cursor.seek(&key);
+            let at = cursor.current().expect("found");
+            assert_eq!((at.row(), at.seq()), (row.as_slice(), *seq), "seek to {}", String::from_utf8_lossy(row));
+        }
+        // A merge of the merged segment with a newer one re-bases again.
+        let newer = frozen(&as_refs(&rows("user2", 20)), 5_000, &pool);
+        let again = Arc::new(c.merge(10, &[newer.clone(), merged.clone()], false).expect("not interrupted"));
+        assert_eq!(
+            cells_of(&again),
+            in_cell_order(&[newer, merged]),
+            "every cell once, in cell order, after a second merge"
+        );
     }
 }

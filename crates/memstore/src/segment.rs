@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use crate::cell::{CellKey, CellRef};
 use crate::cell_array_index::CellArrayIndex;
-use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator};
+use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator, Entry, common_prefix_len};
 use crate::chunk::{ChunkId, ChunkRef};
 use crate::chunk_pool::ChunkPool;
 use crate::mutable_segment::MutableSegment;
@@ -134,6 +134,48 @@ impl Segment {
             FlatIndex::Chunk(c) => c.entry_bytes(),
         } as u64;
         Segment { id, body: SegmentBody::Flat { index, _data_chunks: data_chunks, stats } }
+    }
+
+    /// A cell-chunk segment over `entries` (in cell order, prefixes past
+    /// `common`, locating cells in `data_chunks`), with the cells'
+    /// statistics known: the pipeline's merge result, built without
+    /// reading a cell.
+    pub fn flat_from_entries(
+        id: u64,
+        entries: &[Entry],
+        common: Box<[u8]>,
+        data_chunks: Vec<ChunkRef>,
+        pool: &ChunkPool,
+        known: SegmentStats,
+    ) -> Segment {
+        debug_assert_eq!(known.cells, entries.len() as u64, "known statistics of other cells");
+        let index = CellChunkIndex::from_entries(entries, common, pool);
+        let stats = SegmentStats { index_size: index.entry_bytes() as u64, ..known };
+        Segment { id, body: SegmentBody::Flat { index: FlatIndex::Chunk(index), _data_chunks: data_chunks, stats } }
+    }
+
+    /// The leading row bytes every cell's row has (the longest such), or
+    /// `None` for an empty segment. Reads two cells at most.
+    pub fn row_common(self: &Arc<Self>) -> Option<Vec<u8>> {
+        if let SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } = &self.body {
+            return (!c.is_empty()).then(|| c.common().to_vec());
+        }
+        let cursor = SegmentCursor::new(self.clone());
+        let (first, last) = (cursor.current()?.row(), cursor.peek_last()?.row());
+        Some(first[..common_prefix_len(first, last)].to_vec())
+    }
+
+    /// The cells as cell-chunk index entries in cell order, prefixes past
+    /// `skip` row bytes (`skip` at most [`row_common`](Self::row_common)'s
+    /// length). A cell-chunk segment copies its entries and reads no cell.
+    pub fn index_entries(self: &Arc<Self>, skip: usize) -> Vec<Entry> {
+        if let SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } = &self.body {
+            return c.entries_past(skip);
+        }
+        let locator = ChunkLocator::new(&self.data_chunks());
+        // SAFETY: the pointers are this segment's cells, in its data chunks,
+        // and every row starts with the common bytes `skip` counts.
+        unsafe { CellChunkIndex::entries_of_sorted(&self.cell_ptrs(), skip, &locator) }
     }
 
     /// Bytes of memory the segment's index holds (module doc): whole pool

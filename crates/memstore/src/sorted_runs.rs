@@ -1,5 +1,5 @@
-//! Merging sorted runs of cell pointers by galloping, for the pipeline's
-//! merge: the index of a big merged segment absorbs a few small new ones.
+//! Merging sorted runs by galloping, for the pipeline's merge: the index of
+//! a big merged segment absorbs a few small new ones.
 //!
 //! Why not the merging cursor: with the paper's A = 0.02 and S = 5, every
 //! merge folds five small segments into one that is up to fifty times
@@ -8,28 +8,71 @@
 //! load put 40 % of the process's CPU there. Galloping (exponential then
 //! binary search from the last position, as in timsort) reads only
 //! O(log gap) cells of the big run per cell of the small one and copies the
-//! pointers in between without touching their cells.
+//! items in between without touching their cells.
+//!
+//! Items: a run holds [`RunItem`]s — cell pointers (a cell array's entries)
+//! or a cell-chunk index's entries, which carry a row prefix and read their
+//! cells only when the prefixes tie (`cell_chunk_index.rs`).
 //!
 //! Order and ties: the result is the cell order of `compare_cells`; cells
 //! that compare equal keep the order of the merging cursor, the newer run
 //! first (`cursor_heap`'s tie rule).
 //!
-//! Thread safety: pure functions over pointers to immutable cells.
+//! Thread safety: pure functions over items that refer to immutable cells.
 
 use std::cmp::Ordering;
 
 use crate::cell::{CellRef, compare_cells};
 
+/// What a sorted run holds: something that stands for one cell and orders
+/// as the cell does.
+pub trait RunItem: Copy {
+    /// The cells' order (`compare_cells`).
+    ///
+    /// # Safety
+    /// Both items must refer to live encoded cells (and, for index entries,
+    /// carry row prefixes past the same common row bytes).
+    unsafe fn order(a: Self, b: Self) -> Ordering;
+
+    /// Whether both cells are of one (row, family, qualifier) column.
+    ///
+    /// # Safety
+    /// As for [`order`](RunItem::order).
+    unsafe fn same_column(a: Self, b: Self) -> bool;
+
+    /// The cell's encoding.
+    fn cell_ptr(self) -> *const u8;
+}
+
+impl RunItem for *const u8 {
+    #[inline]
+    unsafe fn order(a: Self, b: Self) -> Ordering {
+        // SAFETY: per the contract.
+        unsafe { compare_cells(&CellRef::from_ptr(a), &CellRef::from_ptr(b)) }
+    }
+
+    #[inline]
+    unsafe fn same_column(a: Self, b: Self) -> bool {
+        // SAFETY: per the contract.
+        unsafe { CellRef::from_ptr(a).same_column(&CellRef::from_ptr(b)) }
+    }
+
+    #[inline]
+    fn cell_ptr(self) -> *const u8 {
+        self
+    }
+}
+
 #[inline]
-fn cmp(a: *const u8, b: *const u8) -> Ordering {
-    // SAFETY: callers pass pointers to live encoded cells (module contract).
-    unsafe { compare_cells(&CellRef::from_ptr(a), &CellRef::from_ptr(b)) }
+fn cmp<T: RunItem>(a: T, b: T) -> Ordering {
+    // SAFETY: callers pass items of live encoded cells (module contract).
+    unsafe { T::order(a, b) }
 }
 
 /// The first index `j >= from` in `run` whose cell does not belong before
 /// `key`: `run[j] > key`, or `run[j] >= key` when `key` wins ties.
-fn gallop(run: &[*const u8], from: usize, key: *const u8, key_wins_ties: bool) -> usize {
-    let before = |p: *const u8| match cmp(p, key) {
+fn gallop<T: RunItem>(run: &[T], from: usize, key: T, key_wins_ties: bool) -> usize {
+    let before = |p: T| match cmp(p, key) {
         Ordering::Less => true,
         Ordering::Equal => !key_wins_ties,
         Ordering::Greater => false,
@@ -51,23 +94,29 @@ fn gallop(run: &[*const u8], from: usize, key: *const u8, key_wins_ties: bool) -
     lo
 }
 
-/// A sorted run of cell pointers and, when known, how many distinct
+/// A sorted run of items and, when known, how many distinct
 /// (row, family, qualifier) columns its cells cover.
-#[derive(Debug, Default)]
-pub struct Run {
-    pub cells: Vec<*const u8>,
+#[derive(Debug)]
+pub struct Run<T> {
+    pub cells: Vec<T>,
     pub columns: Option<u64>,
 }
 
-impl Run {
-    pub fn new(cells: Vec<*const u8>, columns: Option<u64>) -> Run {
+impl<T> Default for Run<T> {
+    fn default() -> Self {
+        Run { cells: Vec::new(), columns: None }
+    }
+}
+
+impl<T: RunItem> Run<T> {
+    pub fn new(cells: Vec<T>, columns: Option<u64>) -> Run<T> {
         Run { cells, columns }
     }
 
     /// The column count, read from the cells when not known.
     ///
     /// # Safety
-    /// Every pointer must point at a live encoded cell.
+    /// Every item must refer to a live encoded cell.
     unsafe fn columns_or_count(&self) -> u64 {
         // SAFETY: per the contract.
         self.columns.unwrap_or_else(|| unsafe { count_columns(&self.cells) })
@@ -75,16 +124,16 @@ impl Run {
 }
 
 #[inline]
-fn same_column(a: *const u8, b: *const u8) -> bool {
-    // SAFETY: callers pass pointers to live encoded cells (module contract).
-    unsafe { CellRef::from_ptr(a).same_column(&CellRef::from_ptr(b)) }
+fn same_column<T: RunItem>(a: T, b: T) -> bool {
+    // SAFETY: callers pass items of live encoded cells (module contract).
+    unsafe { T::same_column(a, b) }
 }
 
 /// Distinct columns of sorted cells (a column's cells are adjacent).
 ///
 /// # Safety
-/// Every pointer must point at a live encoded cell.
-pub unsafe fn count_columns(cells: &[*const u8]) -> u64 {
+/// Every item must refer to a live encoded cell.
+pub unsafe fn count_columns<T: RunItem>(cells: &[T]) -> u64 {
     let starts = cells.windows(2).filter(|w| !same_column(w[0], w[1])).count();
     if cells.is_empty() { 0 } else { starts as u64 + 1 }
 }
@@ -99,8 +148,8 @@ pub unsafe fn count_columns(cells: &[*const u8]) -> u64 {
 /// or two per column of the short run and reads no other cell of the long.
 ///
 /// # Safety
-/// Every pointer must point at a live encoded cell.
-pub unsafe fn merge_two(newer: &Run, older: &Run, count: bool) -> Run {
+/// Every item must refer to a live encoded cell.
+pub unsafe fn merge_two<T: RunItem>(newer: &Run<T>, older: &Run<T>, count: bool) -> Run<T> {
     let mut out = Vec::with_capacity(newer.cells.len() + older.cells.len());
     // Walk the shorter run; gallop through the longer one.
     let (short, long, short_wins_ties) = if newer.cells.len() <= older.cells.len() {
@@ -138,8 +187,12 @@ pub unsafe fn merge_two(newer: &Run, older: &Run, count: bool) -> Run {
 /// one per small run.
 ///
 /// # Safety
-/// Every pointer must point at a live encoded cell.
-pub unsafe fn merge_newest_first(mut runs: Vec<Run>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run> {
+/// Every item must refer to a live encoded cell.
+pub unsafe fn merge_newest_first<T: RunItem>(
+    mut runs: Vec<Run<T>>,
+    count: bool,
+    stop: &dyn Fn() -> bool,
+) -> Option<Run<T>> {
     let oldest_is_longest = runs.last().is_some_and(|last| runs.iter().all(|r| r.cells.len() <= last.cells.len()));
     if runs.len() > 2 && oldest_is_longest {
         let big = runs.pop().expect("more than two runs");
@@ -161,7 +214,7 @@ pub unsafe fn merge_newest_first(mut runs: Vec<Run>, count: bool, stop: &dyn Fn(
 ///
 /// # Safety
 /// As for [`merge_newest_first`].
-unsafe fn fold_from_oldest(runs: Vec<Run>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run> {
+unsafe fn fold_from_oldest<T: RunItem>(runs: Vec<Run<T>>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run<T>> {
     let mut runs = runs.into_iter().rev();
     let mut acc = runs.next().unwrap_or_default();
     if count && acc.columns.is_none() {
@@ -229,7 +282,7 @@ mod tests {
             let want = reference(&runs);
             let want_columns = unsafe { count_columns(&want) };
             // Some runs come with their column count known, some without.
-            let as_runs = |count_known: bool| -> Vec<Run> {
+            let as_runs = |count_known: bool| -> Vec<Run<*const u8>> {
                 runs.iter()
                     .enumerate()
                     .map(|(i, r)| {
