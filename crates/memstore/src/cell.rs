@@ -436,6 +436,24 @@ pub(crate) fn row_prefix(row: &[u8], skip: usize) -> u64 {
     u64::from_be_bytes(b)
 }
 
+/// A row prefix that orders rows within and around the rows starting with
+/// `common`: the eight bytes past `common` for a row that starts with it,
+/// 0 for a row before all such rows, `u64::MAX` for one after them. Where
+/// two rows' values differ they order as the rows do (rows with `common`
+/// form one contiguous stretch of the order); where they tie, only the rows
+/// can tell. With an empty `common` it is `row_prefix(row, 0)`.
+#[inline]
+pub(crate) fn row_prefix_past(row: &[u8], common: &[u8]) -> u64 {
+    let n = common.len().min(row.len());
+    match compare_bytes(&row[..n], &common[..n]) {
+        Ordering::Less => 0,
+        // A row that is a proper prefix of `common` sorts first too.
+        Ordering::Equal if n < common.len() => 0,
+        Ordering::Equal => row_prefix(row, common.len()),
+        Ordering::Greater => u64::MAX,
+    }
+}
+
 /// Lexicographic byte order, eight bytes at a time. Keys are short (tens of
 /// bytes), where an inlined word compare beats a call into `memcmp`.
 #[inline]

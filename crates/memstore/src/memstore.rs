@@ -293,7 +293,7 @@ impl MemStore {
         let snapshot = Arc::new(MemStoreSnapshot::new(inner.next_id(), segments));
         view.active.freeze();
         inner.view.store(Arc::new(MemStoreView::new(
-            Arc::new(MutableSegment::new(inner.config.chunk_pool.clone())),
+            Arc::new(MutableSegment::following(inner.config.chunk_pool.clone(), &view.active)),
             drained,
             Some(snapshot.clone()),
         )));

@@ -72,6 +72,12 @@ impl MutableSegment {
         MutableSegment::with_labs(CellSkipList::new(pool.clone()), MemStoreLab::new(pool))
     }
 
+    /// An empty segment in fresh chunks whose skiplist expects the rows
+    /// `prev`'s did (`skiplist.rs`): the active segment after a snapshot.
+    pub fn following(pool: ChunkPool, prev: &MutableSegment) -> MutableSegment {
+        MutableSegment::with_labs(CellSkipList::following(pool.clone(), &prev.list), MemStoreLab::new(pool))
+    }
+
     fn with_labs(list: CellSkipList, data: MemStoreLab) -> MutableSegment {
         MutableSegment {
             list,

@@ -8,11 +8,21 @@
 //! p = 1/4 (≈ 1.33 next pointers per node, so ≈ 26.7 index bytes per cell)
 //! and capped at 12.
 //!
-//! The row prefix is the row's first eight bytes, zero padded and
-//! big-endian ([`row_prefix`]): a search step compares it with the key's
-//! and reads the node's cell — a second cache miss, in another arena —
-//! only when they tie. Without it a step cost two misses, and the active
+//! The row prefix is the eight row bytes past the bytes the list expects
+//! every row to start with (its `common`), zero padded and big-endian, and
+//! 0 or `u64::MAX` for a row before or after every row with `common`
+//! ([`row_prefix_past`]): a search step compares it with the key's and
+//! reads the node's cell — a second cache miss, in another arena — only
+//! when they tie. Without it a step cost two misses, and the active
 //! segment's searches were a third of a YCSB B get (issue 28).
+//!
+//! `common` is learned: an active segment's list takes the bytes its
+//! predecessor's rows all shared (empty for a store's first list). Keys of
+//! the YCSB kind (`user` and nineteen digits) then compare eight digits
+//! rather than four, so a write's descent ties, and reads a cell, only
+//! near its own row. A row outside `common` is still ordered correctly —
+//! its prefix ties with the other outsiders and the cells decide — so a
+//! wrong guess costs compares, never order.
 //!
 //! Invariants:
 //! - Nodes are never removed or moved; the list only grows. A node pointer
@@ -36,7 +46,7 @@ use std::cmp::Ordering;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
 
-use crate::cell::{CellKey, CellRef, row_prefix};
+use crate::cell::{CellKey, CellRef, row_prefix_past};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 
@@ -68,6 +78,9 @@ pub struct CellSkipList {
     height: AtomicUsize,
     len: AtomicUsize,
     node_bytes: AtomicUsize,
+    /// The row bytes the list expects every row to start with (a hint:
+    /// rows without them are ordered all the same).
+    common: Box<[u8]>,
 }
 
 // SAFETY: all shared state is reached through atomics; node memory is owned by
@@ -179,6 +192,11 @@ fn random_height() -> usize {
 impl CellSkipList {
     /// An empty list taking node memory from `pool`.
     pub fn new(pool: ChunkPool) -> CellSkipList {
+        CellSkipList::expecting(pool, Box::default())
+    }
+
+    /// An empty list whose row prefixes are taken past `common`.
+    fn expecting(pool: ChunkPool, common: Box<[u8]>) -> CellSkipList {
         // The head lives on the heap so that an empty list holds no chunk.
         let head: Box<[usize]> = vec![0usize; HEAD_WORDS].into_boxed_slice();
         let head = NonNull::new(Box::into_raw(head) as *mut u8).expect("box is non-null");
@@ -188,16 +206,43 @@ impl CellSkipList {
             height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
             node_bytes: AtomicUsize::new(0),
+            common,
         }
     }
 
     /// An empty list whose node arena starts in `prev`'s last arena chunk
     /// ([`MemStoreLab::continuing`]): a list per active segment otherwise
-    /// held a 2 MiB chunk for ≈ 120 KB of nodes.
+    /// held a 2 MiB chunk for ≈ 120 KB of nodes. Its row prefixes are taken
+    /// past the bytes `prev`'s rows all share (module doc).
     pub fn continuing(pool: ChunkPool, prev: &CellSkipList) -> CellSkipList {
-        let mut list = CellSkipList::new(pool.clone());
+        let mut list = CellSkipList::following(pool.clone(), prev);
         list.arena = MemStoreLab::continuing(pool, &prev.arena);
         list
+    }
+
+    /// An empty list in fresh arena memory whose row prefixes are taken
+    /// past the bytes `prev`'s rows all share: the list after a disk flush.
+    pub fn following(pool: ChunkPool, prev: &CellSkipList) -> CellSkipList {
+        CellSkipList::expecting(pool, prev.rows_common())
+    }
+
+    /// The leading bytes every row in the list has now (those of its first
+    /// and last rows), or the list's own `common` while it is empty.
+    fn rows_common(&self) -> Box<[u8]> {
+        let (first, last) = (self.first(), self.last());
+        if first.is_null() || last.is_null() {
+            return self.common.clone();
+        }
+        // SAFETY: both are linked nodes of this live list.
+        let (a, b) = unsafe { (cell_of(first).row(), cell_of(last).row()) };
+        let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        a[..n].into()
+    }
+
+    /// The row prefix of `row` in this list (module doc).
+    #[inline]
+    fn prefix_of(&self, row: &[u8]) -> u64 {
+        row_prefix_past(row, &self.common)
     }
 
     /// The arena chunk this list continued in, if any: id and capacity.
@@ -292,7 +337,7 @@ impl CellSkipList {
     pub unsafe fn insert_with_splice(&self, cell: *const u8, splice: &mut Splice) -> Inserted {
         // SAFETY: per the contract.
         let key = unsafe { CellRef::from_ptr(cell) }.key();
-        let key_prefix = row_prefix(key.row, 0);
+        let key_prefix = self.prefix_of(key.row);
         let height = random_height();
         let mut list_height = self.height.load(AtomicOrdering::Relaxed);
         while height > list_height {
@@ -404,7 +449,7 @@ impl CellSkipList {
 
     /// First node whose cell is >= `key`, or null.
     pub fn seek(&self, key: &CellKey<'_>) -> Node {
-        let key_prefix = row_prefix(key.row, 0);
+        let key_prefix = self.prefix_of(key.row);
         let mut x = self.head();
         let mut n = std::ptr::null_mut();
         for level in (0..self.height.load(AtomicOrdering::Relaxed)).rev() {
@@ -415,7 +460,7 @@ impl CellSkipList {
 
     /// Last node whose cell is < `key`, or null.
     pub fn seek_before(&self, key: &CellKey<'_>) -> Node {
-        let key_prefix = row_prefix(key.row, 0);
+        let key_prefix = self.prefix_of(key.row);
         let mut x = self.head();
         for level in (0..self.height.load(AtomicOrdering::Relaxed)).rev() {
             x = self.find_splice_for_level(key, key_prefix, x, level).0;
@@ -509,11 +554,19 @@ mod tests {
     }
 
     /// Rows that tie on their eight-byte prefix, pad with zeros, are prefixes
-    /// of one another or run past eight bytes: every seek and seek-before
-    /// lands where a comparison of whole cells says (it fails with the
-    /// prefix read little-endian, or compared without the tie's cell check).
+    /// of one another, run past eight bytes, or lie before, inside and after
+    /// the rows with the list's expected common bytes: every seek and
+    /// seek-before lands where a comparison of whole cells says (it fails
+    /// with the prefix read little-endian, compared without the tie's cell
+    /// check, or with outsiders given any prefix past `common`).
     #[test]
     fn row_prefixes_order_searches_as_the_cells_do() {
+        for common in [&b""[..], b"a", b"a\0", b"abcdefg", b"user12", b"\xff"] {
+            searches_land_where_the_cells_say(common);
+        }
+    }
+
+    fn searches_land_where_the_cells_say(common: &[u8]) {
         let rows: [&[u8]; 16] = [
             b"\0",
             b"\0\0\0\0\0\0\0\0\x01",
@@ -532,7 +585,7 @@ mod tests {
             b"user1234568",
             b"\xff\xff",
         ];
-        let list = CellSkipList::new(ChunkPool::new(2));
+        let list = CellSkipList::expecting(ChunkPool::new(2), common.into());
         let mut cells: Vec<Box<[u8]>> = Vec::new();
         for (i, row) in rows.iter().enumerate() {
             for q in [&b"a"[..], b"b"] {
@@ -559,13 +612,32 @@ mod tests {
                 let want = sorted.iter().position(|c| c.compare_key(&key) != Ordering::Less);
                 let at = list.seek(&key);
                 let got = (!at.is_null()).then(|| unsafe { CellRef::from_ptr(CellSkipList::cell(at)) });
-                assert_eq!(got.map(|c| c.key()), want.map(|i| sorted[i].key()), "seek {key:?}");
+                assert_eq!(got.map(|c| c.key()), want.map(|i| sorted[i].key()), "common {common:?}: seek {key:?}");
                 let before = list.seek_before(&key);
                 let got = (!before.is_null()).then(|| unsafe { CellRef::from_ptr(CellSkipList::cell(before)) });
                 let want = want.unwrap_or(sorted.len()).checked_sub(1).map(|i| sorted[i].key());
-                assert_eq!(got.map(|c| c.key()), want, "seek_before {key:?}");
+                assert_eq!(got.map(|c| c.key()), want, "common {common:?}: seek_before {key:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_following_list_expects_the_bytes_its_predecessor_rows_shared() {
+        let pool = ChunkPool::new(4);
+        let first = CellSkipList::new(pool.clone());
+        assert!(first.common.is_empty());
+        let cells: Vec<_> = ["user1234", "user1299", "user1250"].iter().map(|r| encoded(r, 1)).collect();
+        for c in &cells {
+            assert!(unsafe { first.insert(c.as_ptr()) });
+        }
+        let second = CellSkipList::continuing(pool.clone(), &first);
+        assert_eq!(&*second.common, b"user12");
+        // So does the list after a disk flush, in arena memory of its own.
+        let after_flush = CellSkipList::following(pool.clone(), &first);
+        assert_eq!((&*after_flush.common, after_flush.inherited_arena_chunk()), (&b"user12"[..], None));
+        // An empty predecessor passes its own expectation on.
+        let third = CellSkipList::continuing(pool, &second);
+        assert_eq!(&*third.common, b"user12");
     }
 
     #[test]
