@@ -40,7 +40,7 @@ use std::cmp::Ordering;
 use crate::cell::{CellKey, CellRef, compare_bytes, compare_cells, row_prefix};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
-use crate::sorted_runs::RunItem;
+use crate::sorted_runs::{Items, RunItem, Sink};
 
 /// One entry: the row prefix, then chunk id << 32 | offset.
 ///
@@ -116,6 +116,105 @@ pub struct CellChunkIndex {
     common: Box<[u8]>,
 }
 
+/// An index's entries read in place, prefixes re-based past the first
+/// `skip` bytes of its common row bytes
+/// ([`CellChunkIndex::entries_past`] without the copy).
+pub struct EntriesPast<'a> {
+    index: &'a CellChunkIndex,
+    skip: usize,
+}
+
+impl EntriesPast<'_> {
+    #[inline]
+    fn rebased(&self, e: Entry) -> Entry {
+        if self.skip == self.index.common.len() {
+            e
+        } else {
+            Entry { prefix: rebase(e.prefix, &self.index.common, self.skip), location: e.location }
+        }
+    }
+}
+
+impl Items<Entry> for EntriesPast<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.index.len
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> Entry {
+        self.rebased(*self.index.entry(i))
+    }
+
+    fn append(&self, from: usize, to: usize, out: &mut impl Sink<Entry>) {
+        let mut i = from;
+        while i < to {
+            let in_chunk = i % ENTRIES_PER_CHUNK;
+            let n = (ENTRIES_PER_CHUNK - in_chunk).min(to - i);
+            // SAFETY: entries i..i + n lie in one chunk, written at construction.
+            let entries = unsafe { std::slice::from_raw_parts(self.index.entry(i) as *const Entry, n) };
+            if self.skip == self.index.common.len() {
+                out.extend_from_slice(entries);
+            } else {
+                entries.iter().for_each(|&e| out.push(self.rebased(e)));
+            }
+            i += n;
+        }
+    }
+}
+
+/// Builds a cell-chunk index entry by entry, in whole index chunks from the
+/// pool: a merge writes its result here directly.
+pub struct CellChunkIndexBuilder<'p> {
+    pool: &'p ChunkPool,
+    index_chunks: Vec<ChunkRef>,
+    len: usize,
+}
+
+impl<'p> CellChunkIndexBuilder<'p> {
+    pub fn new(pool: &'p ChunkPool) -> Self {
+        CellChunkIndexBuilder { pool, index_chunks: Vec::new(), len: 0 }
+    }
+
+    /// The free entries of the last chunk, taking a new chunk when it is full.
+    #[inline]
+    fn room(&mut self) -> &mut [Entry] {
+        let used = self.len % ENTRIES_PER_CHUNK;
+        if used == 0 && self.len / ENTRIES_PER_CHUNK == self.index_chunks.len() {
+            let chunk = self.pool.get_index();
+            chunk.alloc(INDEX_CHUNK_SIZE, ENTRY_BYTES).expect("an empty index chunk holds a chunk of entries");
+            self.index_chunks.push(chunk);
+        }
+        let chunk = self.index_chunks.last().expect("a chunk with room");
+        // SAFETY: the chunk's whole capacity was allocated to entries above;
+        // only this builder writes it, before the index is shared.
+        unsafe { std::slice::from_raw_parts_mut((chunk.base() as *mut Entry).add(used), ENTRIES_PER_CHUNK - used) }
+    }
+
+    /// The index over the entries written, whose rows all start with `common`.
+    pub fn finish(self, common: Box<[u8]>) -> CellChunkIndex {
+        CellChunkIndex { index_chunks: self.index_chunks, len: self.len, common }
+    }
+}
+
+impl Sink<Entry> for CellChunkIndexBuilder<'_> {
+    #[inline]
+    fn push(&mut self, item: Entry) {
+        self.room()[0] = item;
+        self.len += 1;
+    }
+
+    fn extend_from_slice(&mut self, mut items: &[Entry]) {
+        while !items.is_empty() {
+            let room = self.room();
+            let n = room.len().min(items.len());
+            room[..n].copy_from_slice(&items[..n]);
+            self.len += n;
+            items = &items[n..];
+        }
+    }
+}
+
 /// Where a search key stands against a segment's row prefixes.
 #[derive(Clone, Copy)]
 pub enum KeyProbe {
@@ -182,15 +281,6 @@ impl CellChunkIndex {
         Entry { prefix: row_prefix(row, skip), location: (u64::from(id) << 32) | u64::from(off) }
     }
 
-    /// Builds from entries already in cell order whose prefixes are past
-    /// `common`, which every row starts with: the merged index of the
-    /// pipeline, written without reading a cell.
-    pub fn from_entries(entries: &[Entry], common: Box<[u8]>, pool: &ChunkPool) -> CellChunkIndex {
-        Self::build(entries.len(), common, pool, |group_start, out| {
-            out.copy_from_slice(&entries[group_start..group_start + out.len()]);
-        })
-    }
-
     /// Fills whole index chunks: `fill(first, out)` writes the entries from
     /// position `first` into `out` (one chunk's worth or the rest).
     fn build(
@@ -239,6 +329,12 @@ impl CellChunkIndex {
             }
         }
         out
+    }
+
+    /// [`entries_past`](Self::entries_past), read in place.
+    pub fn view_past(&self, skip: usize) -> EntriesPast<'_> {
+        assert!(skip <= self.common.len(), "re-basing past bytes not every row has");
+        EntriesPast { index: self, skip }
     }
 
     /// Entries for sorted cell pointers, prefixes past `skip` row bytes.

@@ -15,12 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::CellRef;
-use crate::cell_chunk_index::common_prefix_len;
+use crate::cell_chunk_index::{CellChunkIndexBuilder, Entry, common_prefix_len};
 use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 use crate::segment::{IndexLayout, Segment, SegmentStats};
-use crate::sorted_runs::{self, Run, RunItem};
+use crate::sorted_runs::{self, Run, RunItem, Sink};
 use crate::visibility::CompactionRetainer;
 
 /// Cells between two polls of the interrupt probe.
@@ -74,10 +74,15 @@ impl MemStoreCompactor<'_> {
     /// The runs are merged by galloping (`sorted_runs`), so the cells of a big
     /// segment between two cells of the small ones are never read — not for
     /// the statistics either: they add up from the inputs, and unique keys
-    /// are counted by the merge from the inputs' counts. In the cell-chunk
-    /// layout the runs are index entries (`cell_chunk_index::Entry`), which
-    /// order by row prefix and read a cell only where rows tie; the result
-    /// is written from them as they are.
+    /// are counted by the merge from the inputs' counts.
+    ///
+    /// In the cell-chunk layout the runs are index entries
+    /// (`cell_chunk_index::Entry`), which order by row prefix and read a
+    /// cell only where rows tie. The pipeline's usual shape — a few small
+    /// new segments over the big result of the last merge — is merged with
+    /// the big index read in place and the result written straight into the
+    /// new index's chunks: besides its output, the merge holds only the
+    /// small segments' entries.
     pub fn merge(&self, id: u64, segments: &[Arc<Segment>], count_uniques: bool) -> Result<Segment, Interrupted> {
         // Neighbouring segments may share a chunk (`mslab.rs`): hold it once.
         let mut chunks: Vec<ChunkRef> = segments.iter().flat_map(|s| s.data_chunks()).collect();
@@ -87,16 +92,51 @@ impl MemStoreCompactor<'_> {
         let sum = segments.iter().fold(SegmentStats::EMPTY, |acc, s| acc.merge(&s.stats()));
         if self.layout == IndexLayout::CellChunk {
             let common = common_row_bytes(segments);
-            let runs = segments.iter().map(|s| Run::new(s.index_entries(common.len()), s.stats().unique_keys));
-            let merged = self.merged_runs(runs.collect(), count_uniques)?;
-            self.publish(array_bytes(&merged.cells));
-            let stats = SegmentStats { unique_keys: merged.columns, ..sum };
-            return Ok(Segment::flat_from_entries(id, &merged.cells, common, chunks, self.pool, stats));
+            let mut out = CellChunkIndexBuilder::new(self.pool);
+            let columns = self.merge_entries(segments, common.len(), count_uniques, &mut out)?;
+            let stats = SegmentStats { unique_keys: columns, ..sum };
+            return Ok(Segment::flat_from_chunk_index(id, out.finish(common), chunks, stats));
         }
         let merged = self.merged_runs(Self::pointer_runs(segments), count_uniques)?;
         self.publish(array_bytes(&merged.cells));
         let stats = SegmentStats { unique_keys: merged.columns, ..sum };
         Ok(Segment::flat_with_stats(id, self.layout, merged.cells, chunks, self.pool, stats))
+    }
+
+    /// Merges the segments' index entries, prefixes past `skip` row bytes
+    /// (which every row has), into `out`; returns the column count when
+    /// `count`. When the oldest segment is a cell-chunk segment at least as
+    /// long as each of the others, the others are folded first and the
+    /// result galloped into its index in place.
+    fn merge_entries(
+        &self,
+        segments: &[Arc<Segment>],
+        skip: usize,
+        count: bool,
+        out: &mut impl Sink<Entry>,
+    ) -> Result<Option<u64>, Interrupted> {
+        let entries = |s: &Arc<Segment>| Run::new(s.index_entries(skip), s.stats().unique_keys);
+        if let Some((big, newer)) = segments.split_last()
+            && let Some(index) = big.chunk_index()
+            && !newer.is_empty()
+            && newer.iter().all(|s| s.cell_count() <= big.cell_count())
+        {
+            let runs: Vec<Run<Entry>> = newer.iter().map(entries).collect();
+            self.publish(runs.iter().map(|r| array_bytes(&r.cells)).sum());
+            // SAFETY: the entries locate cells of `segments`, which we hold.
+            let small = unsafe { sorted_runs::fold_from_oldest(runs, count, self.interrupted) }.ok_or(Interrupted)?;
+            if (self.interrupted)() {
+                return Err(Interrupted);
+            }
+            self.publish(array_bytes(&small.cells));
+            let view = index.view_past(skip);
+            // SAFETY: as above; every small run is newer than the big one.
+            let columns = unsafe { sorted_runs::merge_into_older(&small, &view, big.stats().unique_keys, count, out) };
+            return if (self.interrupted)() { Err(Interrupted) } else { Ok(columns) };
+        }
+        let merged = self.merged_runs(segments.iter().map(entries).collect(), count)?;
+        out.extend_from_slice(&merged.cells);
+        Ok(merged.columns)
     }
 
     fn publish(&self, bytes: u64) {
@@ -124,59 +164,106 @@ impl MemStoreCompactor<'_> {
 
     /// Merges `segments`, keeps what `retainer` keeps, and copies the
     /// survivors into fresh chunks. Returns the segment and the number of
-    /// cells dropped. The cells are ordered by the galloping merge and then
-    /// read once, in order, for the retainer, the copy and the statistics
-    /// (unique keys included).
+    /// cells dropped. The cells are ordered by the galloping merge, which
+    /// hands them, in order, to the copy (`Survivors`): the retainer, the
+    /// copy and the statistics (unique keys included) read each cell once.
     pub fn compact(
         &self,
         id: u64,
         segments: &[Arc<Segment>],
         retainer: CompactionRetainer,
     ) -> Result<(Segment, u64), Interrupted> {
+        let mut survivors = Survivors::new(self, retainer);
         if self.layout == IndexLayout::CellChunk {
             let skip = common_row_bytes(segments).len();
-            let runs = segments.iter().map(|s| Run::new(s.index_entries(skip), None)).collect();
-            return self.compact_runs(id, runs, retainer);
+            self.merge_entries(segments, skip, false, &mut survivors)?;
+        } else {
+            let merged = self.merged_runs(Self::pointer_runs(segments), false)?;
+            survivors.extend_from_slice(&merged.cells);
         }
-        self.compact_runs(id, Self::pointer_runs(segments), retainer)
+        if survivors.interrupted {
+            return Err(Interrupted);
+        }
+        let Survivors { lab, cells, stats, dropped, .. } = survivors;
+        Ok((Segment::flat_with_stats(id, self.layout, cells, lab.chunks(), self.pool, stats), dropped))
+    }
+}
+
+/// A compaction's copy, fed the merged cells in order: keeps what the
+/// retainer keeps, copies it into fresh chunks and counts its statistics.
+struct Survivors<'c, 'a> {
+    compactor: &'c MemStoreCompactor<'a>,
+    retainer: CompactionRetainer,
+    lab: MemStoreLab,
+    cells: Vec<*const u8>,
+    stats: SegmentStats,
+    last_kept: Option<*const u8>,
+    dropped: u64,
+    seen: usize,
+    interrupted: bool,
+    /// What the merge feeding the copy published it holds (its arrays),
+    /// read at the first cell: the copy publishes its own bytes beside it.
+    merge_bytes: Option<u64>,
+}
+
+impl<'c, 'a> Survivors<'c, 'a> {
+    fn new(compactor: &'c MemStoreCompactor<'a>, retainer: CompactionRetainer) -> Self {
+        Survivors {
+            compactor,
+            retainer,
+            lab: MemStoreLab::new(compactor.pool.clone()),
+            cells: Vec::new(),
+            stats: SegmentStats { unique_keys: Some(0), ..SegmentStats::EMPTY },
+            last_kept: None,
+            dropped: 0,
+            seen: 0,
+            interrupted: false,
+            merge_bytes: None,
+        }
     }
 
-    fn compact_runs<T: RunItem>(
-        &self,
-        id: u64,
-        runs: Vec<Run<T>>,
-        mut retainer: CompactionRetainer,
-    ) -> Result<(Segment, u64), Interrupted> {
-        let merged = self.merged_runs(runs, false)?;
-        let lab = MemStoreLab::new(self.pool.clone());
-        let mut cells = Vec::with_capacity(merged.cells.len());
-        let arrays = array_bytes(&merged.cells) + array_bytes(&cells);
-        self.publish(arrays);
-        let mut stats = SegmentStats { unique_keys: Some(0), ..SegmentStats::EMPTY };
-        let mut last_kept: Option<CellRef<'_>> = None;
-        let mut dropped = 0u64;
-        for (seen, &item) in merged.cells.iter().enumerate() {
-            if seen % INTERRUPT_POLL == INTERRUPT_POLL - 1 {
-                if (self.interrupted)() {
-                    return Err(Interrupted);
-                }
-                self.publish(arrays + lab.held_bytes() as u64);
-            }
-            // SAFETY: the item is a cell of the caller's segments, which it holds.
-            let c = unsafe { CellRef::from_ptr(item.cell_ptr()) };
-            if !retainer.keep(c) {
-                dropped += 1;
-                continue;
-            }
-            let src = c.encoded();
-            let dst = lab.alloc(src.len(), 1);
-            // SAFETY: `dst` is a fresh allocation of src.len() bytes.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len()) };
-            cells.push(dst.as_ptr() as *const u8);
-            stats.add_cell(&c, last_kept.is_none_or(|k| !k.same_column(&c)));
-            last_kept = Some(c);
+    /// Takes the next cell in cell order (nothing once interrupted).
+    #[inline]
+    fn take(&mut self, p: *const u8) {
+        if self.interrupted {
+            return;
         }
-        Ok((Segment::flat_with_stats(id, self.layout, cells, lab.chunks(), self.pool, stats), dropped))
+        self.seen += 1;
+        if self.seen.is_multiple_of(INTERRUPT_POLL) {
+            if (self.compactor.interrupted)() {
+                self.interrupted = true;
+                return;
+            }
+            let building = self.compactor.building;
+            let merge = *self.merge_bytes.get_or_insert_with(|| building.map_or(0, |b| b.load(Ordering::Relaxed)));
+            self.compactor.publish(merge + array_bytes(&self.cells) + self.lab.held_bytes() as u64);
+        }
+        // SAFETY: `p` is a cell of the compacted segments, which the caller holds.
+        let c = unsafe { CellRef::from_ptr(p) };
+        if !self.retainer.keep(c) {
+            self.dropped += 1;
+            return;
+        }
+        let src = c.encoded();
+        let dst = self.lab.alloc(src.len(), 1);
+        // SAFETY: `dst` is a fresh allocation of src.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len()) };
+        self.cells.push(dst.as_ptr() as *const u8);
+        // SAFETY: the last kept cell is a cell of the compacted segments too.
+        let new_column = self.last_kept.is_none_or(|k| !unsafe { CellRef::from_ptr(k) }.same_column(&c));
+        self.stats.add_cell(&c, new_column);
+        self.last_kept = Some(p);
+    }
+}
+
+impl<T: RunItem> Sink<T> for Survivors<'_, '_> {
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.take(item.cell_ptr());
+    }
+
+    fn extend_from_slice(&mut self, items: &[T]) {
+        items.iter().for_each(|&item| self.take(item.cell_ptr()));
     }
 }
 
@@ -320,8 +407,10 @@ mod tests {
     /// Rows of the YCSB kind, "user" and a long number: segments whose rows
     /// share more bytes than the merge's inputs together share (eight and
     /// more, and fewer than eight, past the common bytes of all) are
-    /// merged in the cell-chunk layout from their entries alone. The merged
-    /// index must order and find every cell as a recount does.
+    /// merged in the cell-chunk layout from their entries alone, the oldest
+    /// (18 K cells, three index chunks) read in place and the result written
+    /// across index chunks. The merged index must order and find every cell
+    /// as a recount does.
     #[test]
     fn cell_chunk_merges_rebase_segments_whose_rows_share_more_bytes() {
         let pool = ChunkPool::new(64);
@@ -332,7 +421,7 @@ mod tests {
         };
         // Commons: "user12345678901" (11 bytes past "user1"), "user123" and
         // "user1" and "user19": all together share "user1".
-        let long = rows("user12345678901", 300);
+        let long = rows("user12345678901", 9_000);
         let mid = rows("user123", 200);
         let short = rows("user1", 100);
         let other = rows("user19", 50);

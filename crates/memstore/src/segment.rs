@@ -136,22 +136,25 @@ impl Segment {
         Segment { id, body: SegmentBody::Flat { index, _data_chunks: data_chunks, stats } }
     }
 
-    /// A cell-chunk segment over `entries` (in cell order, prefixes past
-    /// `common`, locating cells in `data_chunks`), with the cells'
-    /// statistics known: the pipeline's merge result, built without
-    /// reading a cell.
-    pub fn flat_from_entries(
+    /// A cell-chunk segment over a built `index` (entries locating cells in
+    /// `data_chunks`), with the cells' statistics known.
+    pub fn flat_from_chunk_index(
         id: u64,
-        entries: &[Entry],
-        common: Box<[u8]>,
+        index: CellChunkIndex,
         data_chunks: Vec<ChunkRef>,
-        pool: &ChunkPool,
         known: SegmentStats,
     ) -> Segment {
-        debug_assert_eq!(known.cells, entries.len() as u64, "known statistics of other cells");
-        let index = CellChunkIndex::from_entries(entries, common, pool);
+        debug_assert_eq!(known.cells, index.len() as u64, "known statistics of other cells");
         let stats = SegmentStats { index_size: index.entry_bytes() as u64, ..known };
         Segment { id, body: SegmentBody::Flat { index: FlatIndex::Chunk(index), _data_chunks: data_chunks, stats } }
+    }
+
+    /// The cell-chunk index, for a segment in that layout.
+    pub fn chunk_index(&self) -> Option<&CellChunkIndex> {
+        match &self.body {
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => Some(c),
+            _ => None,
+        }
     }
 
     /// The leading row bytes every cell's row has (the longest such), or

@@ -69,9 +69,55 @@ fn cmp<T: RunItem>(a: T, b: T) -> Ordering {
     unsafe { T::order(a, b) }
 }
 
+/// Read access, in place, to a sorted sequence of items: a run's vector,
+/// or a cell-chunk index's entries where they lie (the pipeline's big
+/// merged segment, which a merge need not copy out first).
+pub trait Items<T> {
+    fn count(&self) -> usize;
+    fn at(&self, i: usize) -> T;
+    /// Appends the items at positions `from..to` to `out`.
+    fn append(&self, from: usize, to: usize, out: &mut impl Sink<T>);
+}
+
+impl<T: Copy> Items<T> for [T] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn at(&self, i: usize) -> T {
+        self[i]
+    }
+
+    #[inline]
+    fn append(&self, from: usize, to: usize, out: &mut impl Sink<T>) {
+        out.extend_from_slice(&self[from..to]);
+    }
+}
+
+/// Where a merge writes its result: a vector, or a cell-chunk index being
+/// built in its own chunks (no second copy of the result).
+pub trait Sink<T> {
+    fn push(&mut self, item: T);
+    fn extend_from_slice(&mut self, items: &[T]);
+}
+
+impl<T: Copy> Sink<T> for Vec<T> {
+    #[inline]
+    fn push(&mut self, item: T) {
+        Vec::push(self, item);
+    }
+
+    #[inline]
+    fn extend_from_slice(&mut self, items: &[T]) {
+        Vec::extend_from_slice(self, items);
+    }
+}
+
 /// The first index `j >= from` in `run` whose cell does not belong before
 /// `key`: `run[j] > key`, or `run[j] >= key` when `key` wins ties.
-fn gallop<T: RunItem>(run: &[T], from: usize, key: T, key_wins_ties: bool) -> usize {
+fn gallop<T: RunItem, L: Items<T> + ?Sized>(run: &L, from: usize, key: T, key_wins_ties: bool) -> usize {
     let before = |p: T| match cmp(p, key) {
         Ordering::Less => true,
         Ordering::Equal => !key_wins_ties,
@@ -80,16 +126,17 @@ fn gallop<T: RunItem>(run: &[T], from: usize, key: T, key_wins_ties: bool) -> us
     // Exponential probe: find `hi` with run[hi] not before key.
     let (mut lo, mut step) = (from, 1usize);
     let mut hi = from;
-    while hi < run.len() && before(run[hi]) {
+    let len = run.count();
+    while hi < len && before(run.at(hi)) {
         lo = hi + 1;
         hi = from + step;
         step *= 2;
     }
-    let mut hi = hi.min(run.len());
+    let mut hi = hi.min(len);
     // Binary search in [lo, hi): everything before lo is before key.
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if before(run[mid]) { lo = mid + 1 } else { hi = mid }
+        if before(run.at(mid)) { lo = mid + 1 } else { hi = mid }
     }
     lo
 }
@@ -142,10 +189,7 @@ pub unsafe fn count_columns<T: RunItem>(cells: &[T]) -> u64 {
 /// come first. Gallops in the longer run.
 ///
 /// With `count`, the result's column count is the inputs' counts less the
-/// columns they share. A column of the short run is in the long one exactly
-/// when a long cell next to its insertion point is of that column (a
-/// column's cells are adjacent in cell order), so counting costs a compare
-/// or two per column of the short run and reads no other cell of the long.
+/// columns they share (see `merge_into`).
 ///
 /// # Safety
 /// Every item must refer to a live encoded cell.
@@ -157,22 +201,81 @@ pub unsafe fn merge_two<T: RunItem>(newer: &Run<T>, older: &Run<T>, count: bool)
     } else {
         (&older.cells, &newer.cells, false)
     };
-    let mut shared = 0u64;
-    let mut at = 0;
-    for (i, &p) in short.iter().enumerate() {
-        let to = gallop(long, at, p, short_wins_ties);
-        if count && (i == 0 || !same_column(short[i - 1], p)) {
-            let in_long = (to > 0 && same_column(long[to - 1], p)) || (to < long.len() && same_column(long[to], p));
-            shared += u64::from(in_long);
-        }
-        out.extend_from_slice(&long[at..to]);
-        out.push(p);
-        at = to;
-    }
-    out.extend_from_slice(&long[at..]);
+    // SAFETY: per the contract.
+    let shared = unsafe { merge_into(short, long.as_slice(), short_wins_ties, count, &mut out) };
     // SAFETY: per the contract.
     let columns = count.then(|| unsafe { newer.columns_or_count() + older.columns_or_count() } - shared);
     Run { cells: out, columns }
+}
+
+/// Merges `newer` into `older`, which is read in place, writing the result
+/// to `out`; returns the result's column count when `count` (`older`'s is
+/// read from its cells when not given). For the pipeline's final merge:
+/// the folded small runs into the big segment's index, written straight
+/// into the new index.
+///
+/// # Safety
+/// Every item must refer to a live encoded cell.
+pub unsafe fn merge_into_older<T: RunItem, L: Items<T> + ?Sized>(
+    newer: &Run<T>,
+    older: &L,
+    older_columns: Option<u64>,
+    count: bool,
+    out: &mut impl Sink<T>,
+) -> Option<u64> {
+    // SAFETY: per the contract.
+    let shared = unsafe { merge_into(&newer.cells, older, true, count, out) };
+    count.then(|| {
+        // SAFETY: per the contract.
+        let older = older_columns.unwrap_or_else(|| unsafe { count_columns_in(older) });
+        // SAFETY: per the contract.
+        let newer = unsafe { newer.columns_or_count() };
+        newer + older - shared
+    })
+}
+
+/// Distinct columns of sorted items read in place.
+///
+/// # Safety
+/// Every item must refer to a live encoded cell.
+unsafe fn count_columns_in<T: RunItem, L: Items<T> + ?Sized>(items: &L) -> u64 {
+    let n = items.count();
+    let starts = (1..n).filter(|&i| !same_column(items.at(i - 1), items.at(i))).count();
+    if n == 0 { 0 } else { starts as u64 + 1 }
+}
+
+/// Walks `short`, galloping through `long`, and writes both in order to
+/// `out`; on equal cells `short`'s come first when `short_wins_ties`.
+/// Returns how many columns of `short` are also in `long` (when `count`):
+/// a column of the short run is in the long one exactly when a long item
+/// next to its insertion point is of that column (a column's cells are
+/// adjacent in cell order), so counting costs a compare or two per column
+/// of the short run and reads no other cell of the long.
+///
+/// # Safety
+/// Every item must refer to a live encoded cell.
+unsafe fn merge_into<T: RunItem, L: Items<T> + ?Sized>(
+    short: &[T],
+    long: &L,
+    short_wins_ties: bool,
+    count: bool,
+    out: &mut impl Sink<T>,
+) -> u64 {
+    let mut shared = 0u64;
+    let mut at = 0;
+    let len = long.count();
+    for (i, &p) in short.iter().enumerate() {
+        let to = gallop(long, at, p, short_wins_ties);
+        if count && (i == 0 || !same_column(short[i - 1], p)) {
+            let in_long = (to > 0 && same_column(long.at(to - 1), p)) || (to < len && same_column(long.at(to), p));
+            shared += u64::from(in_long);
+        }
+        long.append(at, to, out);
+        out.push(p);
+        at = to;
+    }
+    long.append(at, len, out);
+    shared
 }
 
 /// Merges `runs`, newest first (the pipeline's order), into one sorted run
@@ -214,7 +317,7 @@ pub unsafe fn merge_newest_first<T: RunItem>(
 ///
 /// # Safety
 /// As for [`merge_newest_first`].
-unsafe fn fold_from_oldest<T: RunItem>(runs: Vec<Run<T>>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run<T>> {
+pub unsafe fn fold_from_oldest<T: RunItem>(runs: Vec<Run<T>>, count: bool, stop: &dyn Fn() -> bool) -> Option<Run<T>> {
     let mut runs = runs.into_iter().rev();
     let mut acc = runs.next().unwrap_or_default();
     if count && acc.columns.is_none() {
