@@ -252,6 +252,19 @@ impl ChunkLocator {
 impl CellChunkIndex {
     /// Builds from sorted cell pointers, storing entries in chunks from `pool`.
     pub fn from_sorted(cells: &[*const u8], locator: &ChunkLocator, pool: &ChunkPool) -> CellChunkIndex {
+        Self::from_sorted_counting(cells, locator, pool, false).0
+    }
+
+    /// Like [`from_sorted`](Self::from_sorted), and with `count` also the
+    /// number of distinct (row, family, qualifier) columns of the cells,
+    /// counted in the same pass that reads each cell's row for its prefix:
+    /// a flatten for the adaptive policy otherwise read every cell twice.
+    pub fn from_sorted_counting(
+        cells: &[*const u8],
+        locator: &ChunkLocator,
+        pool: &ChunkPool,
+        count: bool,
+    ) -> (CellChunkIndex, Option<u64>) {
         let common: Box<[u8]> = match (cells.first(), cells.last()) {
             // SAFETY: the pointers are live encoded cells in the segment's
             // chunks (the caller's contract, as for `locate`).
@@ -262,12 +275,24 @@ impl CellChunkIndex {
             _ => Box::default(),
         };
         let skip = common.len();
-        Self::build(cells.len(), common, pool, |group_start, out| {
-            for (e, &p) in out.iter_mut().zip(&cells[group_start..]) {
+        let mut columns = 0u64;
+        let index = Self::build(cells.len(), common, pool, |group_start, out| {
+            for k in 0..out.len() {
+                let (i, p) = (group_start + k, cells[group_start + k]);
                 // SAFETY: as above.
-                *e = unsafe { Self::entry_of(p, skip, locator) };
+                let e = unsafe { Self::entry_of(p, skip, locator) };
+                out[k] = e;
+                if count {
+                    // Rows whose prefixes differ differ; else the cells tell
+                    // (the previous one was just read: no second miss).
+                    let differs = k > 0 && out[k - 1].prefix != e.prefix;
+                    // SAFETY: as above.
+                    let same = || unsafe { CellRef::from_ptr(cells[i - 1]).same_column(&CellRef::from_ptr(p)) };
+                    columns += u64::from(i == 0 || differs || !same());
+                }
             }
-        })
+        });
+        (index, count.then_some(columns))
     }
 
     /// The entry for the cell at `p`, its prefix past `skip` row bytes.

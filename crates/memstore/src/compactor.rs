@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::CellRef;
-use crate::cell_chunk_index::{CellChunkIndexBuilder, Entry, common_prefix_len};
+use crate::cell_chunk_index::{CellChunkIndex, CellChunkIndexBuilder, ChunkLocator, Entry, common_prefix_len};
 use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
@@ -64,6 +64,18 @@ impl MemStoreCompactor<'_> {
     pub fn flatten(&self, id: u64, segment: &Arc<Segment>, count_uniques: bool) -> Segment {
         let cells = segment.cell_ptrs();
         self.publish(array_bytes(&cells));
+        if self.layout == IndexLayout::CellChunk {
+            // One pass over the cells gives the entries and the unique keys.
+            let data_chunks = segment.data_chunks();
+            let (index, columns) = CellChunkIndex::from_sorted_counting(
+                &cells,
+                &ChunkLocator::new(&data_chunks),
+                self.pool,
+                count_uniques,
+            );
+            let stats = SegmentStats { unique_keys: columns.or(segment.stats().unique_keys), ..segment.stats() };
+            return Segment::flat_from_chunk_index(id, index, data_chunks, stats);
+        }
         // A drained segment's own statistics are exact; re-reading every cell
         // for them is needed only to count unique keys.
         let stats = if count_uniques { SegmentStats::of_cells(&cells, 0, true) } else { segment.stats() };
