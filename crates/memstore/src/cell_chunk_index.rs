@@ -33,7 +33,9 @@
 //! not its index chunks; held accounting, which the global memstore limit
 //! uses, charges the chunks (see `segment.rs`).
 //!
-//! Thread safety: immutable after construction; shared freely.
+//! Thread safety: immutable after construction; shared freely. A
+//! [`CellChunkIndexBuilder`] belongs to the one merge that fills it; its
+//! chunks are shared only once `finish` has made them an index.
 
 use std::cmp::Ordering;
 
