@@ -436,6 +436,11 @@ pub(crate) fn row_prefix(row: &[u8], skip: usize) -> u64 {
     u64::from_be_bytes(b)
 }
 
+/// The length of the longest common prefix of `a` and `b`.
+pub fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
 /// A row prefix that orders rows within and around the rows starting with
 /// `common`: the eight bytes past `common` for a row that starts with it,
 /// 0 for a row before all such rows, `u64::MAX` for one after them. Where

@@ -39,7 +39,7 @@
 
 use std::cmp::Ordering;
 
-use crate::cell::{CellKey, CellRef, compare_bytes, compare_cells, row_prefix};
+use crate::cell::{CellKey, CellRef, common_prefix_len, compare_bytes, compare_cells, row_prefix};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
 use crate::sorted_runs::{Items, RunItem, Sink};
@@ -89,11 +89,6 @@ impl RunItem for Entry {
     fn cell_ptr(self) -> *const u8 {
         CellChunkIndex::locate_cell(self.location)
     }
-}
-
-/// The length of the longest common prefix of `a` and `b`.
-pub fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// `prefix`, a row prefix past `common`, re-based to the row bytes past

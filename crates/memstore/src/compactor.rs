@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cell::CellRef;
-use crate::cell_chunk_index::{CellChunkIndex, CellChunkIndexBuilder, ChunkLocator, Entry, common_prefix_len};
+use crate::cell::common_prefix_len;
+use crate::cell_chunk_index::{CellChunkIndex, CellChunkIndexBuilder, ChunkLocator, Entry};
 use crate::chunk::ChunkRef;
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;

@@ -33,9 +33,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::cell::common_prefix_len;
 use crate::cell::{CellKey, CellRef};
 use crate::cell_array_index::CellArrayIndex;
-use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator, Entry, common_prefix_len};
+use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator, Entry};
 use crate::chunk::{ChunkId, ChunkRef};
 use crate::chunk_pool::ChunkPool;
 use crate::mutable_segment::MutableSegment;

@@ -46,7 +46,7 @@ use std::cmp::Ordering;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
 
-use crate::cell::{CellKey, CellRef, row_prefix_past};
+use crate::cell::{CellKey, CellRef, common_prefix_len, row_prefix_past};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 
@@ -235,8 +235,7 @@ impl CellSkipList {
         }
         // SAFETY: both are linked nodes of this live list.
         let (a, b) = unsafe { (cell_of(first).row(), cell_of(last).row()) };
-        let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-        a[..n].into()
+        a[..common_prefix_len(a, b)].into()
     }
 
     /// The row prefix of `row` in this list (module doc).
