@@ -130,6 +130,8 @@ unsafe fn compare_node(node: Node, key: &CellKey<'_>, key_prefix: u64) -> Orderi
     if prefix != key_prefix {
         return prefix.cmp(&key_prefix);
     }
+    #[cfg(test)]
+    tests::CELLS_READ.with_borrow_mut(|read| read.push(node as usize));
     // SAFETY: per the contract.
     unsafe { cell_of(node) }.compare_key(key)
 }
@@ -284,18 +286,39 @@ impl CellSkipList {
     }
 
     /// Walks right at `level` from `before` until the next node is not less
-    /// than `key`; returns (last node < key, first node >= key or null).
-    /// `key_prefix` is `key`'s row prefix.
+    /// than `key`; returns (last node < key, first node >= key or null, how
+    /// that node orders against `key`: `Equal` or `Greater`, `Greater` for
+    /// null). `key_prefix` is `key`'s row prefix. `bound` is a node already
+    /// known not to be less than `key`, with its order (the level above's
+    /// answer, or null): met again here, it ends the walk without a compare.
+    /// In a descent the same node often ends several levels in a row — for
+    /// a hot row's new version, the row's newest old version — and its
+    /// compare ties on the prefix and reads its cell (RocksDB's
+    /// `last_bigger`).
     #[inline]
-    fn find_splice_for_level(&self, key: &CellKey<'_>, key_prefix: u64, before: Node, level: usize) -> (Node, Node) {
+    fn find_splice_for_level(
+        &self,
+        key: &CellKey<'_>,
+        key_prefix: u64,
+        before: Node,
+        bound: (Node, Ordering),
+        level: usize,
+    ) -> (Node, Node, Ordering) {
         let mut x = before;
         loop {
             // SAFETY: `x` is the head or a linked node, both taller than `level`
             // (we only move along `level`).
             let next = unsafe { next_slot(x, level) }.load(AtomicOrdering::Acquire);
+            if next.is_null() {
+                return (x, next, Ordering::Greater);
+            }
+            if next == bound.0 {
+                return (x, next, bound.1);
+            }
             // SAFETY: non-null next pointers are linked nodes.
-            if next.is_null() || unsafe { compare_node(next, key, key_prefix) } != Ordering::Less {
-                return (x, next);
+            let order = unsafe { compare_node(next, key, key_prefix) };
+            if order != Ordering::Less {
+                return (x, next, order);
             }
             x = next;
         }
@@ -356,27 +379,47 @@ impl CellSkipList {
             splice.next = [std::ptr::null_mut(); MAX_HEIGHT];
         }
         // The lowest level at which the splice still brackets the key; every
-        // level below it is searched again, starting from the splice.
+        // level below it is searched again, starting from the splice. `bound`
+        // is that level's next node and its order against the key.
         let mut recompute = list_height;
+        let mut bound = (std::ptr::null_mut(), Ordering::Greater);
         if splice.valid {
+            // A splice's `prev` nodes do not increase with the level and its
+            // `next` nodes do not decrease (a search leaves them so), and one
+            // node often spans several levels (the previous insert's node is
+            // every level's `prev` up to its height): the key is after every
+            // `prev` once it is after level 0's, and a `next` already found
+            // less is not compared again.
+            let mut less_n = std::ptr::null_mut();
             for level in 0..list_height {
                 let (p, n) = (splice.prev[level], splice.next[level]);
                 // SAFETY: non-head splice nodes are linked nodes of this list.
-                if p != head && unsafe { compare_node(p, &key, key_prefix) } != Ordering::Less {
+                if level == 0 && p != head && unsafe { compare_node(p, &key, key_prefix) } != Ordering::Less {
                     break; // the key is not after the splice: search from the top
                 }
-                if n.is_null() || unsafe { compare_node(n, &key, key_prefix) } != Ordering::Less {
+                let order = if n.is_null() {
+                    Ordering::Greater
+                } else if n == less_n {
+                    Ordering::Less
+                } else {
+                    // SAFETY: as above.
+                    unsafe { compare_node(n, &key, key_prefix) }
+                };
+                if order == Ordering::Less {
+                    less_n = n;
+                } else {
                     recompute = level;
+                    bound = (n, order);
                     break;
                 }
             }
         }
         let mut x = if recompute == list_height { head } else { splice.prev[recompute] };
         for level in (0..recompute).rev() {
-            let (p, n) = self.find_splice_for_level(&key, key_prefix, x, level);
+            let (p, n, order) = self.find_splice_for_level(&key, key_prefix, x, bound, level);
             splice.prev[level] = p;
             splice.next[level] = n;
-            x = p;
+            (x, bound) = (p, (n, order));
         }
         if recompute == list_height {
             for level in list_height..MAX_HEIGHT {
@@ -386,8 +429,10 @@ impl CellSkipList {
         }
         splice.valid = true;
         let (prev, next) = (&mut splice.prev, &mut splice.next);
-        // SAFETY: non-null `next[0]` is a linked node.
-        if !next[0].is_null() && unsafe { cell_of(next[0]) }.compare_key(&key) == Ordering::Equal {
+        // `bound` is now level 0's next and its order, without a second read
+        // of its cell.
+        if bound.1 == Ordering::Equal {
+            // SAFETY: an `Equal` next is a linked node.
             return unsafe { Self::replace_cell(next[0], cell) };
         }
         let size = node_size(height);
@@ -414,9 +459,9 @@ impl CellSkipList {
                 }
                 // A concurrent insert landed between prev and next: walk right
                 // from prev, which is still before the key.
-                let (p, n) = self.find_splice_for_level(&key, key_prefix, prev[level], level);
-                // SAFETY: non-null `n` is a linked node.
-                if level == 0 && !n.is_null() && unsafe { cell_of(n) }.compare_key(&key) == Ordering::Equal {
+                let unknown = (std::ptr::null_mut(), Ordering::Greater);
+                let (p, n, order) = self.find_splice_for_level(&key, key_prefix, prev[level], unknown, level);
+                if level == 0 && order == Ordering::Equal {
                     // Lost a race to an identical key; our node was never linked.
                     return unsafe { Self::replace_cell(n, cell) };
                 }
@@ -451,8 +496,9 @@ impl CellSkipList {
         let key_prefix = self.prefix_of(key.row);
         let mut x = self.head();
         let mut n = std::ptr::null_mut();
+        let mut order = Ordering::Greater;
         for level in (0..self.height.load(AtomicOrdering::Relaxed)).rev() {
-            (x, n) = self.find_splice_for_level(key, key_prefix, x, level);
+            (x, n, order) = self.find_splice_for_level(key, key_prefix, x, (n, order), level);
         }
         n
     }
@@ -460,9 +506,9 @@ impl CellSkipList {
     /// Last node whose cell is < `key`, or null.
     pub fn seek_before(&self, key: &CellKey<'_>) -> Node {
         let key_prefix = self.prefix_of(key.row);
-        let mut x = self.head();
+        let (mut x, mut n, mut order) = (self.head(), std::ptr::null_mut(), Ordering::Greater);
         for level in (0..self.height.load(AtomicOrdering::Relaxed)).rev() {
-            x = self.find_splice_for_level(key, key_prefix, x, level).0;
+            (x, n, order) = self.find_splice_for_level(key, key_prefix, x, (n, order), level);
         }
         if x == self.head() { std::ptr::null_mut() } else { x }
     }
@@ -519,6 +565,11 @@ mod tests {
     use crate::cell::CellInput;
     use std::sync::Arc;
 
+    thread_local! {
+        /// The nodes whose cells this thread's searches read, in order.
+        pub(super) static CELLS_READ: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
     fn encoded(row: &str, seq: u64) -> Box<[u8]> {
         CellInput::put(row.as_bytes(), b"f", b"q", 1, b"v").to_encoded(seq).into_boxed_slice()
     }
@@ -533,6 +584,57 @@ mod tests {
             n = unsafe { CellSkipList::next(n) };
         }
         out
+    }
+
+    /// A hot row's new version ties on the row prefix with the row's old
+    /// versions at every level of its descent. Each node's cell is read at
+    /// most once per insert or seek, however many levels it ends, and the
+    /// replace check reuses level 0's compare (it fails when a level's walk
+    /// compares the level above's answer again, or the check reads the
+    /// cell a second time).
+    #[test]
+    fn a_search_reads_each_cell_at_most_once() {
+        let list = CellSkipList::new(ChunkPool::new(4));
+        let mut cells = Vec::new();
+        for seq in 1..=3000u64 {
+            // Newer versions of one column sort first: each insert descends
+            // to the front of the row's versions.
+            cells.push(CellInput::put(b"hot-row", b"f", b"q", seq, b"v").to_encoded(seq).into_boxed_slice());
+            CELLS_READ.with_borrow_mut(Vec::clear);
+            let inserted =
+                unsafe { list.insert_with_splice(cells.last().expect("pushed").as_ptr(), &mut Splice::default()) };
+            assert!(matches!(inserted, Inserted::Linked(_)));
+            let read = CELLS_READ.with_borrow_mut(std::mem::take);
+            let mut distinct = read.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), read.len(), "insert {seq} read a cell twice: {read:?}");
+            // The same cell again replaces its node, found by one read.
+            let again = CellInput::put(b"hot-row", b"f", b"q", seq, b"w").to_encoded(seq).into_boxed_slice();
+            let replaced = unsafe { list.insert_with_splice(again.as_ptr(), &mut Splice::default()) };
+            assert!(matches!(replaced, Inserted::Replaced(_)), "insert {seq} again");
+            let read = CELLS_READ.with_borrow_mut(std::mem::take);
+            let mut distinct = read.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), read.len(), "insert {seq} again read a cell twice: {read:?}");
+            cells.push(again);
+            let older = CellKey {
+                row: b"hot-row",
+                family: b"f",
+                qualifier: b"q",
+                timestamp: seq / 2 + 1,
+                type_code: u8::MAX,
+                seq: u64::MAX,
+            };
+            assert!(!list.seek(&older).is_null());
+            let read = CELLS_READ.with_borrow_mut(std::mem::take);
+            let mut distinct = read.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), read.len(), "seek {seq} read a cell twice: {read:?}");
+        }
+        assert_eq!(rows(&list).len(), 3000);
     }
 
     #[test]
