@@ -210,7 +210,8 @@ struct Survivors<'c, 'a> {
     lab: MemStoreLab,
     cells: Vec<*const u8>,
     stats: SegmentStats,
-    last_kept: Option<*const u8>,
+    /// Whether a cell of the current column was kept.
+    column_kept: bool,
     dropped: u64,
     seen: usize,
     interrupted: bool,
@@ -227,7 +228,7 @@ impl<'c, 'a> Survivors<'c, 'a> {
             lab: MemStoreLab::new(compactor.pool.clone()),
             cells: Vec::new(),
             stats: SegmentStats { unique_keys: Some(0), ..SegmentStats::EMPTY },
-            last_kept: None,
+            column_kept: false,
             dropped: 0,
             seen: 0,
             interrupted: false,
@@ -253,7 +254,11 @@ impl<'c, 'a> Survivors<'c, 'a> {
         }
         // SAFETY: `p` is a cell of the compacted segments, which the caller holds.
         let c = unsafe { CellRef::from_ptr(p) };
-        if !self.retainer.keep(c) {
+        let keep = self.retainer.keep(c);
+        if self.retainer.started_column() {
+            self.column_kept = false;
+        }
+        if !keep {
             self.dropped += 1;
             return;
         }
@@ -262,10 +267,9 @@ impl<'c, 'a> Survivors<'c, 'a> {
         // SAFETY: `dst` is a fresh allocation of src.len() bytes.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len()) };
         self.cells.push(dst.as_ptr() as *const u8);
-        // SAFETY: the last kept cell is a cell of the compacted segments too.
-        let new_column = self.last_kept.is_none_or(|k| !unsafe { CellRef::from_ptr(k) }.same_column(&c));
+        // The first kept cell of its column is a unique key.
+        let new_column = !std::mem::replace(&mut self.column_kept, true);
         self.stats.add_cell(&c, new_column);
-        self.last_kept = Some(p);
     }
 }
 
@@ -414,6 +418,15 @@ mod tests {
             let recount = SegmentStats::of_cells(&compacted.cell_ptrs(), compacted.stats().index_size, true);
             assert_eq!(compacted.stats(), recount, "{layout:?}: compacted statistics");
             assert_eq!(compacted.stats().unique_keys, Some(10));
+            // Three versions per column: more cells kept than columns, each
+            // column counted once (at its first kept cell).
+            let retainer = CompactionRetainer::new(u64::MAX, VersionRules { max_versions: 3, ttl_ms: None }, 0);
+            let (three, _) = c.compact(13, &segments, retainer).expect("not interrupted");
+            let three = Arc::new(three);
+            assert!(three.cell_count() > 10, "{layout:?}: older versions kept");
+            let recount = SegmentStats::of_cells(&three.cell_ptrs(), three.stats().index_size, true);
+            assert_eq!(three.stats(), recount, "{layout:?}: statistics with versions");
+            assert_eq!(three.stats().unique_keys, Some(10));
         }
     }
 

@@ -27,7 +27,7 @@
 
 use smallvec::SmallVec;
 
-use crate::cell::{CellRef, CellType};
+use crate::cell::{CellRef, CellType, bytes_equal};
 use crate::row_cells::CellCollector;
 
 /// A family's version rules.
@@ -122,7 +122,8 @@ struct DeleteState {
 impl DeleteState {
     /// Resets state when `cell` starts a new row, family or column.
     fn enter(&mut self, cell: &CellRef<'_>) -> bool {
-        let new_family = !self.started || cell.family() != self.family.as_slice() || cell.row() != self.row.as_slice();
+        let new_family =
+            !self.started || !bytes_equal(cell.family(), &self.family) || !bytes_equal(cell.row(), &self.row);
         if new_family {
             self.row.clear();
             self.row.extend_from_slice(cell.row());
@@ -131,7 +132,7 @@ impl DeleteState {
             self.family_delete = None;
             self.family_version_deletes.clear();
         }
-        let new_column = new_family || cell.qualifier() != self.qualifier.as_slice();
+        let new_column = new_family || !bytes_equal(cell.qualifier(), &self.qualifier);
         if new_column {
             self.qualifier.clear();
             self.qualifier.extend_from_slice(cell.qualifier());
@@ -241,6 +242,8 @@ pub struct CompactionRetainer {
     rules: VersionRules,
     cutoff: u64,
     state: DeleteState,
+    /// Whether the last cell [`keep`](Self::keep) saw started a column.
+    new_column: bool,
 }
 
 impl CompactionRetainer {
@@ -251,6 +254,7 @@ impl CompactionRetainer {
             rules,
             cutoff: rules.expiry_cutoff(now_ms),
             state: DeleteState::default(),
+            new_column: false,
         }
     }
 
@@ -259,9 +263,16 @@ impl CompactionRetainer {
         CompactionRetainer { major: true, ..Self::new(smallest_read_point, rules, now_ms) }
     }
 
+    /// Whether the cell last passed to [`keep`](Self::keep) was the first
+    /// of its (row, family, qualifier) column: a compaction counting the
+    /// columns it keeps asks here rather than comparing the cells again.
+    pub fn started_column(&self) -> bool {
+        self.new_column
+    }
+
     /// Whether `cell` (the next in sorted order) must be kept.
     pub fn keep(&mut self, cell: CellRef<'_>) -> bool {
-        self.state.enter(&cell);
+        self.new_column = self.state.enter(&cell);
         let evidence = cell.seq() <= self.smallest_read_point;
         let t = cell.cell_type();
         let ts = cell.timestamp();

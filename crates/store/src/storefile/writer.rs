@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use memstore::CellRef;
-use memstore::cell::compare_cells;
+use memstore::cell::{bytes_equal, compare_cells};
 
 use super::block_builder::BlockBuilder;
 use super::block_codec::{BlockEncoder, BlockKind};
@@ -185,7 +185,7 @@ impl StoreFileWriter {
                 describe_key(&prev)
             )));
         }
-        let new_row = prev.is_none_or(|p| p.row() != cell.row());
+        let new_row = prev.is_none_or(|p| !bytes_equal(p.row(), cell.row()));
         if let Some(bloom) = &mut self.bloom {
             match self.options.bloom {
                 BloomType::Row if new_row => bloom.add_hash(hash_row(cell.row())),

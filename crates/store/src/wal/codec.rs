@@ -22,6 +22,7 @@
 //!
 //! Thread safety: pure functions.
 
+use memstore::cell::bytes_equal;
 use memstore::{CellInput, CellType};
 
 /// Largest row and family the memstore's encoding can hold.
@@ -57,7 +58,8 @@ fn groups<'c, 'a>(cells: &'c [CellInput<'a>]) -> impl Iterator<Item = &'c [CellI
     let mut rest = cells;
     std::iter::from_fn(move || {
         let first = rest.first()?;
-        let n = rest.iter().take_while(|c| c.row == first.row && c.family == first.family).count();
+        let n =
+            rest.iter().take_while(|c| bytes_equal(c.row, first.row) && bytes_equal(c.family, first.family)).count();
         let (group, tail) = rest.split_at(n);
         rest = tail;
         Some(group)
