@@ -345,7 +345,7 @@ impl FamilyStore {
     /// `None` if nothing survived.
     fn write_file(
         &self,
-        cursor: &mut MergedCursor,
+        cursor: &mut impl CellCursor,
         mut retainer: CompactionRetainer,
         major: bool,
     ) -> Result<Option<(PathBuf, Arc<StoreFileReader>)>> {
@@ -389,7 +389,9 @@ impl FamilyStore {
         let mut file_name = None;
         let mut new_reader = None;
         if !snapshot.is_empty() {
-            let mut cursor = MergedCursor::new(vec![Box::new(snapshot.cursor())]);
+            // The snapshot's own merge over its segments, without a second
+            // heap and a virtual call per cell around it.
+            let mut cursor = snapshot.cursor();
             // A flush drops what no reader can see (versions beyond the
             // family's maximum, expired cells) exactly as a compaction would.
             let retainer = CompactionRetainer::new(

@@ -245,6 +245,32 @@ impl MergedCursor {
     }
 }
 
+impl CellCursor for MergedCursor {
+    fn current(&self) -> Option<CellRef<'_>> {
+        MergedCursor::current(self)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        MergedCursor::advance(self)
+    }
+
+    fn seek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        MergedCursor::seek(self, key)
+    }
+
+    fn reseek(&mut self, key: &CellKey<'_>) -> Result<()> {
+        MergedCursor::reseek(self, key)
+    }
+
+    fn row_before(&mut self, row: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
+        MergedCursor::row_before(self, row)
+    }
+
+    fn add_memstore_footprint(&self, f: &mut Footprint) {
+        MergedCursor::add_memstore_footprint(self, f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use memstore::CellInput;
