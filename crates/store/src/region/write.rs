@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
+use memstore::cell::bytes_equal;
 use memstore::{Cell, CellInput, CellType, TimeRange};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
@@ -90,7 +91,7 @@ impl Region {
         let mut outcome = BatchOutcome::default();
         let mut start = 0;
         while start < rows.len() {
-            let end = start + distinct_prefix(&rows[start..]);
+            let end = start + mini_batch_len(&rows[start..]);
             let _locks = self.lock_rows(&rows[start..end]);
             match self.apply_locked(&rows[start..end], start, durability, &mut outcome.refused) {
                 Ok(seq) => outcome.seq = seq,
@@ -547,11 +548,22 @@ impl Drop for RowLockSet<'_> {
     }
 }
 
-/// How many leading rows of `rows` are distinct (a region batch holds no
-/// row twice). Allocation-free for the common case of a few dozen rows.
-fn distinct_prefix(rows: &[RowMutations<'_>]) -> usize {
+/// How many leading rows of `rows` go into one mini-batch (one sequence
+/// id, one WAL record). A row may repeat in it when the row's every
+/// occurrence so far is puts alone: puts read nothing, so the later one's
+/// cells follow the earlier one's and, where a key repeats (the same column
+/// and timestamp, and the batch's one sequence id), replace them in the
+/// memstore — the last write wins, as it does in HBase, whose batches hold
+/// shared row locks and put a row twice in one mini-batch. Any other
+/// repeat starts a new mini-batch, so that a delete of the latest version,
+/// which reads the row, sees what the batch wrote before it.
+/// Allocation-free for the common case of a few dozen rows.
+fn mini_batch_len(rows: &[RowMutations<'_>]) -> usize {
+    let puts_only = |r: &RowMutations<'_>| r.mutations.iter().all(|m| matches!(m, MutationRef::Put { .. }));
     for (i, r) in rows.iter().enumerate().skip(1) {
-        if rows[..i].iter().any(|p| p.row == r.row) {
+        if let Some(first) = rows[..i].iter().find(|p| bytes_equal(p.row, r.row))
+            && !(puts_only(first) && puts_only(r))
+        {
             return i;
         }
     }
@@ -563,12 +575,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_repeated_row_ends_the_distinct_prefix() {
-        let m: [MutationRef<'_>; 0] = [];
-        let rows: Vec<RowMutations<'_>> =
-            [&b"a"[..], b"b", b"c", b"a", b"d"].iter().map(|row| RowMutations { row, mutations: &m }).collect();
-        assert_eq!(distinct_prefix(&rows), 3);
-        assert_eq!(distinct_prefix(&rows[3..]), 2);
-        assert_eq!(distinct_prefix(&rows[..0]), 0);
+    fn a_repeated_row_ends_the_mini_batch_unless_it_is_puts_alone() {
+        static NONE: [MutationRef<'static>; 0] = [];
+        static PUT: [MutationRef<'static>; 1] =
+            [MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: b"v" }];
+        static DELETE: [MutationRef<'static>; 1] =
+            [MutationRef::DeleteVersion { family: b"f", qualifier: b"q", timestamp: None }];
+        let (none, put, delete) = (&NONE[..], &PUT[..], &DELETE[..]);
+        let rows = |spec: &[(&'static [u8], &'static [MutationRef<'static>])]| -> Vec<RowMutations<'static>> {
+            spec.iter().map(|&(row, mutations)| RowMutations { row, mutations }).collect()
+        };
+        let puts = rows(&[(b"a", put), (b"b", put), (b"a", put), (b"c", put), (b"a", put)]);
+        assert_eq!(mini_batch_len(&puts), 5, "puts of one row share a mini-batch");
+        let then_delete = rows(&[(b"a", put), (b"b", put), (b"a", delete), (b"c", put)]);
+        assert_eq!(mini_batch_len(&then_delete), 2, "a delete of the row it follows starts a new one");
+        assert_eq!(mini_batch_len(&then_delete[2..]), 2);
+        let after_delete = rows(&[(b"a", delete), (b"a", put)]);
+        assert_eq!(mini_batch_len(&after_delete), 1, "so does a put after a delete");
+        let empty = rows(&[(b"a", none), (b"a", put)]);
+        assert_eq!(mini_batch_len(&empty), 2, "no mutations read nothing");
+        assert_eq!(mini_batch_len(&puts[..0]), 0);
     }
 }
