@@ -586,6 +586,15 @@ mod tests {
         out
     }
 
+    /// Takes the cells read since the last call; fails if one was read twice.
+    fn assert_each_cell_read_once(what: &str) {
+        let read = CELLS_READ.with_borrow_mut(std::mem::take);
+        let mut distinct = read.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), read.len(), "{what} read a cell twice: {read:?}");
+    }
+
     /// A hot row's new version ties on the row prefix with the row's old
     /// versions at every level of its descent. Each node's cell is read at
     /// most once per insert or seek, however many levels it ends, and the
@@ -604,20 +613,12 @@ mod tests {
             let inserted =
                 unsafe { list.insert_with_splice(cells.last().expect("pushed").as_ptr(), &mut Splice::default()) };
             assert!(matches!(inserted, Inserted::Linked(_)));
-            let read = CELLS_READ.with_borrow_mut(std::mem::take);
-            let mut distinct = read.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            assert_eq!(distinct.len(), read.len(), "insert {seq} read a cell twice: {read:?}");
+            assert_each_cell_read_once(&format!("insert {seq}"));
             // The same cell again replaces its node, found by one read.
             let again = CellInput::put(b"hot-row", b"f", b"q", seq, b"w").to_encoded(seq).into_boxed_slice();
             let replaced = unsafe { list.insert_with_splice(again.as_ptr(), &mut Splice::default()) };
             assert!(matches!(replaced, Inserted::Replaced(_)), "insert {seq} again");
-            let read = CELLS_READ.with_borrow_mut(std::mem::take);
-            let mut distinct = read.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            assert_eq!(distinct.len(), read.len(), "insert {seq} again read a cell twice: {read:?}");
+            assert_each_cell_read_once(&format!("insert {seq} again"));
             cells.push(again);
             let older = CellKey {
                 row: b"hot-row",
@@ -628,11 +629,7 @@ mod tests {
                 seq: u64::MAX,
             };
             assert!(!list.seek(&older).is_null());
-            let read = CELLS_READ.with_borrow_mut(std::mem::take);
-            let mut distinct = read.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            assert_eq!(distinct.len(), read.len(), "seek {seq} read a cell twice: {read:?}");
+            assert_each_cell_read_once(&format!("seek {seq}"));
         }
         assert_eq!(rows(&list).len(), 3000);
     }
