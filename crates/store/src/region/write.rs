@@ -204,7 +204,7 @@ impl Region {
         Ok(self.get(&get)?.into_iter().next())
     }
 
-    /// One mini-batch of distinct rows whose locks the caller holds.
+    /// One mini-batch ([`mini_batch_len`]) whose locks the caller holds.
     /// Refused rows go to `refused` (indices offset by `base`). Returns the
     /// batch's sequence id (0: nothing to apply).
     fn apply_locked(
@@ -229,13 +229,13 @@ impl Region {
         self.mvcc.wait_for_read_point(seq);
     }
 
-    /// Takes the row locks of a region batch of distinct rows (see
+    /// Takes the row locks of a region batch (see
     /// [`prepare_locked`](Self::prepare_locked)).
     pub(crate) fn lock_batch(&self, rows: &[RowMutations<'_>]) -> RowLockSet<'_> {
         self.lock_rows(rows)
     }
 
-    /// The first half of a mini-batch of distinct rows whose locks the
+    /// The first half of a mini-batch ([`mini_batch_len`]) whose locks the
     /// caller holds: resolved, given its sequence id and appended to the
     /// WAL — neither durable (for SYNC_WAL) nor in the memstore nor
     /// visible. `None`: every row was refused. The caller makes it durable
@@ -557,6 +557,8 @@ impl Drop for RowLockSet<'_> {
 /// shared row locks and put a row twice in one mini-batch. Any other
 /// repeat starts a new mini-batch, so that a delete of the latest version,
 /// which reads the row, sees what the batch wrote before it.
+/// Only the first occurrence is checked against: a later one that was not
+/// puts alone would have ended the mini-batch already.
 /// Allocation-free for the common case of a few dozen rows.
 fn mini_batch_len(rows: &[RowMutations<'_>]) -> usize {
     let puts_only = |r: &RowMutations<'_>| r.mutations.iter().all(|m| matches!(m, MutationRef::Put { .. }));
