@@ -46,7 +46,7 @@ use std::cmp::Ordering;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as AtomicOrdering};
 
-use crate::cell::{CellKey, CellRef, common_prefix_len, row_prefix_past};
+use crate::cell::{CellKey, CellRef, common_prefix_len, compare_cells, row_prefix_past};
 use crate::chunk_pool::ChunkPool;
 use crate::mslab::MemStoreLab;
 
@@ -117,13 +117,36 @@ unsafe fn prefix_slot(node: Node) -> *mut u64 {
     unsafe { node.add(PTR) as *mut u64 }
 }
 
+/// What a search orders nodes against: a key (a seek) or a cell (an
+/// insert, whose compares take two encodings' fast path in
+/// [`compare_cells`]: a hot row's new version compares whole with the row's
+/// old ones at every level, issue 28).
+trait Target {
+    /// How `cell` orders against the target.
+    fn order_of(&self, cell: &CellRef<'_>) -> Ordering;
+}
+
+impl Target for CellKey<'_> {
+    #[inline]
+    fn order_of(&self, cell: &CellRef<'_>) -> Ordering {
+        cell.compare_key(self)
+    }
+}
+
+impl Target for CellRef<'_> {
+    #[inline]
+    fn order_of(&self, cell: &CellRef<'_>) -> Ordering {
+        compare_cells(cell, self)
+    }
+}
+
 /// Orders `node`'s cell against `key`, whose row prefix is `key_prefix`:
 /// by the prefixes where they differ, else by the cell.
 ///
 /// # Safety
 /// `node` must be a linked non-head node.
 #[inline]
-unsafe fn compare_node(node: Node, key: &CellKey<'_>, key_prefix: u64) -> Ordering {
+unsafe fn compare_node(node: Node, key: &impl Target, key_prefix: u64) -> Ordering {
     // SAFETY: per the contract; the prefix was written before the node was
     // linked (release) and the caller reached the node through an acquire.
     let prefix = unsafe { prefix_slot(node).read() };
@@ -133,7 +156,7 @@ unsafe fn compare_node(node: Node, key: &CellKey<'_>, key_prefix: u64) -> Orderi
     #[cfg(test)]
     tests::CELLS_READ.with_borrow_mut(|read| read.push(node as usize));
     // SAFETY: per the contract.
-    unsafe { cell_of(node) }.compare_key(key)
+    key.order_of(&unsafe { cell_of(node) })
 }
 
 /// # Safety
@@ -298,7 +321,7 @@ impl CellSkipList {
     #[inline]
     fn find_splice_for_level(
         &self,
-        key: &CellKey<'_>,
+        key: &impl Target,
         key_prefix: u64,
         before: Node,
         bound: (Node, Ordering),
@@ -358,8 +381,8 @@ impl CellSkipList {
     /// As for `insert`; `splice` must come from this list (or be fresh).
     pub unsafe fn insert_with_splice(&self, cell: *const u8, splice: &mut Splice) -> Inserted {
         // SAFETY: per the contract.
-        let key = unsafe { CellRef::from_ptr(cell) }.key();
-        let key_prefix = self.prefix_of(key.row);
+        let key = unsafe { CellRef::from_ptr(cell) };
+        let key_prefix = self.prefix_of(key.row());
         let height = random_height();
         let mut list_height = self.height.load(AtomicOrdering::Relaxed);
         while height > list_height {
