@@ -393,8 +393,7 @@ impl<'a> CellKey<'a> {
 
 /// Compares two encoded cells in HBase's order. Cells whose key, row and
 /// family lengths are equal (a column's versions, a row's columns of one
-/// width, rows of one length — nearly every compare of a store's cells)
-/// compare their row, family length, family and qualifier as one run of
+/// width, YCSB's rows of one length) compare their row, family length, family and qualifier as one run of
 /// bytes: each part has the same length in both, so the run orders as the
 /// parts do in turn. Others are decoded part by part.
 #[inline]
