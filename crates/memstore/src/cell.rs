@@ -707,6 +707,16 @@ mod tests {
         assert_eq!(first.compare(&CellRef::new(&cells[0]).key()), Ordering::Less);
     }
 
+    /// A tiny deterministic generator (xorshift) of numbers below `n`.
+    fn below_from(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        }
+    }
+
     /// Random cells over few rows, families, qualifiers, timestamps, types
     /// and sequence ids, of equal and unequal lengths: `compare_cells`, its
     /// run-of-bytes path included, and `compare_key` order every pair as
@@ -715,13 +725,7 @@ mod tests {
     /// for unequal family lengths).
     #[test]
     fn compare_cells_orders_as_the_decoded_keys_do() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = below_from(0x2545_F491_4F6C_DD1D);
         let rows: [&[u8]; 6] = [b"a", b"b", b"ab", b"ba", b"abcdefghi", b"abcdefghj"];
         let families: [&[u8]; 4] = [b"f", b"g", b"ff", b"fg"];
         let qualifiers: [&[u8]; 6] = [b"", b"q", b"r", b"qq", b"f", b"gq"];
@@ -788,22 +792,16 @@ mod tests {
     /// when a tail window or a short word loses a byte or its place).
     #[test]
     fn compare_bytes_orders_every_tail_as_the_bytes_do() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = below_from(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200_000 {
-            let (la, lb) = ((next() % 20) as usize, (next() % 20) as usize);
-            let a: Vec<u8> = (0..la).map(|_| [0u8, 0x7f, 0xff][(next() % 3) as usize]).collect();
+            let (la, lb) = ((next(20)) as usize, (next(20)) as usize);
+            let a: Vec<u8> = (0..la).map(|_| [0u8, 0x7f, 0xff][(next(3)) as usize]).collect();
             let mut b: Vec<u8> = a.iter().copied().take(lb).collect();
             b.resize(lb, 0x7f);
             // One byte of b changed somewhere, or none.
-            if lb > 0 && next() % 4 != 0 {
-                let at = (next() % lb as u64) as usize;
-                b[at] = [0u8, 0x7f, 0xff][(next() % 3) as usize];
+            if lb > 0 && next(4) != 0 {
+                let at = next(lb as u64) as usize;
+                b[at] = [0u8, 0x7f, 0xff][(next(3)) as usize];
             }
             assert_eq!(compare_bytes(&a, &b), a.cmp(&b), "{a:?} vs {b:?}");
             assert_eq!(compare_bytes(&b, &a), b.cmp(&a), "{b:?} vs {a:?}");
