@@ -239,12 +239,9 @@ fn value(row: &str, v: u64, family: &str) -> Vec<u8> {
     format!("{row}/{v}/{family}").into_bytes()
 }
 
-/// Writes version `v` of each row (two cells, families f and g) as one
-/// client batch, SYNC_WAL.
-fn put_batch<S: AsRef<str>>(store: &Store, table: &str, rows: &[S], v: u64) -> store::Result<()> {
-    let values: Vec<[Vec<u8>; 2]> =
-        rows.iter().map(|r| [value(r.as_ref(), v, "f"), value(r.as_ref(), v, "g")]).collect();
-    let mutations: Vec<[MutationRef<'_>; 2]> = values
+/// Each row's two puts (families f and g, qualifier q) of its two values.
+fn puts_f_and_g(values: &[[Vec<u8>; 2]]) -> Vec<[MutationRef<'_>; 2]> {
+    values
         .iter()
         .map(|[f, g]| {
             [
@@ -252,7 +249,15 @@ fn put_batch<S: AsRef<str>>(store: &Store, table: &str, rows: &[S], v: u64) -> s
                 MutationRef::Put { family: b"g", qualifier: b"q", timestamp: None, value: g },
             ]
         })
-        .collect();
+        .collect()
+}
+
+/// Writes version `v` of each row (two cells, families f and g) as one
+/// client batch, SYNC_WAL.
+fn put_batch<S: AsRef<str>>(store: &Store, table: &str, rows: &[S], v: u64) -> store::Result<()> {
+    let values: Vec<[Vec<u8>; 2]> =
+        rows.iter().map(|r| [value(r.as_ref(), v, "f"), value(r.as_ref(), v, "g")]).collect();
+    let mutations = puts_f_and_g(&values);
     let batch: Vec<RowMutations<'_>> =
         rows.iter().zip(&mutations).map(|(r, m)| RowMutations { row: r.as_ref().as_bytes(), mutations: m }).collect();
     store.mutate_rows(table, &batch, Some(Durability::SyncWal))
@@ -656,15 +661,7 @@ fn a_refused_row_does_not_stop_the_rest_of_its_batch() {
     create(&store, "t", &["m"]);
     let good = ["a1", "a2", "x1", "x2"];
     let values: Vec<[Vec<u8>; 2]> = good.iter().map(|r| [value(r, 1, "f"), value(r, 1, "g")]).collect();
-    let mutations: Vec<[MutationRef<'_>; 2]> = values
-        .iter()
-        .map(|[f, g]| {
-            [
-                MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: f },
-                MutationRef::Put { family: b"g", qualifier: b"q", timestamp: None, value: g },
-            ]
-        })
-        .collect();
+    let mutations = puts_f_and_g(&values);
     let bad = [
         MutationRef::Put { family: b"f", qualifier: b"q", timestamp: None, value: b"a3/1/f" },
         MutationRef::Put { family: b"nope", qualifier: b"q", timestamp: None, value: b"x" },
@@ -677,4 +674,31 @@ fn a_refused_row_does_not_stop_the_rest_of_its_batch() {
     assert_rows(&store, "t", &good, Some(1), "the other rows of the batch");
     assert_eq!(version(&store, "t", "a3"), None, "the refused row is not applied, not even in part");
     assert_eq!(scan_row_keys(&store, "t", Scan::default()), good);
+}
+
+/// `mutate_rows_each` names every refused row, in both regions and on both
+/// paths (a SYNC_WAL batch over two regions shares one sync; an ASYNC_WAL
+/// one goes region by region), and applies the rest.
+#[test]
+fn mutate_rows_each_names_every_refused_row() {
+    let e = env();
+    let store = e.open();
+    create(&store, "t", &["m"]);
+    for (durability, v) in [(Durability::SyncWal, 1), (Durability::AsyncWal, 2)] {
+        let good = ["a1", "a2", "x1", "x2"];
+        let values: Vec<[Vec<u8>; 2]> = good.iter().map(|r| [value(r, v, "f"), value(r, v, "g")]).collect();
+        let mutations = puts_f_and_g(&values);
+        let bad = [MutationRef::Put { family: b"nope", qualifier: b"q", timestamp: None, value: b"x" }];
+        let mut batch: Vec<RowMutations<'_>> =
+            good.iter().zip(&mutations).map(|(r, m)| RowMutations { row: r.as_bytes(), mutations: m }).collect();
+        batch.insert(2, RowMutations { row: b"a3", mutations: &bad });
+        batch.insert(0, RowMutations { row: b"x3", mutations: &bad });
+        let refused = store.mutate_rows_each("t", &batch, Some(durability)).expect("no batch fails as a whole");
+        let at: Vec<usize> = refused.iter().map(|(i, _)| *i).collect();
+        assert_eq!(at, vec![0, 3], "{durability:?}: the refused rows, by their index in the batch");
+        assert!(refused.iter().all(|(_, e)| matches!(e, StoreError::NoSuchFamily { .. })));
+        assert_rows(&store, "t", &good, Some(v), "the other rows of the batch");
+        assert_eq!(version(&store, "t", "a3"), None);
+        assert_eq!(version(&store, "t", "x3"), None);
+    }
 }

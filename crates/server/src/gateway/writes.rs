@@ -62,17 +62,7 @@ impl Gateway {
     /// SKIP_WAL batch. Each row is atomic; the batch is not.
     fn write_rows(&self, table: &str, rows: Vec<RowWrite>) -> GatewayResult<()> {
         let (here, remote) = self.split_by_owner(table, rows);
-        let mut result = Ok(());
-        for (owner, (regions, batch)) in remote {
-            let sent = self.router.call(&owner, |c| forward::mutate_rows(c, table, &batch));
-            if let Err(e) = &sent
-                && Router::moved(e)
-            {
-                regions.iter().for_each(|r| self.router.forget(r));
-            }
-            let region = regions.first().cloned().unwrap_or_default();
-            result = result.and(sent.map_err(|e| forward::failure(e, &region, &owner)));
-        }
+        let mut result = self.forward_rows(table, remote);
         let refs: Vec<Vec<MutationRef<'_>>> =
             here.iter().map(|w| w.mutations.iter().map(Mutation::as_ref).collect()).collect();
         // One store batch per durability the rows ask for (usually one).
@@ -88,6 +78,73 @@ impl Gateway {
             }
             let applied = self.store.mutate_rows(table, &batch, durability).map_err(Into::into);
             result = result.and(applied);
+        }
+        result
+    }
+
+    /// Writes one batch of rows as [`Gateway::write_batches`] does (one
+    /// phase), and says row by row what was not applied: `(index in rows,
+    /// why)`, ascending; every other row was applied. HBase's multi reports
+    /// each action's own result, so its client retries only the rows that
+    /// failed; re-sending the whole batch row by row after one bad row
+    /// would write the good rows twice (a delete re-sent later can remove a
+    /// put another client made in between). `Err`: the batch failed as a
+    /// whole (a region batch's WAL sync, a closed region, a server holding
+    /// some rows unreachable): the caller reports it for every row, as
+    /// HBase's region-level exception is, and its client retries them.
+    /// Timed once, as a put.
+    pub fn write_rows_each(&self, table: &str, rows: &[RowWrite]) -> GatewayResult<Vec<(usize, GatewayError)>> {
+        let started = Instant::now();
+        let mut here: Vec<usize> = Vec::with_capacity(rows.len());
+        let mut remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)> = BTreeMap::new();
+        for (i, w) in rows.iter().enumerate().filter(|(_, w)| !w.mutations.is_empty()) {
+            match self.router.is_cluster().then(|| self.placement(table, &w.row)) {
+                Some(Placement::Elsewhere { region, owner }) => {
+                    let entry = remote.entry(owner).or_default();
+                    entry.0.push(region);
+                    entry.1.push(w.clone());
+                }
+                _ => here.push(i),
+            }
+        }
+        let mut failed = self.forward_rows(table, remote);
+        let refs: Vec<Vec<MutationRef<'_>>> =
+            here.iter().map(|&i| rows[i].mutations.iter().map(Mutation::as_ref).collect()).collect();
+        let mut refused = Vec::new();
+        for durability in [None, Some(Durability::SyncWal), Some(Durability::AsyncWal), Some(Durability::SkipWal)] {
+            let (at, batch): (Vec<usize>, Vec<RowMutations<'_>>) = here
+                .iter()
+                .zip(&refs)
+                .filter(|&(&i, _)| rows[i].durability == durability)
+                .map(|(&i, mutations)| (i, RowMutations { row: &rows[i].row, mutations }))
+                .unzip();
+            if batch.is_empty() {
+                continue;
+            }
+            match self.store.mutate_rows_each(table, &batch, durability) {
+                Ok(rows_refused) => {
+                    refused.extend(rows_refused.into_iter().map(|(j, e)| (at[j], GatewayError::from(e))));
+                }
+                Err(e) => failed = failed.and(Err(e.into())),
+            }
+        }
+        refused.sort_unstable_by_key(|(i, _)| *i);
+        self.timed(table, Op::Put, started, failed.map(|()| refused))
+    }
+
+    /// Sends each other server the rows it holds, one call per server; the
+    /// first failure (every server is called).
+    fn forward_rows(&self, table: &str, remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)>) -> GatewayResult<()> {
+        let mut result = Ok(());
+        for (owner, (regions, batch)) in remote {
+            let sent = self.router.call(&owner, |c| forward::mutate_rows(c, table, &batch));
+            if let Err(e) = &sent
+                && Router::moved(e)
+            {
+                regions.iter().for_each(|r| self.router.forget(r));
+            }
+            let region = regions.first().cloned().unwrap_or_default();
+            result = result.and(sent.map_err(|e| forward::failure(e, &region, &owner)));
         }
         result
     }

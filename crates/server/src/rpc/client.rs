@@ -359,8 +359,9 @@ impl RpcAdapter {
             return Ok((action.action.iter().map(|_| Ok(pb::Result::default())).collect(), Some(true)));
         }
         let mut outcomes: Vec<Option<Outcome>> = vec![None; action.action.len()];
-        // Plain Puts and Deletes go as one batch.
-        let mut batch: Vec<(usize, RowWrite)> = Vec::new();
+        // Plain Puts and Deletes go as one batch (the actions they came
+        // from in `batch_at`); each reports its own row's result.
+        let (mut batch_at, mut batch) = (Vec::new(), Vec::new());
         for (i, (a, c)) in action.action.iter().zip(cells).enumerate() {
             let outcome = match (&a.get, &a.mutation) {
                 (Some(get), _) => self.get_cells(&region, get).map(|cells| result(cells, cell_block, block)),
@@ -368,7 +369,8 @@ impl RpcAdapter {
                     Ok(MutationType::Put | MutationType::Delete) => {
                         match row_write(m, c).and_then(|w| check_row(&region, &w.row).map(|()| w)) {
                             Ok(w) => {
-                                batch.push((i, w));
+                                batch_at.push(i);
+                                batch.push(w);
                                 continue;
                             }
                             Err(e) => Err(e),
@@ -381,16 +383,9 @@ impl RpcAdapter {
             outcomes[i] = Some(outcome);
         }
         if !batch.is_empty() {
-            let writes: Vec<RowWrite> = batch.iter().map(|(_, w)| w.clone()).collect();
-            if self.gateway.write_batches(&region.table, vec![writes]).is_ok() {
-                for (i, _) in &batch {
-                    outcomes[*i] = Some(Ok(pb::Result::default()));
-                }
-            } else {
-                for (i, w) in batch {
-                    let r = self.gateway.mutate_row(&region.table, w).map_err(from_gateway);
-                    outcomes[i] = Some(r.map(|()| pb::Result::default()));
-                }
+            let refused = self.gateway.write_rows_each(&region.table, &batch).map_err(from_gateway)?;
+            for (j, e) in refused {
+                outcomes[batch_at[j]] = Some(Err(from_gateway(e)));
             }
         }
         Ok((outcomes.into_iter().map(|o| o.unwrap_or_else(|| Ok(pb::Result::default()))).collect(), None))

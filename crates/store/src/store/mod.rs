@@ -51,6 +51,16 @@ pub struct Store {
     inner: Arc<Services>,
 }
 
+/// What a batch's `note` is told was not applied: one row the region
+/// refused (the others of its region batch were applied), or a region batch
+/// that failed as a whole (none of its rows, or of its last mini-batch, was
+/// applied), by its first row's index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unapplied {
+    Row,
+    RegionBatch,
+}
+
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store").field("dir", &self.inner.dir).finish()
@@ -128,6 +138,46 @@ impl Store {
     /// first such error is returned, as HBase's batch does. `durability`
     /// overrides the table's default.
     pub fn mutate_rows(&self, table: &str, rows: &[RowMutations<'_>], durability: Option<Durability>) -> Result<()> {
+        let (refused, failed) = self.apply_rows(table, rows, durability)?;
+        let first_refused = refused.into_iter().min_by_key(|(i, _)| *i);
+        match (first_refused, failed) {
+            (Some((i, e)), Some((j, _))) if i < j => Err(e),
+            (_, Some((_, e))) | (Some((_, e)), None) => Err(e),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// Applies a batch as [`Store::mutate_rows`] does and says, row by row,
+    /// which rows it refused and why: `(index in rows, error)`, ascending;
+    /// every row not listed was applied (a client's multi reports each
+    /// action's own result, as HBase's region server does). `Err`: a region
+    /// batch failed as a whole (its WAL append or sync, a closed region) or
+    /// the table cannot be written; rows of other regions may have been
+    /// applied, and the caller reports the error for every row, as HBase's
+    /// region-level exception does (its client retries the actions).
+    pub fn mutate_rows_each(
+        &self,
+        table: &str,
+        rows: &[RowMutations<'_>],
+        durability: Option<Durability>,
+    ) -> Result<Vec<(usize, StoreError)>> {
+        let (mut refused, failed) = self.apply_rows(table, rows, durability)?;
+        if let Some((_, e)) = failed {
+            return Err(e);
+        }
+        refused.sort_unstable_by_key(|(i, _)| *i);
+        Ok(refused)
+    }
+
+    /// The rows refused one by one, and the first (by row index) region
+    /// batch that failed as a whole.
+    #[expect(clippy::type_complexity, reason = "a private helper's two lists, named by its callers")]
+    fn apply_rows(
+        &self,
+        table: &str,
+        rows: &[RowMutations<'_>],
+        durability: Option<Durability>,
+    ) -> Result<(Vec<(usize, StoreError)>, Option<(usize, StoreError)>)> {
         self.check_open()?;
         let t = self.enabled_table(table)?;
         let durability = durability.unwrap_or(t.desc.durability);
@@ -135,10 +185,14 @@ impl Store {
         // rows of one region are contiguous.
         let mut rows: SmallVec<[(usize, RowMutations<'_>); 8]> = rows.iter().copied().enumerate().collect();
         rows.sort_unstable_by(|a, b| a.1.row.cmp(b.1.row).then(a.0.cmp(&b.0)));
-        let mut first_error: Option<(usize, StoreError)> = None;
-        let mut note = |i: usize, e: StoreError| {
-            if first_error.as_ref().is_none_or(|(j, _)| i < *j) {
-                first_error = Some((i, e));
+        let mut refused = Vec::new();
+        let mut failed: Option<(usize, StoreError)> = None;
+        let mut note = |i: usize, e: StoreError, what: Unapplied| match what {
+            Unapplied::Row => refused.push((i, e)),
+            Unapplied::RegionBatch => {
+                if failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                    failed = Some((i, e));
+                }
             }
         };
         // A SYNC_WAL batch over several regions shares one sync; what it
@@ -149,10 +203,7 @@ impl Store {
         for range in leftovers {
             self.mutate_range(&t, &rows[range], durability, &mut retry, &mut note)?;
         }
-        match first_error {
-            Some((_, e)) => Err(e),
-            None => Ok(()),
-        }
+        Ok((refused, failed))
     }
 
     /// Applies `rows` (sorted by row) region by region, each region's rows
@@ -163,7 +214,7 @@ impl Store {
         rows: &[(usize, RowMutations<'_>)],
         durability: Durability,
         retry: &mut MoveRetry,
-        note: &mut dyn FnMut(usize, StoreError),
+        note: &mut dyn FnMut(usize, StoreError, Unapplied),
     ) -> Result<()> {
         let mut group: SmallVec<[RowMutations<'_>; 8]> = SmallVec::new();
         let mut at = 0;
@@ -184,12 +235,12 @@ impl Store {
                 }
                 Err(e) => {
                     crate::jobs::flush::flusher::after_write(&self.inner, &region);
-                    note(rows[at].0, e);
+                    note(rows[at].0, e, Unapplied::RegionBatch);
                 }
                 Ok(outcome) => {
                     crate::jobs::flush::flusher::after_write(&self.inner, &region);
                     for (i, e) in outcome.refused {
-                        note(rows[at + i].0, e);
+                        note(rows[at + i].0, e, Unapplied::Row);
                     }
                     at += outcome.done;
                     continue;

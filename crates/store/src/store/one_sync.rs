@@ -47,12 +47,15 @@ use crate::region::{Region, RowMutations};
 use crate::services::Services;
 use crate::wal::Durability;
 
+use super::Unapplied;
+
 /// Ranges of `rows` the caller still has to apply region by region.
 pub(super) type Leftovers = SmallVec<[Range<usize>; 4]>;
 
 /// Applies `rows` (sorted by row) with one sync when they are a SYNC_WAL
 /// batch of distinct rows in more than one region; refused rows and failed
-/// region batches go to `note` (by their index in the caller's batch).
+/// region batches go to `note` (by their index in the caller's batch; a
+/// failed region batch by its first row's).
 /// Returns what is left for the region-by-region path: everything when the
 /// batch does not qualify, else the batches of regions that were moving.
 pub(super) fn apply(
@@ -60,7 +63,7 @@ pub(super) fn apply(
     t: &TableState,
     rows: &[(usize, RowMutations<'_>)],
     durability: Durability,
-    note: &mut dyn FnMut(usize, StoreError),
+    note: &mut dyn FnMut(usize, StoreError, Unapplied),
 ) -> Result<Leftovers> {
     let everything = || -> Leftovers { std::iter::once(0..rows.len()).collect() };
     if durability != Durability::SyncWal || rows.len() < 2 {
@@ -99,14 +102,14 @@ pub(super) fn apply(
         match region.prepare_locked(batch, 0, durability, &mut refused) {
             Ok(p) => {
                 for (i, e) in refused.drain(..) {
-                    note(rows[range.start + i].0, e);
+                    note(rows[range.start + i].0, e, Unapplied::Row);
                 }
                 if let Some(p) = p {
                     prepared.push((g, p));
                 }
             }
             Err(e) if t.retry_after(region, &e).is_some() => leftovers.push(range.clone()),
-            Err(e) => note(rows[range.start].0, e),
+            Err(e) => note(rows[range.start].0, e, Unapplied::RegionBatch),
         }
     }
 
@@ -114,7 +117,7 @@ pub(super) fn apply(
     for (g, mut p) in prepared {
         let first_row = rows[groups[g].1.start].0;
         if let Err(e) = p.durable() {
-            note(first_row, e);
+            note(first_row, e, Unapplied::RegionBatch);
             continue; // dropped: abandoned, nothing visible
         }
         match p.publish() {
@@ -122,7 +125,7 @@ pub(super) fn apply(
                 drop(updates);
                 published.push((g, seq));
             }
-            Err(e) => note(first_row, e),
+            Err(e) => note(first_row, e, Unapplied::RegionBatch),
         }
     }
     for &(g, seq) in &published {
