@@ -3,7 +3,8 @@
 //! settings for both (issue 27's benchmark). The client is YCSB 0.17 with
 //! our binding on hbase-client 2.6.4 (`bench/ycsb/run.sh`); this module
 //! starts the server ([`server`]), loads `records` rows once, runs each
-//! workload for `operations` operations on them in order, reads YCSB's
+//! workload for `operations` operations on them in order (E, whose every
+//! operation is a scan of up to 100 rows, for `scan_operations`), reads YCSB's
 //! report ([`output`]: throughput, per-operation p50/p95/p99 from its
 //! HdrHistogram measurement) and keeps YCSB's raw output. Each phase also
 //! records the CPU the server and the client spent, since both share this
@@ -38,7 +39,10 @@ pub struct YcsbOptions {
     /// Workload suffixes, in order (`a`, `b`, `c`, `f`, `e`, `write`, …).
     pub workloads: Vec<String>,
     pub records: u64,
+    /// Operations per workload, but E.
     pub operations: u64,
+    /// Operations of workload E (short scans).
+    pub scan_operations: u64,
     /// YCSB client threads.
     pub threads: usize,
     /// Regions the table is pre-split into (YCSB's split points).
@@ -111,7 +115,7 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
     cmd.args(["-threads", &opts.threads.to_string()]);
     let mut props = vec![
         format!("recordcount={}", opts.records),
-        format!("operationcount={}", opts.operations),
+        format!("operationcount={}", if workload == "e" { opts.scan_operations } else { opts.operations }),
         "createtable=true".to_string(),
         format!("presplits={}", opts.presplits),
         "measurementtype=hdrhistogram".to_string(),
