@@ -45,41 +45,15 @@ impl Gateway {
         let started = Instant::now();
         let mut result = Ok(());
         for rows in phases {
-            result = self.write_rows(table, rows);
+            result = self.apply_rows_each(table, &rows).and_then(|refused| match refused.into_iter().next() {
+                Some((_, e)) => Err(e),
+                None => Ok(()),
+            });
             if result.is_err() {
                 break;
             }
         }
         self.timed(table, Op::Put, started, result)
-    }
-
-    /// Writes one batch of rows: those other servers hold go to them, one
-    /// call per server; this server's go to the store as one batch (HBase's
-    /// batchMutate): each region's rows are one WAL record with one sync,
-    /// visible only once durable. A row the store refuses (e.g. an unknown
-    /// family) fails the call, but the other rows are applied, as HBase
-    /// applies them. Rows that asked not to be logged form their own
-    /// SKIP_WAL batch. Each row is atomic; the batch is not.
-    fn write_rows(&self, table: &str, rows: Vec<RowWrite>) -> GatewayResult<()> {
-        let (here, remote) = self.split_by_owner(table, rows);
-        let mut result = self.forward_rows(table, remote);
-        let refs: Vec<Vec<MutationRef<'_>>> =
-            here.iter().map(|w| w.mutations.iter().map(Mutation::as_ref).collect()).collect();
-        // One store batch per durability the rows ask for (usually one).
-        for durability in [None, Some(Durability::SyncWal), Some(Durability::AsyncWal), Some(Durability::SkipWal)] {
-            let batch: Vec<RowMutations<'_>> = here
-                .iter()
-                .zip(&refs)
-                .filter(|(w, _)| w.durability == durability)
-                .map(|(w, mutations)| RowMutations { row: &w.row, mutations })
-                .collect();
-            if batch.is_empty() {
-                continue;
-            }
-            let applied = self.store.mutate_rows(table, &batch, durability).map_err(Into::into);
-            result = result.and(applied);
-        }
-        result
     }
 
     /// Writes one batch of rows as [`Gateway::write_batches`] does (one
@@ -95,6 +69,18 @@ impl Gateway {
     /// Timed once, as a put.
     pub fn write_rows_each(&self, table: &str, rows: &[RowWrite]) -> GatewayResult<Vec<(usize, GatewayError)>> {
         let started = Instant::now();
+        let result = self.apply_rows_each(table, rows);
+        self.timed(table, Op::Put, started, result)
+    }
+
+    /// Writes one batch of rows: those other servers hold go to them, one
+    /// call per server; this server's go to the store as one batch (HBase's
+    /// batchMutate): each region's rows are one WAL record with one sync,
+    /// visible only once durable. A row the store refuses (e.g. an unknown
+    /// family) is listed with its error, and the other rows are applied, as
+    /// HBase applies them. Rows that asked not to be logged form their own
+    /// SKIP_WAL batch. Each row is atomic; the batch is not.
+    fn apply_rows_each(&self, table: &str, rows: &[RowWrite]) -> GatewayResult<Vec<(usize, GatewayError)>> {
         let mut here: Vec<usize> = Vec::with_capacity(rows.len());
         let mut remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)> = BTreeMap::new();
         for (i, w) in rows.iter().enumerate().filter(|(_, w)| !w.mutations.is_empty()) {
@@ -111,6 +97,7 @@ impl Gateway {
         let refs: Vec<Vec<MutationRef<'_>>> =
             here.iter().map(|&i| rows[i].mutations.iter().map(Mutation::as_ref).collect()).collect();
         let mut refused = Vec::new();
+        // One store batch per durability the rows ask for (usually one).
         for durability in [None, Some(Durability::SyncWal), Some(Durability::AsyncWal), Some(Durability::SkipWal)] {
             let (at, batch): (Vec<usize>, Vec<RowMutations<'_>>) = here
                 .iter()
@@ -129,7 +116,7 @@ impl Gateway {
             }
         }
         refused.sort_unstable_by_key(|(i, _)| *i);
-        self.timed(table, Op::Put, started, failed.map(|()| refused))
+        failed.map(|()| refused)
     }
 
     /// Sends each other server the rows it holds, one call per server; the
@@ -147,32 +134,6 @@ impl Gateway {
             result = result.and(sent.map_err(|e| forward::failure(e, &region, &owner)));
         }
         result
-    }
-
-    /// The rows this server writes, and per other server the rows it holds
-    /// (with the encoded names of their regions), in batch order.
-    #[expect(clippy::type_complexity, reason = "a private helper's grouping, named where it is used")]
-    fn split_by_owner(
-        &self,
-        table: &str,
-        rows: Vec<RowWrite>,
-    ) -> (Vec<RowWrite>, BTreeMap<String, (Vec<String>, Vec<RowWrite>)>) {
-        if !self.router.is_cluster() {
-            return (rows, BTreeMap::new());
-        }
-        let mut here = Vec::with_capacity(rows.len());
-        let mut remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)> = BTreeMap::new();
-        for w in rows {
-            match self.placement(table, &w.row) {
-                Placement::Elsewhere { region, owner } => {
-                    let entry = remote.entry(owner).or_default();
-                    entry.0.push(region);
-                    entry.1.push(w);
-                }
-                Placement::Here => here.push(w),
-            }
-        }
-        (here, remote)
     }
 
     /// Adds each amount to its counter column (family, qualifier) of one
