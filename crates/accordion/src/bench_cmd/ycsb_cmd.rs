@@ -26,9 +26,9 @@ pub struct YcsbArgs {
     pub records: u64,
     /// Operations per workload but E. Each phase is a new client JVM, whose
     /// start and JIT compiling are a fixed cost on the same cores as the
-    /// server: with 200 K gets the client's compiler threads took a third
-    /// of its CPU in the phase's middle and the client 93 µs of CPU per
-    /// get; with 1 M they were done before it and the client took 45.
+    /// server: with 200 K gets its JIT compiler took a third of its CPU in
+    /// the phase's middle and the client 77-96 µs of CPU per get; with 1 M
+    /// the compiling was done early and the client took 39.
     #[arg(long, default_value_t = 1_000_000)]
     pub operations: u64,
     /// Operations of workload E, each a scan of up to 100 rows (ten times a
