@@ -33,6 +33,23 @@
 //! not its index chunks; held accounting, which the global memstore limit
 //! uses, charges the chunks (see `segment.rs`).
 //!
+//! Long columns: a hot row rewritten many times since the last flush holds
+//! thousands of versions of each column, and a get must step past each
+//! column's spent versions in every segment. A gallop over n versions
+//! costs about 2·log2(n) probes, each a cell read (entries of one row tie
+//! on their prefix): in YCSB C after A's updates, through the Java
+//! client, a tenth of the server's samples
+//! (`bench-results/issue27-ycsb-steady-state/c-after-a/`). So the index
+//! keeps a table of its *long columns*, each a position range
+//! `[start, end)` of at least [`LONG_COLUMN`] cells of one (row, family,
+//! qualifier): a reseek from inside one tests the column's last cell and,
+//! when the key is past it, lands after it in one probe. The table is
+//! found as the entries are written: stretches of equal prefixes are
+//! tracked on the entries alone (the merge's copy already has them in
+//! cache), and only stretches at least [`LONG_COLUMN`] long have their
+//! cells read, by galloping from column to column. Its bytes (eight per
+//! long column) are charged as index bytes, heap and held.
+//!
 //! Thread safety: immutable after construction; shared freely. A
 //! [`CellChunkIndexBuilder`] belongs to the one merge that fills it; its
 //! chunks are shared only once `finish` has made them an index.
@@ -42,7 +59,52 @@ use std::cmp::Ordering;
 use crate::cell::{CellKey, CellRef, common_prefix_len, compare_bytes, compare_cells, row_prefix};
 use crate::chunk::{CHUNK_TABLE, ChunkId, ChunkRef, INDEX_CHUNK_SIZE};
 use crate::chunk_pool::ChunkPool;
+use crate::gallop::{first_not_below, gallop};
 use crate::sorted_runs::{Items, RunItem, Sink};
+
+/// The fewest cells of one column that the long-column table lists: a
+/// gallop over fewer costs about as much as the table's probe.
+pub const LONG_COLUMN: usize = 16;
+
+/// Finds, as entries are written in order, the stretches of at least
+/// [`LONG_COLUMN`] equal row prefixes: the only places a long column can
+/// be. Reads entries only.
+#[derive(Default)]
+struct PrefixStretches {
+    prefix: u64,
+    start: usize,
+    fed: usize,
+    long: Vec<(u32, u32)>,
+}
+
+impl PrefixStretches {
+    #[inline]
+    fn feed(&mut self, entries: &[Entry]) {
+        for e in entries {
+            if self.fed == 0 || e.prefix != self.prefix {
+                self.close();
+                (self.prefix, self.start) = (e.prefix, self.fed);
+            }
+            self.fed += 1;
+        }
+    }
+
+    fn close(&mut self) {
+        if self.fed - self.start >= LONG_COLUMN {
+            self.long.push((pos32(self.start), pos32(self.fed)));
+        }
+    }
+
+    fn finish(mut self) -> Vec<(u32, u32)> {
+        self.close();
+        self.long
+    }
+}
+
+/// An index position as the long-column table stores it.
+fn pos32(i: usize) -> u32 {
+    u32::try_from(i).expect("an index holds fewer than 2^32 cells")
+}
 
 /// One entry: the row prefix, then chunk id << 32 | offset.
 ///
@@ -111,6 +173,9 @@ pub struct CellChunkIndex {
     len: usize,
     /// The leading row bytes every cell's row has.
     common: Box<[u8]>,
+    /// Ascending, disjoint `[start, end)` ranges, each at least
+    /// [`LONG_COLUMN`] cells of one column (module doc).
+    long_columns: Box<[(u32, u32)]>,
 }
 
 /// An index's entries read in place, prefixes re-based past the first
@@ -166,11 +231,12 @@ pub struct CellChunkIndexBuilder<'p> {
     pool: &'p ChunkPool,
     index_chunks: Vec<ChunkRef>,
     len: usize,
+    stretches: PrefixStretches,
 }
 
 impl<'p> CellChunkIndexBuilder<'p> {
     pub fn new(pool: &'p ChunkPool) -> Self {
-        CellChunkIndexBuilder { pool, index_chunks: Vec::new(), len: 0 }
+        CellChunkIndexBuilder { pool, index_chunks: Vec::new(), len: 0, stretches: PrefixStretches::default() }
     }
 
     /// The free entries of the last chunk, taking a new chunk when it is full.
@@ -190,7 +256,9 @@ impl<'p> CellChunkIndexBuilder<'p> {
 
     /// The index over the entries written, whose rows all start with `common`.
     pub fn finish(self, common: Box<[u8]>) -> CellChunkIndex {
-        CellChunkIndex { index_chunks: self.index_chunks, len: self.len, common }
+        let index =
+            CellChunkIndex { index_chunks: self.index_chunks, len: self.len, common, long_columns: Box::new([]) };
+        index.with_long_columns(self.stretches.finish())
     }
 }
 
@@ -199,6 +267,7 @@ impl Sink<Entry> for CellChunkIndexBuilder<'_> {
     fn push(&mut self, item: Entry) {
         self.room()[0] = item;
         self.len += 1;
+        self.stretches.feed(&[item]);
     }
 
     fn extend_from_slice(&mut self, mut items: &[Entry]) {
@@ -207,6 +276,7 @@ impl Sink<Entry> for CellChunkIndexBuilder<'_> {
             let n = room.len().min(items.len());
             room[..n].copy_from_slice(&items[..n]);
             self.len += n;
+            self.stretches.feed(&items[..n]);
             items = &items[n..];
         }
     }
@@ -312,6 +382,7 @@ impl CellChunkIndex {
         mut fill: impl FnMut(usize, &mut [Entry]),
     ) -> CellChunkIndex {
         let mut index_chunks: Vec<ChunkRef> = Vec::with_capacity(len.div_ceil(ENTRIES_PER_CHUNK));
+        let mut stretches = PrefixStretches::default();
         for group_start in (0..len).step_by(ENTRIES_PER_CHUNK) {
             let n = ENTRIES_PER_CHUNK.min(len - group_start);
             let chunk = pool.get_index();
@@ -319,9 +390,49 @@ impl CellChunkIndex {
             // SAFETY: `dst` is a fresh, aligned allocation of n entries.
             let out = unsafe { std::slice::from_raw_parts_mut(dst.as_ptr() as *mut Entry, n) };
             fill(group_start, out);
+            stretches.feed(out);
             index_chunks.push(chunk);
         }
-        CellChunkIndex { index_chunks, len, common }
+        CellChunkIndex { index_chunks, len, common, long_columns: Box::new([]) }.with_long_columns(stretches.finish())
+    }
+
+    /// The index with its long-column table, found inside `stretches`
+    /// (ranges of equal prefixes, ascending): from each column's first
+    /// cell, a gallop to the first cell of another column. A column is a
+    /// prefix of what follows it in its stretch (the cells are sorted), so
+    /// "same column" is monotone there.
+    fn with_long_columns(mut self, stretches: Vec<(u32, u32)>) -> CellChunkIndex {
+        let mut long = Vec::new();
+        for (start, end) in stretches {
+            let (mut i, end) = (start as usize, end as usize);
+            while i < end {
+                // SAFETY: positions below `len` locate live cells (invariant).
+                let first = unsafe { CellRef::from_ptr(self.cell_ptr(i)) };
+                // SAFETY: as above.
+                let next = gallop(i + 1, end, |j| unsafe { CellRef::from_ptr(self.cell_ptr(j)) }.same_column(&first));
+                if next - i >= LONG_COLUMN {
+                    long.push((pos32(i), pos32(next)));
+                }
+                i = next;
+            }
+        }
+        self.long_columns = long.into_boxed_slice();
+        self
+    }
+
+    /// The end of the long column (module doc) that position `i` lies in:
+    /// the position of the first cell of the next column.
+    #[inline]
+    pub fn long_column_end(&self, i: usize) -> Option<usize> {
+        let table = &self.long_columns;
+        let k = table.partition_point(|&(start, _)| start as usize <= i);
+        let (_, end) = *table.get(k.checked_sub(1)?)?;
+        (i < end as usize).then_some(end as usize)
+    }
+
+    /// Bytes of the long-column table (on the heap; module doc).
+    pub fn long_column_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.long_columns)
     }
 
     /// The leading row bytes every cell's row has.
@@ -452,16 +563,7 @@ impl CellChunkIndex {
     /// Position of the first cell >= `key` (len if none).
     pub fn lower_bound(&self, key: &CellKey<'_>) -> usize {
         let probe = self.probe(key);
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.is_below(mid, probe, key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        first_not_below(0, self.len, |i| self.is_below(i, probe, key))
     }
 }
 

@@ -24,6 +24,7 @@ pub mod cursor_heap;
 pub mod error;
 pub mod executor;
 pub mod footprint;
+mod gallop;
 pub mod memory_gauge;
 pub mod memstore;
 pub mod merge_iter;

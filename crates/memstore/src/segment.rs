@@ -14,7 +14,8 @@
 //! - `SegmentStats::index_size` is what heap accounting (and the region
 //!   flush size trigger) charges: the bytes of the index's entries or nodes
 //!   — 8 per cell for a cell array, 16 for a cell-chunk index (which keeps
-//!   a row prefix in each entry), the node bytes of a skiplist. Data
+//!   a row prefix in each entry) plus its long-column table, the node
+//!   bytes of a skiplist. Data
 //!   is charged the same way, per cell, not per MSLAB chunk. This is
 //!   HBase's rule: `CellChunkImmutableSegment` charges
 //!   `CELL_CHUNK_MAP_ENTRY` per cell, not its index chunks, and cells their
@@ -39,6 +40,7 @@ use crate::cell_array_index::CellArrayIndex;
 use crate::cell_chunk_index::{CellChunkIndex, ChunkLocator, Entry};
 use crate::chunk::{ChunkId, ChunkRef};
 use crate::chunk_pool::ChunkPool;
+use crate::gallop::gallop;
 use crate::mutable_segment::MutableSegment;
 pub use crate::segment_stats::{SEGMENT_OVERHEAD, SegmentStats};
 use crate::skiplist::CellSkipList;
@@ -132,7 +134,7 @@ impl Segment {
         };
         stats.index_size = match &index {
             FlatIndex::Array(a) => a.entry_bytes(),
-            FlatIndex::Chunk(c) => c.entry_bytes(),
+            FlatIndex::Chunk(c) => c.entry_bytes() + c.long_column_bytes(),
         } as u64;
         Segment { id, body: SegmentBody::Flat { index, _data_chunks: data_chunks, stats } }
     }
@@ -146,7 +148,7 @@ impl Segment {
         known: SegmentStats,
     ) -> Segment {
         debug_assert_eq!(known.cells, index.len() as u64, "known statistics of other cells");
-        let stats = SegmentStats { index_size: index.entry_bytes() as u64, ..known };
+        let stats = SegmentStats { index_size: (index.entry_bytes() + index.long_column_bytes()) as u64, ..known };
         Segment { id, body: SegmentBody::Flat { index: FlatIndex::Chunk(index), _data_chunks: data_chunks, stats } }
     }
 
@@ -203,13 +205,14 @@ impl Segment {
     }
 
     /// Index bytes on the heap rather than in pool chunks: a cell array's
-    /// block, a non-empty skiplist's head tower.
+    /// block, a non-empty skiplist's head tower, a cell-chunk index's
+    /// long-column table.
     pub fn index_heap_bytes(&self) -> u64 {
         match &self.body {
             SegmentBody::SkipList(m) if m.is_empty() => 0,
             SegmentBody::SkipList(_) => crate::mutable_segment::SKIPLIST_HEAD_BYTES as u64,
             SegmentBody::Flat { index: FlatIndex::Array(a), .. } => a.held_bytes() as u64,
-            SegmentBody::Flat { index: FlatIndex::Chunk(_), .. } => 0,
+            SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => c.long_column_bytes() as u64,
         }
     }
 
@@ -368,7 +371,16 @@ impl SegmentCursor {
             }
             SegmentBody::Flat { index: FlatIndex::Chunk(c), .. } => {
                 let probe = c.probe(key);
-                self.pos = gallop(self.pos, c.len(), |i| c.is_below(i, probe, key));
+                let below = |i| c.is_below(i, probe, key);
+                let mut from = self.pos;
+                // Past a long column's versions in one probe of its last
+                // (`cell_chunk_index.rs`).
+                if let Some(end) = c.long_column_end(from)
+                    && below(end - 1)
+                {
+                    from = end;
+                }
+                self.pos = gallop(from, c.len(), below);
             }
         }
     }
@@ -408,30 +420,6 @@ impl SegmentCursor {
     }
 }
 
-/// The first position in `from..len` that is not `below` the search key
-/// (`len` if none), in O(log distance): steps of 1, 2, 4, … from `from`,
-/// then a binary search inside the last step. `below` must be monotone
-/// (true, then false) over `from..len`.
-fn gallop(from: usize, len: usize, below: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut step) = (from, 1usize);
-    let mut hi = from;
-    while hi < len && below(hi) {
-        lo = hi + 1;
-        hi = from.saturating_add(step).min(len);
-        step = step.saturating_mul(2);
-    }
-    let mut hi = hi.min(len);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if below(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,33 +435,6 @@ mod tests {
         m
     }
 
-    /// A reseek gallops forward from the cursor's position and lands where
-    /// a binary search over the whole index does, for every start and key.
-    #[test]
-    fn gallop_finds_what_a_full_search_finds_from_any_start() {
-        let cells: Vec<Vec<u8>> = (0..40u32)
-            .flat_map(|r| {
-                (0..3u64).map(move |ts| {
-                    CellInput::put(format!("r{r:03}").as_bytes(), b"f", b"q", 10 - ts, b"v").to_encoded(1)
-                })
-            })
-            .collect();
-        fn below<'a>(cells: &'a [Vec<u8>], key: CellKey<'a>) -> impl Fn(usize) -> bool + 'a {
-            move |i| CellRef::new(&cells[i]).compare_key(&key) == Ordering::Less
-        }
-        let full = |key: &CellKey<'_>| cells.partition_point(|c| CellRef::new(c).compare_key(key) == Ordering::Less);
-        for r in 0..=41u32 {
-            let row = format!("r{r:03}");
-            for key in [CellKey::first_on_row(row.as_bytes()), CellKey::last_on_column(row.as_bytes(), b"f", b"q")] {
-                let want = full(&key);
-                for from in 0..=want {
-                    assert_eq!(gallop(from, cells.len(), below(&cells, key)), want, "{row} from {from}");
-                }
-            }
-        }
-        assert_eq!(gallop(0, 0, below(&cells, CellKey::first_on_row(b"a"))), 0);
-    }
-
     fn rows_of(seg: &Arc<Segment>) -> Vec<Vec<u8>> {
         let mut c = SegmentCursor::new(seg.clone());
         let mut out = Vec::new();
@@ -482,6 +443,133 @@ mod tests {
             c.advance();
         }
         out
+    }
+
+    /// A column of `hot_columns`: row, qualifier, versions.
+    type HotColumn = (String, &'static [u8], usize);
+
+    /// A store's shape after hot updates: rows whose columns hold from one
+    /// to hundreds of versions (the empty qualifier too), and rows sharing
+    /// their first eight bytes past the common ones (equal prefixes).
+    fn hot_columns(pool: &ChunkPool) -> (Arc<Segment>, Vec<HotColumn>) {
+        let columns: Vec<HotColumn> = vec![
+            ("user0001".into(), b"a", 1),
+            ("user0001".into(), b"b", 3),
+            ("user0002xx".into(), b"", 40),
+            ("user0002xx".into(), b"a", 15),
+            ("user0002xx".into(), b"b", 16),
+            ("user0002yy".into(), b"a", 300),
+            ("user0002yy".into(), b"c", 17),
+            ("user0003".into(), b"a", 2),
+            ("user0004".into(), b"z", 64),
+        ];
+        let m = Arc::new(MutableSegment::new(pool.clone()));
+        let mut seq = 0;
+        for (row, qualifier, versions) in &columns {
+            for ts in 0..*versions as u64 {
+                seq += 1;
+                let g = m.begin_write().expect("not frozen");
+                m.insert_row(&g, &[CellInput::put(row.as_bytes(), b"f", qualifier, 1000 + ts, b"v")], seq);
+            }
+        }
+        m.freeze();
+        (Arc::new(Segment::from_active(1, m)), columns)
+    }
+
+    /// The long-column table lists exactly the columns of at least
+    /// `LONG_COLUMN` cells, whether the index was built from sorted cells
+    /// (a flatten, a compaction) or written entry by entry (a merge), and
+    /// its bytes are charged as index bytes.
+    #[test]
+    fn a_chunk_index_lists_its_long_columns_however_it_is_built() {
+        use crate::cell_chunk_index::{CellChunkIndexBuilder, LONG_COLUMN};
+        use crate::sorted_runs::Sink;
+        let pool = ChunkPool::new(16);
+        let (skip, columns) = hot_columns(&pool);
+        let mut expected = Vec::new();
+        let mut at = 0;
+        for (_, _, versions) in &columns {
+            if *versions >= LONG_COLUMN {
+                expected.push((at, at + versions));
+            }
+            at += versions;
+        }
+        assert_eq!(expected.len(), 5, "the empty qualifier's 40, 16, 300, 17 and 64 versions; not 15");
+        let ends = |index: &CellChunkIndex| -> Vec<(usize, usize)> {
+            let mut found = Vec::new();
+            let mut i = 0;
+            while i < index.len() {
+                match index.long_column_end(i) {
+                    Some(end) => {
+                        found.push((i, end));
+                        i = end;
+                    }
+                    None => i += 1,
+                }
+            }
+            found
+        };
+        let flat = Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false);
+        let built = flat.chunk_index().expect("a chunk index");
+        assert_eq!(ends(built), expected, "built from sorted cells");
+        assert_eq!(built.long_column_bytes(), 8 * expected.len());
+        assert_eq!(flat.stats().index_size, (16 * at + 8 * expected.len()) as u64);
+        assert_eq!(flat.index_heap_bytes(), 8 * expected.len() as u64);
+        // Written as a merge writes: single entries and slices, the slices
+        // cutting through long columns.
+        let locator = ChunkLocator::new(&skip.data_chunks());
+        let skip_bytes = built.common().len();
+        // SAFETY: the pointers are the segment's cells, in its chunks.
+        let entries = unsafe { CellChunkIndex::entries_of_sorted(&skip.cell_ptrs(), skip_bytes, &locator) };
+        let mut builder = CellChunkIndexBuilder::new(&pool);
+        let mut rest = &entries[..];
+        let mut n = 1;
+        while !rest.is_empty() {
+            let k = n.min(rest.len());
+            if k == 1 {
+                builder.push(rest[0]);
+            } else {
+                builder.extend_from_slice(&rest[..k]);
+            }
+            rest = &rest[k..];
+            n = n * 3 % 37 + 1;
+        }
+        let merged = builder.finish(built.common().into());
+        assert_eq!(ends(&merged), expected, "written entry by entry");
+    }
+
+    /// A reseek from any position, in or before a long column, lands where
+    /// a full search does, for every key a reader asks (a row's start, a
+    /// column's start and end, a version inside a column).
+    #[test]
+    fn a_reseek_past_long_columns_lands_where_a_full_search_does() {
+        let pool = ChunkPool::new(16);
+        let (skip, columns) = hot_columns(&pool);
+        let flat =
+            Arc::new(Segment::flat(2, IndexLayout::CellChunk, skip.cell_ptrs(), skip.data_chunks(), &pool, false));
+        let mut keys = vec![CellKey::first_on_row(b"user0000"), CellKey::first_on_row(b"user0005")];
+        for (row, qualifier, versions) in &columns {
+            keys.push(CellKey::first_on_row(row.as_bytes()));
+            keys.push(CellKey::first_on_column(row.as_bytes(), b"f", qualifier));
+            keys.push(CellKey::last_on_column(row.as_bytes(), b"f", qualifier));
+            // A version in the middle, the last two and one older than all.
+            for ts in [1000 + (*versions as u64) / 2, 1001, 1000, 999] {
+                let mut version = CellKey::first_on_column(row.as_bytes(), b"f", qualifier);
+                version.timestamp = ts;
+                keys.push(version);
+            }
+        }
+        let len = flat.cell_count() as usize;
+        for key in &keys {
+            let mut full = SegmentCursor::new(flat.clone());
+            full.seek(key);
+            for from in 0..=full.pos {
+                let mut c = SegmentCursor::new(flat.clone());
+                c.pos = from;
+                c.reseek(key);
+                assert_eq!(c.pos, full.pos, "{key:?} from {from} of {len}");
+            }
+        }
     }
 
     #[test]
