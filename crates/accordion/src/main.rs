@@ -72,6 +72,13 @@ fn main() -> anyhow::Result<()> {
     // warnings unless asked for more.
     let default_level = if matches!(cli.command, Command::Bench { .. }) { "warn" } else { "info" };
     let log = logging::init(&cli.log, default_level)?;
+    if matches!(
+        cli.command,
+        Command::Bench { bench: BenchCommand::Memstore(_) | BenchCommand::Write(_) | BenchCommand::Run(_) }
+    ) {
+        // The benches that report allocations per operation.
+        counting_alloc::start();
+    }
     match cli.command {
         Command::Bench { bench: BenchCommand::Memstore(args) } => {
             bench_cmd::memstore_bench::run(&args)?;
