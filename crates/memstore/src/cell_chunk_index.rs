@@ -435,6 +435,12 @@ impl CellChunkIndex {
         std::mem::size_of_val(&*self.long_columns)
     }
 
+    /// What memstore heap accounting charges for this index: its entries
+    /// and its long-column table.
+    pub fn charged_bytes(&self) -> usize {
+        self.entry_bytes() + self.long_column_bytes()
+    }
+
     /// The leading row bytes every cell's row has.
     pub fn common(&self) -> &[u8] {
         &self.common
@@ -488,7 +494,7 @@ impl CellChunkIndex {
         self.len == 0
     }
 
-    /// Bytes of index entries: what memstore heap accounting charges.
+    /// Bytes of index entries, sixteen per cell ([`charged_bytes`](Self::charged_bytes) adds the table).
     pub fn entry_bytes(&self) -> usize {
         self.len * ENTRY_BYTES
     }
