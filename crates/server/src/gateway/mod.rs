@@ -38,7 +38,7 @@ use store::wal::Durability;
 use store::{FamilyDescriptor, Store};
 
 pub use error::{GatewayError, GatewayResult, RemoteKind};
-pub use request::{CheckAndMutate, RegionLocation, RowWrite, ScanRequest, ScannedRows};
+pub use request::{CheckAndMutate, RegionLocation, RowWrite, RowWriteRef, ScanRequest, ScannedRows};
 
 use crate::gateway::result_size::row_bytes;
 use crate::peer::forward::{self, PeerClient};

@@ -4,7 +4,7 @@
 //! A read of one row is the store's own [`store::Get`].
 
 use store::wal::Durability;
-use store::{Mutation, RegionInfo, Scan};
+use store::{Mutation, MutationRef, RegionInfo, Scan};
 
 /// The changes to one row, applied atomically.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +19,29 @@ impl RowWrite {
     /// Whether every change deletes (the call counts as a delete).
     pub fn deletes_only(&self) -> bool {
         self.mutations.iter().all(|m| !matches!(m, Mutation::Put { .. }))
+    }
+}
+
+/// A [`RowWrite`] borrowed from the request it came in: what a protocol
+/// adapter hands a batch when its message already holds the bytes (the
+/// HBase RPC's cell block), so no cell is copied before the store's WAL
+/// buffer and MSLAB chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowWriteRef<'a> {
+    pub row: &'a [u8],
+    pub mutations: &'a [MutationRef<'a>],
+    /// As [`RowWrite::durability`].
+    pub durability: Option<Durability>,
+}
+
+impl RowWriteRef<'_> {
+    /// The same row's write, owning its bytes (to forward it to a peer).
+    pub fn to_row_write(&self) -> RowWrite {
+        RowWrite {
+            row: self.row.to_vec(),
+            mutations: self.mutations.iter().map(MutationRef::to_mutation).collect(),
+            durability: self.durability,
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 use store::wal::Durability;
 use store::{Mutation, MutationRef, RowMutations};
 
-use super::{CheckAndMutate, Gateway, GatewayError, GatewayResult, Placement, RowWrite};
+use super::{CheckAndMutate, Gateway, GatewayError, GatewayResult, Placement, RowWrite, RowWriteRef};
 use crate::peer::forward;
 use crate::peer::routing::Router;
 use crate::request_metrics::Op;
@@ -45,6 +45,8 @@ impl Gateway {
         let started = Instant::now();
         let mut result = Ok(());
         for rows in phases {
+            let refs = mutation_refs(&rows);
+            let rows = borrowed(&rows, &refs);
             result = self.apply_rows_each(table, &rows).and_then(|refused| match refused.into_iter().next() {
                 Some((_, e)) => Err(e),
                 None => Ok(()),
@@ -68,6 +70,16 @@ impl Gateway {
     /// HBase's region-level exception is, and its client retries them.
     /// Timed once, as a put.
     pub fn write_rows_each(&self, table: &str, rows: &[RowWrite]) -> GatewayResult<Vec<(usize, GatewayError)>> {
+        let refs = mutation_refs(rows);
+        self.write_row_refs_each(table, &borrowed(rows, &refs))
+    }
+
+    /// [`Gateway::write_rows_each`] of rows borrowed from their request.
+    pub fn write_row_refs_each(
+        &self,
+        table: &str,
+        rows: &[RowWriteRef<'_>],
+    ) -> GatewayResult<Vec<(usize, GatewayError)>> {
         let started = Instant::now();
         let result = self.apply_rows_each(table, rows);
         self.timed(table, Op::Put, started, result)
@@ -80,30 +92,27 @@ impl Gateway {
     /// family) is listed with its error, and the other rows are applied, as
     /// HBase applies them. Rows that asked not to be logged form their own
     /// SKIP_WAL batch. Each row is atomic; the batch is not.
-    fn apply_rows_each(&self, table: &str, rows: &[RowWrite]) -> GatewayResult<Vec<(usize, GatewayError)>> {
+    fn apply_rows_each(&self, table: &str, rows: &[RowWriteRef<'_>]) -> GatewayResult<Vec<(usize, GatewayError)>> {
         let mut here: Vec<usize> = Vec::with_capacity(rows.len());
         let mut remote: BTreeMap<String, (Vec<String>, Vec<RowWrite>)> = BTreeMap::new();
         for (i, w) in rows.iter().enumerate().filter(|(_, w)| !w.mutations.is_empty()) {
-            match self.router.is_cluster().then(|| self.placement(table, &w.row)) {
+            match self.router.is_cluster().then(|| self.placement(table, w.row)) {
                 Some(Placement::Elsewhere { region, owner }) => {
                     let entry = remote.entry(owner).or_default();
                     entry.0.push(region);
-                    entry.1.push(w.clone());
+                    entry.1.push(w.to_row_write());
                 }
                 _ => here.push(i),
             }
         }
         let mut failed = self.forward_rows(table, remote);
-        let refs: Vec<Vec<MutationRef<'_>>> =
-            here.iter().map(|&i| rows[i].mutations.iter().map(Mutation::as_ref).collect()).collect();
         let mut refused = Vec::new();
         // One store batch per durability the rows ask for (usually one).
         for durability in [None, Some(Durability::SyncWal), Some(Durability::AsyncWal), Some(Durability::SkipWal)] {
             let (at, batch): (Vec<usize>, Vec<RowMutations<'_>>) = here
                 .iter()
-                .zip(&refs)
-                .filter(|&(&i, _)| rows[i].durability == durability)
-                .map(|(&i, mutations)| (i, RowMutations { row: &rows[i].row, mutations }))
+                .filter(|&&i| rows[i].durability == durability)
+                .map(|&i| (i, RowMutations { row: rows[i].row, mutations: rows[i].mutations }))
                 .unzip();
             if batch.is_empty() {
                 continue;
@@ -183,4 +192,17 @@ impl Gateway {
         let CheckAndMutate { row, family, qualifier, expected, mutations } = &check;
         Ok(self.store.check_and_mutate(table, row, family, qualifier, expected.as_deref(), mutations)?)
     }
+}
+
+/// Each owned row's mutations, borrowed (what [`borrowed`] points into).
+fn mutation_refs(rows: &[RowWrite]) -> Vec<Vec<MutationRef<'_>>> {
+    rows.iter().map(|w| w.mutations.iter().map(Mutation::as_ref).collect()).collect()
+}
+
+/// Owned rows as the borrowed rows a batch takes.
+fn borrowed<'a>(rows: &'a [RowWrite], refs: &'a [Vec<MutationRef<'a>>]) -> Vec<RowWriteRef<'a>> {
+    rows.iter()
+        .zip(refs)
+        .map(|(w, mutations)| RowWriteRef { row: &w.row, mutations, durability: w.durability })
+        .collect()
 }

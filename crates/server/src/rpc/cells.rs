@@ -11,12 +11,14 @@
 //!
 //! Thread safety: pure functions over values.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use hbase_rpc::pb::hbase::pb::{self as pb, MutationProto, mutation_proto};
 use hbase_rpc::{Cell as WireCell, CellSource, CellType as WireType, KeyValueParts, RpcError};
 use memstore::{Cell, CellRef, RowCells};
-use store::Mutation;
 use store::wal::Durability;
+use store::{Mutation, MutationRef};
 
 use crate::gateway::RowWrite;
 
@@ -95,13 +97,26 @@ pub fn mutation_type(m: &MutationProto) -> Result<mutation_proto::MutationType, 
         .ok_or_else(|| RpcError::do_not_retry("a mutation without a known type"))
 }
 
-/// The mutation's cells: those inside it, then its share of the cell block.
-pub fn mutation_cells(
+/// The mutation's cells: those inside it, then its share of the cell block
+/// (`block[*next..]`; `next` moves past it, so the block is read in order
+/// even for a mutation refused later). Borrowed from the block when all of
+/// them are there, as the Java client sends a Put's and a Delete's cells.
+pub fn mutation_cells<'a>(
     m: &MutationProto,
-    block: &mut impl Iterator<Item = WireCell>,
-) -> Result<Vec<WireCell>, RpcError> {
+    block: &'a [WireCell],
+    next: &mut usize,
+) -> Result<Cow<'a, [WireCell]>, RpcError> {
     use mutation_proto::DeleteType;
     let is_delete = mutation_type(m)? == mutation_proto::MutationType::Delete;
+    let from_block = usize::try_from(m.associated_cell_count.unwrap_or(0)).unwrap_or(0);
+    let end = next.checked_add(from_block).filter(|&end| end <= block.len()).ok_or_else(|| {
+        RpcError::do_not_retry("the cell block holds fewer cells than the mutations say (associated_cell_count)")
+    })?;
+    let block_cells = &block[*next..end];
+    *next = end;
+    if m.column_value.is_empty() {
+        return Ok(Cow::Borrowed(block_cells));
+    }
     let row = m.row.clone().unwrap_or_default();
     let default_ts = m.timestamp.map_or(LATEST_TIMESTAMP, |t| t as i64);
     let mut cells = Vec::new();
@@ -128,54 +143,65 @@ pub fn mutation_cells(
             });
         }
     }
-    for _ in 0..m.associated_cell_count.unwrap_or(0).max(0) {
-        cells.push(block.next().ok_or_else(|| {
-            RpcError::do_not_retry("the cell block holds fewer cells than the mutations say (associated_cell_count)")
-        })?);
-    }
-    Ok(cells)
+    cells.extend_from_slice(block_cells);
+    Ok(Cow::Owned(cells))
 }
 
 /// The row a mutation changes: its own, or its first cell's.
-pub fn mutation_row(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<u8>, RpcError> {
+pub fn mutation_row<'a>(m: &'a MutationProto, cells: &'a [WireCell]) -> Result<&'a [u8], RpcError> {
     match (&m.row, cells.first()) {
-        (Some(row), _) if !row.is_empty() => Ok(row.to_vec()),
-        (_, Some(cell)) => Ok(cell.row.to_vec()),
+        (Some(row), _) if !row.is_empty() => Ok(row),
+        (_, Some(cell)) => Ok(&cell.row),
         _ => Err(RpcError::do_not_retry("a mutation without a row")),
     }
 }
 
-/// A Put's or Delete's changes in the store's terms.
-pub fn store_mutations(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<Mutation>, RpcError> {
+/// A Put's or Delete's changes in the store's terms, borrowed from its
+/// cells, pushed onto `out` (nothing is pushed on an error).
+pub fn store_mutation_refs<'a>(
+    m: &MutationProto,
+    cells: &'a [WireCell],
+    out: &mut Vec<MutationRef<'a>>,
+) -> Result<(), RpcError> {
     let kind = mutation_type(m)?;
     if cells.is_empty() && kind == mutation_proto::MutationType::Delete {
         // A Delete naming no column deletes the row.
         let ts = m.timestamp.map_or(LATEST_TIMESTAMP, |t| t as i64);
-        return Ok(vec![Mutation::DeleteRow { timestamp: timestamp(ts) }]);
+        out.push(MutationRef::DeleteRow { timestamp: timestamp(ts) });
+        return Ok(());
     }
-    cells
-        .iter()
-        .map(|c| {
-            let (family, qualifier, ts) = (c.family.to_vec(), c.qualifier.to_vec(), timestamp(c.timestamp));
-            Ok(match c.cell_type {
-                WireType::Put => Mutation::Put { family, qualifier, timestamp: ts, value: c.value.to_vec() },
-                WireType::Delete => Mutation::DeleteVersion { family, qualifier, timestamp: ts },
-                WireType::DeleteColumn => Mutation::DeleteColumn { family, qualifier, timestamp: ts },
-                WireType::DeleteFamily => Mutation::DeleteFamily { family, timestamp: ts },
-                WireType::DeleteFamilyVersion => Mutation::DeleteFamilyVersion {
-                    family,
-                    timestamp: ts
-                        .ok_or_else(|| RpcError::do_not_retry("a family version delete needs an explicit timestamp"))?,
-                },
-            })
-        })
-        .collect()
+    let start = out.len();
+    out.reserve(cells.len());
+    for c in cells {
+        let (family, qualifier, ts) = (&c.family[..], &c.qualifier[..], timestamp(c.timestamp));
+        out.push(match c.cell_type {
+            WireType::Put => MutationRef::Put { family, qualifier, timestamp: ts, value: &c.value },
+            WireType::Delete => MutationRef::DeleteVersion { family, qualifier, timestamp: ts },
+            WireType::DeleteColumn => MutationRef::DeleteColumn { family, qualifier, timestamp: ts },
+            WireType::DeleteFamily => MutationRef::DeleteFamily { family, timestamp: ts },
+            WireType::DeleteFamilyVersion => match ts {
+                Some(timestamp) => MutationRef::DeleteFamilyVersion { family, timestamp },
+                None => {
+                    out.truncate(start);
+                    return Err(RpcError::do_not_retry("a family version delete needs an explicit timestamp"));
+                }
+            },
+        });
+    }
+    Ok(())
+}
+
+/// A Put's or Delete's changes in the store's terms, owned.
+pub fn store_mutations(m: &MutationProto, cells: &[WireCell]) -> Result<Vec<Mutation>, RpcError> {
+    let mut refs = Vec::new();
+    store_mutation_refs(m, cells, &mut refs)?;
+    Ok(refs.iter().map(MutationRef::to_mutation).collect())
 }
 
 /// A Put or Delete as one row's write.
 pub fn row_write(m: &MutationProto, cells: &[WireCell]) -> Result<RowWrite, RpcError> {
     Ok(RowWrite {
-        row: mutation_row(m, cells)?,
+        row: mutation_row(m, cells)?.to_vec(),
         mutations: store_mutations(m, cells)?,
         durability: mutation_durability(m),
     })
@@ -185,7 +211,7 @@ pub fn row_write(m: &MutationProto, cells: &[WireCell]) -> Result<RowWrite, RpcE
 /// (`USE_DEFAULT`, or none sent: the table's). HBase's `SYNC_WAL` hflushes
 /// and `FSYNC_WAL` hsyncs; the store's `SyncWal` fsyncs, so both map to it:
 /// never less durable than the client asked.
-fn mutation_durability(m: &MutationProto) -> Option<Durability> {
+pub fn mutation_durability(m: &MutationProto) -> Option<Durability> {
     use mutation_proto::Durability as Wire;
     match m.durability.and_then(|d| Wire::try_from(d).ok())? {
         Wire::UseDefault => None,
@@ -258,7 +284,7 @@ mod tests {
             qv(b"", None, DeleteType::DeleteFamily),
             qv(b"", Some(9), DeleteType::DeleteFamilyVersion),
         ]);
-        let cells = mutation_cells(&m, &mut std::iter::empty()).unwrap();
+        let cells = mutation_cells(&m, &[], &mut 0).unwrap();
         let w = row_write(&m, &cells).unwrap();
         assert_eq!(w.row, b"r");
         assert_eq!(
@@ -289,9 +315,10 @@ mod tests {
             WireCell::put("r", "f", "q2", 5, "v2"),
             WireCell::put("other", "f", "q", 1, "next mutation's"),
         ];
-        let mut it = block.into_iter();
-        let cells = mutation_cells(&m, &mut it).unwrap();
-        assert_eq!(it.count(), 1, "the next mutation's cell stays in the block");
+        let mut next = 0;
+        let cells = mutation_cells(&m, &block, &mut next).unwrap();
+        assert!(matches!(cells, Cow::Borrowed(_)), "cells all in the block are borrowed from it");
+        assert_eq!(next, 2, "the next mutation's cell stays in the block");
         let w = row_write(&m, &cells).unwrap();
         assert_eq!(w.durability, Some(Durability::SkipWal));
         use mutation_proto::Durability as Wire;
@@ -315,8 +342,9 @@ mod tests {
             }
         );
         assert!(matches!(w.mutations[0], Mutation::Put { timestamp: None, .. }));
-        let short = MutationProto { associated_cell_count: Some(3), ..m };
-        assert!(mutation_cells(&short, &mut std::iter::empty()).is_err());
+        let short = MutationProto { associated_cell_count: Some(3), ..m.clone() };
+        assert!(mutation_cells(&short, &block[..2], &mut 0).is_err());
+        assert!(mutation_cells(&m, &block, &mut 2).is_err(), "two cells asked past the block's last");
     }
 
     #[test]

@@ -18,19 +18,24 @@
 //!
 //! Thread safety: no state; see the module `rpc`.
 
+use std::borrow::Cow;
+
 use hbase_rpc::pb::hbase::pb::{
     self as pb, CompareType, Condition, GetRequest, GetResponse, MultiRequest, MultiResponse, MutateRequest,
     MutateResponse, MutationProto, RegionActionResult, ResultOrException, mutation_proto::MutationType,
 };
 use hbase_rpc::{Call, Cell as WireCell, Reply, RpcError};
 use memstore::{RowCells, TimeRange};
-use store::{Column, Get, RegionInfo};
+use store::{Column, Get, MutationRef, RegionInfo};
 
-use super::cells::{mutation_cells, mutation_row, result, row_write, store_mutations, wire_cell};
+use super::cells::{
+    mutation_cells, mutation_durability, mutation_row, result, row_write, store_mutation_refs, store_mutations,
+    wire_cell,
+};
 use super::errors::{from_gateway, name_bytes_pair};
 use super::filters::filter_text;
 use super::{RpcAdapter, Target};
-use crate::gateway::{CheckAndMutate, RowWrite, ScanRequest};
+use crate::gateway::{CheckAndMutate, RowWrite, RowWriteRef, ScanRequest};
 
 /// The store's columns for a read's: a family, or its named qualifiers.
 pub fn columns(columns: &[pb::Column]) -> Vec<Column> {
@@ -176,9 +181,9 @@ impl RpcAdapter {
     pub(super) fn mutate(&self, call: Call) -> Result<Reply, RpcError> {
         let request: MutateRequest = call.decode()?;
         let region = self.region(&request.region, "Mutate")?;
-        let cells = mutation_cells(&request.mutation, &mut call.cells.into_iter())?;
+        let cells = mutation_cells(&request.mutation, &call.cells, &mut 0)?;
         if let Some(condition) = &request.condition {
-            let processed = self.conditional(&region, condition, &[(&request.mutation, &cells)])?;
+            let processed = self.conditional(&region, condition, &[(&request.mutation, &cells[..])])?;
             return Ok(Reply::new(&MutateResponse { result: None, processed: Some(processed), metrics: None }));
         }
         let mut block = Vec::new();
@@ -196,7 +201,7 @@ impl RpcAdapter {
         cell_block: bool,
         block: &mut Vec<WireCell>,
     ) -> Result<pb::Result, RpcError> {
-        let row = mutation_row(m, cells)?;
+        let row = mutation_row(m, cells)?.to_vec();
         check_row(region, &row)?;
         let table = &region.table;
         let now = now_ms();
@@ -242,7 +247,7 @@ impl RpcAdapter {
         &self,
         region: &RegionInfo,
         condition: &Condition,
-        mutations: &[(&MutationProto, &Vec<WireCell>)],
+        mutations: &[(&MutationProto, &[WireCell])],
     ) -> Result<bool, RpcError> {
         check_row(region, &condition.row)?;
         let mut changes = Vec::new();
@@ -269,7 +274,7 @@ impl RpcAdapter {
     pub(super) fn multi(&self, call: Call) -> Result<Reply, RpcError> {
         let request: MultiRequest = call.decode()?;
         let cell_block = call.cell_block_supported;
-        let mut block_in = call.cells.into_iter();
+        let mut block_at = 0;
         let mut block_out = Vec::new();
         let mut response = MultiResponse::default();
         for action in &request.region_action {
@@ -278,8 +283,8 @@ impl RpcAdapter {
             let mut cells = Vec::with_capacity(action.action.len());
             for a in &action.action {
                 cells.push(match &a.mutation {
-                    Some(m) => mutation_cells(m, &mut block_in)?,
-                    None => Vec::new(),
+                    Some(m) => mutation_cells(m, &call.cells, &mut block_at)?,
+                    None => Cow::Borrowed(&[][..]),
                 });
             }
             let outcome = self.region_action(action, &cells, request.condition.as_ref(), cell_block, &mut block_out);
@@ -327,14 +332,14 @@ impl RpcAdapter {
     fn region_action(
         &self,
         action: &pb::RegionAction,
-        cells: &[Vec<WireCell>],
+        cells: &[Cow<'_, [WireCell]>],
         multi_condition: Option<&Condition>,
         cell_block: bool,
         block: &mut Vec<WireCell>,
     ) -> Result<(Vec<Outcome>, Option<bool>), RpcError> {
         let region = self.region(&action.region, "Multi")?;
-        let mutations: Vec<(&MutationProto, &Vec<WireCell>)> =
-            action.action.iter().zip(cells).filter_map(|(a, c)| a.mutation.as_ref().map(|m| (m, c))).collect();
+        let mutations: Vec<(&MutationProto, &[WireCell])> =
+            action.action.iter().zip(cells).filter_map(|(a, c)| a.mutation.as_ref().map(|m| (m, &c[..]))).collect();
         if let Some(condition) = action.condition.as_ref().or(multi_condition) {
             let processed = self.conditional(&region, condition, &mutations)?;
             return Ok((action.action.iter().map(|_| Ok(pb::Result::default())).collect(), Some(processed)));
@@ -360,20 +365,33 @@ impl RpcAdapter {
         }
         let mut outcomes: Vec<Option<Outcome>> = vec![None; action.action.len()];
         // Plain Puts and Deletes go as one batch (the actions they came
-        // from in `batch_at`); each reports its own row's result.
-        let (mut batch_at, mut batch) = (Vec::new(), Vec::new());
+        // from in `batch_at`); each reports its own row's result. Their
+        // changes borrow the request's cells, all in one vector (`changes`,
+        // each row its range of it): the store copies the bytes once, into
+        // its WAL buffer and MSLAB chunks (copying them into owned
+        // mutations first was 4 % of the server's samples in YCSB's write
+        // phase, bench-results/issue27-long-columns/server-write-profile.txt).
+        let (mut batch_at, mut rows) = (Vec::new(), Vec::new());
+        let mut changes: Vec<MutationRef<'_>> = Vec::new();
         for (i, (a, c)) in action.action.iter().zip(cells).enumerate() {
             let outcome = match (&a.get, &a.mutation) {
                 (Some(get), _) => self.get_cells(&region, get).map(|cells| result(cells, cell_block, block)),
                 (None, Some(m)) => match super::cells::mutation_type(m) {
                     Ok(MutationType::Put | MutationType::Delete) => {
-                        match row_write(m, c).and_then(|w| check_row(&region, &w.row).map(|()| w)) {
-                            Ok(w) => {
+                        let start = changes.len();
+                        let row = mutation_row(m, c)
+                            .and_then(|row| store_mutation_refs(m, c, &mut changes).map(|()| row))
+                            .and_then(|row| check_row(&region, row).map(|()| row));
+                        match row {
+                            Ok(row) => {
                                 batch_at.push(i);
-                                batch.push(w);
+                                rows.push((row, start..changes.len(), mutation_durability(m)));
                                 continue;
                             }
-                            Err(e) => Err(e),
+                            Err(e) => {
+                                changes.truncate(start);
+                                Err(e)
+                            }
                         }
                     }
                     _ => self.apply(&region, m, c, cell_block, block),
@@ -382,8 +400,12 @@ impl RpcAdapter {
             };
             outcomes[i] = Some(outcome);
         }
-        if !batch.is_empty() {
-            let refused = self.gateway.write_rows_each(&region.table, &batch).map_err(from_gateway)?;
+        if !rows.is_empty() {
+            let batch: Vec<RowWriteRef<'_>> = rows
+                .into_iter()
+                .map(|(row, at, durability)| RowWriteRef { row, mutations: &changes[at], durability })
+                .collect();
+            let refused = self.gateway.write_row_refs_each(&region.table, &batch).map_err(from_gateway)?;
             for (j, e) in refused {
                 outcomes[batch_at[j]] = Some(Err(from_gateway(e)));
             }

@@ -59,6 +59,33 @@ pub enum MutationRef<'a> {
     DeleteRow { timestamp: Option<u64> },
 }
 
+impl MutationRef<'_> {
+    /// The same change, owning its bytes.
+    pub fn to_mutation(&self) -> Mutation {
+        match *self {
+            MutationRef::Put { family, qualifier, timestamp, value } => Mutation::Put {
+                family: family.to_vec(),
+                qualifier: qualifier.to_vec(),
+                timestamp,
+                value: value.to_vec(),
+            },
+            MutationRef::DeleteVersion { family, qualifier, timestamp } => {
+                Mutation::DeleteVersion { family: family.to_vec(), qualifier: qualifier.to_vec(), timestamp }
+            }
+            MutationRef::DeleteColumn { family, qualifier, timestamp } => {
+                Mutation::DeleteColumn { family: family.to_vec(), qualifier: qualifier.to_vec(), timestamp }
+            }
+            MutationRef::DeleteFamily { family, timestamp } => {
+                Mutation::DeleteFamily { family: family.to_vec(), timestamp }
+            }
+            MutationRef::DeleteFamilyVersion { family, timestamp } => {
+                Mutation::DeleteFamilyVersion { family: family.to_vec(), timestamp }
+            }
+            MutationRef::DeleteRow { timestamp } => Mutation::DeleteRow { timestamp },
+        }
+    }
+}
+
 /// The changes to one row in a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowMutations<'a> {
@@ -99,5 +126,26 @@ pub struct Get {
 impl Get {
     pub fn new(row: impl Into<Vec<u8>>) -> Get {
         Get { row: row.into(), columns: Vec::new(), time_range: TimeRange::ALL, max_versions: 1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutation_borrowed_and_owned_again_is_the_same() {
+        let (f, q, v) = (b"f".to_vec(), b"q".to_vec(), b"v".to_vec());
+        let all = [
+            Mutation::Put { family: f.clone(), qualifier: q.clone(), timestamp: Some(3), value: v },
+            Mutation::DeleteVersion { family: f.clone(), qualifier: q.clone(), timestamp: None },
+            Mutation::DeleteColumn { family: f.clone(), qualifier: q, timestamp: Some(4) },
+            Mutation::DeleteFamily { family: f.clone(), timestamp: Some(5) },
+            Mutation::DeleteFamilyVersion { family: f, timestamp: 6 },
+            Mutation::DeleteRow { timestamp: None },
+        ];
+        for m in all {
+            assert_eq!(m.as_ref().to_mutation(), m);
+        }
     }
 }
