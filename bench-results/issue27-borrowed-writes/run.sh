@@ -1,6 +1,6 @@
 #!/bin/sh
 # A/B of the RPC write path: owned mutations (base, acc-s50 = bcf9f99) against mutations borrowed from
-# the request's cells (new), YCSB's write shape only (a million 1 KB updates through BufferedMutator,
+# the request's cells (new), YCSB's write shape only (a million updates of whole rows (four 25-byte fields) through BufferedMutator,
 # 10 KB batches), ours only, through HBase's Java client, alternating rounds.
 # usage: run.sh ROUNDS BIN_BASE BIN_NEW
 set -e
