@@ -19,6 +19,18 @@ pub fn process_cpu_seconds(pid: u32) -> Option<f64> {
     Some((stat.utime + stat.stime) as f64 / procfs::ticks_per_second() as f64)
 }
 
+/// Bytes process `pid` (all its threads, ended ones included) has caused to
+/// be written to storage so far: the kernel's `write_bytes` less
+/// `cancelled_write_bytes` (pages dirtied, then truncated or deleted before
+/// writeback). The kernel counts a page when the process dirties it, so a
+/// write is counted when it is made, not when the flusher gets to it; a file
+/// system with no backing device (tmpfs) counts nothing. `None` where
+/// `/proc/<pid>/io` cannot be read.
+pub fn process_disk_write_bytes(pid: u32) -> Option<u64> {
+    let io = Process::new(i32::try_from(pid).ok()?).and_then(|p| p.io()).ok()?;
+    Some(io.write_bytes.saturating_sub(io.cancelled_write_bytes))
+}
+
 /// User + system CPU seconds of this process's children that have ended
 /// and been waited for (theirs and their own waited-for children's:
 /// `getrusage(RUSAGE_CHILDREN)`); 0 where it cannot be read.
@@ -60,6 +72,21 @@ mod tests {
         assert!(super::peak_rss_bytes() > 1 << 20);
         let me = super::process_cpu_seconds(std::process::id()).expect("this process");
         assert!((me - super::cpu_seconds()).abs() < 1.0, "the same process read two ways");
+    }
+
+    #[test]
+    fn bytes_written_to_a_file_are_counted_when_written() {
+        use std::io::Write;
+        let me = std::process::id();
+        // The package's directory: a disk-backed file system, where /tmp may
+        // be tmpfs (which counts nothing).
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).expect("temp dir");
+        let before = super::process_disk_write_bytes(me).expect("/proc/self/io");
+        let mut f = std::fs::File::create(dir.path().join("data")).expect("create");
+        f.write_all(&vec![7u8; 8 << 20]).expect("write");
+        f.sync_all().expect("sync");
+        let after = super::process_disk_write_bytes(me).expect("/proc/self/io");
+        assert!(after >= before + (8 << 20), "8 MiB written and synced: {before} → {after}");
     }
 
     #[test]

@@ -82,12 +82,13 @@ fn phase_line(engine: &str, p: &Phase) -> String {
         .collect();
     let cpu = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
     format!(
-        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  CPU µs/op server {} client {}  {}",
+        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  CPU µs/op server {} client {}  disk written {}  {}",
         p.workload,
         p.result.throughput_ops_per_sec,
         p.seconds,
         cpu(p.server_cpu_us_per_op()),
         cpu(p.client_cpu_us_per_op()),
+        p.server_disk_write_bytes.map_or("-".to_string(), |b| format!("{} MiB", b >> 20)),
         ops.join("; ")
     )
 }
@@ -119,6 +120,9 @@ fn table(runs: &[EngineRun]) -> Vec<String> {
         lines.push(format!("| {} | throughput (ops/s) | {a:.0} | {b:.0} | {} |", p.workload, ratio(a, b)));
         if let (Some(x), Some(y)) = (p.server_cpu_us_per_op(), q.server_cpu_us_per_op()) {
             lines.push(format!("| {} | server CPU per op (µs) | {x:.0} | {y:.0} | {} |", p.workload, ratio(y, x)));
+        }
+        if let (Some(x), Some(y)) = (p.server_disk_bytes_per_op(), q.server_disk_bytes_per_op()) {
+            lines.push(format!("| {} | disk bytes written per op | {x:.0} | {y:.0} | {} |", p.workload, ratio(y, x)));
         }
         for (class, s) in &p.result.ops {
             let Some(t) = q.result.ops.get(class) else { continue };

@@ -63,6 +63,11 @@ pub struct Phase {
     /// threads, background work included; `None` where `/proc` cannot be
     /// read).
     pub server_cpu_seconds: Option<f64>,
+    /// Bytes the server process wrote to disk during the phase (WAL,
+    /// flushes, compactions: `/proc/<pid>/io`, see
+    /// `sysinfo::process_disk_write_bytes`; `None` where it cannot be read).
+    /// The same measure for every engine, whatever it counts internally.
+    pub server_disk_write_bytes: Option<u64>,
     /// CPU seconds YCSB's client spent (its JVM from start to exit, the
     /// build check before it), which shares the machine's cores with the
     /// server.
@@ -81,6 +86,12 @@ impl Phase {
     pub fn server_cpu_us_per_op(&self) -> Option<f64> {
         let ops = self.operations();
         self.server_cpu_seconds.filter(|_| ops > 0.0).map(|s| s * 1e6 / ops)
+    }
+
+    /// Bytes the server wrote to disk per operation.
+    pub fn server_disk_bytes_per_op(&self) -> Option<f64> {
+        let ops = self.operations();
+        self.server_disk_write_bytes.filter(|_| ops > 0.0).map(|b| b as f64 / ops)
     }
 
     /// The client's CPU microseconds per operation (its JVM's start-up
@@ -127,10 +138,12 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
     }
     let started = Instant::now();
     let (server_cpu_before, client_cpu_before) = (server.cpu_seconds(), ended_children_cpu_seconds());
+    let disk_before = server.disk_write_bytes();
     let out = cmd.output().map_err(io(format!("run {}", opts.run_sh.display())))?;
     let seconds = started.elapsed().as_secs_f64();
     let server_cpu_seconds = server_cpu_before.zip(server.cpu_seconds()).map(|(a, b)| b - a);
     let client_cpu_seconds = ended_children_cpu_seconds() - client_cpu_before;
+    let server_disk_write_bytes = disk_before.zip(server.disk_write_bytes()).map(|(a, b)| b.saturating_sub(a));
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if let Some(dir) = &opts.raw_dir {
         let base = dir.join(format!("{engine}-{workload}"));
@@ -151,7 +164,15 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
     }
     let result = output::parse(&stdout)?;
     let failures = result.failures();
-    Ok(Phase { workload: workload.to_string(), seconds, result, server_cpu_seconds, client_cpu_seconds, failures })
+    Ok(Phase {
+        workload: workload.to_string(),
+        seconds,
+        result,
+        server_cpu_seconds,
+        server_disk_write_bytes,
+        client_cpu_seconds,
+        failures,
+    })
 }
 
 /// Loads, then runs every workload, against `server` (named `engine`).

@@ -136,6 +136,11 @@ impl Server {
     }
 
     /// The server process's peak resident set (VmHWM), while it runs.
+    /// Bytes the server process has written to disk so far.
+    pub fn disk_write_bytes(&self) -> Option<u64> {
+        crate::sysinfo::process_disk_write_bytes(self.child.id())
+    }
+
     pub fn peak_rss_bytes(&self) -> Option<u64> {
         let pid = i32::try_from(self.child.id()).ok()?;
         procfs::process::Process::new(pid).ok()?.status().ok()?.vmhwm.map(|kb| kb * 1024)
