@@ -74,6 +74,9 @@ pub struct ServerConfig {
     /// Serve the RPC port's schema changes to callers beyond loopback
     /// (`rpc/admission.rs`).
     pub rpc_remote_ddl: bool,
+    /// Threads that run RPC calls (`rpc_handlers`,
+    /// `hbase.regionserver.handler.count`).
+    pub rpc_handlers: usize,
     /// A file holding the token admin calls must carry (`admin_auth.rs`).
     pub admin_token_file: Option<PathBuf>,
     /// Serve both ports over TLS (`hbase.thrift.ssl.enabled`; `tls.rs`).
@@ -126,6 +129,7 @@ impl Default for ServerConfig {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             rpc_addr: None,
             rpc_remote_ddl: false,
+            rpc_handlers: 0,
             admin_token_file: None,
             tls_enabled: false,
             tls_cert: None,
@@ -357,6 +361,21 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| Some(c.rpc_remote_ddl.to_string()),
         set: |c, v| {
             c.rpc_remote_ddl = boolean(v)?;
+            Ok(())
+        },
+    },
+    Setting {
+        name: "rpc_handlers",
+        hbase: Some("hbase.regionserver.handler.count"),
+        default: Some("16"),
+        kind: Kind::Integer,
+        help: "Threads that run the RPC port's calls (HBase's handlers; HBase's default is 30). A call waits in a \
+               queue of 1,024 while every handler is busy. Handlers beyond the cores keep calls moving while \
+               some wait on a WAL sync or a row lock; an idle one spins briefly, then sleeps.",
+        example: "",
+        get: |c| Some(c.rpc_handlers.to_string()),
+        set: |c, v| {
+            c.rpc_handlers = int(v)?.clamp(1, 1024) as usize;
             Ok(())
         },
     },

@@ -436,9 +436,16 @@ fn start_rpc(
         tracing::warn!("rpc_remote_ddl: the RPC port at {addr} serves schema changes to every caller, unauthenticated");
     }
     let ddl = crate::rpc::DdlAdmission { remote_allowed: remote_ddl };
-    RpcServer::start(listener, Arc::new(crate::rpc::RpcAdapter::new(gateway, identity.clone(), ddl)))
+    let adapter = Arc::new(crate::rpc::RpcAdapter::new(gateway, identity.clone(), ddl));
+    RpcServer::start_with(listener, adapter, rpc_server_config(config))
         .map(|server| (server, identity))
         .map_err(|source| ServerError::Bind { addr, what: "rpc", source })
+}
+
+/// What the RPC server takes from our settings; its other limits are
+/// `hbase_rpc`'s defaults.
+fn rpc_server_config(config: &ServerConfig) -> hbase_rpc::RpcServerConfig {
+    hbase_rpc::RpcServerConfig { workers: config.rpc_handlers, ..Default::default() }
 }
 
 fn listener_addr(listener: &std::net::TcpListener) -> SocketAddr {
@@ -447,7 +454,19 @@ fn listener_addr(listener: &std::net::TcpListener) -> SocketAddr {
 
 #[cfg(test)]
 mod tests {
-    use super::relay_target;
+    use super::{relay_target, rpc_server_config};
+    use crate::ServerConfig;
+
+    #[test]
+    fn the_rpc_port_runs_as_many_handlers_as_rpc_handlers_says() {
+        assert_eq!(rpc_server_config(&ServerConfig::default()).workers, 16, "the default");
+        let set = ServerConfig::load(None, &["rpc_handlers=3".to_string()]).expect("a valid setting");
+        assert_eq!(rpc_server_config(&set).workers, 3);
+        let hbase =
+            ServerConfig::load(None, &["hbase.regionserver.handler.count=30".to_string()]).expect("HBase's name");
+        assert_eq!(rpc_server_config(&hbase).workers, 30);
+        assert!(ServerConfig::load(None, &["rpc_handlers=many".to_string()]).is_err());
+    }
 
     #[test]
     fn http_is_relayed_only_to_a_port_that_listens_where_thrift_does() {
