@@ -135,12 +135,12 @@ impl Server {
         crate::sysinfo::process_cpu_seconds(self.child.id())
     }
 
-    /// The server process's peak resident set (VmHWM), while it runs.
     /// Bytes the server process has written to disk so far.
     pub fn disk_write_bytes(&self) -> Option<u64> {
         crate::sysinfo::process_disk_write_bytes(self.child.id())
     }
 
+    /// The server process's peak resident set (VmHWM), while it runs.
     pub fn peak_rss_bytes(&self) -> Option<u64> {
         let pid = i32::try_from(self.child.id()).ok()?;
         procfs::process::Process::new(pid).ok()?.status().ok()?.vmhwm.map(|kb| kb * 1024)
