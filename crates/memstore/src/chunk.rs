@@ -14,18 +14,6 @@
 //!   written exactly once by the thread that allocated them, before being
 //!   published (with release ordering) through an index.
 //!
-//! A regular (2 MiB) chunk is mapped on its own, 2 MiB-aligned, and
-//! advised as a transparent huge page (`MADV_HUGEPAGE`; RocksDB's
-//! `memtable_huge_page_size` does the like for its arena). The active
-//! segment's skiplist nodes and cells are spread over every chunk a region
-//! wrote lately, so a descent's steps land on random 4 KiB pages, each a
-//! TLB miss besides a cache miss (and a virtual machine's page walk is
-//! two-dimensional); a chunk's first write also faulted 512 times, now
-//! once. Measured on the papers' write shape: 1.054× updates/s, the same
-//! peak RSS (`bench-results/issue27-huge-page-chunks/`); the descent's
-//! cache misses remain. Where the kernel gives no huge page (THP off, or no
-//! free 2 MiB frame) the chunk is ordinary memory, the same size.
-//!
 //! Thread safety: `alloc` is lock-free (a CAS bump pointer) and may be called
 //! from any number of threads; distinct allocations never overlap, so writers
 //! never race. The id table is lock-free for lookups.
@@ -74,51 +62,9 @@ pub(crate) struct ChunkMemory {
     pub(crate) len: usize,
     /// A dedicated chunk for one oversized cell: never pooled, whatever its size.
     pub(crate) jumbo: bool,
-    /// Mapped on its own (a regular chunk: [`map_huge`]), not from the heap.
-    mapped: bool,
 }
 
-/// Maps `len` bytes (a multiple of 2 MiB) aligned to 2 MiB and advises them
-/// as a transparent huge page (module doc); `None` if the mapping fails.
-fn map_huge(len: usize) -> Option<NonNull<u8>> {
-    const HUGE: usize = 2 * 1024 * 1024;
-    debug_assert_eq!(len % HUGE, 0);
-    let span = len + HUGE;
-    // SAFETY: an anonymous private mapping at an address the kernel picks;
-    // no existing memory is touched.
-    let raw = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            span,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if raw == libc::MAP_FAILED {
-        return None;
-    }
-    let start = raw as usize;
-    let aligned = (start + HUGE - 1) & !(HUGE - 1);
-    let (head, tail) = (aligned - start, span - (aligned - start) - len);
-    // SAFETY: both ranges lie inside the mapping just made and outside the
-    // aligned `len` bytes kept; nothing refers to them.
-    unsafe {
-        if head > 0 {
-            libc::munmap(raw, head);
-        }
-        if tail > 0 {
-            libc::munmap((aligned + len) as *mut libc::c_void, tail);
-        }
-        // Advice only: where THP is off the call fails or is ignored, and
-        // the memory is ordinary pages.
-        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-    }
-    NonNull::new(aligned as *mut u8)
-}
-
-// SAFETY: ChunkMemory owns its block (heap or its own mapping); nothing else aliases it while it
+// SAFETY: ChunkMemory is an owned heap block; nothing else aliases it while it
 // sits in a pool.
 unsafe impl Send for ChunkMemory {}
 
@@ -126,26 +72,16 @@ impl ChunkMemory {
     /// Allocates fresh memory and registers a new id for it.
     pub(crate) fn allocate(len: usize, jumbo: bool) -> ChunkMemory {
         let layout = Layout::from_size_align(len.max(1), CHUNK_ALIGN).expect("chunk layout");
-        let (ptr, mapped) = match (len == CHUNK_SIZE && !jumbo).then(|| map_huge(len)).flatten() {
-            Some(ptr) => (ptr, true),
-            None => {
-                // SAFETY: layout has non-zero size.
-                let raw = unsafe { alloc(layout) };
-                (NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout)), false)
-            }
-        };
+        // SAFETY: layout has non-zero size.
+        let raw = unsafe { alloc(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         let id = CHUNK_TABLE.register(ptr.as_ptr());
-        ChunkMemory { id, ptr, len, jumbo, mapped }
+        ChunkMemory { id, ptr, len, jumbo }
     }
 
     /// Unregisters the id and frees the memory.
     pub(crate) fn free(self) {
         CHUNK_TABLE.unregister(self.id);
-        if self.mapped {
-            // SAFETY: mapped by `map_huge` with this length; no references remain.
-            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
-            return;
-        }
         let layout = Layout::from_size_align(self.len.max(1), CHUNK_ALIGN).expect("chunk layout");
         // SAFETY: allocated in `allocate` with this layout; no references remain.
         unsafe { dealloc(self.ptr.as_ptr(), layout) };
@@ -319,45 +255,6 @@ impl ChunkTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The `VmFlags` of the mapping in `/proc/self/smaps` that holds `addr`.
-    fn vm_flags_at(addr: usize) -> Option<String> {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut inside = false;
-        for line in smaps.lines() {
-            let range = line.split_whitespace().next().and_then(|r| r.split_once('-'));
-            if let Some((lo, hi)) = range.filter(|_| !line.starts_with("VmFlags"))
-                && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-            {
-                inside = (lo..hi).contains(&addr);
-            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return Some(flags.trim().to_string());
-            }
-        }
-        None
-    }
-
-    #[test]
-    fn a_regular_chunk_is_its_own_huge_page_mapping_and_others_are_heap() {
-        let regular = ChunkMemory::allocate(CHUNK_SIZE, false);
-        assert!(regular.mapped);
-        assert_eq!(regular.ptr.as_ptr() as usize % CHUNK_SIZE, 0, "2 MiB-aligned, so one huge page can back it");
-        // SAFETY: the chunk's whole length is ours to write.
-        unsafe { std::ptr::write_bytes(regular.ptr.as_ptr(), 7, CHUNK_SIZE) };
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-        if thp.contains("[always]") || thp.contains("[madvise]") {
-            let flags = vm_flags_at(regular.ptr.as_ptr() as usize).expect("the chunk's mapping in smaps");
-            assert!(flags.split_whitespace().any(|f| f == "hg"), "advised as a huge page: VmFlags {flags}");
-        }
-        // SAFETY: written above.
-        assert_eq!(unsafe { *regular.ptr.as_ptr().add(CHUNK_SIZE - 1) }, 7);
-        regular.free();
-        let index = ChunkMemory::allocate(INDEX_CHUNK_SIZE, false);
-        let jumbo = ChunkMemory::allocate(CHUNK_SIZE, true);
-        assert!(!index.mapped && !jumbo.mapped, "index and jumbo chunks come from the heap");
-        index.free();
-        jumbo.free();
-    }
 
     #[test]
     fn bump_allocation_respects_alignment_and_capacity() {
