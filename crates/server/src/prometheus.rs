@@ -17,8 +17,8 @@
 //! - store-wide: the WAL (counters, and `accordion_wal_sync_duration_seconds`
 //!   from the WAL's own HdrHistogram), flush and compaction failures,
 //!   blocked writes, the flush and compaction queues' lengths, the tasks in
-//!   progress by kind, the block cache, the memstore limit, write
-//!   amplification; the Thrift front end; `accordion_build_info`;
+//!   progress by kind, the block cache, the memstore limit and chunk pool,
+//!   write amplification; the Thrift front end; `accordion_build_info`;
 //! - the process: `process_cpu_seconds_total`,
 //!   `process_resident_memory_bytes`, `process_virtual_memory_bytes`,
 //!   `process_open_fds`, `process_max_fds`, `process_threads`,
@@ -291,6 +291,7 @@ fn store_families(out: &mut Out, source: &StatusSource) {
         "The memstores' limit over all regions; writes block above it.",
         store.options().global_memstore_limit(),
     );
+    chunk_pool_families(out, &store.chunk_pool().stats());
     out.single(
         "accordion_write_amplification_ratio",
         Kind::Gauge,
@@ -406,6 +407,37 @@ fn store_families(out: &mut Out, source: &StatusSource) {
     out.single("accordion_block_cache_bytes", Kind::Gauge, "Bytes the cached blocks take.", cache.bytes);
     out.single("accordion_block_cache_capacity_bytes", Kind::Gauge, "The block cache's capacity.", cache.capacity);
     out.single("accordion_block_cache_blocks", Kind::Gauge, "Blocks in the block cache.", cache.count);
+}
+
+/// The memstores' chunk pool (HBase's `ChunkCreator` logs the like): how
+/// often a chunk came fresh from the system rather than from the pool says
+/// whether the pool keeps what the memstores cycle through.
+fn chunk_pool_families(out: &mut Out, pool: &memstore::ChunkPoolStats) {
+    let counters: [(&str, &str, u64); 4] = [
+        ("accordion_chunk_pool_created_total", "Memstore chunks allocated fresh from the system.", pool.created),
+        (
+            "accordion_chunk_pool_reused_total",
+            "Memstore chunks handed out again from the pool's idle ones.",
+            pool.reused,
+        ),
+        ("accordion_chunk_pool_recycled_total", "Memstore chunks given back to the pool and kept idle.", pool.recycled),
+        ("accordion_chunk_pool_freed_total", "Memstore chunks given back to the system.", pool.freed),
+    ];
+    for (name, help, value) in counters {
+        out.single(name, Kind::Counter, help, value);
+    }
+    out.single(
+        "accordion_chunk_pool_in_use_bytes",
+        Kind::Gauge,
+        "Bytes of the memstore chunks in use (whole chunks).",
+        pool.in_use_bytes,
+    );
+    out.single(
+        "accordion_chunk_pool_idle_bytes",
+        Kind::Gauge,
+        "Bytes of the chunks idle in the pool.",
+        pool.idle_bytes,
+    );
 }
 
 fn thrift_families(out: &mut Out, source: &StatusSource) {

@@ -243,6 +243,13 @@ fn metrics_follow_prometheus_conventions_and_count_the_calls_made() {
     assert!(must(&scrape, "accordion_wal_appends_total", &[]) >= (calls.put + calls.delete) as f64);
     assert!(must(&scrape, "accordion_wal_written_bytes_total", &[]) > 0.0);
     assert!(must(&scrape, "accordion_global_memstore_limit_bytes", &[]) > 0.0);
+    // The puts took memstore chunks; every chunk handed out came fresh or
+    // from the pool, and a chunk given back was kept or freed.
+    let chunk = |name: &str| must(&scrape, &format!("accordion_chunk_pool_{name}"), &[]);
+    assert!(chunk("created_total") >= 1.0, "the first put allocates a chunk");
+    assert!(chunk("recycled_total") + chunk("freed_total") <= chunk("created_total") + chunk("reused_total"));
+    let in_pool = chunk("in_use_bytes") + chunk("idle_bytes");
+    assert!(in_pool >= 1.0 && in_pool % (128.0 * 1024.0) == 0.0, "whole chunks: {in_pool}");
     assert_eq!(must(&scrape, "accordion_thrift_connections_accepted_total", &[]), 1.0);
     assert_eq!(must(&scrape, "accordion_thrift_open_connections", &[]), 1.0);
     assert_eq!(must(&scrape, "accordion_thrift_open_scanners", &[]), 0.0);
