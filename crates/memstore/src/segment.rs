@@ -68,6 +68,49 @@ enum FlatIndex {
     Chunk(CellChunkIndex),
 }
 
+impl FlatIndex {
+    fn len(&self) -> usize {
+        match self {
+            FlatIndex::Array(a) => a.len(),
+            FlatIndex::Chunk(c) => c.len(),
+        }
+    }
+
+    /// Asks the CPU to start loading the cell at `i` (nothing past the end).
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        if i >= self.len() {
+            return;
+        }
+        let cell = match self {
+            FlatIndex::Array(a) => a.cell_ptr(i),
+            FlatIndex::Chunk(c) => c.cell_ptr(i),
+        };
+        prefetch_cell(cell);
+    }
+}
+
+/// How many cells ahead a flat segment's cursor has the next cell loaded
+/// while it steps (see [`SegmentCursor::advance`]).
+const PREFETCH_AHEAD: usize = 4;
+
+/// Starts loading the first two cache lines of the cell at `cell` (its
+/// header and key, what a comparison reads). A hint only: it never faults
+/// and changes no memory.
+#[inline]
+fn prefetch_cell(cell: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch does not access memory architecturally; any
+    // address is allowed, and this one is a live cell's.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(cell.cast());
+        _mm_prefetch::<_MM_HINT_T0>(cell.wrapping_add(64).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = cell;
+}
+
 enum SegmentBody {
     SkipList(Arc<MutableSegment>),
     Flat { index: FlatIndex, _data_chunks: Vec<ChunkRef>, stats: SegmentStats },
@@ -334,7 +377,11 @@ impl SegmentCursor {
         self.current_ptr().map(|p| unsafe { CellRef::from_ptr(p) })
     }
 
-    /// Moves to the next cell.
+    /// Moves to the next cell. A flat segment's cells lie where they were
+    /// written, not in key order, so every step of a scan met the next
+    /// cell's header cold: under YCSB E (after A, B and F) one load in the
+    /// merge heap's comparison was a quarter of our server's samples. The
+    /// cursor has the cell [`PREFETCH_AHEAD`] positions on loaded meanwhile.
     #[inline]
     pub fn advance(&mut self) {
         match &self.segment.body {
@@ -344,7 +391,10 @@ impl SegmentCursor {
                     self.node = unsafe { CellSkipList::next(self.node) };
                 }
             }
-            SegmentBody::Flat { .. } => self.pos += 1,
+            SegmentBody::Flat { index, .. } => {
+                self.pos += 1;
+                index.prefetch(self.pos + PREFETCH_AHEAD);
+            }
         }
     }
 
