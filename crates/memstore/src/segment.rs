@@ -76,39 +76,73 @@ impl FlatIndex {
         }
     }
 
-    /// Asks the CPU to start loading the cell at `i` (nothing past the end).
-    #[inline]
-    fn prefetch(&self, i: usize) {
-        if i >= self.len() {
-            return;
-        }
-        let cell = match self {
+    fn cell_ptr(&self, i: usize) -> *const u8 {
+        match self {
             FlatIndex::Array(a) => a.cell_ptr(i),
             FlatIndex::Chunk(c) => c.cell_ptr(i),
-        };
-        prefetch_cell(cell);
+        }
+    }
+
+    /// Asks the CPU to start loading the head of the cell at `i`: the
+    /// lines of its first [`HEAD_BYTES`], the header and (most of) the key
+    /// a comparison reads (nothing past the end).
+    #[inline]
+    fn prefetch_head(&self, i: usize) {
+        if i < self.len() {
+            prefetch_lines(self.cell_ptr(i), 0, HEAD_BYTES);
+        }
+    }
+
+    /// Asks the CPU to start loading the rest of the cell at `i`, past the
+    /// head [`Self::prefetch_head`] asked for [`PREFETCH_AHEAD`] steps ago:
+    /// its header, loaded by then, gives the cell's length. A returned
+    /// cell is copied whole, value and all, and a YCSB cell (a 100-byte
+    /// value) spans three or four lines.
+    #[inline]
+    fn prefetch_tail(&self, i: usize) {
+        if i < self.len() {
+            let cell = self.cell_ptr(i);
+            // SAFETY: positions below `len` are live encoded cells.
+            let len = unsafe { CellRef::from_ptr(cell) }.encoded().len();
+            prefetch_lines(cell, HEAD_BYTES, len);
+        }
     }
 }
 
 /// How many cells ahead a flat segment's cursor has the next cell loaded
-/// while it steps (see [`SegmentCursor::advance`]).
+/// while it steps (see [`SegmentCursor::advance`]): the head is asked for
+/// twice this far ahead, the rest of the cell this far ahead.
 const PREFETCH_AHEAD: usize = 4;
 
-/// Starts loading the first two cache lines of the cell at `cell` (its
-/// header and key, what a comparison reads). A hint only: it never faults
-/// and changes no memory.
+/// The bytes of a cell's head that [`FlatIndex::prefetch_head`] loads.
+const HEAD_BYTES: usize = 64;
+
+/// Starts loading the cache lines holding bytes `from..to` of the cell at
+/// `cell`. A hint only: it never faults and changes no memory.
 #[inline]
-fn prefetch_cell(cell: *const u8) {
+fn prefetch_lines(cell: *const u8, from: usize, to: usize) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch does not access memory architecturally; any
-    // address is allowed, and this one is a live cell's.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(cell.cast());
-        _mm_prefetch::<_MM_HINT_T0>(cell.wrapping_add(64).cast());
+    {
+        const LINE: usize = 64;
+        if from >= to {
+            return;
+        }
+        // Whole lines: a cell need not start on one.
+        let start = cell.wrapping_add(from);
+        let mut line = start.wrapping_sub(start as usize % LINE);
+        let end = cell.wrapping_add(to - 1);
+        while line <= end {
+            // SAFETY: a prefetch does not access memory architecturally;
+            // any address is allowed, and these lines hold a live cell.
+            unsafe {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                _mm_prefetch::<_MM_HINT_T0>(line.cast());
+            }
+            line = line.wrapping_add(LINE);
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = cell;
+    let _ = (cell, from, to);
 }
 
 enum SegmentBody {
@@ -381,7 +415,9 @@ impl SegmentCursor {
     /// written, not in key order, so every step of a scan met the next
     /// cell's header cold: under YCSB E (after A, B and F) one load in the
     /// merge heap's comparison was a quarter of our server's samples. The
-    /// cursor has the cell [`PREFETCH_AHEAD`] positions on loaded meanwhile.
+    /// cursor has the cell [`PREFETCH_AHEAD`] positions on loaded meanwhile:
+    /// its head first, then (once its header says how long it is) the rest,
+    /// which the copy of each returned cell reads.
     #[inline]
     pub fn advance(&mut self) {
         match &self.segment.body {
@@ -393,7 +429,8 @@ impl SegmentCursor {
             }
             SegmentBody::Flat { index, .. } => {
                 self.pos += 1;
-                index.prefetch(self.pos + PREFETCH_AHEAD);
+                index.prefetch_head(self.pos + 2 * PREFETCH_AHEAD);
+                index.prefetch_tail(self.pos + PREFETCH_AHEAD);
             }
         }
     }

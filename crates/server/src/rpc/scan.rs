@@ -268,14 +268,16 @@ impl RpcAdapter {
                 rows.push(row);
             }
         }
-        if !exhausted && open.ahead.is_none() {
+        open.returned += rows.len() as u64;
+        let limit_reached = open.limit.is_some_and(|l| open.returned >= l);
+        // A scan at its limit is closed below: a row read ahead would be
+        // read for nothing (YCSB E's every scan ends at its limit).
+        if !exhausted && !limit_reached && open.ahead.is_none() {
             match self.gateway.scanner_rows(gid, 1).map_err(from_gateway)?.rows.pop() {
                 Some(row) => open.ahead = Some(row),
                 None => exhausted = true,
             }
         }
-        open.returned += rows.len() as u64;
-        let limit_reached = open.limit.is_some_and(|l| open.returned >= l);
         let (mut out, block) = rows_response(rows, cell_block);
         out.scanner_id = Some(id);
         if exhausted || limit_reached {
