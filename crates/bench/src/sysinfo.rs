@@ -4,6 +4,8 @@
 //! Thread safety: stateless; every call reads `/proc/self` afresh.
 
 use procfs::process::{ClearRefs, Process};
+use procfs::{Current, CurrentSI, KernelStats};
+use serde::Serialize;
 
 /// User + system CPU seconds of this process so far (0 where `/proc`
 /// cannot be read).
@@ -58,6 +60,32 @@ pub fn peak_rss_bytes() -> u64 {
     Process::myself().and_then(|me| me.status()).ok().and_then(|s| s.vmhwm).map_or(0, |kb| kb * 1024)
 }
 
+/// The machine a benchmark ran on: the same command gives different ratios
+/// on different hosts (a JVM gains more than we do from a large L3), so a
+/// result says where it was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    /// `/proc/cpuinfo`'s model name of the first CPU (`None` where unread).
+    pub cpu_model: Option<String>,
+    /// Logical CPUs this process may run on.
+    pub cpus: usize,
+}
+
+/// This machine (see [`Host`]).
+pub fn host() -> Host {
+    let cpu_model = procfs::CpuInfo::current().ok().and_then(|c| c.model_name(0).map(str::to_owned));
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    Host { cpu_model, cpus }
+}
+
+/// CPU seconds the hypervisor gave other guests while this machine's CPUs
+/// wanted to run (`/proc/stat`'s steal, all CPUs summed); `None` where it
+/// cannot be read. Its rise over a run says how noisy the host was.
+pub fn machine_steal_seconds() -> Option<f64> {
+    let steal = KernelStats::current().ok()?.total.steal?;
+    Some(steal as f64 / procfs::ticks_per_second() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -72,6 +100,17 @@ mod tests {
         assert!(super::peak_rss_bytes() > 1 << 20);
         let me = super::process_cpu_seconds(std::process::id()).expect("this process");
         assert!((me - super::cpu_seconds()).abs() < 1.0, "the same process read two ways");
+    }
+
+    #[test]
+    fn names_this_machine_and_reads_its_steal_time() {
+        let host = super::host();
+        assert!(host.cpus >= 1);
+        let model = host.cpu_model.expect("/proc/cpuinfo names a model");
+        assert!(!model.trim().is_empty());
+        let before = super::machine_steal_seconds().expect("/proc/stat has a steal column");
+        let after = super::machine_steal_seconds().expect("/proc/stat has a steal column");
+        assert!(before >= 0.0 && after >= before, "steal only grows: {before} → {after}");
     }
 
     #[test]

@@ -69,7 +69,9 @@ pub struct YcsbArgs {
     pub hbase_script: PathBuf,
 }
 
-fn phase_line(engine: &str, p: &Phase) -> String {
+/// A phase's line; `cpus` turns its steal time into a share of the
+/// machine.
+fn phase_line(engine: &str, p: &Phase, cpus: usize) -> String {
     let ops: Vec<String> = p
         .result
         .ops
@@ -82,13 +84,16 @@ fn phase_line(engine: &str, p: &Phase) -> String {
         .collect();
     let cpu = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
     format!(
-        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  CPU µs/op server {} client {}  disk written {}  {}",
+        "{engine:<10} {:<6} {:>10.0} ops/s  {:>6.1} s  CPU µs/op server {} client {}  disk written {}  steal {}  {}",
         p.workload,
         p.result.throughput_ops_per_sec,
         p.seconds,
         cpu(p.server_cpu_us_per_op()),
         cpu(p.client_cpu_us_per_op()),
         p.server_disk_write_bytes.map_or("-".to_string(), |b| format!("{} MiB", b >> 20)),
+        p.steal_seconds
+            .filter(|_| p.seconds > 0.0)
+            .map_or("-".to_string(), |s| format!("{:.1}%", s * 100.0 / (p.seconds * cpus as f64))),
         ops.join("; ")
     )
 }
@@ -161,6 +166,8 @@ pub fn run(args: &YcsbArgs) -> anyhow::Result<Vec<EngineRun>> {
         raw_dir: args.raw_dir.clone(),
     };
     check_workloads(&opts)?;
+    let host = bench::sysinfo::host();
+    eprintln!("host: {} ({} CPUs)", host.cpu_model.as_deref().unwrap_or("unknown CPU"), host.cpus);
     let base = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let me = std::env::current_exe().context("this binary's path (to start accordion server)")?;
     let mut runs = Vec::new();
@@ -174,7 +181,7 @@ pub fn run(args: &YcsbArgs) -> anyhow::Result<Vec<EngineRun>> {
         };
         eprintln!("{engine} ready in {:.1} s ({} {})", server.startup_secs, server.registry[0], server.registry[1]);
         let run = run_on(&server, engine, &opts, |p| {
-            println!("{}", phase_line(engine, p));
+            println!("{}", phase_line(engine, p, host.cpus));
             for f in &p.failures {
                 println!("  FAILED: {f}");
             }
@@ -206,6 +213,7 @@ pub fn run(args: &YcsbArgs) -> anyhow::Result<Vec<EngineRun>> {
             "properties": args.properties,
             "hbase_heap": args.hbase_heap,
             "accordion_sets": args.sets,
+            "host": host,
             "runs": runs,
         });
         std::fs::write(path, serde_json::to_vec_pretty(&doc)?).with_context(|| format!("write {}", path.display()))?;

@@ -72,6 +72,10 @@ pub struct Phase {
     /// build check before it), which shares the machine's cores with the
     /// server.
     pub client_cpu_seconds: f64,
+    /// CPU seconds the hypervisor gave other guests during the phase, all
+    /// CPUs summed (`sysinfo::machine_steal_seconds`; `None` where it
+    /// cannot be read): how noisy the host was while this phase ran.
+    pub steal_seconds: Option<f64>,
     /// Non-OK returns YCSB counted (empty for a clean run).
     pub failures: Vec<String>,
 }
@@ -139,11 +143,13 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
     let started = Instant::now();
     let (server_cpu_before, client_cpu_before) = (server.cpu_seconds(), ended_children_cpu_seconds());
     let disk_before = server.disk_write_bytes();
+    let steal_before = crate::sysinfo::machine_steal_seconds();
     let out = cmd.output().map_err(io(format!("run {}", opts.run_sh.display())))?;
     let seconds = started.elapsed().as_secs_f64();
     let server_cpu_seconds = server_cpu_before.zip(server.cpu_seconds()).map(|(a, b)| b - a);
     let client_cpu_seconds = ended_children_cpu_seconds() - client_cpu_before;
     let server_disk_write_bytes = disk_before.zip(server.disk_write_bytes()).map(|(a, b)| b.saturating_sub(a));
+    let steal_seconds = steal_before.zip(crate::sysinfo::machine_steal_seconds()).map(|(a, b)| b - a);
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if let Some(dir) = &opts.raw_dir {
         let base = dir.join(format!("{engine}-{workload}"));
@@ -171,6 +177,7 @@ fn phase(server: &Server, engine: &str, workload: &str, opts: &YcsbOptions) -> R
         server_cpu_seconds,
         server_disk_write_bytes,
         client_cpu_seconds,
+        steal_seconds,
         failures,
     })
 }
