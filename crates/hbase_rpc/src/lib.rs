@@ -64,6 +64,7 @@ pub mod frame;
 pub mod pb;
 mod pool;
 pub mod preamble;
+mod response_writer;
 pub mod server;
 pub mod service;
 

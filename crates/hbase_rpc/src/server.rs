@@ -19,8 +19,8 @@
 //! Thread safety:
 //! * The acceptor thread owns the listener.
 //! * Each connection has one reader thread, which alone reads its socket,
-//!   and a writer (`Mutex<TcpStream>`): a response is written whole under
-//!   the lock, so responses from several workers never interleave.
+//!   and a [`ResponseWriter`]: responses go out whole, one after another,
+//!   written by whichever worker is writing (see its module).
 //! * Workers call `RpcServices::call` concurrently (see [`crate::service`]).
 //! * [`RpcServer::shutdown`] (or drop) stops accepting, stops every reader
 //!   from reading further calls, lets the calls already read finish and
@@ -29,7 +29,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{self, BufReader, ErrorKind, Read, Write};
+use std::io::{self, BufReader, ErrorKind, Read};
 use std::net::{Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,6 +45,7 @@ use crate::frame::{self, DEFAULT_MAX_REQUEST_SIZE};
 use crate::pb::hbase::pb::{CellBlockMeta, ConnectionHeader, RequestHeader, ResponseHeader};
 use crate::pool::{Refused, WorkerPool};
 use crate::preamble::{self, PREAMBLE_LEN, Preamble};
+use crate::response_writer::ResponseWriter;
 use crate::service::{CONNECTION_REGISTRY_SERVICE, Call, GET_CONNECTION_REGISTRY, Reply, RpcServices};
 
 /// The call id of answers that belong to no call (preamble responses and
@@ -277,7 +278,7 @@ struct Connection {
     service: Arc<str>,
     codec: Option<CellCodec>,
     user: Option<String>,
-    writer: Arc<Mutex<TcpStream>>,
+    writer: Arc<ResponseWriter>,
     in_flight: Arc<InFlight>,
 }
 
@@ -295,7 +296,7 @@ fn serve_connection(stream: TcpStream, shared: &Arc<Shared>) {
     let Ok(writer) = stream.try_clone() else {
         return;
     };
-    let writer = Arc::new(Mutex::new(writer));
+    let writer = Arc::new(ResponseWriter::new(writer));
     let in_flight = Arc::new(InFlight::default());
     let mut reader = BufReader::new(stream);
     // Whatever ends the connection (end of stream, idleness, shutdown, a
@@ -303,14 +304,14 @@ fn serve_connection(stream: TcpStream, shared: &Arc<Shared>) {
     // HBase answers it), the calls already read still get their responses.
     let _ = serve(&mut reader, shared, peer, &writer, &in_flight);
     in_flight.wait_idle(shared.config.shutdown_grace);
-    let _ = lock(&writer).shutdown(Shutdown::Both);
+    writer.close(Shutdown::Both);
 }
 
 fn serve(
     reader: &mut BufReader<TcpStream>,
     shared: &Arc<Shared>,
     peer: SocketAddr,
-    writer: &Arc<Mutex<TcpStream>>,
+    writer: &Arc<ResponseWriter>,
     in_flight: &Arc<InFlight>,
 ) -> Result<(), WireError> {
     // The preamble; a security probe comes before the real one.
@@ -323,7 +324,7 @@ fn serve(
             Ok(Preamble::Rpc) => break,
             Ok(Preamble::Security) => {
                 let error = RpcError::rpc_layer(class::SECURITY_NOT_ENABLED, "security is not enabled", false);
-                write_all(writer, &error_response(NO_CALL, &error))?;
+                writer.send(&error_response(NO_CALL, &error))?;
             }
             Ok(Preamble::Registry) => {
                 answer_registry(shared, peer, writer)?;
@@ -432,7 +433,7 @@ fn accept_header(
     frame: Bytes,
     shared: &Arc<Shared>,
     peer: SocketAddr,
-    writer: &Arc<Mutex<TcpStream>>,
+    writer: &Arc<ResponseWriter>,
     in_flight: &Arc<InFlight>,
 ) -> Result<Connection, Box<(WireError, RpcError)>> {
     let fatal = |class_name: &'static str, e: WireError| {
@@ -470,7 +471,7 @@ fn dispatch(connection: &Connection, header: RequestHeader, body: Bytes) {
     let call = match prepare_call(connection, &header, body) {
         Ok(call) => call,
         Err(error) => {
-            let _ = write_all(&connection.writer, &error_response(call_id, &error));
+            let _ = connection.writer.send(&error_response(call_id, &error));
             return;
         }
     };
@@ -483,7 +484,7 @@ fn dispatch(connection: &Connection, header: RequestHeader, body: Bytes) {
             .unwrap_or_else(|_| Err(RpcError::io("the server failed the call (its handler panicked)")));
         RESPONSE.with_borrow_mut(|response| {
             encode_reply(response, call_id, codec, result);
-            let _ = write_all(&writer, response);
+            let _ = writer.send(response);
             if response.capacity() > KEPT_RESPONSE_CAPACITY {
                 *response = Vec::new();
             }
@@ -499,7 +500,7 @@ fn dispatch(connection: &Connection, header: RequestHeader, body: Bytes) {
             ),
             Refused::ShutDown => RpcError::rpc_layer(class::IO, "the server is shutting down", false),
         };
-        let _ = write_all(&connection.writer, &error_response(call_id, &error));
+        let _ = connection.writer.send(&error_response(call_id, &error));
     }
 }
 
@@ -595,21 +596,10 @@ fn error_response(call_id: u32, error: &RpcError) -> Vec<u8> {
     frame::encode_response(&header, None, &[])
 }
 
-fn write_all(writer: &Mutex<TcpStream>, bytes: &[u8]) -> io::Result<()> {
-    let mut stream = lock(writer);
-    let result = stream.write_all(bytes).and_then(|()| stream.flush());
-    if result.is_err() {
-        // A half-written response corrupts the stream: close it so the
-        // client fails its calls instead of misreading.
-        let _ = stream.shutdown(Shutdown::Both);
-    }
-    result
-}
-
 /// The registry probe: the cluster id from the services, or, when they have
 /// none, the refusal an HBase server older than the probe gives (the client
 /// then goes on without a cluster id).
-fn answer_registry(shared: &Shared, peer: SocketAddr, writer: &Mutex<TcpStream>) -> io::Result<()> {
+fn answer_registry(shared: &Shared, peer: SocketAddr, writer: &ResponseWriter) -> io::Result<()> {
     let call = Call {
         service: CONNECTION_REGISTRY_SERVICE.into(),
         method: GET_CONNECTION_REGISTRY.to_owned(),
@@ -631,7 +621,7 @@ fn answer_registry(shared: &Shared, peer: SocketAddr, writer: &Mutex<TcpStream>)
             error_response(NO_CALL, &refusal)
         }
     };
-    write_all(writer, &response)
+    writer.send(&response)
 }
 
 /// A frame over the limit: HBase reads its request header for the call id,
@@ -643,7 +633,7 @@ fn answer_too_big(reader: &mut BufReader<TcpStream>, connection: &Connection, le
     );
     let error = RpcError::rpc_layer(class::REQUEST_TOO_BIG, message, true);
     let call_id = read_too_big_call_id(reader, len).unwrap_or(NO_CALL);
-    let _ = write_all(&connection.writer, &error_response(call_id, &error));
+    let _ = connection.writer.send(&error_response(call_id, &error));
     drain_and_close(reader, &connection.writer);
 }
 
@@ -667,8 +657,8 @@ fn read_too_big_call_id(reader: &mut impl Read, frame_len: u32) -> Option<u32> {
 }
 
 /// Writes a fatal refusal, then closes the connection as HBase does.
-fn refuse(reader: &mut BufReader<TcpStream>, writer: &Mutex<TcpStream>, error: &RpcError) {
-    if write_all(writer, &error_response(NO_CALL, error)).is_ok() {
+fn refuse(reader: &mut BufReader<TcpStream>, writer: &ResponseWriter, error: &RpcError) {
+    if writer.send(&error_response(NO_CALL, error)).is_ok() {
         drain_and_close(reader, writer);
     }
 }
@@ -677,10 +667,8 @@ fn refuse(reader: &mut BufReader<TcpStream>, writer: &Mutex<TcpStream>, error: &
 /// socket with unread bytes in it sends a reset, which can destroy the
 /// response in flight. So: send end of stream, and read (and drop) what the
 /// client still sends, for a bounded time.
-fn drain_and_close(reader: &mut BufReader<TcpStream>, writer: &Mutex<TcpStream>) {
-    let stream = lock(writer);
-    let _ = stream.shutdown(Shutdown::Write);
-    drop(stream);
+fn drain_and_close(reader: &mut BufReader<TcpStream>, writer: &ResponseWriter) {
+    writer.close(Shutdown::Write);
     let deadline = Instant::now() + DRAIN_BEFORE_CLOSE;
     let mut sink = [0u8; 8192];
     while let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) {
