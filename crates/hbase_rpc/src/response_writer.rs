@@ -22,6 +22,11 @@
 //!   fail its calls rather than misread them.
 //! * [`ResponseWriter::close`] waits for the writer to finish (the queue
 //!   drained), then shuts the socket down; later sends fail.
+//! * The queue holds at most [`MAX_QUEUED_BYTES`] plus one response: a
+//!   sender that finds it fuller waits for the writer to take it. A client
+//!   that sends calls and reads their answers slowly (or not at all) holds
+//!   workers, as it did when each worker wrote its own response, instead of
+//!   growing the server's memory without bound.
 //!
 //! Thread safety: the queue and flags are behind one mutex, held only to
 //! queue, take or flag, never across a socket write. A writer is bounded by
@@ -30,6 +35,10 @@
 use std::io::{self, ErrorKind, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Queued bytes beyond which a sender waits (see the module's invariants):
+/// sixteen answers of the client's default 2 MB scan size.
+const MAX_QUEUED_BYTES: usize = 32 << 20;
 
 /// The most queue capacity kept between batches (a scan's response can be
 /// megabytes; a connection should not hold that much once idle).
@@ -49,8 +58,8 @@ struct Outbox {
 pub struct ResponseWriter {
     stream: TcpStream,
     outbox: Mutex<Outbox>,
-    /// Signalled when `writing` is cleared.
-    idle: Condvar,
+    /// Signalled when `writing` is cleared or the writer takes the queue.
+    changed: Condvar,
 }
 
 fn closed_error() -> io::Error {
@@ -59,7 +68,7 @@ fn closed_error() -> io::Error {
 
 impl ResponseWriter {
     pub fn new(stream: TcpStream) -> ResponseWriter {
-        ResponseWriter { stream, outbox: Mutex::new(Outbox::default()), idle: Condvar::new() }
+        ResponseWriter { stream, outbox: Mutex::new(Outbox::default()), changed: Condvar::new() }
     }
 
     fn lock(&self) -> MutexGuard<'_, Outbox> {
@@ -72,6 +81,9 @@ impl ResponseWriter {
     /// a queued response whose later write fails closes the connection.
     pub fn send(&self, response: &[u8]) -> io::Result<()> {
         let mut out = self.lock();
+        while out.writing && !out.closed && out.queued.len() >= MAX_QUEUED_BYTES {
+            out = self.changed.wait(out).unwrap_or_else(|p| p.into_inner());
+        }
         if out.closed {
             return Err(closed_error());
         }
@@ -98,7 +110,7 @@ impl ResponseWriter {
                     out.queued = batch;
                 }
                 drop(out);
-                self.idle.notify_all();
+                self.changed.notify_all();
                 return result;
             }
             batch.clear();
@@ -107,6 +119,7 @@ impl ResponseWriter {
             }
             std::mem::swap(&mut out.queued, &mut batch);
             drop(out);
+            self.changed.notify_all();
             // Other calls' responses: a failure closes the connection (their
             // clients see it), while this call's own response went out.
             failed = (&self.stream).write_all(&batch).is_err();
@@ -118,7 +131,7 @@ impl ResponseWriter {
     pub fn close(&self, how: Shutdown) {
         let mut out = self.lock();
         while out.writing {
-            out = self.idle.wait(out).unwrap_or_else(|p| p.into_inner());
+            out = self.changed.wait(out).unwrap_or_else(|p| p.into_inner());
         }
         out.closed = true;
         out.queued = Vec::new();
@@ -224,6 +237,44 @@ mod tests {
         second.join().expect("second").expect("second send");
         writer.close(Shutdown::Both);
         assert_eq!(reader.join().expect("reader"), vec![(1, 64 << 20), (2, 10)], "whole, in the order queued");
+    }
+
+    #[test]
+    fn a_full_queue_holds_its_senders_until_the_client_reads() {
+        let (writer, client) = pair();
+        let first = {
+            let writer = Arc::clone(&writer);
+            std::thread::spawn(move || writer.send(&frame(1, 64 << 20)))
+        };
+        while !writer.lock().writing {
+            std::thread::yield_now();
+        }
+        // Two of these fill the queue past its cap; the third must wait for
+        // the writer, which waits for the client, which reads only later.
+        let part = MAX_QUEUED_BYTES / 2 + 1;
+        let (sent, sends) = mpsc::channel();
+        let second = {
+            let writer = Arc::clone(&writer);
+            std::thread::spawn(move || {
+                for tag in 2..5u8 {
+                    writer.send(&frame(tag, part)).expect("send");
+                    sent.send(tag).expect("signal");
+                }
+            })
+        };
+        assert_eq!(sends.recv_timeout(Duration::from_secs(30)), Ok(2));
+        assert_eq!(sends.recv_timeout(Duration::from_secs(30)), Ok(3));
+        assert_eq!(
+            sends.recv_timeout(Duration::from_millis(500)),
+            Err(mpsc::RecvTimeoutError::Timeout),
+            "a send past the cap returned while the client read nothing"
+        );
+        let reader = std::thread::spawn(move || read_frames(client));
+        assert_eq!(sends.recv_timeout(Duration::from_secs(30)), Ok(4), "the send went ahead once the client read");
+        first.join().expect("first").expect("first send");
+        second.join().expect("second");
+        writer.close(Shutdown::Both);
+        assert_eq!(reader.join().expect("reader"), vec![(1, 64 << 20), (2, part), (3, part), (4, part)]);
     }
 
     #[test]
