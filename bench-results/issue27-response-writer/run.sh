@@ -1,8 +1,9 @@
 #!/bin/bash
 # Alternating A/B of two binaries' servers alone through YCSB's Java client: load 300 K rows, then
-# A (1 M, half updates), C (1 M gets) and E (200 K scans), 8 threads, 8 regions. Usage: run.sh ROUNDS BIN...
+# A (1 M, half updates), C (1 M gets) and E (200 K scans), 8 threads, 8 regions. Usage: [OUT=DIR] run.sh ROUNDS BIN...
+# (output in DIR, default this directory)
 R=$1; shift
-cd "$(dirname "$0")"
+cd "${OUT:-$(dirname "$0")}"
 for r in $(seq ${FIRST:-1} $R); do for b in "$@"; do
   n=$(basename $b)
   rm -rf /work/bdir; mkdir -p /work/bdir

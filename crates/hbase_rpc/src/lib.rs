@@ -72,7 +72,7 @@ pub use cell::{Cell, CellError, CellType, KeyValueParts};
 pub use cell_block::{CellCodec, CellSource};
 pub use error::{RpcError, WireError};
 pub use server::{RpcServer, RpcServerConfig};
-pub use service::{Call, Reply, RpcServices};
+pub use service::{Call, Immediate, Reply, RpcServices};
 
 /// The HBase release whose `.proto` files [`pb`] is generated from, and so
 /// whose protocol a server built on this crate speaks: what it reports as

@@ -1,5 +1,6 @@
 //! What the server asks of the code behind it: [`RpcServices`], one method
-//! that answers a [`Call`] with a [`Reply`] or an [`RpcError`].
+//! that answers a [`Call`] with a [`Reply`] or an [`RpcError`], and one that
+//! answers it at once when that needs no waiting.
 //!
 //! Services and methods are named as HBase names them: the connection
 //! header's `service_name` (`ClientService`, `MasterService`,
@@ -15,8 +16,10 @@
 //!
 //! Thread safety: the server calls `RpcServices::call` from its worker
 //! threads, many calls at once, also several of one connection (the client
-//! multiplexes its threads' calls over one connection); implementations are
-//! `Send + Sync` and synchronise their own state.
+//! multiplexes its threads' calls over one connection), and
+//! `RpcServices::answer_now` from each connection's reader thread, at the
+//! same time as those; implementations are `Send + Sync` and synchronise
+//! their own state.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -97,9 +100,26 @@ impl Reply {
     }
 }
 
+/// What [`RpcServices::answer_now`] made of a call.
+pub enum Immediate {
+    /// The call's answer (or error), found without waiting.
+    Answered(Result<Reply, RpcError>),
+    /// The call, handed back to run on a worker.
+    Later(Call),
+}
+
 /// The services behind an [`crate::RpcServer`].
 pub trait RpcServices: Send + Sync {
     /// Answers one call. An unknown service or method should be
     /// [`RpcError::not_implemented`].
     fn call(&self, call: Call) -> Result<Reply, RpcError>;
+
+    /// Answers `call` on the connection's reader thread, if that can be
+    /// done without waiting: no disk read, no peer, no lock held for long
+    /// (e.g. a get whose cells are all in memory). Every later call of the
+    /// connection waits while this runs, so anything that might wait must
+    /// be handed back, and runs through [`Self::call`] on a worker.
+    fn answer_now(&self, call: Call) -> Immediate {
+        Immediate::Later(call)
+    }
 }

@@ -17,7 +17,7 @@ use hbase_rpc::pb::hbase::pb::{
     CellBlockMeta, ConnectionHeader, GetConnectionRegistryResponse, RequestHeader, ResponseHeader,
 };
 use hbase_rpc::service::{CONNECTION_REGISTRY_SERVICE, GET_CONNECTION_REGISTRY};
-use hbase_rpc::{Call, Cell, CellCodec, Reply, RpcError, RpcServer, RpcServerConfig, RpcServices};
+use hbase_rpc::{Call, Cell, CellCodec, Immediate, Reply, RpcError, RpcServer, RpcServerConfig, RpcServices};
 use prost::Message;
 
 const KV_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
@@ -74,6 +74,21 @@ impl RpcServices for Fake {
                 Ok(Reply { message: b"slow".to_vec(), cells: Box::new(Vec::<hbase_rpc::Cell>::new()) })
             }
             (service, method) => Err(RpcError::not_implemented(service, method)),
+        }
+    }
+
+    /// `Now` (echoes its message) and `ReleaseNow` (as `Release`) are
+    /// answered on the reader thread; `PanicNow` panics there; the rest
+    /// are handed to a worker.
+    fn answer_now(&self, call: Call) -> Immediate {
+        match call.method.as_str() {
+            "Now" => Immediate::Answered(Ok(Reply { message: call.param.to_vec(), cells: Box::new(call.cells) })),
+            "ReleaseNow" => {
+                self.release_tx.lock().unwrap().send(()).unwrap();
+                Immediate::Answered(Ok(Reply { message: b"released".to_vec(), cells: Box::new(Vec::<Cell>::new()) }))
+            }
+            "PanicNow" => panic!("a service that panics while answering at once"),
+            _ => Immediate::Later(call),
         }
     }
 }
@@ -192,6 +207,62 @@ fn calls_of_one_connection_run_concurrently() {
         (0..2).map(|_| receive(&mut s)).map(|(header, message, _)| (header.call_id(), message)).collect();
     answers.sort_by_key(|(id, _)| *id);
     assert_eq!(answers, vec![(1, Some(Bytes::from_static(b"blocked"))), (2, Some(Bytes::from_static(b"released")))]);
+}
+
+#[test]
+fn a_call_answered_at_once_does_not_wait_for_the_workers() {
+    // One worker, held by `Block` until `ReleaseNow` runs: `Now` and
+    // `ReleaseNow` are answered on the reader thread, so they come back
+    // first. Were they queued for the worker, `Block` would fail after
+    // 10 s and be answered first.
+    let server = start(Fake::new(false), RpcServerConfig { workers: 1, ..RpcServerConfig::default() });
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 1, "Block", b"", &[]);
+    send(&mut s, 2, "Now", b"at once", &[Cell::put("row", "f", "q", 7, "v")]);
+    send(&mut s, 3, "ReleaseNow", b"", &[]);
+    let (header, message, cells) = receive(&mut s);
+    assert_eq!((header.call_id(), message.as_deref()), (2, Some(&b"at once"[..])));
+    assert_eq!(CellCodec::KeyValue.decode(&cells).unwrap(), vec![Cell::put("row", "f", "q", 7, "v")]);
+    let answers: Vec<(u32, Option<Bytes>)> =
+        (0..2).map(|_| receive(&mut s)).map(|(header, message, _)| (header.call_id(), message)).collect();
+    assert_eq!(answers, vec![(3, Some(Bytes::from_static(b"released"))), (1, Some(Bytes::from_static(b"blocked")))]);
+}
+
+#[test]
+fn calls_sent_together_and_answered_at_once_are_all_answered_in_order() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    // One write of many frames: the reader finds them buffered together and
+    // holds their answers until the last.
+    let mut burst = Vec::new();
+    for id in 1..=50u32 {
+        let header = RequestHeader {
+            call_id: Some(id),
+            method_name: Some("Now".into()),
+            request_param: Some(true),
+            ..Default::default()
+        };
+        burst.extend(encode_request(&header, format!("call {id}").as_bytes(), &[]));
+    }
+    s.write_all(&burst).unwrap();
+    for id in 1..=50u32 {
+        let (header, message, _) = receive(&mut s);
+        assert_eq!((header.call_id(), message), (id, Some(Bytes::from(format!("call {id}")))));
+    }
+}
+
+#[test]
+fn a_panic_while_answering_at_once_fails_that_call_only() {
+    let server = start(Fake::new(false), RpcServerConfig::default());
+    let mut s = connect(&server, KV_CODEC);
+    send(&mut s, 1, "PanicNow", b"", &[]);
+    send(&mut s, 2, "Now", b"still here", &[]);
+    let (header, _, _) = receive(&mut s);
+    assert_eq!(header.call_id(), 1);
+    let exception = header.exception.expect("an exception");
+    assert!(exception.stack_trace.unwrap_or_default().contains("panicked"), "the panic is reported");
+    let (header, message, _) = receive(&mut s);
+    assert_eq!((header.call_id(), message.as_deref()), (2, Some(&b"still here"[..])));
 }
 
 #[test]

@@ -371,7 +371,9 @@ pub static SETTINGS: &[Setting] = &[
         kind: Kind::Integer,
         help: "Threads that run the RPC port's calls (HBase's handlers; HBase's default is 30). A call waits in a \
                queue of 1,024 while every handler is busy. Handlers beyond the cores keep calls moving while \
-               some wait on a WAL sync or a row lock; an idle one spins briefly, then sleeps.",
+               some wait on a WAL sync or a row lock; an idle one spins briefly, then sleeps. A get whose \
+               cells are all in memory (the memstore and cached blocks) needs no handler: the thread reading \
+               the connection answers it.",
         example: "",
         get: |c| Some(c.rpc_handlers.to_string()),
         set: |c, v| {

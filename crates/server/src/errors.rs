@@ -65,6 +65,9 @@ pub fn exception(e: &StoreError) -> Exception {
         StoreError::WritesStopped(_) => (Some("org.apache.hadoop.hbase.RegionTooBusyException"), IoError, 503),
         StoreError::ClusterRefused(_) => (None, IoError, 409),
         StoreError::Fenced(_) | StoreError::Closed => (None, IoError, 503),
+        // Only a read limited to the cache sees it, and its caller reads
+        // again from the file: one reaching a client is a bug of ours.
+        StoreError::NotInCache { .. } => (None, IoError, 500),
         StoreError::NotACounter { .. }
         | StoreError::Io { .. }
         | StoreError::Corruption { .. }

@@ -163,6 +163,12 @@ pub enum StoreError {
     /// HBase's IOException (Thrift `IOError`, HTTP 500).
     #[error("internal error: {0}")]
     Internal(String),
+    /// A read limited to the block cache ([`crate::storefile::BlockReads::CacheOnly`])
+    /// needed a block the cache does not hold; nothing is wrong, the read
+    /// must be done by a caller that may wait on the file. Never returned
+    /// by reads that may read files.
+    #[error("block at {offset} of {path} is not in the block cache")]
+    NotInCache { path: PathBuf, offset: u64 },
     /// A commit refused because this server can no longer prove it owns
     /// the region (`StoreOptions::commit_fence`). HBase's IOException, as a
     /// region server that lost its ZooKeeper session raises it (Thrift

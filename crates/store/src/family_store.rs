@@ -34,7 +34,7 @@ use crate::error::{Result, StoreError};
 use crate::fs::FileSystem;
 use crate::manifest::StoreManifest;
 use crate::read::cursor::{CellCursor, MergedCursor};
-use crate::storefile::{BlockCache, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
+use crate::storefile::{BlockCache, BlockReads, FileMetaExtra, StoreFileOptions, StoreFileReader, StoreFileWriter};
 use crate::table::FamilyDescriptor;
 
 /// Counters of one family store.
@@ -282,22 +282,22 @@ impl FamilyStore {
     }
 
     /// A cursor over the memstore and the files (those that may hold `row`,
-    /// when given).
-    pub fn cursor(&self, row: Option<&[u8]>) -> Result<Vec<Box<dyn CellCursor>>> {
+    /// when given), whose blocks are read as `reads` says.
+    pub fn cursor(&self, row: Option<&[u8]>, reads: BlockReads) -> Result<Vec<Box<dyn CellCursor>>> {
         // Memstore first, then files: see the module invariants.
         let mut cursors: Vec<Box<dyn CellCursor>> = vec![Box::new(self.memstore.cursor())];
-        cursors.extend(self.file_cursors(row));
+        cursors.extend(self.file_cursors(row, reads));
         Ok(cursors)
     }
 
-    /// Cursors over the files (those that may hold `row`, when given). A
-    /// reader that needs the memstore too takes its view first (module
-    /// invariants).
-    pub fn file_cursors(&self, row: Option<&[u8]>) -> Vec<Box<dyn CellCursor>> {
+    /// Cursors over the files (those that may hold `row`, when given), whose
+    /// blocks are read as `reads` says. A reader that needs the memstore
+    /// too takes its view first (module invariants).
+    pub fn file_cursors(&self, row: Option<&[u8]>, reads: BlockReads) -> Vec<Box<dyn CellCursor>> {
         self.files()
             .iter()
             .filter(|f| row.is_none_or(|r| f.might_contain_row(r)))
-            .map(|f| Box::new(f.scanner()) as Box<dyn CellCursor>)
+            .map(|f| Box::new(f.scanner_with(reads)) as Box<dyn CellCursor>)
             .collect()
     }
 

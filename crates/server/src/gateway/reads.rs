@@ -6,7 +6,7 @@ use std::time::Instant;
 use memstore::Cell;
 use store::{Column, Get, Scan};
 
-use super::{Gateway, GatewayError, GatewayResult, ScanRequest, ScannedRows};
+use super::{Gateway, GatewayError, GatewayResult, Placement, ScanRequest, ScannedRows};
 use crate::gateway::result_size::{encoded_row_bytes, row_bytes};
 use crate::peer::cluster_scan::PieceScan;
 use crate::peer::forward;
@@ -22,6 +22,21 @@ impl Gateway {
         let started = Instant::now();
         let result = self.get_here(table, request);
         self.timed(table, Op::Get, started, result)
+    }
+
+    /// One row's cells when this server can answer at once from memory
+    /// (the memstores and cached blocks), with no wait on a file, a peer
+    /// or a region's split; `None`: do the read with [`Self::get`].
+    pub fn get_from_memory(&self, table: &str, request: &Get) -> GatewayResult<Option<Vec<Cell>>> {
+        if !matches!(self.placement(table, &request.row), Placement::Here) {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        let Some(cells) = self.store.get_from_memory(table, request)? else {
+            return Ok(None);
+        };
+        self.check_row_size(&cells)?;
+        self.timed(table, Op::Get, started, Ok(cells)).map(Some)
     }
 
     fn get_here(&self, table: &str, request: Get) -> GatewayResult<Vec<Cell>> {

@@ -24,7 +24,7 @@ use hbase_rpc::pb::hbase::pb::{
     self as pb, CompareType, Condition, GetRequest, GetResponse, MultiRequest, MultiResponse, MutateRequest,
     MutateResponse, MutationProto, RegionActionResult, ResultOrException, mutation_proto::MutationType,
 };
-use hbase_rpc::{Call, Cell as WireCell, Reply, RpcError};
+use hbase_rpc::{Call, Cell as WireCell, Immediate, Reply, RpcError};
 use memstore::{RowCells, TimeRange};
 use store::{Column, Get, MutationRef, RegionInfo};
 
@@ -142,13 +142,34 @@ impl RpcAdapter {
             Target::Meta => self.meta_get(&request.get)?,
             Target::Region(region) => self.get_cells(&region, &request.get)?,
         };
-        let mut block = Vec::new();
-        let result = if request.get.existence_only.unwrap_or(false) {
-            pb::Result { exists: Some(!cells.is_empty()), stale: Some(false), ..Default::default() }
-        } else {
-            result(cells, call.cell_block_supported, &mut block)
+        Ok(get_reply(call, &request, cells))
+    }
+
+    /// A get answered on the connection's reader thread when memory holds
+    /// its cells (see [`Gateway::get_from_memory`]); handed back to run on a
+    /// worker when a block must be read, or when it is a filtered get (a
+    /// one-row scan) or a get of `hbase:meta`.
+    pub(super) fn get_now(&self, call: Call) -> Immediate {
+        let request: GetRequest = match call.decode() {
+            Ok(request) => request,
+            Err(e) => return Immediate::Answered(Err(e)),
         };
-        Ok(Reply::with_cells(&GetResponse { result: Some(result) }, block))
+        let region = match self.target(&request.region) {
+            Ok(Target::Region(region)) if request.get.filter.is_none() => region,
+            Ok(_) => return Immediate::Later(call),
+            Err(e) => return Immediate::Answered(Err(e)),
+        };
+        let cells = check_row(&region, &request.get.row).and_then(|()| {
+            let get = store_get(&request.get)?;
+            self.gateway.get_from_memory(&region.table, &get).map_err(from_gateway)
+        });
+        match cells {
+            Ok(Some(cells)) => {
+                Immediate::Answered(Ok(get_reply(&call, &request, cells.into_iter().map(wire_cell).collect())))
+            }
+            Ok(None) => Immediate::Later(call),
+            Err(e) => Immediate::Answered(Err(e)),
+        }
     }
 
     fn get_cells(&self, region: &RegionInfo, get: &pb::Get) -> Result<Vec<WireCell>, RpcError> {
@@ -416,6 +437,17 @@ impl RpcAdapter {
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The reply to a get whose cells are `cells`.
+fn get_reply(call: &Call, request: &GetRequest, cells: Vec<WireCell>) -> Reply {
+    let mut block = Vec::new();
+    let result = if request.get.existence_only.unwrap_or(false) {
+        pb::Result { exists: Some(!cells.is_empty()), stale: Some(false), ..Default::default() }
+    } else {
+        result(cells, call.cell_block_supported, &mut block)
+    };
+    Reply::with_cells(&GetResponse { result: Some(result) }, block)
 }
 
 #[cfg(test)]

@@ -7,10 +7,11 @@ use std::sync::atomic::Ordering;
 use memstore::{Cell, CellCollector, CellKey, ReadOptions, TimeRange};
 
 use super::{Column, Get, Region};
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::read::cursor::{CellCursor, MergedCursor};
 use crate::read::region_scanner::RegionScanner;
 use crate::read::row_reader::{FamilyReadSpec, RowReader};
+use crate::storefile::BlockReads;
 
 /// A get's first buffer: room for a YCSB row of ten 100-byte fields
 /// (~1.4 KB encoded) in one allocation; it lives as long as the cells.
@@ -65,10 +66,10 @@ impl Region {
             .collect())
     }
 
-    fn cursor_for(&self, specs: &[FamilyReadSpec], row: Option<&[u8]>) -> Result<MergedCursor> {
+    fn cursor_for(&self, specs: &[FamilyReadSpec], row: Option<&[u8]>, reads: BlockReads) -> Result<MergedCursor> {
         let mut cursors: Vec<Box<dyn CellCursor>> = Vec::new();
         for spec in specs {
-            cursors.extend(self.stores[&spec.family].cursor(row)?);
+            cursors.extend(self.stores[&spec.family].cursor(row, reads)?);
         }
         Ok(MergedCursor::new(cursors))
     }
@@ -80,8 +81,28 @@ impl Region {
     /// and each growth could wait on a malloc arena lock (the largest
     /// source of a YCSB B get's context switches after the block cache).
     pub fn get(&self, get: &Get) -> Result<Vec<Cell>> {
-        self.check_open()?;
         self.counters.gets.fetch_add(1, Ordering::Relaxed);
+        self.read_row(get, BlockReads::ReadAndCache)
+    }
+
+    /// The visible cells of one row, when memory holds all the get needs
+    /// (the memstores, and the cached blocks of the files that may hold
+    /// the row): the same answer as [`Self::get`], read without waiting
+    /// on a file. `None`: a block it needed is not cached; nothing was
+    /// counted, and the caller does the get with `get`, on a thread that
+    /// may wait.
+    pub fn get_from_memory(&self, get: &Get) -> Result<Option<Vec<Cell>>> {
+        match self.read_row(get, BlockReads::CacheOnly) {
+            Err(StoreError::NotInCache { .. }) => Ok(None),
+            result => {
+                self.counters.gets.fetch_add(1, Ordering::Relaxed);
+                result.map(Some)
+            }
+        }
+    }
+
+    fn read_row(&self, get: &Get, reads: BlockReads) -> Result<Vec<Cell>> {
+        self.check_open()?;
         let guard = self.mvcc.register_reader();
         let specs = self.read_specs(&get.columns, get.time_range, get.max_versions.max(1), guard.read_point())?;
         let memstore_has_row = match self.get_from_memstores(get, &specs)? {
@@ -97,11 +118,11 @@ impl Region {
         // files alone: seeking every segment again found nothing the first
         // time, and it was the cold rows' gets that paid for it.
         let mut cursor = if memstore_has_row {
-            self.cursor_for(&specs, Some(&get.row))?
+            self.cursor_for(&specs, Some(&get.row), reads)?
         } else {
             let mut cursors: Vec<Box<dyn CellCursor>> = Vec::new();
             for spec in &specs {
-                cursors.extend(self.stores[&spec.family].file_cursors(Some(&get.row)));
+                cursors.extend(self.stores[&spec.family].file_cursors(Some(&get.row), reads));
             }
             MergedCursor::new(cursors)
         };
@@ -212,7 +233,7 @@ impl Region {
         self.counters.scans.fetch_add(1, Ordering::Relaxed);
         let guard = self.mvcc.register_reader();
         let specs = self.read_specs(columns, time_range, max_versions.max(1), guard.read_point())?;
-        let cursor = self.cursor_for(&specs, None)?;
+        let cursor = self.cursor_for(&specs, None, BlockReads::ReadAndCache)?;
         Ok(RegionScanner::new(self.info.clone(), cursor, specs, guard))
     }
 }

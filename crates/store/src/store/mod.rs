@@ -268,6 +268,23 @@ impl Store {
         self.on_region(table, &get.row, Access::Read, |_, region| region.get(get))
     }
 
+    /// The visible cells of one row, when this can be answered at once from
+    /// memory: the memstores and cached blocks, with no file read and no
+    /// wait for a split or merge (HBase's server has no such read; it is
+    /// for a caller that answers on a thread other work waits behind, as
+    /// RocksDB's `kBlockCacheTier` reads are). `None`: call [`Self::get`].
+    pub fn get_from_memory(&self, table: &str, get: &Get) -> Result<Option<Vec<Cell>>> {
+        self.check_open()?;
+        let t = self.enabled_table(table)?;
+        let region = t.region_for(&get.row).ok_or_else(|| StoreError::TableNotFound(table.to_string()))?;
+        self.inner.hook_at(HookPoint::RegionLookedUp, region.info().id)?;
+        match region.get_from_memory(get) {
+            // Being split or merged: `get` waits for the region's successor.
+            Err(e) if t.retry_after(&region, &e).is_some() => Ok(None),
+            result => result,
+        }
+    }
+
     /// Adds `amount` to a counter column; returns the new value.
     pub fn increment(&self, table: &str, row: &[u8], family: &[u8], qualifier: &[u8], amount: i64) -> Result<i64> {
         let values = self.increment_columns(table, row, &[(family, qualifier, amount)])?;

@@ -60,7 +60,7 @@ pub use block::DataBlock;
 pub use block_cache::{BlockCache, BlockCacheStats};
 pub use meta::{CellTypeCounts, FileMetaExtra, StoreFileInfo};
 pub use options::{BloomType, Compression, DEFAULT_BLOCK_SIZE, DEFAULT_BLOOM_BITS_PER_KEY, StoreFileOptions};
-pub use reader::{StoreFileReader, describe};
+pub use reader::{BlockReads, StoreFileReader, describe};
 pub use reference::{Half, Reference};
 pub use scanner::{StoreFileCells, StoreFileScanner};
 pub use writer::StoreFileWriter;

@@ -42,6 +42,20 @@ use super::trailer::{TRAILER_LEN, Trailer};
 use crate::error::{Result, StoreError};
 use crate::fs::{FileSystem, ReadableFile};
 
+/// Where a read takes the data blocks the cache does not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockReads {
+    /// From the file, adding them to the cache.
+    ReadAndCache,
+    /// From the file, leaving the cache as it was (compactions and full
+    /// scans: HBase's `setCacheBlocks(false)`).
+    ReadUncached,
+    /// Nowhere: the read fails with [`StoreError::NotInCache`] (RocksDB's
+    /// `kBlockCacheTier`), for a caller that must not wait on a disk and
+    /// will hand the read to a thread that may.
+    CacheOnly,
+}
+
 pub struct StoreFileReader {
     /// The file whose bytes are read.
     data_path: PathBuf,
@@ -284,14 +298,17 @@ impl StoreFileReader {
         self.in_memory_priority.store(yes, AtomicOrdering::Relaxed);
     }
 
-    /// Reads data block `i` (through the cache when there is one; `cache_blocks`
-    /// says whether a block read from disk is added to it).
-    pub fn read_block(&self, i: usize, cache_blocks: bool) -> Result<Arc<DataBlock>> {
+    /// Reads data block `i`: from the cache when there is one and it holds
+    /// the block, else from the file as `reads` allows.
+    pub fn read_block(&self, i: usize, reads: BlockReads) -> Result<Arc<DataBlock>> {
         let (offset, size) = self.index.block(i);
         if let Some(cache) = &self.cache
             && let Some(b) = cache.get(self.file_id, offset)
         {
             return Ok(b);
+        }
+        if reads == BlockReads::CacheOnly {
+            return Err(StoreError::NotInCache { path: self.data_path.clone(), offset });
         }
         let frame = read_range(&*self.file, offset, u64::from(size))?;
         let (buffer, payload) = block_codec::decode_owned(&self.data_path, offset, BlockKind::Data, frame)?;
@@ -314,7 +331,9 @@ impl StoreFileReader {
             return Err(bad("its last cell is not the file's last key".to_string()));
         }
         let block = Arc::new(block);
-        if cache_blocks && let Some(cache) = &self.cache {
+        if reads == BlockReads::ReadAndCache
+            && let Some(cache) = &self.cache
+        {
             let in_memory = self.in_memory_priority.load(AtomicOrdering::Relaxed);
             cache.insert_with_priority(self.file_id, offset, block.clone(), in_memory);
         }
@@ -347,7 +366,7 @@ impl StoreFileReader {
         if n == 0 {
             return Ok(None);
         }
-        let block = self.read_block(n - 1, true)?;
+        let block = self.read_block(n - 1, BlockReads::ReadAndCache)?;
         let i = block.lower_bound(&key, 0);
         Ok(Some(block.cell(i.max(1) - 1).row().to_vec()))
     }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use memstore::{Cell, CellKey, CellRef};
 
 use super::block::DataBlock;
-use super::reader::StoreFileReader;
+use super::reader::{BlockReads, StoreFileReader};
 use crate::error::Result;
 
 /// The reader's cursors, defined beside the cursor (the reader itself
@@ -36,7 +36,7 @@ impl StoreFileReader {
     /// A cursor over the file's cells, adding blocks it reads to the cache.
     /// It is unpositioned until `seek` or `seek_to_first`.
     pub fn scanner(self: &Arc<Self>) -> StoreFileScanner {
-        StoreFileScanner::new(self.clone(), true)
+        self.scanner_with(BlockReads::ReadAndCache)
     }
 
     /// A cursor that does not add the blocks it reads to the cache (it still
@@ -44,7 +44,12 @@ impl StoreFileReader {
     /// would otherwise flush the cache's working set (HBase's
     /// `setCacheBlocks(false)`).
     pub fn scanner_uncached(self: &Arc<Self>) -> StoreFileScanner {
-        StoreFileScanner::new(self.clone(), false)
+        self.scanner_with(BlockReads::ReadUncached)
+    }
+
+    /// A cursor that takes its blocks as `reads` says.
+    pub fn scanner_with(self: &Arc<Self>, reads: BlockReads) -> StoreFileScanner {
+        StoreFileScanner::new(self.clone(), reads)
     }
 
     /// Every cell in order, as owned cells (for tools such as `inspect --cells`).
@@ -73,7 +78,7 @@ impl StoreFileReader {
 
 pub struct StoreFileScanner {
     reader: Arc<StoreFileReader>,
-    cache_blocks: bool,
+    reads: BlockReads,
     /// The last block loaded, with its index (kept after exhaustion so a
     /// seek back into it needs no read).
     block: Option<(usize, Arc<DataBlock>)>,
@@ -87,8 +92,8 @@ impl std::fmt::Debug for StoreFileScanner {
 }
 
 impl StoreFileScanner {
-    pub(crate) fn new(reader: Arc<StoreFileReader>, cache_blocks: bool) -> StoreFileScanner {
-        StoreFileScanner { reader, cache_blocks, block: None, pos: None }
+    pub(crate) fn new(reader: Arc<StoreFileReader>, reads: BlockReads) -> StoreFileScanner {
+        StoreFileScanner { reader, reads, block: None, pos: None }
     }
 
     pub fn reader(&self) -> &Arc<StoreFileReader> {
@@ -101,7 +106,7 @@ impl StoreFileScanner {
         self.pos = None;
         let block = match self.block.take() {
             Some((i, block)) if i == b => block,
-            _ => self.reader.read_block(b, self.cache_blocks)?,
+            _ => self.reader.read_block(b, self.reads)?,
         };
         self.pos = Some((b, c));
         Ok(&self.block.insert((b, block)).1)
