@@ -324,4 +324,21 @@ fn a_request_that_meets_a_region_reopened_under_it_is_served_by_the_new_one() {
     let value = |row: &[u8]| store.get("t", &Get::new(row)).expect("get")[0].value.to_vec();
     assert_eq!(value(b"p"), b"put");
     assert_eq!(value(b"b"), b"batch");
+
+    // A get from memory (answered on a thread that must not wait) that
+    // meets the same reopen hands the get back instead of waiting or
+    // failing. The row is now in a file (the close flushed it): once a
+    // `get` has read its block, a get from memory answers.
+    store.close_region(&name).expect("close");
+    hooks.armed.store(true, Ordering::SeqCst);
+    std::thread::scope(|scope| {
+        let caller = scope.spawn(|| store.get_from_memory("t", &Get::new(&b"p"[..])));
+        hooks.reached.wait();
+        store.open_region(&name).expect("open");
+        hooks.release.wait();
+        assert_eq!(caller.join().expect("caller").expect("no error: handed back"), None);
+    });
+    assert_eq!(value(b"p"), b"put");
+    let cells = store.get_from_memory("t", &Get::new(&b"p"[..])).expect("get from memory").expect("cached");
+    assert_eq!(cells[0].value.as_ref(), b"put");
 }
