@@ -148,7 +148,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
     println!("accordion master listening: http {}", master.http_addr());
     let mut last_role = None;
     while !stop.load(Ordering::Acquire) {
-        let role = master.view().role;
+        let role = master.role();
         if last_role != Some(role) {
             println!("accordion master role: {}", format!("{role:?}").to_lowercase());
             last_role = Some(role);

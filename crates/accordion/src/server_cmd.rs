@@ -142,7 +142,14 @@ fn proposed_root(args: &ServerArgs, config: &ServerConfig) -> anyhow::Result<clu
 
 /// Once the server listens: its gate closes whenever its membership lease
 /// has run out, and its addresses are published.
-fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<cluster::zk::Zk>> {
+/// A member's ZooKeeper session and the thread reporting its regions to
+/// the active master (kept for as long as the server runs).
+struct Membership {
+    zk: Arc<cluster::zk::Zk>,
+    _reporter: server::master_report::Reporter,
+}
+
+fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Membership> {
     let Joining { zk, mut info, lease } = joining;
     server.gate().set(move || {
         (!lease.valid())
@@ -176,8 +183,48 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Arc<clu
         };
         cluster::client_znodes::advertise(&zk, znodes);
     }
+    // The active master learns what this server holds from its reports
+    // (HBase's RegionServerReport), never by reading its status.
+    let reporter = server::master_report::Reporter::start(
+        server.store().clone(),
+        info.name.clone(),
+        server.rpc_addr().map(|a| a.to_string()),
+        server::master_report::ReportPeriod(cluster::master::REPORT_PERIOD),
+        report_to_master(zk.clone(), server.router().peer_access()),
+    )?;
     tracing::info!(cluster = %zk.url(), server = %info.name, "joined the cluster");
-    Ok(zk)
+    Ok(Membership { zk, _reporter: reporter })
+}
+
+/// How long one report may take to be answered.
+const REPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Sends a report to the active master, found in ZooKeeper's election and
+/// kept until a send fails or it refuses (another master took over).
+fn report_to_master(
+    zk: Arc<cluster::zk::Zk>,
+    access: server::peer::http::PeerAccess,
+) -> server::master_report::SendReport {
+    let mut master: Option<String> = None;
+    Box::new(move |report| {
+        let body = serde_json::to_vec(report).map_err(|e| e.to_string())?;
+        if master.is_none() {
+            master = cluster::election::active_master(&zk).map_err(|e| e.to_string())?.map(|m| m.http);
+        }
+        let http = master.clone().ok_or("no active master")?;
+        let answer = access.post_json(&http, "/report", &body, REPORT_TIMEOUT);
+        match answer {
+            Ok((200, text)) => serde_json::from_str(&text).map_err(|e| format!("{http}: not a report answer: {e}")),
+            Ok((code, why)) => {
+                master = None;
+                Err(format!("master {http} answered {code}: {}", why.trim()))
+            }
+            Err(e) => {
+                master = None;
+                Err(e)
+            }
+        }
+    })
 }
 
 /// The cluster's membership and the master's catalog, read from ZooKeeper
@@ -310,7 +357,7 @@ pub fn run(args: &ServerArgs, log: &crate::logging::LogHandle) -> anyhow::Result
     let rpc = server.rpc_addr().map(|a| format!(" rpc {a}")).unwrap_or_default();
     println!("accordion server listening: thrift {} http {}{rpc}", server.thrift_addr(), server.http_addr());
     while !stop.load(Ordering::Acquire) {
-        if let Some(zk) = &member
+        if let Some(Membership { zk, .. }) = &member
             && zk.has_ended()
         {
             // The master may already have given our regions to others: stop

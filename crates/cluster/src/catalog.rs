@@ -105,6 +105,9 @@ pub fn location(zk: &Zk, region: &str) -> Result<Option<CatalogEntry>> {
 pub struct MasterCatalog {
     store: Arc<dyn CatalogStore>,
     entries: BTreeMap<String, CatalogEntry>,
+    /// Grows with every change (the master copies the entries into its
+    /// page's view only when it moved).
+    version: u64,
 }
 
 impl std::fmt::Debug for MasterCatalog {
@@ -133,7 +136,7 @@ impl MasterCatalog {
                 }
             }
         }
-        Ok(MasterCatalog { store, entries })
+        Ok(MasterCatalog { store, entries, version: 0 })
     }
 
     pub fn get(&self, region: &str) -> Option<&CatalogEntry> {
@@ -142,6 +145,11 @@ impl MasterCatalog {
 
     pub fn entries(&self) -> &BTreeMap<String, CatalogEntry> {
         &self.entries
+    }
+
+    /// A number that changes whenever an entry does.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// The tables the catalog has regions of.
@@ -162,6 +170,7 @@ impl MasterCatalog {
         let location = CatalogEntry { table: table.into(), server: server.map(str::to_string), state, at_ms: now_ms() };
         self.store.write(region, &serde_json::to_vec(&location).expect("a location serialises"))?;
         self.entries.insert(region.to_string(), location);
+        self.version += 1;
         Ok(())
     }
 
@@ -170,6 +179,7 @@ impl MasterCatalog {
         if self.entries.contains_key(region) {
             self.store.remove(region)?;
             self.entries.remove(region);
+            self.version += 1;
         }
         Ok(())
     }

@@ -28,8 +28,10 @@ pub mod error;
 pub mod lease;
 pub mod local_zk;
 pub mod master;
+pub mod master_metrics;
 pub mod membership;
 pub mod operator;
+pub mod reports;
 pub mod server_load;
 pub mod zk;
 

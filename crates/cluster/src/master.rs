@@ -1,16 +1,22 @@
 //! `Master`: the cluster's master process. It joins the master election
 //! (`election.rs`), waits as a standby until it is the active master, and
-//! then follows the region servers' membership (`membership.rs`): every
-//! server that joins or leaves is logged and shown on its status page
-//! (`GET /status`, JSON; `GET /`, a page for people) with its load, read
-//! from the server's own status every two seconds (`server_load.rs`), and
-//! the regions in transition.
+//! then follows the region servers' membership (`membership.rs`, by a
+//! ZooKeeper watch: only servers that join are read): every server that
+//! joins or leaves is logged and shown on its status page (`GET /status`,
+//! JSON; `GET /`, a page for people; `GET /metrics`, Prometheus text,
+//! `master_metrics.rs`).
 //!
-//! The active master also assigns: after each read of the servers'
-//! statuses (and at once when the membership changes) it runs an
-//! assignment pass (`assignment.rs`): a dead server's WAL is recovered and
-//! every region no live server holds is opened on the least loaded one,
-//! with the master's region map kept in ZooKeeper (`catalog.rs`).
+//! The servers tell the active master what they hold (`POST /report`,
+//! HBase's `RegionServerReport`): a whole report, then deltas at each
+//! change and a heartbeat every [`REPORT_PERIOD`] (`server::master_report`).
+//! The master keeps the view they build (`reports.rs`) and never reads a
+//! server's status. When the view changed, the membership changed, the
+//! balancer is due or a pass left work in transition, it runs an
+//! assignment pass (`assignment/`): a dead server's WAL is recovered and
+//! every region no live server holds is opened, in batches, on several
+//! servers at once, with the master's region map kept in ZooKeeper
+//! (`catalog.rs`). An idle cluster costs the master its servers'
+//! heartbeats and nothing else: no pass, no ZooKeeper or file-system call.
 //!
 //! Operators move, close and open regions through the active master
 //! (`POST /admin/move|unassign|assign`, `operator.rs`), admitted by the
@@ -23,7 +29,9 @@
 //! Thread safety: the master's work runs on one thread ("master") and its
 //! assignment on the poller ("master-load"), which also runs operator
 //! calls, sent to it over a channel by the HTTP thread's admin threads; the
-//! view is behind a mutex read by the HTTP thread and callers.
+//! view and the report book are each behind a mutex (never held together,
+//! never across a call to a server): the HTTP thread applies reports to the
+//! book and wakes the poller, which renders the book for a pass.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,10 +41,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::assignment::{RegionServers, SLOW_CALL};
 use crate::election::{self, Candidate, MasterInfo};
 use crate::error::{ClusterError, Result};
 use crate::membership::{self, ServerInfo};
-use crate::server_load::{LoadTracker, ServerLoad};
+use crate::server_load::ServerLoad;
 use crate::zk::{Zk, ZkUrl};
 
 /// How a master is started.
@@ -119,12 +128,68 @@ pub struct MasterView {
     pub config: Option<crate::cluster_config::ClusterConfig>,
     /// Assignment passes run since this master became active.
     pub passes: u64,
+    /// What the servers' reports brought (`reports.rs`).
+    pub reports: crate::reports::ReportCounters,
+    /// Regions known to exist (held or not).
+    pub known_regions: usize,
+    /// The last pass: how long its phases took.
+    pub last_pass: Option<PassTiming>,
 }
+
+impl MasterView {
+    /// A standby's view before it knows anything of the cluster.
+    fn standby(name: String, session: String, active_master: Option<MasterInfo>) -> MasterView {
+        MasterView {
+            name,
+            role: Role::Standby,
+            session,
+            active_master,
+            servers: Vec::new(),
+            loads: Default::default(),
+            in_transition: Vec::new(),
+            events: Vec::new(),
+            catalog: Default::default(),
+            config: None,
+            passes: 0,
+            reports: Default::default(),
+            known_regions: 0,
+            last_pass: None,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn standby_for_test() -> MasterView {
+        MasterView::standby("m,1,1".into(), String::new(), None)
+    }
+}
+
+/// How long the phases of a pass took, in seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PassTiming {
+    /// Rendering the reports as the plan's view.
+    pub view_secs: f64,
+    /// Planning and carrying the plan out (calls and catalog writes).
+    pub plan_and_execute_secs: f64,
+    /// Regions the pass saw in transition.
+    pub in_transition: usize,
+}
+
+/// How often a region server reports when nothing changes (HBase's
+/// `hbase.regionserver.msginterval`, 3 s); a change is reported at once.
+pub const REPORT_PERIOD: Duration = Duration::from_secs(3);
+
+/// A server whose last report is older than this counts as unread.
+pub const REPORT_STALE: Duration = Duration::from_secs(10);
+
+/// The largest report body the master reads (a whole report of a server
+/// holding 100,000 regions is about 8 MB).
+const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 const MAX_EVENTS: usize = 200;
 
 pub struct Master {
     view: Arc<Mutex<MasterView>>,
+    book: Arc<Mutex<crate::reports::ReportBook>>,
     http_addr: SocketAddr,
     page_addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -165,25 +230,21 @@ impl Master {
         let info =
             MasterInfo { name: format!("{host},{},{}", http_addr.port(), now_ms()), http: http_addr.to_string() };
         let candidate = Candidate::join(zk.clone(), &info)?;
-        let view = Arc::new(Mutex::new(MasterView {
-            name: info.name.clone(),
-            role: Role::Standby,
-            session: zk.session_id(),
-            active_master: election::active_master(&zk)?,
-            servers: Vec::new(),
-            loads: Default::default(),
-            in_transition: Vec::new(),
-            events: Vec::new(),
-            catalog: Default::default(),
-            config: None,
-            passes: 0,
-        }));
+        let view = Arc::new(Mutex::new(MasterView::standby(
+            info.name.clone(),
+            zk.session_id(),
+            election::active_master(&zk)?,
+        )));
+        let book = Arc::new(Mutex::new(crate::reports::ReportBook::new(REPORT_STALE)));
+        // The live members by name, for the HTTP thread's check of a report.
+        let members: Arc<Mutex<std::collections::HashSet<String>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let changed = Arc::new(AtomicBool::new(false));
         let thread = {
             let (zk, view, stop, changed) = (zk.clone(), view.clone(), stop.clone(), changed.clone());
+            let members = members.clone();
             std::thread::Builder::new().name("master".into()).spawn(move || {
-                let result = run(&zk, &candidate, &view, &stop, &changed);
+                let result = run(&zk, &candidate, &view, &members, &stop, &changed);
                 let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
                 v.role = Role::Stopped;
                 drop(v);
@@ -196,19 +257,34 @@ impl Master {
         let (calls_tx, calls) = std::sync::mpsc::channel::<Queued>();
         {
             let (view, stop, period, changed) = (view.clone(), stop.clone(), config.balancer_period, changed.clone());
+            let book = book.clone();
             std::thread::Builder::new()
                 .name("master-load".into())
-                .spawn(move || poll_loads(&zk, &view, &stop, &changed, period, &calls))?;
+                .spawn(move || assign_loop(&zk, &view, &book, &stop, &changed, period, &calls))?;
         }
         let http_thread = {
-            let (view, stop, admit) = (view.clone(), stop.clone(), config.admit.clone());
+            let (view, stop, admit, book) = (view.clone(), stop.clone(), config.admit.clone(), book.clone());
             std::thread::Builder::new().name("master-http".into()).spawn(move || {
                 while !stop.load(Ordering::Acquire) {
                     match http.recv_timeout(Duration::from_millis(100)) {
                         Ok(Some(request))
+                            if *request.method() == tiny_http::Method::Post && request.url() == "/report" =>
+                        {
+                            report(request, admit.as_ref(), &view, &book, &members, &changed);
+                        }
+                        Ok(Some(request))
                             if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
                         {
                             operator_call(request, admit.as_ref(), &calls_tx, &changed);
+                        }
+                        Ok(Some(request))
+                            if *request.method() == tiny_http::Method::Get && request.url() == "/metrics" =>
+                        {
+                            let text = crate::master_metrics::render(&view, &book);
+                            let header =
+                                tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain; version=0.0.4"[..])
+                                    .expect("valid header");
+                            let _ = request.respond(tiny_http::Response::from_string(text).with_header(header));
                         }
                         Ok(Some(request)) => respond(&view, request),
                         Ok(None) => {}
@@ -217,7 +293,7 @@ impl Master {
                 }
             })?
         };
-        Ok(Master { view, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
+        Ok(Master { view, book, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
     }
 
     /// Where the cluster reaches the page (see `MasterConfig::advertised_http`).
@@ -230,9 +306,27 @@ impl Master {
         self.page_addr
     }
 
-    /// A snapshot of what the master knows.
+    /// Its role now, without copying the view.
+    pub fn role(&self) -> Role {
+        self.view.lock().unwrap_or_else(|p| p.into_inner()).role
+    }
+
+    /// A snapshot of what the master knows (with the whole catalog: a
+    /// copy of every region's entry).
     pub fn view(&self) -> MasterView {
         self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The counters of what reports brought, without copying the view (the
+    /// emulator reads them often).
+    pub fn report_counters(&self) -> crate::reports::ReportCounters {
+        self.book.lock().unwrap_or_else(|p| p.into_inner()).counters()
+    }
+
+    /// Passes run, and the catalog's size, without copying the view.
+    pub fn progress(&self) -> (u64, usize) {
+        let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
+        (v.passes, v.catalog.len())
     }
 
     /// Waits until the master stops (its session ended, or [`shutdown`](Self::shutdown)).
@@ -265,12 +359,18 @@ impl Drop for Master {
 }
 
 /// The master's thread: standby until active, then follow membership.
-/// `changed` is set when servers join or leave, so that the poller reads
-/// the statuses and runs an assignment pass at once.
+/// `changed` is set when servers join or leave, so that the poller runs an
+/// assignment pass at once; `members` is kept equal to the live names.
+///
+/// What it costs: one children read per membership change, and one read
+/// of each server that joined (or that still starts: its addresses come a
+/// moment later), never a read of every member; with nothing changing it
+/// only waits on its watch.
 fn run(
     zk: &Zk,
     candidate: &Candidate,
     view: &Mutex<MasterView>,
+    members: &Mutex<std::collections::HashSet<String>>,
     stop: &AtomicBool,
     changed: &AtomicBool,
 ) -> Result<()> {
@@ -297,59 +397,112 @@ fn run(
         v.active_master = election::active_master(zk)?;
     }
     record(view, format!("active master (election node {}, session {})", candidate.node(), zk.session_id()));
-    let mut known: Vec<ServerInfo> = Vec::new();
+    zk.ensure(membership::SERVERS)?;
+    let mut known: std::collections::BTreeMap<String, ServerInfo> = Default::default();
+    let mut watch: Option<crate::zk::Watch> = None;
     while !stop.load(Ordering::Acquire) {
         if zk.has_ended() {
             return Err(ClusterError::SessionEnded("while the active master".into()));
         }
-        zk.ensure(membership::SERVERS)?;
-        let (_, watch) = zk.watch_children(membership::SERVERS)?;
-        let live = membership::live_servers(zk)?;
-        // By name: a server registers before it listens and publishes its
-        // addresses after, which changes its record, not its membership.
-        for s in &live {
-            match known.iter().find(|k| k.name == s.name) {
-                None if s.is_serving() => {
-                    record(view, format!("region server {} joined (thrift {}, http {})", s.name, s.thrift, s.http))
+        let starting = known.values().any(|s| !s.is_serving());
+        if watch.is_none() || starting {
+            let (names, w) = zk.watch_children(membership::SERVERS)?;
+            watch = Some(w);
+            let before = known.clone();
+            known.retain(|name, _| names.contains(name));
+            for name in &names {
+                if known.get(name).is_some_and(ServerInfo::is_serving) {
+                    continue;
                 }
-                None => record(view, format!("region server {} joined (starting)", s.name)),
-                Some(k) if !k.is_serving() && s.is_serving() => {
-                    record(view, format!("region server {} serves (thrift {}, http {})", s.name, s.thrift, s.http))
+                match membership::read_server(zk, name)? {
+                    Some(info) => {
+                        known.insert(name.clone(), info);
+                    }
+                    None => {
+                        known.remove(name);
+                    }
                 }
-                Some(_) => {}
+            }
+            for s in known.values() {
+                match before.get(&s.name) {
+                    None if s.is_serving() => {
+                        record(view, format!("region server {} joined (thrift {}, http {})", s.name, s.thrift, s.http))
+                    }
+                    None => record(view, format!("region server {} joined (starting)", s.name)),
+                    Some(k) if !k.is_serving() && s.is_serving() => {
+                        record(view, format!("region server {} serves (thrift {}, http {})", s.name, s.thrift, s.http))
+                    }
+                    Some(_) => {}
+                }
+            }
+            for name in before.keys().filter(|k| !known.contains_key(*k)) {
+                record(view, format!("region server {name} left (its ZooKeeper session ended)"));
+            }
+            if known != before {
+                *members.lock().unwrap_or_else(|p| p.into_inner()) = known.keys().cloned().collect();
+                view.lock().unwrap_or_else(|p| p.into_inner()).servers = known.values().cloned().collect();
+                changed.store(true, Ordering::Release);
             }
         }
-        for s in known.iter().filter(|k| !live.iter().any(|s| s.name == k.name)) {
-            record(view, format!("region server {} left (its ZooKeeper session ended)", s.name));
+        // Short waits, so that `stop` and the session's end are seen; the
+        // membership is read again only when the watch fired (or a server
+        // is still starting).
+        if watch.as_ref().is_some_and(|w| w.wait(Duration::from_millis(250))) {
+            watch = None;
         }
-        if live != known {
-            changed.store(true, Ordering::Release);
-        }
-        known = live.clone();
-        view.lock().unwrap_or_else(|p| p.into_inner()).servers = live;
-        // Short waits, so that `stop` and the session's end are seen.
-        watch.wait(Duration::from_millis(250));
     }
     Ok(())
 }
 
-/// Reads the live servers' loads every two seconds while active (at once
-/// when the membership changed), and runs an assignment pass on what it
-/// read (`assignment.rs`).
-fn poll_loads(
+/// What the active master's poller remembers between iterations.
+struct Assigner {
+    memory: crate::assignment::PassMemory,
+    catalog: Option<crate::catalog::MasterCatalog>,
+    /// When the last balancer run was (the first is a period after this
+    /// master became active).
+    balanced_at: Option<Instant>,
+    /// A pass must run by then even if nothing is reported (work was left
+    /// in transition).
+    retry_at: Option<Instant>,
+    /// The live servers at the last iteration, by name.
+    members: std::collections::BTreeSet<String>,
+    /// The WAL directories must be listed again (activation, a server left,
+    /// a recovery failed).
+    wal_owners_wanted: bool,
+    /// One server must take from the root the tables a server that left
+    /// may have created without telling anyone.
+    refresh_wanted: bool,
+    /// The catalog's version last copied into the view.
+    catalog_copied: Option<u64>,
+}
+
+/// How soon a pass that left work in transition is followed by another.
+const RETRY_PASS: Duration = Duration::from_secs(1);
+
+/// The active master's assignment, on the poller thread: passes on the
+/// reports' view when something changed (`assignment.rs`), operator calls,
+/// the balancer's period. Nothing here polls a server or ZooKeeper while
+/// the cluster is idle.
+fn assign_loop(
     zk: &Arc<Zk>,
     view: &Mutex<MasterView>,
+    book: &Mutex<crate::reports::ReportBook>,
     stop: &AtomicBool,
     changed: &AtomicBool,
     balancer_period: Option<Duration>,
     calls: &std::sync::mpsc::Receiver<Queued>,
 ) {
-    let mut tracker = LoadTracker::default();
-    let mut memory = crate::assignment::PassMemory::default();
-    // Loaded when this master becomes active (see `catalog.rs`).
-    let mut catalog: Option<crate::catalog::MasterCatalog> = None;
-    // The first run comes a period after this master becomes active.
-    let mut balanced_at: Option<Instant> = None;
+    let mut a = Assigner {
+        memory: Default::default(),
+        catalog: None,
+        balanced_at: None,
+        retry_at: None,
+        members: Default::default(),
+        wal_owners_wanted: true,
+        refresh_wanted: false,
+        catalog_copied: None,
+    };
+    let lock_book = || book.lock().unwrap_or_else(|p| p.into_inner());
     while !stop.load(Ordering::Acquire) {
         let (role, servers) = {
             let v = view.lock().unwrap_or_else(|p| p.into_inner());
@@ -357,10 +510,10 @@ fn poll_loads(
         };
         match role {
             Role::Active => {
-                if catalog.is_none() {
+                if a.catalog.is_none() {
                     match crate::catalog::MasterCatalog::load(zk.clone()) {
                         Ok(c) => {
-                            let servers: std::collections::BTreeSet<_> =
+                            let on: std::collections::BTreeSet<_> =
                                 c.entries().values().filter_map(|l| l.server.clone()).collect();
                             record(
                                 view,
@@ -368,100 +521,23 @@ fn poll_loads(
                                     "loaded the catalog: {} regions of {} tables on {} servers",
                                     c.entries().len(),
                                     c.tables().len(),
-                                    servers.len()
+                                    on.len()
                                 ),
                             );
-                            catalog = Some(c);
+                            lock_book().seed(c.entries());
+                            a.catalog = Some(c);
                         }
                         Err(e) => record(view, format!("cannot read the catalog: {e}; assignment waits")),
                     }
-                }
-                let (loads, docs) = tracker.poll(&servers);
-                if let Ok(config) = crate::cluster_config::read(zk) {
-                    view.lock().unwrap_or_else(|p| p.into_inner()).config = config;
-                }
-                view.lock().unwrap_or_else(|p| p.into_inner()).loads = loads.into_iter().collect();
-                let registered = |name: &str| -> Option<bool> {
-                    zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
-                };
-                let since = *balanced_at.get_or_insert_with(Instant::now);
-                // Switched off (or unreadable): no periodic run.
-                let switched_on = crate::balancer_switch::is_on(zk).unwrap_or(false);
-                let due = switched_on && balancer_period.is_some_and(|p| since.elapsed() >= p);
-                let Some(catalog) = catalog.as_mut() else {
-                    refuse_calls(calls, "the active master has not read its catalog yet; try again");
-                    continue_after_sleep(stop, changed);
-                    continue;
-                };
-                // One operator call per iteration, on statuses read just
-                // now, before the pass changes anything; the next iteration
-                // reads them again (a second call sees what the first did).
-                let mut ran = false;
-                while let Ok(Queued { call, reply, deadline }) = calls.try_recv() {
-                    if Instant::now() > deadline {
-                        record(view, format!("operator {call:?}: not run, its caller stopped waiting"));
-                        continue;
+                    if let Ok(config) = crate::cluster_config::read(zk) {
+                        view.lock().unwrap_or_else(|p| p.into_inner()).config = config;
                     }
-                    let answer = match &call {
-                        http_api::OperatorCall::Region(region_call) => crate::operator::run(
-                            region_call,
-                            &servers,
-                            &docs,
-                            &crate::assignment::HttpRegionServers,
-                            catalog,
-                        ),
-                        http_api::OperatorCall::BalanceSwitch { on } => crate::balancer_switch::set(zk, *on)
-                            .map(|was| format!("previous balancer state: {was}"))
-                            .map_err(|e| (503, format!("cannot write the balancer switch: {e}"))),
-                        http_api::OperatorCall::Balance => {
-                            let outcome = balance_now(zk, &servers, &docs, &mut memory, catalog, &registered);
-                            if outcome.as_ref().is_ok_and(|o| o.balanced) {
-                                balanced_at = Some(Instant::now());
-                            }
-                            outcome.map(|o| {
-                                for event in &o.events {
-                                    record(view, event.clone());
-                                }
-                                o.answer
-                            })
-                        }
-                    };
-                    record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
-                    let _ = reply.send(answer);
-                    ran = true;
-                    break;
                 }
-                if ran {
-                    view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
-                    continue;
-                }
-                let outcome = crate::assignment::pass(
-                    &crate::assignment::HttpRegionServers,
-                    &servers,
-                    &docs,
-                    &mut memory,
-                    catalog,
-                    &registered,
-                    due,
-                );
-                {
-                    let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
-                    v.catalog = catalog.entries().clone();
-                    v.passes += 1;
-                }
-                if outcome.balanced {
-                    balanced_at = Some(Instant::now());
-                }
-                for event in outcome.events {
-                    record(view, event);
-                }
-                if let Some(rit) = outcome.in_transition {
-                    view.lock().unwrap_or_else(|p| p.into_inner()).in_transition = rit;
-                }
+                active_iteration(zk, view, book, &mut a, &servers, balancer_period, calls, changed);
             }
             Role::Stopped => return,
             Role::Standby => {
-                balanced_at = None;
+                a.balanced_at = None;
                 refuse_calls(calls, "this master is a standby; make the call on the active master");
             }
         }
@@ -469,10 +545,268 @@ fn poll_loads(
     }
 }
 
+/// One iteration of the active master's poller; see [`assign_loop`].
+#[expect(clippy::too_many_arguments, reason = "the poller's state, passed rather than held in a struct of references")]
+fn active_iteration(
+    zk: &Arc<Zk>,
+    view: &Mutex<MasterView>,
+    book: &Mutex<crate::reports::ReportBook>,
+    a: &mut Assigner,
+    servers: &[ServerInfo],
+    balancer_period: Option<Duration>,
+    calls: &std::sync::mpsc::Receiver<Queued>,
+    changed: &AtomicBool,
+) {
+    let lock_book = || book.lock().unwrap_or_else(|p| p.into_inner());
+    let names: std::collections::BTreeSet<String> = servers.iter().map(|s| s.name.clone()).collect();
+    let membership_changed = names != a.members;
+    if a.members.iter().any(|m| !names.contains(m)) {
+        // A server left: its WAL directory is to recover, and a table it
+        // created without telling the others is to be found on the root.
+        a.wal_owners_wanted = true;
+        a.refresh_wanted = true;
+    }
+    if membership_changed {
+        lock_book().retain_members(|n| names.contains(n));
+        a.members = names;
+    }
+    let serving: Vec<&ServerInfo> = servers.iter().filter(|s| s.is_serving()).collect();
+    if a.refresh_wanted
+        && let Some(s) = serving.first()
+    {
+        match crate::assignment::HttpRegionServers.call(s, &http_api::RegionServerCall::Refresh, SLOW_CALL) {
+            Ok(_) => a.refresh_wanted = false,
+            Err(e) => record(view, format!("{} could not take new tables from the root: {e}", s.name)),
+        }
+    }
+    if a.wal_owners_wanted
+        && let Some(s) = serving.first()
+    {
+        let listed = crate::assignment::HttpRegionServers
+            .call(s, &http_api::RegionServerCall::WalOwners, SLOW_CALL)
+            .and_then(|body| serde_json::from_str::<Vec<String>>(&body).map_err(|e| e.to_string()));
+        match listed {
+            Ok(owners) => {
+                lock_book().set_wal_owners(owners);
+                a.wal_owners_wanted = false;
+            }
+            Err(e) => record(view, format!("{} could not list the WAL directories: {e}; recovery waits", s.name)),
+        }
+    }
+    let now = Instant::now();
+    {
+        let b = lock_book();
+        let loads = b
+            .loads(now)
+            .into_iter()
+            .map(|(name, l)| {
+                let error = (l.reported_secs_ago > b.stale_after().as_secs_f64())
+                    .then(|| format!("no report for {:.0} s", l.reported_secs_ago));
+                let load = ServerLoad {
+                    regions: l.regions,
+                    memstore_bytes: l.memstore_bytes,
+                    requests_per_sec: l.requests_per_sec,
+                    error,
+                };
+                (name, load)
+            })
+            .collect();
+        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        v.loads = loads;
+        v.reports = b.counters();
+        v.known_regions = b.known_regions();
+    }
+    let Some(catalog) = a.catalog.as_mut() else {
+        refuse_calls(calls, "the active master has not read its catalog yet; try again");
+        return;
+    };
+    let registered = |name: &str| -> Option<bool> {
+        zk.get(&format!("{}/{name}", membership::SERVERS)).ok().map(|node| node.is_some())
+    };
+    let since = *a.balanced_at.get_or_insert_with(Instant::now);
+    // The switch is read only when a run is due (switched off, or
+    // unreadable: no periodic run).
+    let due =
+        balancer_period.is_some_and(|p| since.elapsed() >= p) && crate::balancer_switch::is_on(zk).unwrap_or(false);
+    if balancer_period.is_some_and(|p| since.elapsed() >= p) && !due {
+        a.balanced_at = Some(Instant::now());
+    }
+    // One operator call per iteration, on the view as it is now, before
+    // the pass changes anything; the next iteration renders it again (a
+    // second call sees what the first did).
+    while let Ok(Queued { call, reply, deadline }) = calls.try_recv() {
+        if Instant::now() > deadline {
+            record(view, format!("operator {call:?}: not run, its caller stopped waiting"));
+            continue;
+        }
+        let docs = lock_book().statuses(Instant::now(), |id| catalog.get(id).is_some());
+        let answer = match &call {
+            http_api::OperatorCall::Region(region_call) => {
+                let mut noted = Vec::new();
+                let answer = crate::operator::run(
+                    region_call,
+                    servers,
+                    &docs,
+                    &crate::assignment::HttpRegionServers,
+                    catalog,
+                    &mut noted,
+                );
+                let mut b = lock_book();
+                for n in &noted {
+                    b.note(&n.server, &n.region, &n.table, n.open, n.changes);
+                }
+                answer
+            }
+            http_api::OperatorCall::BalanceSwitch { on } => crate::balancer_switch::set(zk, *on)
+                .map(|was| format!("previous balancer state: {was}"))
+                .map_err(|e| (503, format!("cannot write the balancer switch: {e}"))),
+            http_api::OperatorCall::Balance => {
+                let outcome = balance_now(zk, servers, &docs, &mut a.memory, catalog, &registered);
+                if outcome.as_ref().is_ok_and(|o| o.balanced) {
+                    a.balanced_at = Some(Instant::now());
+                }
+                outcome.map(|o| {
+                    let mut b = lock_book();
+                    for n in &o.noted {
+                        b.note(&n.server, &n.region, &n.table, n.open, n.changes);
+                    }
+                    drop(b);
+                    for event in &o.events {
+                        record(view, event.clone());
+                    }
+                    o.answer
+                })
+            }
+        };
+        record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
+        let _ = reply.send(answer);
+        copy_catalog(view, catalog, &mut a.catalog_copied);
+        // The view changed under the call: a pass follows at once.
+        lock_book().touch();
+        changed.store(true, Ordering::Release);
+        return;
+    }
+    let dirty = lock_book().take_dirty();
+    let retry = a.retry_at.is_some_and(|at| Instant::now() >= at);
+    if !(dirty || membership_changed || due || retry) {
+        return;
+    }
+    let started = Instant::now();
+    let docs = lock_book().statuses(Instant::now(), |id| catalog.get(id).is_some());
+    let view_secs = started.elapsed().as_secs_f64();
+    let outcome = crate::assignment::pass(
+        &crate::assignment::HttpRegionServers,
+        servers,
+        &docs,
+        &mut a.memory,
+        catalog,
+        &registered,
+        due,
+    );
+    {
+        let mut b = lock_book();
+        for dead in &outcome.recovered {
+            b.recovered(dead);
+        }
+        for n in &outcome.noted {
+            b.note(&n.server, &n.region, &n.table, n.open, n.changes);
+        }
+    }
+    if outcome.events.iter().any(|e| e.contains("assignment waits")) {
+        a.wal_owners_wanted = true;
+    }
+    // Again soon when work is in transition, and when a daughter's grace
+    // ends (it may then be assigned; nothing else would wake a pass).
+    let grace_end = lock_book().next_grace_end().filter(|at| *at > Instant::now());
+    a.retry_at = [outcome.busy.then(|| Instant::now() + RETRY_PASS), grace_end].into_iter().flatten().min();
+    copy_catalog(view, catalog, &mut a.catalog_copied);
+    {
+        let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+        v.passes += 1;
+        v.last_pass = Some(PassTiming {
+            view_secs,
+            plan_and_execute_secs: started.elapsed().as_secs_f64() - view_secs,
+            in_transition: outcome.in_transition.as_ref().map_or(0, Vec::len),
+        });
+    }
+    if outcome.balanced || due {
+        a.balanced_at = Some(Instant::now());
+    }
+    for event in outcome.events {
+        record(view, event);
+    }
+    if let Some(rit) = outcome.in_transition {
+        view.lock().unwrap_or_else(|p| p.into_inner()).in_transition = rit;
+    }
+}
+
+/// Copies the catalog into the view when it changed since the last copy.
+fn copy_catalog(view: &Mutex<MasterView>, catalog: &crate::catalog::MasterCatalog, copied: &mut Option<u64>) {
+    if *copied != Some(catalog.version()) {
+        view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
+        *copied = Some(catalog.version());
+    }
+}
+
+/// `POST /report`: a region server's report (`reports.rs`), admitted as an
+/// operator call is (the cluster's token or a verified certificate; with
+/// no admission rules, only from loopback), applied when this master is
+/// active and the server a live member.
+fn report(
+    mut request: tiny_http::Request,
+    admit: Option<&Admit>,
+    view: &Mutex<MasterView>,
+    book: &Mutex<crate::reports::ReportBook>,
+    members: &Mutex<std::collections::HashSet<String>>,
+    changed: &AtomicBool,
+) {
+    let authorization =
+        request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
+    let peer = request.remote_addr().copied();
+    let admitted = match admit {
+        None if peer.is_some_and(|p| p.ip().is_loopback()) => Ok(()),
+        None => Err((403, "this master takes reports only from loopback (it has no admission rules)".to_string())),
+        Some(Admit(admit)) => admit(peer, authorization.as_deref()),
+    };
+    if let Err((code, why)) = admitted {
+        tracing::warn!(?peer, code, "report refused");
+        return answer(request, code, why);
+    }
+    if view.lock().unwrap_or_else(|p| p.into_inner()).role != Role::Active {
+        return answer(request, 503, "this master is not the active master".into());
+    }
+    let mut body = Vec::new();
+    use std::io::Read;
+    if let Err(e) = request.as_reader().take(MAX_REPORT_BYTES + 1).read_to_end(&mut body) {
+        return answer(request, 400, format!("cannot read the report: {e}"));
+    }
+    if body.len() as u64 > MAX_REPORT_BYTES {
+        return answer(request, 413, format!("a report is at most {MAX_REPORT_BYTES} bytes"));
+    }
+    let report: http_api::ServerReport = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return answer(request, 400, format!("not a report: {e}")),
+    };
+    let is_member = members.lock().unwrap_or_else(|p| p.into_inner()).contains(&report.server);
+    let (reply, dirty) = {
+        let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
+        let reply = b.apply(&report, is_member, body.len(), Instant::now());
+        // Not taken: the poller takes it; this only wakes it.
+        let dirty = !report.is_heartbeat() && reply.applied;
+        (reply, dirty)
+    };
+    if dirty {
+        changed.store(true, Ordering::Release);
+    }
+    answer(request, 200, serde_json::to_string(&reply).expect("an answer serialises"));
+}
+
 /// What the `balancer` call did.
 struct BalanceNow {
     balanced: bool,
     events: Vec<String>,
+    /// What it opened and closed, for the view.
+    noted: Vec<crate::assignment::executor::Noted>,
     /// HBase's shell prints `true` when the balancer ran, `false` when it
     /// could not; ours says why and what moved.
     answer: String,
@@ -491,7 +825,7 @@ fn balance_now(
     let on = crate::balancer_switch::is_on(zk).map_err(|e| (503, format!("cannot read the balancer switch: {e}")))?;
     if !on {
         let answer = "false: the balancer is switched off (balance_switch true)".to_string();
-        return Ok(BalanceNow { balanced: false, events: Vec::new(), answer });
+        return Ok(BalanceNow { balanced: false, events: Vec::new(), answer, noted: Vec::new() });
     }
     let outcome = crate::assignment::pass(
         &crate::assignment::HttpRegionServers,
@@ -508,7 +842,7 @@ fn balance_now(
     } else {
         "false: regions are in transition or other assignment work ran first; try again".to_string()
     };
-    Ok(BalanceNow { balanced: outcome.balanced, events: outcome.events, answer })
+    Ok(BalanceNow { balanced: outcome.balanced, events: outcome.events, answer, noted: outcome.noted })
 }
 
 /// The poller's wait between passes: two seconds, cut short when the

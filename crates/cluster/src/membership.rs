@@ -84,6 +84,15 @@ pub fn live_servers(zk: &Zk) -> Result<Vec<ServerInfo>> {
     Ok(out)
 }
 
+/// Region server `name`'s record; `None` if it is not (or no longer) a
+/// member.
+pub fn read_server(zk: &Zk, name: &str) -> Result<Option<ServerInfo>> {
+    match zk.get(&format!("{SERVERS}/{name}"))? {
+        Some(data) => parse(zk, name, &data).map(Some),
+        None => Ok(None),
+    }
+}
+
 fn parse(zk: &Zk, name: &str, data: &[u8]) -> Result<ServerInfo> {
     serde_json::from_slice(data).map_err(|e| ClusterError::Malformed {
         what: "region server entry",

@@ -25,6 +25,7 @@ use std::time::Instant;
 
 use http_api::{RegionCall, RegionServerCall, RegionState, ServerStatus};
 
+use crate::assignment::executor::Noted;
 use crate::assignment::plan::{Listed, Listing};
 use crate::assignment::{RegionServers, SLOW_CALL};
 use crate::catalog::MasterCatalog;
@@ -104,6 +105,7 @@ pub fn run(
     statuses: &HashMap<String, ServerStatus>,
     servers: &dyn RegionServers,
     catalog: &mut MasterCatalog,
+    noted: &mut Vec<Noted>,
 ) -> Answer {
     let serving: Vec<&ServerInfo> = live.iter().filter(|s| s.is_serving()).collect();
     let region = call.region();
@@ -144,13 +146,14 @@ pub fn run(
             };
             let closing = if to.is_some() { RegionState::Closing } else { RegionState::Closed };
             catalog.record(region, &table, Some(&from), closing).map_err(|e| fail("recording the close", e))?;
-            servers
+            let answer = servers
                 .call(from_info, &RegionServerCall::Unassign { region: region.to_string() }, SLOW_CALL)
                 .map_err(|e| refused(502, format!("closing region {region} on {from} failed: {e}")))?;
+            noted.extend(noted_by(&answer, &from, region, &table, false));
             let Some(to) = to else {
                 return Ok(format!("closed region {region} of {table} on {from}; it stays closed until assigned"));
             };
-            open_on(servers, catalog, region, &table, to).map(|()| {
+            open_on(servers, catalog, region, &table, to, noted).map(|()| {
                 format!("moved region {region} of {table} from {from} to {} ({:.2} s)", to.name, secs(started))
             })
         }
@@ -169,10 +172,16 @@ pub fn run(
                 ));
             }
             let to = target(to.as_deref(), &serving, &p.open, None)?;
-            open_on(servers, catalog, region, &table, to)
+            open_on(servers, catalog, region, &table, to, noted)
                 .map(|()| format!("assigned region {region} of {table} to {} ({:.2} s)", to.name, secs(started)))
         }
     }
+}
+
+/// What an open's or close's `answer` tells the master's view.
+fn noted_by(answer: &str, server: &str, region: &str, table: &str, open: bool) -> Option<Noted> {
+    let changes = http_api::changes_in(answer)?;
+    Some(Noted { server: server.to_string(), region: region.to_string(), table: table.to_string(), open, changes })
 }
 
 fn secs(since: Instant) -> f64 {
@@ -188,13 +197,15 @@ fn open_on(
     region: &str,
     table: &str,
     to: &ServerInfo,
+    noted: &mut Vec<Noted>,
 ) -> Refusable<()> {
     catalog
         .record(region, table, Some(&to.name), RegionState::Opening)
         .map_err(|e| refused(503, format!("recording region {region} opening on {}: {e}", to.name)))?;
-    servers
+    let answer = servers
         .call(to, &RegionServerCall::Assign { region: region.to_string() }, SLOW_CALL)
         .map_err(|e| refused(502, format!("opening region {region} on {} failed: {e}", to.name)))?;
+    noted.extend(noted_by(&answer, &to.name, region, table, true));
     let _ = catalog.record(region, table, Some(&to.name), RegionState::Open);
     Ok(())
 }

@@ -56,7 +56,20 @@ pub enum RegionServerCall {
     /// Take table `table`'s descriptor and regions from the root after
     /// another server's DDL, split or merge.
     SyncTable { table: String },
+    /// Open several regions the catalog records OPENING on this server, in
+    /// one call (the master's batched assignment; at most
+    /// [`MAX_BATCH`] regions). The answer lists each region's outcome, one
+    /// line per region: `opened ID` or `failed ID: why`.
+    AssignBatch { regions: Vec<String> },
+    /// List the servers with a WAL directory on the shared root (the master
+    /// asks one live server when it becomes active and when a server
+    /// leaves, then recovers the dead ones'); the answer is a JSON array.
+    WalOwners,
 }
+
+/// Regions one [`RegionServerCall::AssignBatch`] names at most (its query
+/// stays under 8 KiB: encoded names are 16 to 32 hex digits).
+pub const MAX_BATCH: usize = 200;
 
 impl RegionServerCall {
     /// The call's name: the path after `/admin/`.
@@ -67,6 +80,8 @@ impl RegionServerCall {
             RegionServerCall::Unassign { .. } => "unassign",
             RegionServerCall::Recover { .. } => "recover",
             RegionServerCall::SyncTable { .. } => "sync_table",
+            RegionServerCall::AssignBatch { .. } => "assign_batch",
+            RegionServerCall::WalOwners => "wal_owners",
         }
     }
 
@@ -74,6 +89,11 @@ impl RegionServerCall {
     pub fn path(&self) -> String {
         let query = match self {
             RegionServerCall::Refresh => return "/admin/refresh".to_string(),
+            RegionServerCall::WalOwners => return "/admin/wal_owners".to_string(),
+            // Encoded names are hex digits: the comma needs no escaping.
+            RegionServerCall::AssignBatch { regions } => {
+                return format!("/admin/assign_batch?regions={}", regions.join(","));
+            }
             RegionServerCall::Assign { region } | RegionServerCall::Unassign { region } => ("region", region),
             RegionServerCall::Recover { server } => ("server", server),
             RegionServerCall::SyncTable { table } => ("table", table),
@@ -96,6 +116,14 @@ impl RegionServerCall {
             "unassign" => parsed("region").map(|region| RegionServerCall::Unassign { region }),
             "recover" => parsed("server").and_then(checked_server).map(|server| RegionServerCall::Recover { server }),
             "sync_table" => parsed("table").map(|table| RegionServerCall::SyncTable { table }),
+            "wal_owners" => Params::parse(query, &[]).map(|_| RegionServerCall::WalOwners),
+            "assign_batch" => parsed("regions").and_then(|list| {
+                let regions = list.split(',').map(|r| checked_region(r.to_string())).collect::<Result<Vec<_>, _>>()?;
+                if regions.len() > MAX_BATCH || regions.iter().any(String::is_empty) {
+                    return Err(bad(format!("regions= names 1 to {MAX_BATCH} encoded region names")));
+                }
+                Ok(RegionServerCall::AssignBatch { regions })
+            }),
             _ => return None,
         })
     }
@@ -271,6 +299,8 @@ mod tests {
         round_trip(RegionServerCall::Unassign { region: "0a".into() });
         round_trip(RegionServerCall::Recover { server: "host-1.example,4711,1764000000000".into() });
         round_trip(RegionServerCall::SyncTable { table: "ns:t-1".into() });
+        round_trip(RegionServerCall::WalOwners);
+        round_trip(RegionServerCall::AssignBatch { regions: vec!["0a".into(), "00000000000000ab".into()] });
         assert_eq!(RegionServerCall::Recover { server: "h,1,2".into() }.path(), "/admin/recover?server=h%2C1%2C2");
         assert_eq!(RegionServerCall::parse("flush", "table=t"), None, "not one of these calls");
     }
@@ -288,6 +318,11 @@ mod tests {
         assert_eq!(refused("recover", "server=%FF"), 400);
         assert_eq!(refused("refresh", "x=1"), 400);
         assert_eq!(refused("sync_table", "table="), 400);
+        assert_eq!(refused("assign_batch", "regions=0a,..%2Fx"), 400);
+        assert_eq!(refused("assign_batch", "regions=0a,,0b"), 400);
+        let too_many = vec!["0a"; MAX_BATCH + 1].join(",");
+        assert_eq!(refused("assign_batch", &format!("regions={too_many}")), 400);
+        assert_eq!(refused("wal_owners", "x=1"), 400);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! - [`ServerStatus`]: a region server's `/status` document.
 //! - [`CatalogEntry`]: where the master put a region (its catalog, in
 //!   ZooKeeper), as the master writes it and members read it.
+//! - [`ServerReport`]: what a region server tells the master (its regions
+//!   and load, whole once and then as deltas), and the master's answer.
 //! - [`RegionServerCall`]: the admin calls the master and peers make on a
 //!   region server; [`OperatorCall`]: the calls an operator makes on the
 //!   master. Each renders its request path and parses it back.
@@ -21,10 +23,12 @@
 
 mod admin_call;
 mod catalog_entry;
+mod report;
 mod server_status;
 
-pub use admin_call::{CallError, OperatorCall, RegionCall, RegionServerCall, encode};
+pub use admin_call::{CallError, MAX_BATCH, OperatorCall, RegionCall, RegionServerCall, encode};
 pub use catalog_entry::CatalogEntry;
+pub use report::{ReportAnswer, ReportedLoad, ReportedRegion, ReportedTable, ServerReport, changes_in, changes_line};
 pub use server_status::{
     ClusterSeen, FamilyStatus, MemberAddress, PipelineSegment, RegionStatus, SegmentCounts, ServerSection,
     ServerStatus, SnapshotSegment, SnapshotStatus, TableStatus,

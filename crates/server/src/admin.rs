@@ -72,7 +72,7 @@ pub fn respond(
 ) -> Response {
     if let Some(parsed) = RegionServerCall::parse(call, query) {
         return match parsed {
-            Ok(call) => region_server_call(store, router, authority, call).unwrap_or_else(|e| e),
+            Ok(call) => region_server_call(store, authority, call).unwrap_or_else(|e| e),
             Err(e) => (e.message + "\n", "text/plain", e.status),
         };
     }
@@ -177,7 +177,6 @@ pub fn respond(
 /// The calls the master and peers make ([`RegionServerCall`]).
 fn region_server_call(
     store: &Store,
-    router: &crate::peer::routing::Router,
     authority: Option<&dyn ClusterAuthority>,
     call: RegionServerCall,
 ) -> Result<Response, Response> {
@@ -187,15 +186,25 @@ fn region_server_call(
                 intended_here(store, authority, &region, &[RegionState::Closing, RegionState::Closed])?;
             }
             store.close_region(&region).map_err(failed)?;
-            ok(format!("closed region {region}"))
+            let changes = crate::master_report::region_changed();
+            ok(format!("closed region {region}\n{}", http_api::changes_line(changes)))
         }
         RegionServerCall::Assign { region } => {
             if store.as_member().is_some() {
                 intended_here(store, authority, &region, &[RegionState::Opening])?;
-                open_elsewhere(router, &region)?;
             }
-            store.open_region(&region).map_err(failed)?;
-            ok(format!("opened region {region}"))
+            open_region(store, &region).map_err(failed)?;
+            let changes = crate::master_report::region_changed();
+            ok(format!("opened region {region}\n{}", http_api::changes_line(changes)))
+        }
+        RegionServerCall::AssignBatch { regions } => {
+            store.require_member("open regions in a batch for the master").map_err(failed)?;
+            ok(assign_batch(store, authority, &regions))
+        }
+        RegionServerCall::WalOwners => {
+            let member = store.require_member("list the WAL directories of the root").map_err(failed)?;
+            let owners = member.wal_owners().map_err(failed)?;
+            ok(serde_json::to_string(&owners).expect("names serialise"))
         }
         // Cluster mode (the master's calls): recover a dead server's WAL
         // into recovered edits; list tables other servers created.
@@ -270,20 +279,53 @@ fn intended_here(
     )))
 }
 
-/// Refuses to open region `encoded` here while another live server lists
-/// it OPEN (the catalog may lag a region a server opened on its own: a
-/// split's daughters, a created table). Servers that cannot be asked are
-/// passed over (see `Router::open_elsewhere_now`).
-fn open_elsewhere(router: &crate::peer::routing::Router, encoded: &str) -> Result<(), Response> {
-    match router.open_elsewhere_now(encoded) {
-        Ok(None) => Ok(()),
-        Ok(Some(owner)) => Err(conflict(format!("region {encoded} is open on live region server {owner}"))),
-        Err(e) => Err((
-            format!("region {encoded} not opened: cannot list the other region servers: {e}\n"),
-            "text/plain",
-            503,
-        )),
+/// Opens region `encoded`; in a cluster, a region this server does not
+/// list yet (a table another server created, whose call to take it from
+/// the root did not reach this one) is looked for on the root once.
+fn open_region(store: &Store, encoded: &str) -> Result<(), StoreError> {
+    match store.open_region(encoded) {
+        Err(StoreError::UnknownRegion(_)) if store.as_member().is_some() => {
+            let member = store.require_member("take tables from the root")?;
+            member.refresh_tables()?;
+            store.open_region(encoded)
+        }
+        other => other,
     }
+}
+
+/// Regions of one `assign_batch` call opened at once (each open reads its
+/// files and replays its recovered edits; a failover opens hundreds).
+const BATCH_OPENERS: usize = 4;
+
+/// The master's batched assignment: each region the catalog records
+/// OPENING on this server is opened, [`BATCH_OPENERS`] at a time; the
+/// answer has one line per region, `opened ID` or `failed ID: why`. The
+/// master's view, fresh from every server's reports, is what keeps a
+/// region held elsewhere out of a batch (`cluster::reports`): no peer is
+/// asked.
+fn assign_batch(store: &Store, authority: Option<&dyn ClusterAuthority>, regions: &[String]) -> String {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: Vec<parking_lot::Mutex<Option<String>>> = regions.iter().map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..BATCH_OPENERS.min(regions.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(region) = regions.get(i) else { break };
+                    let line = match intended_here(store, authority, region, &[RegionState::Opening])
+                        .and_then(|()| open_region(store, region).map_err(failed))
+                    {
+                        Ok(()) => format!("opened {region}"),
+                        Err((why, _, _)) => format!("failed {region}: {}", why.trim().replace('\n', " ")),
+                    };
+                    *outcomes[i].lock() = Some(line);
+                }
+            });
+        }
+    });
+    let mut lines: Vec<String> = outcomes.into_iter().filter_map(|o| o.into_inner()).collect();
+    lines.push(http_api::changes_line(crate::master_report::region_changed()));
+    lines.join("\n")
 }
 
 /// In a cluster, has every other server take `table`'s regions from the

@@ -38,6 +38,7 @@ pub mod http_relay;
 pub mod https;
 pub mod jmx;
 pub mod log_level;
+pub mod master_report;
 pub mod namespaces;
 pub mod object_name;
 pub mod peer;

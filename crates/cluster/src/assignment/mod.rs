@@ -1,39 +1,46 @@
 //! The active master's assignment pass: recover dead servers' WALs, then
-//! give every region no live server serves to the live server serving the
+//! give every region no live server holds to the live server holding the
 //! fewest (HBase's `ServerCrashProcedure` and `AssignmentManager`, reduced
 //! to what the region servers report).
 //!
-//! Every region server lists every region of the shared root in its
-//! `/status` (OPEN if it serves it, OFFLINE if not) and the WAL directories
-//! on the root (`wal_owners`); the master's durable map of where it put each
-//! region is the catalog (`catalog.rs`, HBase's `hbase:meta`). A pass, run
-//! on the statuses the master just read:
+//! The master does not poll: each region server reports the regions it
+//! holds and what it saw change (`reports.rs`, HBase's
+//! `RegionServerReport`), and the master keeps that view. The regions no
+//! server holds are known from the catalog and from the servers' reports
+//! of regions that appeared (`catalog.rs`, HBase's `hbase:meta`). A pass
+//! runs on that view only when something changed (a report, the
+//! membership, an operator call, the balancer's period, or an earlier pass
+//! that left work in transition); an idle cluster runs none, and a pass
+//! reads neither ZooKeeper nor the file system, except to ask ZooKeeper
+//! again before fencing a dead server's WAL.
+//!
+//! A pass, on the view as per-server status documents:
 //! 1. **Recovery first.** A WAL directory whose server is not registered is
 //!    a dead server's (a server registers before its store creates the
-//!    directory: `membership.rs`; ZooKeeper is asked again before fencing). One live server fences and splits it
-//!    (`POST /admin/recover?server=`). Until every such directory is
-//!    recovered, nothing is assigned: a region opened before its edits are
-//!    split would miss acknowledged writes.
+//!    directory: `membership.rs`; ZooKeeper is asked again before fencing).
+//!    The WAL directories are listed by one live server when the master
+//!    becomes active and after each server leaves (`wal_owners`). One live
+//!    server fences and splits it (`POST /admin/recover?server=`). Until
+//!    every such directory is recovered, nothing is assigned: a region
+//!    opened before its edits are split would miss acknowledged writes.
 //! 2. **Then assignment.** A region of an enabled table that no live server
-//!    reports in any state but OFFLINE (in a table an earlier pass saw:
-//!    [`PassMemory`]) goes to the serving server with the
-//!    fewest open regions (`POST /admin/assign?region=`), unless an
-//!    operator closed it (CLOSED in the catalog: `operator.rs`). Every pass first
-//!    has each server list the tables created elsewhere since it started
-//!    (`POST /admin/refresh`), so that a table whose creator died is known.
-//!
+//!    reports holding (in a table an earlier pass saw: [`PassMemory`]) goes
+//!    to the serving server with the fewest open regions, unless an
+//!    operator closed it (CLOSED in the catalog: `operator.rs`). The
+//!    regions going to one server go in batches
+//!    (`POST /admin/assign_batch?regions=`), to several servers at once
+//!    (`executor.rs`).
 //! 3. **Then balance**, when the master asks for it (every balancer
 //!    period) and nothing is in transition or waiting: regions move from
 //!    the most loaded servers to the least (`balancer.rs`), each closed on
 //!    its server (`POST /admin/unassign?region=`) and opened on the other.
 //!
-//! How it is built: `pass` reads (each server refreshes its tables and
-//! reports again), then [`plan::plan`] decides — a pure function of what
-//! was read, unit-tested without a server — and [`executor::execute`]
-//! carries the plan out (catalog writes and calls, intent before action).
+//! How it is built: [`plan::plan`] decides — a pure function of the view,
+//! unit-tested without a server — and [`executor::execute`] carries the
+//! plan out (catalog writes and calls, intent before action).
 //!
-//! A full pass runs only when every serving server's status was read: a
-//! server whose status could not be read may hold regions no status lists.
+//! A full pass runs only when every serving server has reported recently:
+//! a server whose reports stopped may hold regions the view does not list.
 //! Without it, the pass still recovers dead servers: it reassigns only the
 //! regions the catalog puts on a server that has left the membership, which
 //! no live server can hold (the catalog's invariant), and balances nothing.
@@ -61,14 +68,6 @@ use crate::membership::ServerInfo;
 /// region (replaying its recovered edits).
 pub(crate) const SLOW_CALL: Duration = Duration::from_secs(120);
 
-/// How long a pass waits for a server to refresh its tables and report
-/// again. Every server is asked in turn before anything is recovered or
-/// assigned, so one server paused after its status was read (SIGSTOP, a
-/// long GC) must not hold the pass, and with it the recovery of a dead
-/// server, for `SLOW_CALL`: past this, the pass gives up and the next one
-/// reads the membership again.
-const REFRESH_CALL: Duration = Duration::from_secs(10);
-
 /// What a pass did: lines for the master's event list, and the regions in
 /// transition it saw (`None` when it could not look: a status missing).
 #[derive(Debug, Default)]
@@ -77,6 +76,15 @@ pub struct PassOutcome {
     pub in_transition: Option<Vec<InTransition>>,
     /// The balancer ran (it was due, and nothing was in transition).
     pub balanced: bool,
+    /// Dead servers whose WAL was recovered.
+    pub recovered: Vec<String>,
+    /// Regions the pass opened or closed, for the master's view.
+    pub noted: Vec<executor::Noted>,
+    /// The pass acted, or saw something in transition, or could not see
+    /// everything: another pass should follow soon even if no report
+    /// changes anything (an OPENING intent's grace runs out, a failed
+    /// call is retried).
+    pub busy: bool,
 }
 
 /// What the master remembers from one pass to the next.
@@ -94,13 +102,12 @@ pub struct PassMemory {
 /// could not be asked).
 pub type Registered<'a> = &'a dyn Fn(&str) -> Option<bool>;
 
-/// How the master reaches region servers: their admin calls and status.
-/// HTTP in the master ([`HttpRegionServers`]); a recording fake in tests.
-pub trait RegionServers {
+/// How the master reaches region servers: their admin calls. HTTP in the
+/// master ([`HttpRegionServers`]); a recording fake in tests. Shared by the
+/// threads of a batched assignment.
+pub trait RegionServers: Sync {
     /// Makes `call` on `server`; the answer's text, or why it failed.
     fn call(&self, server: &ServerInfo, call: &RegionServerCall, timeout: Duration) -> Result<String, String>;
-    /// Reads `server`'s status.
-    fn status(&self, server: &ServerInfo, timeout: Duration) -> Result<ServerStatus, String>;
 }
 
 /// Region servers over their HTTP ports (`server_load::request`).
@@ -110,15 +117,12 @@ impl RegionServers for HttpRegionServers {
     fn call(&self, server: &ServerInfo, call: &RegionServerCall, timeout: Duration) -> Result<String, String> {
         crate::server_load::request(&server.http, "POST", &call.path(), timeout)
     }
-
-    fn status(&self, server: &ServerInfo, timeout: Duration) -> Result<ServerStatus, String> {
-        crate::server_load::read_status(&server.http, timeout)
-    }
 }
 
 /// One assignment pass through `servers` ([`HttpRegionServers`] in the
-/// master); see the module doc. `statuses`: those the master just read;
-/// `balance`: the balancer is due (the outcome says whether it ran).
+/// master); see the module doc. `statuses`: the servers' regions as their
+/// reports say (`reports.rs`); `balance`: the balancer is due (the outcome
+/// says whether it ran).
 pub fn pass(
     servers: &dyn RegionServers,
     live: &[ServerInfo],
@@ -128,34 +132,25 @@ pub fn pass(
     registered: Registered<'_>,
     balance: bool,
 ) -> PassOutcome {
-    // Every server learns the tables created elsewhere (another server's
-    // createTable), so that their regions are listed when their creator
-    // dies, and takes every table's state and regions from the root (a
-    // disable, split or merge it was not told of); its status is read
-    // again after that, so the pass acts on what it lists now.
-    let read_before = |s: &&ServerInfo| s.is_serving() && statuses.contains_key(&s.name);
-    let mut statuses = statuses.clone();
-    for s in live.iter().filter(read_before) {
-        if let Err(e) = servers.call(s, &RegionServerCall::Refresh, REFRESH_CALL) {
-            let events = vec![format!("{} could not refresh its tables: {e}; assignment waits", s.name)];
-            return PassOutcome { events, ..PassOutcome::default() };
-        }
-        match servers.status(s, REFRESH_CALL) {
-            Ok(status) => statuses.insert(s.name.clone(), status),
-            Err(_) => return PassOutcome::default(),
-        };
-    }
     let plan = plan::plan(&ClusterView {
         live,
-        statuses: &statuses,
+        statuses,
         catalog: catalog.entries(),
         known_tables: &memory.known_tables,
         now_ms: crate::catalog::now_ms(),
         balance,
     });
     memory.known_tables = plan.known_tables.clone();
+    let busy = !plan.actions.is_empty() || plan.in_transition.as_ref().is_none_or(|t| !t.is_empty());
     let done = executor::execute(&plan, live, servers, catalog, registered);
-    PassOutcome { events: done.events, in_transition: plan.in_transition, balanced: done.balanced }
+    PassOutcome {
+        events: done.events,
+        in_transition: plan.in_transition,
+        balanced: done.balanced,
+        recovered: done.recovered,
+        noted: done.noted,
+        busy,
+    }
 }
 
 #[cfg(test)]
@@ -170,33 +165,29 @@ mod tests {
     use crate::catalog::tests::MemoryStore;
 
     #[test]
-    fn a_pass_acts_on_what_each_server_reports_after_its_refresh() {
+    fn a_pass_acts_on_what_the_reports_say_and_asks_no_server_for_its_status() {
         let fake = FakeServers::default();
-        // Polled before the refresh: nothing to assign. After it, a lists
-        // region 01 of table t (which the catalog knows) unheld.
-        let before = HashMap::from([("a".to_string(), status(&["a"], &[]))]);
-        fake.statuses.lock().expect("statuses").insert("a".into(), status(&["a"], &[("01", RegionState::Offline)]));
+        // The reports: a lists region 01 of table t (which the catalog
+        // knows) unheld.
+        let statuses = HashMap::from([("a".to_string(), status(&["a"], &[("01", RegionState::Offline)]))]);
         let store = Arc::new(MemoryStore::default());
         let mut catalog = MasterCatalog::load(store).expect("load");
         catalog.record("00", "t", Some("a"), RegionState::Open).expect("record");
         let outcome =
-            pass(&fake, &[server("a")], &before, &mut PassMemory::default(), &mut catalog, &|_| Some(true), false);
-        assert_eq!(fake.calls(), ["a /admin/refresh", "a /admin/assign?region=01"], "{:?}", outcome.events);
+            pass(&fake, &[server("a")], &statuses, &mut PassMemory::default(), &mut catalog, &|_| Some(true), false);
+        assert_eq!(fake.calls(), ["a /admin/assign_batch?regions=01"], "{:?}", outcome.events);
         assert_eq!(catalog.get("01").map(|l| l.state), Some(RegionState::Open));
-        assert!(catalog.get("00").is_none(), "a region no server lists any more is forgotten");
-    }
-
-    #[test]
-    fn a_server_that_cannot_refresh_holds_the_pass_and_nothing_is_said_of_transitions() {
-        let fake = FakeServers::default();
-        fake.failing.lock().expect("failing").push("refresh".into());
-        let statuses = HashMap::from([("a".to_string(), status(&["a", "d"], &[("01", RegionState::Offline)]))]);
-        let mut catalog = MasterCatalog::load(Arc::new(MemoryStore::default())).expect("load");
-        let outcome =
-            pass(&fake, &[server("a")], &statuses, &mut PassMemory::default(), &mut catalog, &|_| Some(false), true);
-        assert_eq!(fake.calls(), ["a /admin/refresh"], "nothing recovered or assigned");
-        assert!(outcome.events[0].contains("could not refresh its tables"), "{:?}", outcome.events);
-        assert_eq!(outcome.in_transition, None);
-        assert!(!outcome.balanced);
+        assert!(catalog.get("00").is_none(), "a region no report lists any more is forgotten");
+        assert!(outcome.busy, "it acted: another pass follows");
+        let again = pass(
+            &fake,
+            &[server("a")],
+            &HashMap::from([("a".to_string(), status(&["a"], &[("01", RegionState::Open)]))]),
+            &mut PassMemory::default(),
+            &mut catalog,
+            &|_| Some(true),
+            false,
+        );
+        assert!(!again.busy, "{:?}", again.events);
     }
 }

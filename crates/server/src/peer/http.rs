@@ -38,9 +38,33 @@ impl PeerAccess {
         self.call(http, method, path, timeout).map(|(code, _, body)| (code, body))
     }
 
+    /// `POST path` on `http` with a JSON `body` (a region server's report
+    /// to the master): the answer's status code and body.
+    pub fn post_json(&self, http: &str, path: &str, body: &[u8], timeout: Duration) -> Result<(u16, String), String> {
+        self.call_with(http, "POST", path, Some(body), timeout).map(|(code, _, body)| (code, body))
+    }
+
     fn call(&self, http: &str, method: &str, path: &str, timeout: Duration) -> Result<(u16, String, String), String> {
+        self.call_with(http, method, path, None, timeout)
+    }
+
+    fn call_with(
+        &self,
+        http: &str,
+        method: &str,
+        path: &str,
+        json: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<(u16, String, String), String> {
         let auth = self.token.as_ref().map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-        let head = format!("{method} {path} HTTP/1.0\r\nHost: {http}\r\n{auth}Content-Length: 0\r\n\r\n");
+        let (length, kind) = match json {
+            Some(b) => (b.len(), "Content-Type: application/json\r\n"),
+            None => (0, ""),
+        };
+        let mut head =
+            format!("{method} {path} HTTP/1.0\r\nHost: {http}\r\n{auth}{kind}Content-Length: {length}\r\n\r\n")
+                .into_bytes();
+        head.extend_from_slice(json.unwrap_or_default());
         let response = match &self.tls {
             None => {
                 let addr = http
@@ -89,8 +113,8 @@ impl PeerAccess {
 }
 
 /// Writes the request and reads the answer to its end.
-fn exchange(stream: &mut (impl Read + Write), head: &str) -> std::io::Result<Vec<u8>> {
-    stream.write_all(head.as_bytes())?;
+fn exchange(stream: &mut (impl Read + Write), head: &[u8]) -> std::io::Result<Vec<u8>> {
+    stream.write_all(head)?;
     stream.flush()?;
     let mut out = Vec::new();
     stream.read_to_end(&mut out)?;

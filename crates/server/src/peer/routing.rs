@@ -322,39 +322,10 @@ impl Router {
     }
 }
 
-impl Router {
-    /// The other server that has region `encoded` OPEN now, asked of every
-    /// live server afresh. A server that cannot be read is passed over: the
-    /// authority is the master's catalog, which records a region OPENING on
-    /// a server only once no live server holds it, and a paused server
-    /// whose regions the master is moving away must not stop them from
-    /// opening elsewhere (its lease ends before its session does, so it
-    /// serves nothing by the time they open). This check catches a server
-    /// that opened a region on its own since (a split's daughter).
-    pub fn open_elsewhere_now(&self, encoded: &str) -> Result<Option<String>, String> {
-        let Some(peers) = self.peers.get() else { return Ok(None) };
-        let access = self.peer_access();
-        for peer in peers()? {
-            match open_regions(&access, &peer) {
-                Ok(open) if open.iter().any(|r| r == encoded) => return Ok(Some(peer.thrift)),
-                Ok(_) => {}
-                Err(e) => tracing::info!(server = %peer.thrift, error = %e, region = encoded,
-                    "cannot ask a region server whether it holds a region being opened here; the catalog decides"),
-            }
-        }
-        Ok(None)
-    }
-}
-
 /// `peer`'s `/status`.
 fn peer_status(access: &crate::peer::http::PeerAccess, peer: &Peer) -> Result<http_api::ServerStatus, String> {
     let body = access.request(&peer.http, "GET", "/status", STATUS_TIMEOUT)?;
     serde_json::from_str(&body).map_err(|e| e.to_string())
-}
-
-/// The encoded names of the regions `peer` has OPEN, from its `/status`.
-fn open_regions(access: &crate::peer::http::PeerAccess, peer: &Peer) -> Result<Vec<String>, String> {
-    peer_status(access, peer).map(|status| status.open_region_ids())
 }
 
 /// Where `peer` serves HBase's native RPC, from its `/status`: the host of
