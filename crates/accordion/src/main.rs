@@ -59,6 +59,8 @@ enum BenchCommand {
     Split(bench_cmd::split_bench::SplitBenchArgs),
     /// The paper's write shape through Thrift against clusters of 1, 2, 3… region servers.
     ScaleOut(bench_cmd::scale_out::ScaleOutArgs),
+    /// The master and ZooKeeper against N emulated region servers and R regions.
+    Scale(bench_cmd::scale_emulator::ScaleArgs),
     /// YCSB through HBase's Java client against accordion server and real HBase 2.6.4.
     Ycsb(bench_cmd::ycsb_cmd::YcsbArgs),
 }
@@ -97,6 +99,9 @@ fn main() -> anyhow::Result<()> {
         }
         Command::Bench { bench: BenchCommand::ScaleOut(args) } => {
             bench_cmd::scale_out::run(&args)?;
+        }
+        Command::Bench { bench: BenchCommand::Scale(args) } => {
+            bench_cmd::scale_emulator::run(&args)?;
         }
         Command::Cluster { cluster } => cluster_cmd::run(&cluster)?,
         Command::Inspect(args) => inspect::run(&args)?,

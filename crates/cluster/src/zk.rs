@@ -25,8 +25,9 @@
 //! round trips).
 //!
 //! Thread safety: `Zk` is shared (`Arc`) between threads; every call blocks
-//! the calling thread on the session's own small tokio runtime, never on a
-//! caller's. Watches are one-shot, as in ZooKeeper: [`Watch::wait`] returns
+//! the calling thread on the session's own small tokio runtime (or on one
+//! given by [`Zk::connect_on`], which the scale emulator shares between its
+//! many sessions), never from inside a caller's runtime. Watches are one-shot, as in ZooKeeper: [`Watch::wait`] returns
 //! once when the watched node or its children change, or the session ends.
 
 use std::future::Future;
@@ -146,7 +147,9 @@ struct Ended {
 
 /// One ZooKeeper session (see the module doc).
 pub struct Zk {
-    runtime: tokio::runtime::Runtime,
+    /// The session's own runtime, if it has one (see [`Zk::connect_on`]).
+    _own_runtime: Option<tokio::runtime::Runtime>,
+    runtime: tokio::runtime::Handle,
     /// Taken on drop, which closes the session (see `Drop`).
     client: Option<Client>,
     url: ZkUrl,
@@ -169,6 +172,24 @@ impl Zk {
             .enable_all()
             .build()
             .map_err(ClusterError::Runtime)?;
+        let handle = runtime.handle().clone();
+        Zk::connect_with(url, session_timeout, Some(runtime), handle)
+    }
+
+    /// [`connect`](Self::connect) with the session's tasks on `runtime`,
+    /// which the caller keeps running for as long as the session lives
+    /// (many sessions on one runtime: the scale emulator's servers). Its
+    /// calls must not be made from one of `runtime`'s own threads.
+    pub fn connect_on(url: &ZkUrl, session_timeout: Duration, runtime: tokio::runtime::Handle) -> Result<Zk> {
+        Zk::connect_with(url, session_timeout, None, runtime)
+    }
+
+    fn connect_with(
+        url: &ZkUrl,
+        session_timeout: Duration,
+        own: Option<tokio::runtime::Runtime>,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Zk> {
         let mut connector = Client::connector().with_session_timeout(session_timeout);
         if let Some(Secret(secret)) = &url.secret {
             connector = connector.with_auth("digest", format!("{DIGEST_USER}:{secret}").as_bytes());
@@ -204,7 +225,7 @@ impl Zk {
                 tracing::debug!(?state, "ZooKeeper session state");
             }
         });
-        let zk = Zk { runtime, client: Some(client), url: url.clone(), ended };
+        let zk = Zk { _own_runtime: own, runtime, client: Some(client), url: url.clone(), ended };
         zk.ensure("")?;
         Ok(zk)
     }
