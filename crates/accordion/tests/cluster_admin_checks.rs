@@ -11,7 +11,7 @@
 //!
 //! Then operators move regions through the master (`operator.rs`): a move
 //! to a server that joined, an unassign that stays closed across the
-//! master's passes, an assign that reopens it — every row read back after
+//! master's passes and the servers' reports, an assign that reopens it — every row read back after
 //! each — with the master's admin token required, and the same calls made
 //! to a region server directly refused. Last, the shell's `balance_switch`
 //! and `balancer` through the master.
@@ -167,12 +167,18 @@ fn recover_of_a_live_server_and_assign_of_a_region_held_elsewhere_are_refused() 
     assert!(open_on(&c).contains(&region));
 
     // An unassign stays closed across the master's passes until an assign.
+    // The master runs a pass when its view changes (after the call, and
+    // after the servers' reports of the close); every server reports at
+    // least twice more (a heartbeat every 3 s) before the check.
+    let passes = |m: &MasterProcess| master_doc(m)["passes"].as_u64().unwrap_or(0);
+    let applied = |m: &MasterProcess| master_doc(m)["reports"]["applied"].as_u64().unwrap_or(0);
+    let (before, reports_before) = (passes(&master), applied(&master));
     let (code, answer) =
         master_post(&master, &format!("/admin/unassign?region={region}"), Some("master-operator-token-0123"));
     assert_eq!(code, 200, "unassign: {answer}");
-    let passes = |m: &MasterProcess| master_doc(m)["passes"].as_u64().unwrap_or(0);
-    let before = passes(&master);
-    wait_for("two more assignment passes", || passes(&master) >= before + 2);
+    wait_for("a pass, and two reports from each server", || {
+        passes(&master) > before && applied(&master) >= reports_before + 4
+    });
     assert!(!open_on(&b).contains(&region) && !open_on(&c).contains(&region), "an unassigned region was reopened");
     assert_eq!(master_doc(&master)["catalog"][&region]["state"], "CLOSED", "the catalog keeps it CLOSED");
     let (code, answer) =

@@ -763,15 +763,6 @@ fn report(
     let authorization =
         request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
     let peer = request.remote_addr().copied();
-    let admitted = match admit {
-        None if peer.is_some_and(|p| p.ip().is_loopback()) => Ok(()),
-        None => Err((403, "this master takes reports only from loopback (it has no admission rules)".to_string())),
-        Some(Admit(admit)) => admit(peer, authorization.as_deref()),
-    };
-    if let Err((code, why)) = admitted {
-        tracing::warn!(?peer, code, "report refused");
-        return answer(request, code, why);
-    }
     if view.lock().unwrap_or_else(|p| p.into_inner()).role != Role::Active {
         return answer(request, 503, "this master is not the active master".into());
     }
@@ -788,6 +779,20 @@ fn report(
         Err(e) => return answer(request, 400, format!("not a report: {e}")),
     };
     let is_member = members.lock().unwrap_or_else(|p| p.into_inner()).contains(&report.server);
+    // Admitted by the admin rules (the token, or a verified certificate
+    // on the TLS front), or — as HBase's simple authentication takes a
+    // region server's report — coming from the address of the live member
+    // it names.
+    let from_member = is_member && peer.is_some_and(|p| report_comes_from(&report.server, p.ip()));
+    let admitted = match admit {
+        _ if from_member => Ok(()),
+        None => Err((403, "this master takes reports only from its live members' addresses".to_string())),
+        Some(Admit(admit)) => admit(peer, authorization.as_deref()),
+    };
+    if let Err((code, why)) = admitted {
+        tracing::warn!(?peer, server = %report.server, code, "report refused");
+        return answer(request, code, why);
+    }
     let (reply, dirty) = {
         let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
         let reply = b.apply(&report, is_member, body.len(), Instant::now());
@@ -799,6 +804,16 @@ fn report(
         changed.store(true, Ordering::Release);
     }
     answer(request, 200, serde_json::to_string(&reply).expect("an answer serialises"));
+}
+
+/// Whether a report naming member `server` (`host,port,start`) comes from
+/// its host: the same address, or loopback for a member on loopback.
+fn report_comes_from(server: &str, ip: std::net::IpAddr) -> bool {
+    let host = server.split(',').next().unwrap_or_default();
+    match host.parse::<std::net::IpAddr>() {
+        Ok(h) => h == ip || (h.is_loopback() && ip.is_loopback()),
+        Err(_) => host == "localhost" && ip.is_loopback(),
+    }
 }
 
 /// What the `balancer` call did.
@@ -1007,4 +1022,22 @@ fn page(v: &MasterView) -> String {
         v.in_transition.len(),
         v.catalog.len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::report_comes_from;
+
+    #[test]
+    fn a_report_is_taken_only_from_the_host_of_the_member_it_names() {
+        let ip = |s: &str| s.parse().expect("ip");
+        assert!(report_comes_from("10.0.0.5,16020,1", ip("10.0.0.5")));
+        assert!(!report_comes_from("10.0.0.5,16020,1", ip("10.0.0.6")));
+        assert!(report_comes_from("127.0.0.1,16020,1", ip("127.0.0.2")));
+        assert!(report_comes_from("localhost,16020,1", ip("127.0.0.1")));
+        assert!(
+            !report_comes_from("somehost,16020,1", ip("10.0.0.5")),
+            "a name is not resolved: the admin rules apply"
+        );
+    }
 }
