@@ -157,6 +157,7 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
     });
     info.thrift = server.thrift_addr().to_string();
     info.http = server.http_addr().to_string();
+    info.rpc = server.rpc_addr().map(|a| a.to_string());
     cluster::membership::publish(&zk, &info)?;
     // Admin calls that fence a WAL or open a region check ZooKeeper first.
     server.set_cluster_authority(Box::new(ZkAuthority(zk.clone())));
@@ -170,8 +171,29 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
         Ok(live
             .into_iter()
             .filter(|s| s.name != me && s.is_serving())
-            .map(|s| server::peer::routing::Peer { thrift: s.thrift, http: s.http })
+            .map(|s| server::peer::routing::Peer {
+                rpc: s.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(&s.name, &s.thrift, rpc)),
+                thrift: s.thrift,
+                http: s.http,
+            })
             .collect())
+    }));
+    // A region held elsewhere is looked up in the master's catalog: one
+    // read of its entry, and one of its server's membership (a server
+    // whose session ended has none: the region is not served yet).
+    let (locate_zk, me) = (zk.clone(), info.name.clone());
+    server.router().set_locator(Box::new(move |encoded| {
+        let Some(entry) = cluster::catalog::location(&locate_zk, encoded).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let Some(name) = entry.server.filter(|n| entry.state == http_api::RegionState::Open && *n != me) else {
+            return Ok(None);
+        };
+        let live = cluster::membership::read_server(&locate_zk, &name).map_err(|e| e.to_string())?;
+        Ok(live.filter(|s| s.is_serving()).map(|s| server::peer::routing::Located {
+            rpc: s.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(&s.name, &s.thrift, rpc)),
+            thrift: s.thrift,
+        }))
     }));
     // HBase's client given only ZooKeeper finds the cluster through its
     // znodes: one live member is named in them at any time.

@@ -31,6 +31,10 @@ pub struct ServerInfo {
     pub http: String,
     /// When it started (ms since the epoch).
     pub start_ms: u64,
+    /// Where it serves HBase's native RPC, if it does (`host:port`): the
+    /// address `hbase:meta` names for its regions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpc: Option<String>,
 }
 
 impl ServerInfo {
@@ -40,6 +44,7 @@ impl ServerInfo {
             thrift: format!("{host}:{thrift_port}"),
             http,
             start_ms,
+            rpc: None,
         }
     }
 }
@@ -47,7 +52,7 @@ impl ServerInfo {
 impl ServerInfo {
     /// A server that has registered and does not listen yet.
     pub fn starting(name: String, start_ms: u64) -> ServerInfo {
-        ServerInfo { name, thrift: String::new(), http: String::new(), start_ms }
+        ServerInfo { name, thrift: String::new(), http: String::new(), start_ms, rpc: None }
     }
 
     /// Whether it listens (its addresses are published).

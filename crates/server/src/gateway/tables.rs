@@ -134,14 +134,22 @@ impl Gateway {
             other => other?,
         };
         let cluster = self.router.is_cluster();
-        if cluster && regions.iter().any(|(_, s)| *s == RegionState::Offline) {
+        // With the master's catalog to read, each owner is looked up there
+        // now (a client is told where the region is, not where it was);
+        // without, the other servers are asked first.
+        if cluster && !self.router.has_locator() && regions.iter().any(|(_, s)| *s == RegionState::Offline) {
             self.router.refresh();
         }
         let owner_of = |r: &RegionInfo, state| -> Option<(String, u16)> {
             if state != RegionState::Offline || !cluster {
                 return None;
             }
-            let addr: std::net::SocketAddr = self.router.owner(&r.dir_name())?.parse().ok()?;
+            let owner = if self.router.has_locator() {
+                self.router.locate(&r.dir_name())
+            } else {
+                self.router.owner(&r.dir_name())
+            };
+            let addr: std::net::SocketAddr = owner?.parse().ok()?;
             Some((addr.ip().to_string(), addr.port()))
         };
         Ok(regions
@@ -154,6 +162,27 @@ impl Gateway {
                 }
             })
             .collect())
+    }
+
+    /// Every region of table `name` this server lists, each with whether
+    /// another server holds it (in a cluster, an OFFLINE one here), without
+    /// asking who.
+    pub fn regions_here_or_elsewhere(&self, name: &str) -> GatewayResult<Vec<(RegionInfo, bool)>> {
+        let regions = match self.store.region_states(name) {
+            Err(StoreError::TableNotFound(_)) => Vec::new(),
+            other => other?,
+        };
+        let cluster = self.router.is_cluster();
+        Ok(regions.into_iter().map(|(r, state)| (r, cluster && state == RegionState::Offline)).collect())
+    }
+
+    /// Where the server holding region `encoded` serves HBase's RPC: as the
+    /// master's catalog records it now, or (without a catalog to read) as
+    /// the other servers list it.
+    pub fn region_rpc_location(&self, encoded: &str) -> Option<crate::peer::routing::RpcLocation> {
+        let thrift =
+            if self.router.has_locator() { self.router.locate(encoded)? } else { self.router.owner(encoded)? };
+        self.router.rpc_location(&thrift)
     }
 
     /// Every region of `table` this server lists (in a cluster, also the

@@ -6,11 +6,15 @@
 //! Which regions exist is known here: every member of a cluster lists every
 //! region of the shared root, and the ones it does not hold are OFFLINE
 //! placeholders with their exact key ranges (`store::member`). Who holds an
-//! OFFLINE one is asked of the other live servers ([`Peers`], ZooKeeper's
-//! membership in the binary): each one's `/status` lists the regions it has
-//! OPEN, by encoded name. The answers are kept until a lookup misses or a
-//! forwarded call fails, then asked again (at most every
-//! [`REFRESH_INTERVAL`]), so a region that moved is found at its new owner.
+//! OFFLINE one is looked up in the master's catalog ([`Locator`]: one read
+//! of the region's entry and of its server's membership in the binary),
+//! as HBase's client looks a region up in `hbase:meta`; the answer is kept
+//! until a forwarded call fails with NotServingRegion or cannot connect
+//! ([`Router::forget`]), then looked up again. Callers that need every
+//! region's owner at once (`getTableRegions`, the registry, the cluster
+//! status) and a lookup the catalog cannot answer ask the other live
+//! servers instead ([`Peers`]): each one's `/status` lists the regions it
+//! has OPEN, by encoded name (at most every [`REFRESH_INTERVAL`]).
 //!
 //! A forwarded call goes over a connection that announces itself as a
 //! peer's ([`serve_as_peer`]): the server that gets it answers or refuses,
@@ -82,15 +86,32 @@ pub struct Peer {
     pub thrift: String,
     /// Its HTTP address (`host:port`), for `/status`.
     pub http: String,
+    /// Where it serves HBase's native RPC, as its membership says.
+    pub rpc: Option<RpcLocation>,
 }
 
 /// The other live region servers, asked each time the owner map refreshes.
 pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
 
+/// Where the live server the master's catalog records region `encoded`
+/// OPEN on serves (`None`: no such server, or the catalog has no entry),
+/// or why it could not be read.
+pub type Locator = Box<dyn Fn(&str) -> Result<Option<Located>, String> + Send + Sync>;
+
+/// A region's server as the catalog and the membership name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// Its Thrift address.
+    pub thrift: String,
+    /// Where it serves HBase's native RPC, if it does.
+    pub rpc: Option<RpcLocation>,
+}
+
 /// Where regions held elsewhere are served; see the module doc.
 #[derive(Default)]
 pub struct Router {
     peers: OnceLock<Peers>,
+    locator: OnceLock<Locator>,
     /// The token other servers' admin calls need (`admin_auth.rs`).
     admin_token: OnceLock<String>,
     /// A cluster serving TLS: how this server calls the others (`tls.rs`).
@@ -120,11 +141,27 @@ pub struct RpcLocation {
     pub start_code: u64,
 }
 
+impl RpcLocation {
+    /// The location of member `name` (`host,port,startcode`) reached at
+    /// Thrift address `thrift`, serving RPC at `rpc` (`host:port`).
+    pub fn of(name: &str, thrift: &str, rpc: &str) -> Option<RpcLocation> {
+        let host = thrift.rsplit_once(':')?.0.to_string();
+        let port = rpc.rsplit_once(':')?.1.parse().ok()?;
+        Some(RpcLocation { host, port, start_code: member_start_code(name)? })
+    }
+}
+
 impl Router {
     /// Cluster mode: regions this server does not hold are looked for on
     /// `peers`. Without it (one server) nothing is forwarded.
     pub fn set_peers(&self, peers: Peers) {
         let _ = self.peers.set(peers);
+    }
+
+    /// Cluster mode: a region's owner is looked up in the master's catalog
+    /// before any peer is asked (see the module doc).
+    pub fn set_locator(&self, locator: Locator) {
+        let _ = self.locator.set(locator);
     }
 
     /// The token this server sends with its admin calls to other servers
@@ -159,8 +196,40 @@ impl Router {
         if let Some(addr) = self.owners.lock().by_region.get(encoded) {
             return Some(addr.clone());
         }
+        if let Some(addr) = self.locate(encoded) {
+            return Some(addr);
+        }
         self.refresh();
         self.owners.lock().by_region.get(encoded).cloned()
+    }
+
+    /// The owner of region `encoded` as the master's catalog records it
+    /// now (not as kept from an earlier lookup), and kept from now on;
+    /// `None` without a catalog to read, or when it names no live owner.
+    /// A client told where a region is (`hbase:meta`) is told this, so a
+    /// region that moved is found at once.
+    pub fn locate(&self, encoded: &str) -> Option<String> {
+        let locate = self.locator.get()?;
+        match locate(encoded) {
+            Ok(Some(Located { thrift, rpc })) => {
+                let mut owners = self.owners.lock();
+                owners.by_region.insert(encoded.to_string(), thrift.clone());
+                if let Some(rpc) = rpc {
+                    owners.rpc.insert(thrift.clone(), rpc);
+                }
+                Some(thrift)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::debug!(region = encoded, error = %e, "cannot read the catalog to route a call");
+                None
+            }
+        }
+    }
+
+    /// Whether owners are looked up in the master's catalog.
+    pub fn has_locator(&self) -> bool {
+        self.locator.get().is_some()
     }
 
     /// Where the server at Thrift address `thrift` serves HBase's native
@@ -173,6 +242,19 @@ impl Router {
     /// Every other live server's RPC location known at the last refresh.
     pub fn rpc_locations(&self) -> Vec<RpcLocation> {
         self.owners.lock().rpc.values().cloned().collect()
+    }
+
+    /// Every other live server's RPC location as the membership says now
+    /// (no server is asked).
+    pub fn member_rpc_locations(&self) -> Vec<RpcLocation> {
+        let Some(peers) = self.peers.get() else { return Vec::new() };
+        match peers() {
+            Ok(peers) => peers.into_iter().filter_map(|p| p.rpc).collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the other region servers");
+                Vec::new()
+            }
+        }
     }
 
     /// Forgets where region `encoded` was (its owner could not be reached
@@ -355,6 +437,34 @@ mod tests {
     }
 
     #[test]
+    fn the_catalog_answers_a_lookup_and_no_peer_is_asked_until_it_cannot() {
+        let router = Router::default();
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = asked.clone();
+        router.set_peers(Box::new(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(Vec::new())
+        }));
+        let located = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let lookups = located.clone();
+        router.set_locator(Box::new(move |region| {
+            lookups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok((region == "a").then(|| Located { thrift: "127.0.0.1:7".to_string(), rpc: None }))
+        }));
+        assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:7"));
+        assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:7"), "kept");
+        assert_eq!(located.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0, "no peer's status read");
+        // A forwarded call found it gone: looked up again.
+        router.forget("a");
+        assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:7"));
+        assert_eq!(located.load(std::sync::atomic::Ordering::SeqCst), 2);
+        // The catalog has no owner for "b": the peers are asked.
+        assert_eq!(router.owner("b"), None);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
     fn a_miss_right_after_a_refresh_asks_again_once_the_interval_is_over() {
         // One peer whose status lists region "a" at first, then "a" and
         // "b" (a split there, say).
@@ -380,7 +490,7 @@ mod tests {
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let router = Router::default();
         let counter = asked.clone();
-        let peer = Peer { thrift: "127.0.0.1:1".into(), http };
+        let peer = Peer { thrift: "127.0.0.1:1".into(), http, rpc: None };
         router.set_peers(Box::new(move || {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(vec![peer.clone()])

@@ -13,6 +13,12 @@
 //! scan of it is answered whole in one response (a table's regions are few);
 //! writes to it are refused.
 //!
+//! In a cluster a region another server holds is named at the server the
+//! master's catalog records it on now (`Router::locate`), looked up only
+//! for the rows a read returns: HBase's client locates a region with a
+//! one-row reverse scan, so a lookup costs one catalog read, however many
+//! regions the cluster has, and a region that moved is found at once.
+//!
 //! Thread safety: each read builds its rows from the gateway's snapshot of
 //! the regions at that moment; nothing is kept between calls.
 
@@ -128,20 +134,42 @@ fn in_range(key: &[u8], scan: &pb::Scan) -> bool {
 
 /// The rows of `rows` (sorted in meta order) a scan reads, in its order,
 /// with the cells it selects; rows left with none are skipped.
+#[cfg(test)]
 pub fn scan_rows(rows: &[MetaRow], scan: &pb::Scan, limit: Option<usize>) -> Vec<Vec<WireCell>> {
-    let picked = rows.iter().filter(|r| in_range(&r.key, scan)).map(|r| select(&r.cells, &scan.column));
-    let nonempty = |cells: &Vec<WireCell>| !cells.is_empty();
-    let limit = limit.unwrap_or(usize::MAX);
-    if scan.reversed.unwrap_or(false) {
-        picked.rev().filter(nonempty).take(limit).collect()
-    } else {
-        picked.filter(nonempty).take(limit).collect()
-    }
+    let entries = rows.iter().map(|r| (r.key.clone(), r)).collect();
+    scan_entries(entries, scan, limit, |r| r.clone())
+}
+
+/// [`scan_rows`] over `(key, entry)` pairs sorted in meta order, making a
+/// row of an entry (`row`) only when the scan reaches it.
+fn scan_entries<P>(
+    entries: Vec<(Vec<u8>, P)>,
+    scan: &pb::Scan,
+    limit: Option<usize>,
+    row: impl Fn(P) -> MetaRow,
+) -> Vec<Vec<WireCell>> {
+    let picked = entries.into_iter().filter(|(key, _)| in_range(key, scan));
+    let picked: Box<dyn Iterator<Item = _>> =
+        if scan.reversed.unwrap_or(false) { Box::new(picked.rev()) } else { Box::new(picked) };
+    picked
+        .map(|(_, p)| select(&row(p).cells, &scan.column))
+        .filter(|cells| !cells.is_empty())
+        .take(limit.unwrap_or(usize::MAX))
+        .collect()
+}
+
+/// A row of `hbase:meta` before its region's server is looked up.
+enum Pending {
+    Ready(MetaRow),
+    /// A region another server holds: its row names that server, looked
+    /// up only if a read returns the row.
+    Elsewhere(RegionInfo),
 }
 
 impl RpcAdapter {
-    /// Every row of `hbase:meta` now, in its order.
-    pub(super) fn meta_rows(&self) -> Result<Vec<MetaRow>, RpcError> {
+    /// Every row of `hbase:meta`'s key now, in its order, with the regions
+    /// other servers hold not yet looked up.
+    fn meta_entries(&self) -> Result<Vec<(Vec<u8>, Pending)>, RpcError> {
         let id = &self.identity;
         let server = format!("{}:{}", id.host, id.port);
         let mut rows = Vec::new();
@@ -151,30 +179,49 @@ impl RpcAdapter {
                 // Dropped since it was listed.
                 Err(_) => continue,
             };
-            rows.push(state_row(&table, enabled, id.start_code));
-            for location in self.gateway.table_regions(&table).map_err(errors::from_gateway)? {
-                // In a cluster, the server that holds the region, so the
-                // client goes there; one whose RPC port is not known yet
-                // is named as this one, which answers NotServingRegion
-                // until the next look finds it.
-                let owner = location
-                    .elsewhere
-                    .then(|| self.gateway.router().rpc_location(&format!("{}:{}", location.host, location.port)))
-                    .flatten();
-                match owner {
-                    Some(o) => rows.push(region_row(&location.info, &format!("{}:{}", o.host, o.port), o.start_code)),
-                    None => rows.push(region_row(&location.info, &server, id.start_code)),
-                }
+            let state = state_row(&table, enabled, id.start_code);
+            rows.push((state.key.clone(), Pending::Ready(state)));
+            for (info, elsewhere) in self.gateway.regions_here_or_elsewhere(&table).map_err(errors::from_gateway)? {
+                let key = region_name(&info.table, &info.start_key, info.id);
+                let row = if elsewhere {
+                    Pending::Elsewhere(info)
+                } else {
+                    Pending::Ready(region_row(&info, &server, id.start_code))
+                };
+                rows.push((key, row));
             }
         }
-        rows.sort_by(|a, b| compare_meta_rows(&a.key, &b.key));
+        rows.sort_by(|a, b| compare_meta_rows(&a.0, &b.0));
         Ok(rows)
+    }
+
+    /// The row of `pending`: a region held elsewhere names the server that
+    /// holds it now; one whose server is not known (being reopened after a
+    /// failover, say) is named as this one, which answers NotServingRegion
+    /// until a later look finds it.
+    fn meta_row(&self, pending: Pending) -> MetaRow {
+        match pending {
+            Pending::Ready(row) => row,
+            Pending::Elsewhere(info) => match self.gateway.region_rpc_location(&info.dir_name()) {
+                Some(o) => region_row(&info, &format!("{}:{}", o.host, o.port), o.start_code),
+                None => {
+                    let id = &self.identity;
+                    region_row(&info, &format!("{}:{}", id.host, id.port), id.start_code)
+                }
+            },
+        }
+    }
+
+    /// The rows a scan of `hbase:meta` reads (see [`scan_rows`]), each
+    /// region's server looked up only for the rows returned.
+    pub(super) fn meta_scan(&self, scan: &pb::Scan, limit: Option<usize>) -> Result<Vec<Vec<WireCell>>, RpcError> {
+        Ok(scan_entries(self.meta_entries()?, scan, limit, |p| self.meta_row(p)))
     }
 
     /// A Get of `hbase:meta`: the row's selected cells.
     pub(super) fn meta_get(&self, get: &pb::Get) -> Result<Vec<WireCell>, RpcError> {
-        let rows = self.meta_rows()?;
-        Ok(rows.iter().find(|r| r.key == get.row).map(|r| select(&r.cells, &get.column)).unwrap_or_default())
+        let found = self.meta_entries()?.into_iter().find(|(key, _)| *key == get.row);
+        Ok(found.map(|(_, p)| select(&self.meta_row(p).cells, &get.column)).unwrap_or_default())
     }
 }
 

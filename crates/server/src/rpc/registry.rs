@@ -105,11 +105,10 @@ impl RpcAdapter {
                 }],
             }),
             "GetBootstrapNodes" => {
-                // In a cluster, every live member's RPC port: the client
-                // asks any of them again if this one goes away.
-                let router = self.gateway.router();
-                router.refresh();
-                let others = router.rpc_locations().into_iter().map(|l| ServerName {
+                // In a cluster, every live member's RPC port, as the
+                // membership lists it: the client asks any of them again
+                // if this one goes away.
+                let others = self.gateway.router().member_rpc_locations().into_iter().map(|l| ServerName {
                     host_name: l.host,
                     port: Some(u32::from(l.port)),
                     start_code: Some(l.start_code),

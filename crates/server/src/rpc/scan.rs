@@ -34,7 +34,7 @@ use super::cells::{RowsCellBlock, result, wire_cell};
 use super::client::{columns, time_range};
 use super::errors::from_gateway;
 use super::filters::filter_text;
-use super::{RpcAdapter, Target, meta};
+use super::{RpcAdapter, Target};
 use crate::gateway::ScanRequest;
 use crate::gateway::result_size::encoded_row_bytes;
 
@@ -203,7 +203,7 @@ impl RpcAdapter {
 
     fn scan_meta(&self, scan: &pb::Scan, request: &PbScanRequest, cell_block: bool) -> Result<Reply, RpcError> {
         let limit = request.limit_of_rows.filter(|&l| l > 0).map(|l| l as usize);
-        let rows = meta::scan_rows(&self.meta_rows()?, scan, limit);
+        let rows = self.meta_scan(scan, limit)?;
         let (mut out, block) = response(rows, cell_block, |c| c);
         out.scanner_id = Some(META_SCANNER);
         out.more_results = Some(false);
