@@ -87,6 +87,8 @@ pub struct CaseFigures {
     pub regions: usize,
     pub join_secs: f64,
     pub create_secs: f64,
+    /// Until the master's last catalog write of the creation.
+    pub settle_secs: f64,
     pub idle_secs: f64,
     pub idle_master_cpu_secs: f64,
     pub idle_master_cpu_percent: f64,
@@ -573,7 +575,20 @@ fn run_case(
     wait_until("the master sees every region open", timeout, || {
         master_metrics(&http).is_some_and(|m| m.get("accordion_master_open_regions") == Some(&(r as f64)))
     })?;
-    std::thread::sleep(cluster::master::REPORT_PERIOD * 2);
+    // The master records each open in its catalog after the servers
+    // answered: the idle window starts once ZooKeeper took no write for
+    // two report periods.
+    let t = Instant::now();
+    let mut last = (zk_server.zxid()?, Instant::now());
+    wait_until("the master's catalog writes end", timeout, || {
+        let now = zk_server.zxid().unwrap_or(0);
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+        last.1.elapsed() >= cluster::master::REPORT_PERIOD * 2
+    })?;
+    figures.settle_secs =
+        figures.create_secs + t.elapsed().as_secs_f64() - (cluster::master::REPORT_PERIOD * 2).as_secs_f64();
     let before = (
         master.cpu_and_rss()?,
         master_metrics(&http).unwrap_or_default(),
@@ -694,18 +709,19 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
         args.idle_secs, args.open_delay_ms, args.session_timeout_ms
     );
     out.push_str(
-        "| servers | regions | join s | create s | idle master CPU | master RSS (peak) MiB | passes | calls to servers \
+        "| servers | regions | join s | create s (catalog settled) | idle master CPU | master RSS (peak) MiB | passes | calls to servers \
          | /status reads | reports (bytes) | ZK packets | ZK writes | failover (regions) s | takeover s (from active) |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
     for f in all {
         out.push_str(&format!(
-            "| {} | {} | {:.1} | {:.1} | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} ({}) |\n",
+            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} ({}) |\n",
             f.servers,
             f.regions,
             f.join_secs,
             f.create_secs,
+            f.settle_secs,
             f.idle_master_cpu_secs,
             f.idle_master_cpu_percent,
             f.master_rss_mib,

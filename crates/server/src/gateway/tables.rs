@@ -177,11 +177,15 @@ impl Gateway {
     }
 
     /// Where the server holding region `encoded` serves HBase's RPC: as the
-    /// master's catalog records it now, or (without a catalog to read) as
-    /// the other servers list it.
-    pub fn region_rpc_location(&self, encoded: &str) -> Option<crate::peer::routing::RpcLocation> {
-        let thrift =
-            if self.router.has_locator() { self.router.locate(encoded)? } else { self.router.owner(encoded)? };
+    /// master's catalog records it (`fresh`: now; otherwise as last looked
+    /// up there), or (without a catalog to read) as the other servers list
+    /// it.
+    pub fn region_rpc_location(&self, encoded: &str, fresh: bool) -> Option<crate::peer::routing::RpcLocation> {
+        let thrift = match (self.router.has_locator(), fresh) {
+            (true, true) => self.router.locate(encoded)?,
+            (true, false) => self.router.cached(encoded).or_else(|| self.router.locate(encoded))?,
+            (false, _) => self.router.owner(encoded)?,
+        };
         self.router.rpc_location(&thrift)
     }
 

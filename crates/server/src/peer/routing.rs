@@ -227,6 +227,11 @@ impl Router {
         }
     }
 
+    /// The owner of region `encoded` as last looked up, if it was.
+    pub fn cached(&self, encoded: &str) -> Option<String> {
+        self.owners.lock().by_region.get(encoded).cloned()
+    }
+
     /// Whether owners are looked up in the master's catalog.
     pub fn has_locator(&self) -> bool {
         self.locator.get().is_some()

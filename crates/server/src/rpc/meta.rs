@@ -137,22 +137,24 @@ fn in_range(key: &[u8], scan: &pb::Scan) -> bool {
 #[cfg(test)]
 pub fn scan_rows(rows: &[MetaRow], scan: &pb::Scan, limit: Option<usize>) -> Vec<Vec<WireCell>> {
     let entries = rows.iter().map(|r| (r.key.clone(), r)).collect();
-    scan_entries(entries, scan, limit, |r| r.clone())
+    scan_entries(entries, scan, limit, |r, _| r.clone())
 }
 
 /// [`scan_rows`] over `(key, entry)` pairs sorted in meta order, making a
-/// row of an entry (`row`) only when the scan reaches it.
+/// row of an entry (`row`, told whether it is the scan's first) only when
+/// the scan reaches it.
 fn scan_entries<P>(
     entries: Vec<(Vec<u8>, P)>,
     scan: &pb::Scan,
     limit: Option<usize>,
-    row: impl Fn(P) -> MetaRow,
+    row: impl Fn(P, bool) -> MetaRow,
 ) -> Vec<Vec<WireCell>> {
     let picked = entries.into_iter().filter(|(key, _)| in_range(key, scan));
     let picked: Box<dyn Iterator<Item = _>> =
         if scan.reversed.unwrap_or(false) { Box::new(picked.rev()) } else { Box::new(picked) };
     picked
-        .map(|(_, p)| select(&row(p).cells, &scan.column))
+        .enumerate()
+        .map(|(i, (_, p))| select(&row(p, i == 0).cells, &scan.column))
         .filter(|cells| !cells.is_empty())
         .take(limit.unwrap_or(usize::MAX))
         .collect()
@@ -196,13 +198,16 @@ impl RpcAdapter {
     }
 
     /// The row of `pending`: a region held elsewhere names the server that
-    /// holds it now; one whose server is not known (being reopened after a
-    /// failover, say) is named as this one, which answers NotServingRegion
-    /// until a later look finds it.
-    fn meta_row(&self, pending: Pending) -> MetaRow {
+    /// holds it (`fresh`: as the catalog says now, for the row a client
+    /// looks a region up by; otherwise as last looked up, so a scan of many
+    /// rows costs a catalog read only for regions never looked up); one
+    /// whose server is not known (being reopened after a failover, say) is
+    /// named as this one, which answers NotServingRegion until a later look
+    /// finds it.
+    fn meta_row(&self, pending: Pending, fresh: bool) -> MetaRow {
         match pending {
             Pending::Ready(row) => row,
-            Pending::Elsewhere(info) => match self.gateway.region_rpc_location(&info.dir_name()) {
+            Pending::Elsewhere(info) => match self.gateway.region_rpc_location(&info.dir_name(), fresh) {
                 Some(o) => region_row(&info, &format!("{}:{}", o.host, o.port), o.start_code),
                 None => {
                     let id = &self.identity;
@@ -215,13 +220,13 @@ impl RpcAdapter {
     /// The rows a scan of `hbase:meta` reads (see [`scan_rows`]), each
     /// region's server looked up only for the rows returned.
     pub(super) fn meta_scan(&self, scan: &pb::Scan, limit: Option<usize>) -> Result<Vec<Vec<WireCell>>, RpcError> {
-        Ok(scan_entries(self.meta_entries()?, scan, limit, |p| self.meta_row(p)))
+        Ok(scan_entries(self.meta_entries()?, scan, limit, |p, first| self.meta_row(p, first)))
     }
 
     /// A Get of `hbase:meta`: the row's selected cells.
     pub(super) fn meta_get(&self, get: &pb::Get) -> Result<Vec<WireCell>, RpcError> {
         let found = self.meta_entries()?.into_iter().find(|(key, _)| *key == get.row);
-        Ok(found.map(|(_, p)| select(&self.meta_row(p).cells, &get.column)).unwrap_or_default())
+        Ok(found.map(|(_, p)| select(&self.meta_row(p, true).cells, &get.column)).unwrap_or_default())
     }
 }
 
