@@ -189,7 +189,6 @@ const MAX_EVENTS: usize = 200;
 
 pub struct Master {
     view: Arc<Mutex<MasterView>>,
-    book: Arc<Mutex<crate::reports::ReportBook>>,
     http_addr: SocketAddr,
     page_addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -293,7 +292,7 @@ impl Master {
                 }
             })?
         };
-        Ok(Master { view, book, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
+        Ok(Master { view, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
     }
 
     /// Where the cluster reaches the page (see `MasterConfig::advertised_http`).
@@ -315,18 +314,6 @@ impl Master {
     /// copy of every region's entry).
     pub fn view(&self) -> MasterView {
         self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// The counters of what reports brought, without copying the view (the
-    /// emulator reads them often).
-    pub fn report_counters(&self) -> crate::reports::ReportCounters {
-        self.book.lock().unwrap_or_else(|p| p.into_inner()).counters()
-    }
-
-    /// Passes run, and the catalog's size, without copying the view.
-    pub fn progress(&self) -> (u64, usize) {
-        let v = self.view.lock().unwrap_or_else(|p| p.into_inner());
-        (v.passes, v.catalog.len())
     }
 
     /// Waits until the master stops (its session ended, or [`shutdown`](Self::shutdown)).

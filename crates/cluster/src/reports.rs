@@ -304,10 +304,6 @@ impl ReportBook {
         }
     }
 
-    pub fn wal_owners_known(&self) -> bool {
-        self.wal_owners.is_some()
-    }
-
     /// Whether anything but load changed since [`take_dirty`](Self::take_dirty).
     pub fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)

@@ -211,21 +211,25 @@ fn calls_of_one_connection_run_concurrently() {
 
 #[test]
 fn a_call_answered_at_once_does_not_wait_for_the_workers() {
-    // One worker, held by `Block` until `ReleaseNow` runs: `Now` and
-    // `ReleaseNow` are answered on the reader thread, so they come back
-    // first. Were they queued for the worker, `Block` would fail after
-    // 10 s and be answered first.
+    // One worker, held by `Block` until `ReleaseNow` runs: `Now` is
+    // answered on the reader thread while the worker is held, so it comes
+    // back before `ReleaseNow` is even sent. Were it queued for the worker,
+    // `Block` would fail after 10 s and be answered first. (`ReleaseNow` is
+    // sent only then: sent with the others, the reader could read all
+    // three at once and hold the answers to `Now` and `ReleaseNow` until
+    // the last, while the released worker answered `Block` first.)
     let server = start(Fake::new(false), RpcServerConfig { workers: 1, ..RpcServerConfig::default() });
     let mut s = connect(&server, KV_CODEC);
     send(&mut s, 1, "Block", b"", &[]);
     send(&mut s, 2, "Now", b"at once", &[Cell::put("row", "f", "q", 7, "v")]);
-    send(&mut s, 3, "ReleaseNow", b"", &[]);
     let (header, message, cells) = receive(&mut s);
     assert_eq!((header.call_id(), message.as_deref()), (2, Some(&b"at once"[..])));
     assert_eq!(CellCodec::KeyValue.decode(&cells).unwrap(), vec![Cell::put("row", "f", "q", 7, "v")]);
-    let answers: Vec<(u32, Option<Bytes>)> =
+    send(&mut s, 3, "ReleaseNow", b"", &[]);
+    let mut answers: Vec<(u32, Option<Bytes>)> =
         (0..2).map(|_| receive(&mut s)).map(|(header, message, _)| (header.call_id(), message)).collect();
-    assert_eq!(answers, vec![(3, Some(Bytes::from_static(b"released"))), (1, Some(Bytes::from_static(b"blocked")))]);
+    answers.sort_by_key(|(id, _)| *id);
+    assert_eq!(answers, vec![(1, Some(Bytes::from_static(b"blocked"))), (3, Some(Bytes::from_static(b"released")))]);
 }
 
 #[test]
