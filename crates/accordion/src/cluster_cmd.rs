@@ -202,14 +202,6 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     let zk = LocalZooKeeper::start(&dir.join("zookeeper"))?;
     let url = zk.url("/accordion");
     let secret = cluster_secret(&dir)?;
-    let master = Master::start(MasterConfig {
-        cluster: url.parse::<cluster::zk::ZkUrl>()?.with_secret(cluster::zk::Secret::from_file(&secret)?),
-        http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
-        session_timeout: Duration::from_millis(args.session_timeout_ms),
-        balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
-        advertised_http: None,
-        admit: None,
-    })?;
     // The mini HDFS lives until this function returns (Drop stops it).
     let (root, _hdfs) = if args.hdfs {
         println!("accordion cluster: starting a mini HDFS (3 DataNodes; the first start downloads Hadoop)");
@@ -219,6 +211,15 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     } else {
         (format!("file://{}", dir.join("root").display()), None)
     };
+    let master = Master::start(MasterConfig {
+        cluster: url.parse::<cluster::zk::ZkUrl>()?.with_secret(cluster::zk::Secret::from_file(&secret)?),
+        http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
+        session_timeout: Duration::from_millis(args.session_timeout_ms),
+        balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
+        advertised_http: None,
+        admit: None,
+        root: Some(root.clone()),
+    })?;
     let mut servers = Vec::with_capacity(args.servers);
     for i in 0..args.servers {
         match start_server(&url, &root, &secret, args, i) {

@@ -16,6 +16,11 @@ pub struct MasterArgs {
     /// the cluster's root znode).
     #[arg(long)]
     pub cluster: String,
+    /// The cluster's shared root (hdfs://HOST:PORT/PATH or file:///PATH),
+    /// where the master keeps its catalog (HBase's hbase.rootdir). Without
+    /// it, the root the cluster's first region server recorded.
+    #[arg(long)]
+    pub root: Option<String>,
     /// Address of the master's status page (HBase's master UI is on 16010).
     #[arg(long, default_value = "127.0.0.1:16010")]
     pub http_addr: String,
@@ -131,6 +136,7 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
         advertised_http: front.as_ref().map(|(l, _)| l.local_addr()).transpose()?,
         admit: Some(admit),
+        root: args.root.clone(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {

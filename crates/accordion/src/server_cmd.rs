@@ -159,8 +159,10 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
     info.http = server.http_addr().to_string();
     info.rpc = server.rpc_addr().map(|a| a.to_string());
     cluster::membership::publish(&zk, &info)?;
-    // Admin calls that fence a WAL or open a region check ZooKeeper first.
-    server.set_cluster_authority(Box::new(ZkAuthority(zk.clone())));
+    // Admin calls that fence a WAL or open a region check first: the
+    // membership in ZooKeeper, the catalog with the active master.
+    let catalog = Arc::new(MasterCatalogClient::new(zk.clone(), server.router().peer_access()));
+    server.set_cluster_authority(Box::new(ClusterChecks { zk: zk.clone(), catalog: catalog.clone() }));
     // The shell's `status` and the page show the cluster.
     let view_zk = zk.clone();
     server.set_cluster_view(Box::new(move || cluster_view(&view_zk)));
@@ -179,20 +181,21 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
             .collect())
     }));
     // A region held elsewhere is looked up in the master's catalog: one
-    // read of its entry, and one of its server's membership (a server
-    // whose session ended has none: the region is not served yet).
-    let (locate_zk, me) = (zk.clone(), info.name.clone());
+    // question to the active master, which answers with the addresses of
+    // the live server holding it (none while that server is dead: the
+    // region is not served yet).
+    let me = info.name.clone();
     server.router().set_locator(Box::new(move |encoded| {
-        let Some(entry) = cluster::catalog::location(&locate_zk, encoded).map_err(|e| e.to_string())? else {
+        let lookup = catalog.lookup(&[encoded.to_string()], false)?;
+        let Some(found) = lookup.regions.get(encoded) else { return Ok(None) };
+        let Some(name) =
+            found.entry.server.as_deref().filter(|n| found.entry.state == http_api::RegionState::Open && *n != me)
+        else {
             return Ok(None);
         };
-        let Some(name) = entry.server.filter(|n| entry.state == http_api::RegionState::Open && *n != me) else {
-            return Ok(None);
-        };
-        let live = cluster::membership::read_server(&locate_zk, &name).map_err(|e| e.to_string())?;
-        Ok(live.filter(|s| s.is_serving()).map(|s| server::peer::routing::Located {
-            rpc: s.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(&s.name, &s.thrift, rpc)),
-            thrift: s.thrift,
+        Ok(found.thrift.clone().map(|thrift| server::peer::routing::Located {
+            rpc: found.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(name, &thrift, rpc)),
+            thrift,
         }))
     }));
     // HBase's client given only ZooKeeper finds the cluster through its
@@ -249,18 +252,77 @@ fn report_to_master(
     })
 }
 
-/// The cluster's membership and the master's catalog, read from ZooKeeper
-/// for admin calls' checks (`server::cluster_authority`).
-struct ZkAuthority(Arc<cluster::zk::Zk>);
+/// How long the active master may take to answer a catalog lookup.
+const LOOKUP_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl server::cluster_authority::ClusterAuthority for ZkAuthority {
+/// Asks the active master for catalog entries (`GET /catalog?regions=…`).
+struct MasterCatalogClient {
+    zk: Arc<cluster::zk::Zk>,
+    access: server::peer::http::PeerAccess,
+    /// The active master's HTTP address, as last found in ZooKeeper.
+    master: std::sync::Mutex<Option<String>>,
+}
+
+impl MasterCatalogClient {
+    fn new(zk: Arc<cluster::zk::Zk>, access: server::peer::http::PeerAccess) -> MasterCatalogClient {
+        MasterCatalogClient { zk, access, master: std::sync::Mutex::new(None) }
+    }
+
+    /// The entries of `regions`. `fresh`: ask the master ZooKeeper names
+    /// now, after a sync (an admin call's check: a master that lost its
+    /// place must not be the one asked); else the one found last time,
+    /// found again if it no longer answers.
+    fn lookup(&self, regions: &[String], fresh: bool) -> Result<http_api::CatalogLookup, String> {
+        if let Some(bad) = regions.iter().find(|id| !http_api::is_lookup_id(id)) {
+            return Err(format!("not a region id: {bad:?}"));
+        }
+        let mut out = http_api::CatalogLookup::default();
+        for chunk in regions.chunks(http_api::MAX_LOOKUP) {
+            let path = format!("/catalog?regions={}", chunk.join(","));
+            let known = if fresh { None } else { self.master.lock().unwrap_or_else(|p| p.into_inner()).clone() };
+            let answer = match known {
+                Some(http) => match self.access.request(&http, "GET", &path, LOOKUP_TIMEOUT) {
+                    Ok(body) => Ok(body),
+                    Err(_) => self.ask_found(&path),
+                },
+                None => self.ask_found(&path),
+            }?;
+            let part: http_api::CatalogLookup =
+                serde_json::from_str(&answer).map_err(|e| format!("the master's catalog answer: {e}"))?;
+            out.regions.extend(part.regions);
+        }
+        Ok(out)
+    }
+
+    /// Asks the master ZooKeeper names now (after a sync).
+    fn ask_found(&self, path: &str) -> Result<String, String> {
+        self.zk.ping().map_err(|e| e.to_string())?;
+        let master = cluster::election::active_master(&self.zk).map_err(|e| e.to_string())?;
+        let http = master.map(|m| m.http).ok_or("no active master")?;
+        *self.master.lock().unwrap_or_else(|p| p.into_inner()) = Some(http.clone());
+        self.access.request(&http, "GET", path, LOOKUP_TIMEOUT)
+    }
+}
+
+/// What admin calls are checked against: the membership in ZooKeeper, the
+/// catalog with the active master (`server::cluster_authority`).
+struct ClusterChecks {
+    zk: Arc<cluster::zk::Zk>,
+    catalog: Arc<MasterCatalogClient>,
+}
+
+impl server::cluster_authority::ClusterAuthority for ClusterChecks {
     fn is_member(&self, name: &str) -> Result<bool, String> {
-        let live = cluster::membership::live_servers(&self.0).map_err(|e| e.to_string())?;
+        let live = cluster::membership::live_servers(&self.zk).map_err(|e| e.to_string())?;
         Ok(live.iter().any(|s| s.name == name))
     }
 
-    fn catalog_entry(&self, encoded: &str) -> Result<Option<http_api::CatalogEntry>, String> {
-        cluster::catalog::location(&self.0, encoded).map_err(|e| e.to_string())
+    fn catalog_entries(
+        &self,
+        regions: &[String],
+    ) -> Result<std::collections::BTreeMap<String, http_api::CatalogEntry>, String> {
+        let lookup = self.catalog.lookup(regions, true)?;
+        Ok(lookup.regions.into_iter().map(|(id, found)| (id, found.entry)).collect())
     }
 }
 

@@ -4,11 +4,12 @@
 //! the cluster's machinery behaves as reports promise:
 //! - every region of a created table opens, spread over the servers;
 //! - while idle the master reads no server's status, calls no server, runs
-//!   no pass and writes nothing to ZooKeeper; the servers' heartbeats are
+//!   no pass and writes nothing to ZooKeeper or its catalog; the servers' heartbeats are
 //!   all that flows;
 //! - a dead server's regions open on the others;
-//! - a standby master that takes over holds the whole view (every region
-//!   reported open) from the servers' reports.
+//! - a standby master that takes over reads the catalog log its
+//!   predecessor wrote on the shared root and holds the whole view (every
+//!   region in its catalog and reported open).
 
 use std::process::Command;
 
@@ -36,8 +37,11 @@ fn the_emulator_s_smallest_case_reaches_a_quiet_cluster_a_failover_and_a_takeove
     assert_eq!(n("idle_calls_to_servers"), 0.0, "{case}");
     assert_eq!(n("idle_passes"), 0.0, "{case}");
     assert_eq!(n("idle_zk_writes"), 0.0, "{case}");
+    assert_eq!(n("idle_catalog_writes"), 0.0, "{case}");
     assert!((4.0..=24.0).contains(&n("idle_reports")), "{case}");
     assert!(n("failover_regions") >= 10.0, "the busiest of 4 servers holds a quarter or more: {case}");
     assert!(n("failover_secs") > 0.0, "{case}");
     assert!(n("takeover_from_kill_secs") >= n("takeover_from_active_secs"), "{case}");
+    // The new master read the catalog (40 entries) from the shared root.
+    assert!(n("takeover_catalog_load_secs") >= 0.0, "{case}");
 }

@@ -81,6 +81,13 @@ impl Candidate {
     }
 }
 
+/// The sequence number of election node `node` (`m-0000000012`: 12): the
+/// order masters became candidates in, which is the order they can become
+/// active in (the catalog log's epoch, `catalog_log.rs`).
+pub fn sequence_of(node: &str) -> Option<u64> {
+    node.rsplit('/').next()?.strip_prefix(PREFIX)?.parse().ok()
+}
+
 /// The active master, if any.
 pub fn active_master(zk: &Zk) -> Result<Option<MasterInfo>> {
     zk.ensure(ELECTION)?;
@@ -95,4 +102,17 @@ pub fn active_master(zk: &Zk) -> Result<Option<MasterInfo>> {
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_election_node_names_its_sequence() {
+        assert_eq!(sequence_of("m-0000000012"), Some(12));
+        assert_eq!(sequence_of("master-election/m-0000000007"), Some(7));
+        assert_eq!(sequence_of("x-1"), None);
+        assert_eq!(sequence_of("m-"), None);
+    }
 }

@@ -20,6 +20,8 @@ pub enum ClusterError {
     Mismatch(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("the master's files on the shared root: {0}")]
+    Store(#[from] store::StoreError),
 }
 
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;

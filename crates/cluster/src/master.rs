@@ -14,8 +14,10 @@
 //! balancer is due or a pass left work in transition, it runs an
 //! assignment pass (`assignment/`): a dead server's WAL is recovered and
 //! every region no live server holds is opened, in batches, on several
-//! servers at once, with the master's region map kept in ZooKeeper
-//! (`catalog.rs`). An idle cluster costs the master its servers'
+//! servers at once, with the master's region map kept in a log on the
+//! shared root (`catalog.rs`, `catalog_log.rs`). Region servers ask it
+//! where a region is (`GET /catalog?regions=ID,…`: each entry, with the
+//! addresses of the live server holding it). An idle cluster costs the master its servers'
 //! heartbeats and nothing else: no pass, no ZooKeeper or file-system call.
 //!
 //! Operators move, close and open regions through the active master
@@ -63,6 +65,11 @@ pub struct MasterConfig {
     pub advertised_http: Option<SocketAddr>,
     /// Who may make operator calls (`None`: nobody; they are refused).
     pub admit: Option<Admit>,
+    /// The shared root the master keeps its catalog under (`hdfs://…` or
+    /// `file:///…`). `None`: the one the cluster recorded when its first
+    /// region server joined (`cluster_config.rs`); given, it must be that
+    /// one, or is recorded if none is yet.
+    pub root: Option<String>,
 }
 
 /// Whether an admin call from `peer` with the `Authorization` header
@@ -121,8 +128,14 @@ pub struct MasterView {
     /// The latest events, oldest first (at most `MAX_EVENTS`).
     pub events: Vec<Event>,
     /// The catalog, by region id (active master only): where the master
-    /// put each region (`catalog.rs`).
-    pub catalog: std::collections::BTreeMap<String, http_api::CatalogEntry>,
+    /// put each region (`catalog.rs`), as it is when read (a copy of the
+    /// view shares it).
+    pub catalog: crate::catalog::CatalogReader,
+    /// Whether this master (active) has read its catalog: until then it
+    /// answers no lookup.
+    pub catalog_loaded: bool,
+    /// How long reading the catalog took when this master took over.
+    pub catalog_load_secs: Option<f64>,
     /// What the cluster's members share (`cluster_config.rs`; active
     /// master only).
     pub config: Option<crate::cluster_config::ClusterConfig>,
@@ -149,6 +162,8 @@ impl MasterView {
             in_transition: Vec::new(),
             events: Vec::new(),
             catalog: Default::default(),
+            catalog_loaded: false,
+            catalog_load_secs: None,
             config: None,
             passes: 0,
             reports: Default::default(),
@@ -229,6 +244,11 @@ impl Master {
         let info =
             MasterInfo { name: format!("{host},{},{}", http_addr.port(), now_ms()), http: http_addr.to_string() };
         let candidate = Candidate::join(zk.clone(), &info)?;
+        let epoch = election::sequence_of(candidate.node()).ok_or_else(|| ClusterError::Malformed {
+            what: "election node",
+            path: candidate.node().to_string(),
+            reason: "no sequence number".into(),
+        })?;
         let view = Arc::new(Mutex::new(MasterView::standby(
             info.name.clone(),
             zk.session_id(),
@@ -257,9 +277,10 @@ impl Master {
         {
             let (view, stop, period, changed) = (view.clone(), stop.clone(), config.balancer_period, changed.clone());
             let book = book.clone();
+            let catalog_at = CatalogAt { root: config.root.clone(), epoch };
             std::thread::Builder::new()
                 .name("master-load".into())
-                .spawn(move || assign_loop(&zk, &view, &book, &stop, &changed, period, &calls))?;
+                .spawn(move || assign_loop(&zk, &view, &book, &stop, &changed, period, &calls, &catalog_at))?;
         }
         let http_thread = {
             let (view, stop, admit, book) = (view.clone(), stop.clone(), config.admit.clone(), book.clone());
@@ -275,6 +296,12 @@ impl Master {
                             if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
                         {
                             operator_call(request, admit.as_ref(), &calls_tx, &changed);
+                        }
+                        Ok(Some(request))
+                            if *request.method() == tiny_http::Method::Get
+                                && request.url().split('?').next() == Some("/catalog") =>
+                        {
+                            catalog_lookup(request, &view);
                         }
                         Ok(Some(request))
                             if *request.method() == tiny_http::Method::Get && request.url() == "/metrics" =>
@@ -310,8 +337,8 @@ impl Master {
         self.view.lock().unwrap_or_else(|p| p.into_inner()).role
     }
 
-    /// A snapshot of what the master knows (with the whole catalog: a
-    /// copy of every region's entry).
+    /// A snapshot of what the master knows (its catalog read through, not
+    /// copied).
     pub fn view(&self) -> MasterView {
         self.view.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -459,8 +486,38 @@ struct Assigner {
     /// One server must take from the root the tables a server that left
     /// may have created without telling anyone.
     refresh_wanted: bool,
-    /// The catalog's version last copied into the view.
-    catalog_copied: Option<u64>,
+    /// Why the catalog could not be read, as last recorded (said once).
+    catalog_error: Option<String>,
+}
+
+/// Where the active master's catalog is: the shared root (given, or the
+/// cluster's), written as election sequence `epoch`.
+struct CatalogAt {
+    root: Option<String>,
+    epoch: u64,
+}
+
+impl CatalogAt {
+    /// Takes the catalog over: the root agreed with the cluster's, its log
+    /// read and a file of this master's epoch started.
+    fn load(&self, zk: &Arc<Zk>, master: &str) -> Result<(crate::catalog::MasterCatalog, String)> {
+        let root = match &self.root {
+            Some(root) => {
+                crate::cluster_config::agree(zk, master, &crate::cluster_config::Proposed::Given(root.clone()))?.root
+            }
+            None => match crate::cluster_config::read(zk)? {
+                Some(config) => config.root,
+                None => {
+                    return Err(ClusterError::Mismatch(
+                        "no region server has recorded the cluster's root yet (or start the master with --root)".into(),
+                    ));
+                }
+            },
+        };
+        let session = zk.clone();
+        let log = crate::catalog_log::CatalogLog::on_root(&root, Arc::new(move || !session.has_ended()))?;
+        Ok((crate::catalog::MasterCatalog::load(Arc::new(log), self.epoch)?, root))
+    }
 }
 
 /// How soon a pass that left work in transition is followed by another.
@@ -470,6 +527,7 @@ const RETRY_PASS: Duration = Duration::from_secs(1);
 /// reports' view when something changed (`assignment.rs`), operator calls,
 /// the balancer's period. Nothing here polls a server or ZooKeeper while
 /// the cluster is idle.
+#[expect(clippy::too_many_arguments, reason = "the poller's shared state, each owned elsewhere")]
 fn assign_loop(
     zk: &Arc<Zk>,
     view: &Mutex<MasterView>,
@@ -478,6 +536,7 @@ fn assign_loop(
     changed: &AtomicBool,
     balancer_period: Option<Duration>,
     calls: &std::sync::mpsc::Receiver<Queued>,
+    catalog_at: &CatalogAt,
 ) {
     let mut a = Assigner {
         memory: Default::default(),
@@ -487,7 +546,7 @@ fn assign_loop(
         members: Default::default(),
         wal_owners_wanted: true,
         refresh_wanted: false,
-        catalog_copied: None,
+        catalog_error: None,
     };
     let lock_book = || book.lock().unwrap_or_else(|p| p.into_inner());
     while !stop.load(Ordering::Acquire) {
@@ -498,23 +557,40 @@ fn assign_loop(
         match role {
             Role::Active => {
                 if a.catalog.is_none() {
-                    match crate::catalog::MasterCatalog::load(zk.clone()) {
-                        Ok(c) => {
+                    let started = Instant::now();
+                    let name = view.lock().unwrap_or_else(|p| p.into_inner()).name.clone();
+                    match catalog_at.load(zk, &name) {
+                        Ok((c, root)) => {
                             let on: std::collections::BTreeSet<_> =
                                 c.entries().values().filter_map(|l| l.server.clone()).collect();
                             record(
                                 view,
                                 format!(
-                                    "loaded the catalog: {} regions of {} tables on {} servers",
+                                    "loaded the catalog from {root}: {} regions of {} tables on {} servers ({:.2} s)",
                                     c.entries().len(),
                                     c.tables().len(),
-                                    on.len()
+                                    on.len(),
+                                    started.elapsed().as_secs_f64()
                                 ),
                             );
-                            lock_book().seed(c.entries());
+                            lock_book().seed(&c.entries());
+                            {
+                                let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+                                v.catalog = c.reader();
+                                v.catalog_loaded = true;
+                                v.catalog_load_secs = Some(started.elapsed().as_secs_f64());
+                            }
                             a.catalog = Some(c);
                         }
-                        Err(e) => record(view, format!("cannot read the catalog: {e}; assignment waits")),
+                        Err(e) => {
+                            let what = format!("cannot read the catalog: {e}; assignment waits");
+                            if a.catalog_error.as_ref() != Some(&what) {
+                                record(view, what.clone());
+                                a.catalog_error = Some(what);
+                            }
+                            continue_after_sleep(stop, changed);
+                            continue;
+                        }
                     }
                     if let Ok(config) = crate::cluster_config::read(zk) {
                         view.lock().unwrap_or_else(|p| p.into_inner()).config = config;
@@ -667,7 +743,6 @@ fn active_iteration(
         };
         record(view, format!("operator {call:?}: {}", answer.as_ref().unwrap_or_else(|(_, e)| e)));
         let _ = reply.send(answer);
-        copy_catalog(view, catalog, &mut a.catalog_copied);
         // The view changed under the call: a pass follows at once.
         lock_book().touch();
         changed.store(true, Ordering::Release);
@@ -706,7 +781,6 @@ fn active_iteration(
     // ends (it may then be assigned; nothing else would wake a pass).
     let grace_end = lock_book().next_grace_end().filter(|at| *at > Instant::now());
     a.retry_at = [outcome.busy.then(|| Instant::now() + RETRY_PASS), grace_end].into_iter().flatten().min();
-    copy_catalog(view, catalog, &mut a.catalog_copied);
     {
         let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
         v.passes += 1;
@@ -724,14 +798,6 @@ fn active_iteration(
     }
     if let Some(rit) = outcome.in_transition {
         view.lock().unwrap_or_else(|p| p.into_inner()).in_transition = rit;
-    }
-}
-
-/// Copies the catalog into the view when it changed since the last copy.
-fn copy_catalog(view: &Mutex<MasterView>, catalog: &crate::catalog::MasterCatalog, copied: &mut Option<u64>) {
-    if *copied != Some(catalog.version()) {
-        view.lock().unwrap_or_else(|p| p.into_inner()).catalog = catalog.entries().clone();
-        *copied = Some(catalog.version());
     }
 }
 
@@ -791,6 +857,59 @@ fn report(
         changed.store(true, Ordering::Release);
     }
     answer(request, 200, serde_json::to_string(&reply).expect("an answer serialises"));
+}
+
+/// `GET /catalog?regions=ID,…`: the catalog's entries of those regions,
+/// each with its server's addresses when that server is a live member
+/// (`http_api::CatalogLookup`). Only the active master answers, once it
+/// has read its catalog; a region server asks the master ZooKeeper names
+/// before it obeys an assign or unassign call, and to route a call for a
+/// region it does not hold.
+fn catalog_lookup(request: tiny_http::Request, view: &Mutex<MasterView>) {
+    let url = request.url().to_string();
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let ids: Vec<&str> = query
+        .split('&')
+        .filter_map(|kv| kv.strip_prefix("regions="))
+        .flat_map(|list| list.split(','))
+        .filter(|id| !id.is_empty())
+        .collect();
+    if ids.is_empty() || ids.len() > http_api::MAX_LOOKUP {
+        let why = format!("name 1 to {} regions: /catalog?regions=ID,ID", http_api::MAX_LOOKUP);
+        return answer(request, 400, why);
+    }
+    if let Some(bad) = ids.iter().find(|id| !http_api::is_lookup_id(id)) {
+        return answer(request, 400, format!("not a region id: {:?}", bad.chars().take(80).collect::<String>()));
+    }
+    let (role, loaded, reader) = {
+        let v = view.lock().unwrap_or_else(|p| p.into_inner());
+        (v.role, v.catalog_loaded, v.catalog.clone())
+    };
+    if role != Role::Active || !loaded {
+        return answer(request, 503, "this master is not the active master, or has not read its catalog yet".into());
+    }
+    let entries: Vec<(String, http_api::CatalogEntry)> = {
+        let catalog = reader.read();
+        ids.iter().filter_map(|id| catalog.get(*id).map(|e| (id.to_string(), e.clone()))).collect()
+    };
+    let mut lookup = http_api::CatalogLookup::default();
+    {
+        let v = view.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, entry) in entries {
+            let live =
+                entry.server.as_deref().and_then(|name| v.servers.iter().find(|s| s.name == name && s.is_serving()));
+            let (thrift, rpc) = match live {
+                Some(s) => (Some(s.thrift.clone()), s.rpc.clone()),
+                None => (None, None),
+            };
+            lookup.regions.insert(id, http_api::LocatedEntry { entry, thrift, rpc });
+        }
+    }
+    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("valid header");
+    let body = serde_json::to_string(&lookup).expect("a lookup serialises");
+    if let Err(e) = request.respond(tiny_http::Response::from_string(body).with_header(header)) {
+        tracing::debug!(error = %e, "HTTP client went away");
+    }
 }
 
 /// Whether a report naming member `server` (`host,port,start`) comes from
@@ -943,6 +1062,9 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// Catalog rows the page lists.
+const PAGE_CATALOG_ROWS: usize = 1_000;
+
 /// The master's page: role, active master, live servers, recent events.
 fn page(v: &MasterView) -> String {
     let mut rows = String::new();
@@ -979,7 +1101,9 @@ fn page(v: &MasterView) -> String {
         rit.push_str("<tr><td colspan=4>none</td></tr>");
     }
     let mut catalog = String::new();
-    for (id, l) in &v.catalog {
+    // The first regions only: a page for people (`/status` has them all).
+    let entries = v.catalog.read();
+    for (id, l) in entries.iter().take(PAGE_CATALOG_ROWS) {
         catalog.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(id),
@@ -988,6 +1112,10 @@ fn page(v: &MasterView) -> String {
             l.state.name()
         ));
     }
+    if entries.len() > PAGE_CATALOG_ROWS {
+        catalog.push_str(&format!("<tr><td colspan=4>… and {} more</td></tr>", entries.len() - PAGE_CATALOG_ROWS));
+    }
+    drop(entries);
     let mut events = String::new();
     for e in v.events.iter().rev() {
         events.push_str(&format!("<li>{} ms: {}</li>", e.at_ms, escape(&e.what)));

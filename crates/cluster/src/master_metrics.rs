@@ -28,10 +28,11 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str, value: impl std:
 /// The text of `/metrics`.
 pub fn render(view: &Mutex<MasterView>, book: &Mutex<ReportBook>) -> String {
     let mut out = String::new();
-    let (role, passes, last, in_transition, catalog, members) = {
+    let (role, passes, last, in_transition, reader, members, load_secs) = {
         let v = view.lock().unwrap_or_else(|p| p.into_inner());
-        (v.role, v.passes, v.last_pass, v.in_transition.len(), v.catalog.len(), v.servers.len())
+        (v.role, v.passes, v.last_pass, v.in_transition.len(), v.catalog.clone(), v.servers.len(), v.catalog_load_secs)
     };
+    let (catalog, catalog_writes) = (reader.len(), reader.writes());
     let (counters, known, (held, open), reporting) = {
         let b = book.lock().unwrap_or_else(|p| p.into_inner());
         (b.counters(), b.known_regions(), b.held_regions(), b.reporting_servers())
@@ -75,6 +76,22 @@ pub fn render(view: &Mutex<MasterView>, book: &Mutex<ReportBook>) -> String {
         in_transition,
     );
     family(&mut out, "accordion_master_catalog_regions", "gauge", "Region entries in the master's catalog.", catalog);
+    family(
+        &mut out,
+        "accordion_master_catalog_writes_total",
+        "counter",
+        "Durable writes to the catalog log (each one append and sync of a batch of changes).",
+        catalog_writes,
+    );
+    if let Some(secs) = load_secs {
+        family(
+            &mut out,
+            "accordion_master_catalog_load_seconds",
+            "gauge",
+            "How long reading the catalog log took when this master took over.",
+            secs,
+        );
+    }
     family(&mut out, "accordion_master_known_regions", "gauge", "Regions known to exist.", known);
     family(
         &mut out,

@@ -117,7 +117,7 @@ pub fn run(
     let by_name = |name: &str| serving.iter().find(|s| s.name == name).copied();
     let started = Instant::now();
     let fail = |what: &str, e: crate::ClusterError| refused(503, format!("{what}: {e}"));
-    let recorded = catalog.get(region).cloned();
+    let recorded = catalog.get(region);
     match call {
         RegionCall::Move { .. } | RegionCall::Unassign { .. } => {
             let (from, state) = p.holder.clone().ok_or_else(|| refused(409, format!("region {region} is not open")))?;

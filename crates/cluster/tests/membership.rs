@@ -31,6 +31,7 @@ fn master(url: &ZkUrl) -> Master {
         balancer_period: None,
         advertised_http: None,
         admit: None,
+        root: None,
     })
     .expect("master starts")
 }

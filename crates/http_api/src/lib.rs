@@ -27,7 +27,7 @@ mod report;
 mod server_status;
 
 pub use admin_call::{CallError, MAX_BATCH, OperatorCall, RegionCall, RegionServerCall, encode};
-pub use catalog_entry::CatalogEntry;
+pub use catalog_entry::{CatalogEntry, CatalogLookup, LocatedEntry, MAX_LOOKUP, is_lookup_id};
 pub use report::{ReportAnswer, ReportedLoad, ReportedRegion, ReportedTable, ServerReport, changes_in, changes_line};
 pub use server_status::{
     ClusterSeen, FamilyStatus, MemberAddress, PipelineSegment, RegionStatus, SegmentCounts, ServerSection,

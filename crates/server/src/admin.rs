@@ -245,7 +245,7 @@ fn not_joined() -> Response {
 }
 
 fn unreadable(e: String) -> Response {
-    (format!("cannot read the cluster's state in ZooKeeper: {e}\n"), "text/plain", 503)
+    (format!("cannot read the cluster's state (ZooKeeper, the active master's catalog): {e}\n"), "text/plain", 503)
 }
 
 /// In a cluster a region opens or closes for an admin call only as the
@@ -261,14 +261,24 @@ fn intended_here(
     states: &[RegionState],
 ) -> Result<(), Response> {
     let authority = authority.ok_or_else(not_joined)?;
-    let me = store.as_member().map(|m| m.name()).unwrap_or_default();
     let entry = authority.catalog_entry(encoded).map_err(unreadable)?;
-    if let Some(e) = &entry
+    intended_by(store, entry.as_ref(), encoded, states)
+}
+
+/// [`intended_here`] with the catalog's entry for `encoded` already read.
+fn intended_by(
+    store: &Store,
+    entry: Option<&http_api::CatalogEntry>,
+    encoded: &str,
+    states: &[RegionState],
+) -> Result<(), Response> {
+    let me = store.as_member().map(|m| m.name()).unwrap_or_default();
+    if let Some(e) = entry
         && states.iter().any(|state| e.is(*state, me))
     {
         return Ok(());
     }
-    let recorded = match &entry {
+    let recorded = match entry {
         None => "has no entry for it".to_string(),
         Some(e) => format!("records it {} on {}", e.state, e.server.as_deref().unwrap_or("no server")),
     };
@@ -304,6 +314,13 @@ const BATCH_OPENERS: usize = 4;
 /// region held elsewhere out of a batch (`cluster::reports`): no peer is
 /// asked.
 fn assign_batch(store: &Store, authority: Option<&dyn ClusterAuthority>, regions: &[String]) -> String {
+    // One question to the master for the whole batch; every region's
+    // intent was recorded before the call.
+    let entries = match authority.map(|a| a.catalog_entries(regions)) {
+        None => Err(not_joined()),
+        Some(Err(e)) => Err(unreadable(e)),
+        Some(Ok(entries)) => Ok(entries),
+    };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let outcomes: Vec<parking_lot::Mutex<Option<String>>> = regions.iter().map(|_| Default::default()).collect();
     std::thread::scope(|scope| {
@@ -312,9 +329,11 @@ fn assign_batch(store: &Store, authority: Option<&dyn ClusterAuthority>, regions
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(region) = regions.get(i) else { break };
-                    let line = match intended_here(store, authority, region, &[RegionState::Opening])
-                        .and_then(|()| open_region(store, region).map_err(failed))
-                    {
+                    let intended = match &entries {
+                        Ok(entries) => intended_by(store, entries.get(region), region, &[RegionState::Opening]),
+                        Err(e) => Err(e.clone()),
+                    };
+                    let line = match intended.and_then(|()| open_region(store, region).map_err(failed)) {
                         Ok(()) => format!("opened {region}"),
                         Err((why, _, _)) => format!("failed {region}: {}", why.trim().replace('\n', " ")),
                     };

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod names;
 pub mod options;
 pub mod read;
+pub mod record_log;
 pub mod region;
 pub(crate) mod services;
 pub mod store;

@@ -101,10 +101,14 @@ pub struct CaseFigures {
     pub idle_report_bytes: u64,
     pub idle_zk_packets: u64,
     pub idle_zk_writes: u64,
+    /// Writes to the master's catalog log while idle.
+    pub idle_catalog_writes: u64,
     pub failover_regions: usize,
     pub failover_secs: Option<f64>,
     pub takeover_from_kill_secs: Option<f64>,
     pub takeover_from_active_secs: Option<f64>,
+    /// The new master's read of the catalog log, as it measured it.
+    pub takeover_catalog_load_secs: Option<f64>,
 }
 
 /// Counters shared by every emulated server.
@@ -450,10 +454,16 @@ struct MasterProcess {
 }
 
 impl MasterProcess {
-    fn spawn(url: &str, secret: &std::path::Path, session: Duration, log: &std::path::Path) -> anyhow::Result<Self> {
+    fn spawn(
+        url: &str,
+        root: &str,
+        secret: &std::path::Path,
+        session: Duration,
+        log: &std::path::Path,
+    ) -> anyhow::Result<Self> {
         let exe = std::env::current_exe().context("this binary's path")?;
         let child = Command::new(exe)
-            .args(["master", "--cluster", url, "--http-addr", "127.0.0.1:0"])
+            .args(["master", "--cluster", url, "--root", root, "--http-addr", "127.0.0.1:0"])
             .arg("--session-timeout-ms")
             .arg(session.as_millis().to_string())
             .arg("--cluster-secret-file")
@@ -551,7 +561,11 @@ fn run_case(
     let watcher = Zk::connect(&zk_url, session)?;
     let mut figures = CaseFigures { servers: n, regions: r, ..CaseFigures::default() };
 
-    let mut master = MasterProcess::spawn(&url, &secret_file, session, &dir.join(format!("master-a-{n}x{r}.log")))?;
+    // The master's catalog lives on this root (the emulated servers keep
+    // nothing there).
+    let shared_root = format!("file://{}", dir.join(format!("root-{n}x{r}")).display());
+    let mut master =
+        MasterProcess::spawn(&url, &shared_root, &secret_file, session, &dir.join(format!("master-a-{n}x{r}.log")))?;
     let mut http = String::new();
     wait_until("the master becomes active", timeout, || {
         active_master_other_than(&watcher, None).map(|h| http = h).is_some()
@@ -576,12 +590,16 @@ fn run_case(
         master_metrics(&http).is_some_and(|m| m.get("accordion_master_open_regions") == Some(&(r as f64)))
     })?;
     // The master records each open in its catalog after the servers
-    // answered: the idle window starts once ZooKeeper took no write for
-    // two report periods.
+    // answered: the idle window starts once neither its catalog log nor
+    // ZooKeeper took a write for two report periods.
     let t = Instant::now();
-    let mut last = (zk_server.zxid()?, Instant::now());
+    let writes = |http: &str| {
+        let catalog = master_metrics(http).and_then(|m| m.get("accordion_master_catalog_writes_total").copied());
+        (zk_server.zxid().unwrap_or(0), catalog.unwrap_or(-1.0) as i64)
+    };
+    let mut last = (writes(&http), Instant::now());
     wait_until("the master's catalog writes end", timeout, || {
-        let now = zk_server.zxid().unwrap_or(0);
+        let now = writes(&http);
         if now != last.0 {
             last = (now, Instant::now());
         }
@@ -612,6 +630,9 @@ fn run_case(
     figures.idle_passes = passes(&after.1).saturating_sub(passes(&before.1));
     figures.idle_zk_packets = after.2.0 - before.2.0;
     figures.idle_zk_writes = after.2.1 - before.2.1;
+    let catalog_writes =
+        |m: &BTreeMap<String, f64>| m.get("accordion_master_catalog_writes_total").copied().unwrap_or(0.0) as u64;
+    figures.idle_catalog_writes = catalog_writes(&after.1).saturating_sub(catalog_writes(&before.1));
     figures.idle_calls_to_servers = after.3[0] - before.3[0];
     figures.idle_status_reads = after.3[1] - before.3[1];
     figures.idle_reports = after.3[2] - before.3[2];
@@ -641,7 +662,13 @@ fn run_case(
     }
 
     if !args.no_takeover {
-        let standby = MasterProcess::spawn(&url, &secret_file, session, &dir.join(format!("master-b-{n}x{r}.log")))?;
+        let standby = MasterProcess::spawn(
+            &url,
+            &shared_root,
+            &secret_file,
+            session,
+            &dir.join(format!("master-b-{n}x{r}.log")),
+        )?;
         wait_until("the standby joins the election", timeout, || {
             watcher.children(cluster::election::ELECTION).is_ok_and(|c| c.len() >= 2)
         })?;
@@ -655,9 +682,11 @@ fn run_case(
         let active = Instant::now();
         wait_until("the new master holds the whole view", timeout, || {
             master_metrics(&new_http).is_some_and(|m| {
+                figures.takeover_catalog_load_secs = m.get("accordion_master_catalog_load_seconds").copied();
                 m.get("accordion_master_active") == Some(&1.0)
                     && m.get("accordion_master_open_regions") == Some(&open_now)
                     && m.get("accordion_master_known_regions") == Some(&(r as f64))
+                    && m.get("accordion_master_catalog_regions") == Some(&(r as f64))
             })
         })?;
         figures.takeover_from_kill_secs = Some(killed.elapsed().as_secs_f64());
@@ -710,13 +739,14 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
     );
     out.push_str(
         "| servers | regions | join s | create s (catalog settled) | idle master CPU | master RSS (peak) MiB | passes | calls to servers \
-         | /status reads | reports (bytes) | ZK packets | ZK writes | failover (regions) s | takeover s (from active) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         | /status reads | reports (bytes) | ZK packets | ZK writes | catalog writes | failover (regions) s \
+         | takeover s (from active; catalog read) |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
     for f in all {
         out.push_str(&format!(
-            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} ({}) | {} ({}) |\n",
+            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} | {} ({}) | {} ({}; {}) |\n",
             f.servers,
             f.regions,
             f.join_secs,
@@ -733,10 +763,12 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
             f.idle_report_bytes,
             f.idle_zk_packets,
             f.idle_zk_writes,
+            f.idle_catalog_writes,
             opt(f.failover_secs),
             f.failover_regions,
             opt(f.takeover_from_kill_secs),
             opt(f.takeover_from_active_secs),
+            f.takeover_catalog_load_secs.map_or("–".to_string(), |v| format!("{v:.2} s")),
         ));
     }
     out

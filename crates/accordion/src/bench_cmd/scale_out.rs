@@ -198,6 +198,7 @@ fn one_size(preset: &Preset, args: &ScaleOutArgs, n: usize) -> anyhow::Result<Si
         balancer_period: Some(Duration::from_millis(500)),
         advertised_http: None,
         admit: None,
+        root: Some(format!("file://{}", root.display())),
     })?;
     let settings = [
         format!("memory_budget={}", (preset.memstore_bytes as f64 / 0.4) as u64),

@@ -135,7 +135,7 @@ pub fn pass(
     let plan = plan::plan(&ClusterView {
         live,
         statuses,
-        catalog: catalog.entries(),
+        catalog: &catalog.entries(),
         known_tables: &memory.known_tables,
         now_ms: crate::catalog::now_ms(),
         balance,
@@ -171,7 +171,7 @@ mod tests {
         // knows) unheld.
         let statuses = HashMap::from([("a".to_string(), status(&["a"], &[("01", RegionState::Offline)]))]);
         let store = Arc::new(MemoryStore::default());
-        let mut catalog = MasterCatalog::load(store).expect("load");
+        let mut catalog = MasterCatalog::load(store, 1).expect("load");
         catalog.record("00", "t", Some("a"), RegionState::Open).expect("record");
         let outcome =
             pass(&fake, &[server("a")], &statuses, &mut PassMemory::default(), &mut catalog, &|_| Some(true), false);

@@ -22,6 +22,7 @@
 //! <root>/WALs/<instance>/wal-<n>.log                a store instance's WAL         (wal.rs)
 //! <root>/WALs/<instance>-splitting/                 a dead instance's WAL, fenced
 //! <root>/oldWALs/...                                archived WAL files
+//! <root>/MasterData/catalog/<epoch>-<n>.log         the master's catalog          (record_log.rs)
 //! ```
 //!
 //! `<ns>`, `<qualifier>` and `<family>` are names from outside: they become
@@ -57,6 +58,12 @@ pub const CLUSTER_MARKER: &str = "CLUSTER";
 /// `<root>/CLUSTER`.
 pub fn cluster_marker(root: &Path) -> PathBuf {
     root.join(CLUSTER_MARKER)
+}
+
+/// The directory of the active master's catalog (a `record_log`), under
+/// the root (HBase keeps its master's region states in `MasterData`).
+pub fn master_catalog_dir(root: &Path) -> PathBuf {
+    root.join("MasterData").join("catalog")
 }
 
 /// The directory of the tables, under the root.
