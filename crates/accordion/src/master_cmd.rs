@@ -164,7 +164,8 @@ pub fn run(args: &MasterArgs) -> anyhow::Result<()> {
             master.wait()?;
             anyhow::bail!("the master stopped");
         }
-        std::thread::sleep(Duration::from_millis(50));
+        // Role changes are printed within this; a signal is seen as soon.
+        std::thread::sleep(Duration::from_millis(200));
     }
     tracing::info!("signal received");
     master.shutdown()?;

@@ -225,19 +225,21 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
 const REPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Sends a report to the active master, found in ZooKeeper's election and
-/// kept until a send fails or it refuses (another master took over).
+/// kept until a send fails or it refuses (another master took over), over
+/// one connection kept open.
 fn report_to_master(
     zk: Arc<cluster::zk::Zk>,
     access: server::peer::http::PeerAccess,
 ) -> server::master_report::SendReport {
     let mut master: Option<String> = None;
+    let mut connection = server::peer::kept_http::KeptConnection::new(access);
     Box::new(move |report| {
         let body = serde_json::to_vec(report).map_err(|e| e.to_string())?;
         if master.is_none() {
             master = cluster::election::active_master(&zk).map_err(|e| e.to_string())?.map(|m| m.http);
         }
         let http = master.clone().ok_or("no active master")?;
-        let answer = access.post_json(&http, "/report", &body, REPORT_TIMEOUT);
+        let answer = connection.post_json(&http, "/report", &body, REPORT_TIMEOUT);
         match answer {
             Ok((200, text)) => serde_json::from_str(&text).map_err(|e| format!("{http}: not a report answer: {e}")),
             Ok((code, why)) => {

@@ -78,6 +78,11 @@ fn relay(mut client: TcpStream, rule: &Mutex<(String, Loss)>, lost: &AtomicU64, 
     }
     let Some(master) = master.get() else { return };
     let Ok(mut upstream) = TcpStream::connect(master) else { return };
+    // One request a connection: the master closes it after its answer
+    // (and says so to the server, which then opens a new one).
+    let Some(end) = request.windows(2).position(|w| w == b"\r\n") else { return };
+    let mut request = request;
+    request.splice(end + 2..end + 2, b"Connection: close\r\n".iter().copied());
     if upstream.write_all(&request).is_err() {
         return;
     }

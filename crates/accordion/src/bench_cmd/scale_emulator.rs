@@ -46,6 +46,7 @@ use http_api::RegionServerCall;
 use serde::Serialize;
 use server::master_report::{ReportPeriod, ReportState, Snapshot};
 use server::peer::http::PeerAccess;
+use server::peer::kept_http::KeptConnection;
 use store::RegionState;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -373,14 +374,18 @@ fn report_loop(
     session: Duration,
 ) {
     let period = cluster::master::REPORT_PERIOD;
-    let mut states: Vec<(ReportState, u64, Option<Instant>, bool)> = servers
+    // Each emulated server keeps its own connection to the master, as a
+    // region server's reporter does.
+    let mut states: Vec<(ReportState, u64, Option<Instant>, bool, KeptConnection)> = servers
         .iter()
-        .map(|s| (ReportState::new(s.info.name.clone(), None, ReportPeriod(period)), u64::MAX, None, false))
+        .map(|s| {
+            let state = ReportState::new(s.info.name.clone(), None, ReportPeriod(period));
+            (state, u64::MAX, None, false, KeptConnection::new(PeerAccess::default()))
+        })
         .collect();
-    let access = PeerAccess::default();
     let mut lookup: Option<Zk> = None;
     while !stop.load(Ordering::Acquire) {
-        for (server, (state, sent_version, last, settled)) in servers.iter().zip(states.iter_mut()) {
+        for (server, (state, sent_version, last, settled, connection)) in servers.iter().zip(states.iter_mut()) {
             if !server.alive.load(Ordering::Acquire) {
                 continue;
             }
@@ -398,7 +403,7 @@ fn report_loop(
             let load = || http_api::ReportedLoad { open_regions: open, ..Default::default() };
             let Some(mut report) = state.due(&snap, load, now) else { continue };
             report.changes_seen = seen;
-            let outcome = send(&access, master, &mut lookup, url, session, &report, shared);
+            let outcome = send(connection, master, &mut lookup, url, session, &report, shared);
             *settled = matches!(&outcome, Ok(a) if a.applied && !a.need_full);
             if *settled {
                 *sent_version = version;
@@ -411,7 +416,7 @@ fn report_loop(
 }
 
 fn send(
-    access: &PeerAccess,
+    connection: &mut KeptConnection,
     master: &Mutex<Option<String>>,
     lookup: &mut Option<Zk>,
     url: &ZkUrl,
@@ -435,7 +440,7 @@ fn send(
     };
     shared.counters.reports.fetch_add(1, Ordering::Relaxed);
     shared.counters.report_bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
-    match access.post_json(&http, "/report", &body, Duration::from_secs(30)) {
+    match connection.post_json(&http, "/report", &body, Duration::from_secs(30)) {
         Ok((200, text)) => serde_json::from_str(&text).map_err(|e| e.to_string()),
         Ok((code, why)) => {
             *master.lock().expect("master") = None;

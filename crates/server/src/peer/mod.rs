@@ -9,4 +9,5 @@
 pub mod cluster_scan;
 pub mod forward;
 pub mod http;
+pub mod kept_http;
 pub mod routing;
