@@ -185,18 +185,22 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
     // the live server holding it (none while that server is dead: the
     // region is not served yet).
     let me = info.name.clone();
-    server.router().set_locator(Box::new(move |encoded| {
-        let lookup = catalog.lookup(&[encoded.to_string()], false)?;
-        let Some(found) = lookup.regions.get(encoded) else { return Ok(None) };
-        let Some(name) =
-            found.entry.server.as_deref().filter(|n| found.entry.state == http_api::RegionState::Open && *n != me)
-        else {
-            return Ok(None);
-        };
-        Ok(found.thrift.clone().map(|thrift| server::peer::routing::Located {
-            rpc: found.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(name, &thrift, rpc)),
-            thrift,
-        }))
+    server.router().set_locator(Box::new(move |regions| {
+        let lookup = catalog.lookup(regions, false)?;
+        Ok(lookup
+            .regions
+            .into_iter()
+            .filter_map(|(encoded, found)| {
+                let name = found.entry.server.as_deref()?;
+                if found.entry.state != http_api::RegionState::Open || name == me {
+                    return None;
+                }
+                let thrift = found.thrift.clone()?;
+                let rpc =
+                    found.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(name, &thrift, rpc));
+                Some((encoded, server::peer::routing::Located { thrift, rpc }))
+            })
+            .collect())
     }));
     // HBase's client given only ZooKeeper finds the cluster through its
     // znodes: one live member is named in them at any time.

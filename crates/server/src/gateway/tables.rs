@@ -189,6 +189,20 @@ impl Gateway {
         self.router.rpc_location(&thrift)
     }
 
+    /// Where the servers holding each of `regions` serve HBase's RPC, as
+    /// the master's catalog records them now, in one question (a region
+    /// left out: no live owner known, or no catalog to ask).
+    pub fn regions_rpc_locations_fresh(
+        &self,
+        regions: &[String],
+    ) -> std::collections::HashMap<String, crate::peer::routing::RpcLocation> {
+        self.router
+            .locate_many(regions)
+            .into_iter()
+            .filter_map(|(encoded, thrift)| Some((encoded, self.router.rpc_location(&thrift)?)))
+            .collect()
+    }
+
     /// Every region of `table` this server lists (in a cluster, also the
     /// ones other servers hold), without asking who holds them.
     pub fn region_infos(&self, name: &str) -> GatewayResult<Vec<RegionInfo>> {

@@ -93,10 +93,10 @@ pub struct Peer {
 /// The other live region servers, asked each time the owner map refreshes.
 pub type Peers = Box<dyn Fn() -> Result<Vec<Peer>, String> + Send + Sync>;
 
-/// Where the live server the master's catalog records region `encoded`
-/// OPEN on serves (`None`: no such server, or the catalog has no entry),
-/// or why it could not be read.
-pub type Locator = Box<dyn Fn(&str) -> Result<Option<Located>, String> + Send + Sync>;
+/// Where the live servers the master's catalog records each of `regions`
+/// OPEN on serve (a region left out: no such server, or the catalog has no
+/// entry), in one question, or why it could not be read.
+pub type Locator = Box<dyn Fn(&[String]) -> Result<std::collections::HashMap<String, Located>, String> + Send + Sync>;
 
 /// A region's server as the catalog and the membership name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,20 +209,34 @@ impl Router {
     /// A client told where a region is (`hbase:meta`) is told this, so a
     /// region that moved is found at once.
     pub fn locate(&self, encoded: &str) -> Option<String> {
-        let locate = self.locator.get()?;
-        match locate(encoded) {
-            Ok(Some(Located { thrift, rpc })) => {
+        self.locate_many(&[encoded.to_string()]).remove(encoded)
+    }
+
+    /// [`locate`](Self::locate) for each of `regions`, in one question to
+    /// the catalog: the Thrift address of each region's live owner (a
+    /// region left out has none, or the catalog could not be read).
+    pub fn locate_many(&self, regions: &[String]) -> std::collections::HashMap<String, String> {
+        let Some(locate) = self.locator.get() else { return Default::default() };
+        if regions.is_empty() {
+            return Default::default();
+        }
+        match locate(regions) {
+            Ok(found) => {
                 let mut owners = self.owners.lock();
-                owners.by_region.insert(encoded.to_string(), thrift.clone());
-                if let Some(rpc) = rpc {
-                    owners.rpc.insert(thrift.clone(), rpc);
-                }
-                Some(thrift)
+                found
+                    .into_iter()
+                    .map(|(encoded, Located { thrift, rpc })| {
+                        owners.by_region.insert(encoded.clone(), thrift.clone());
+                        if let Some(rpc) = rpc {
+                            owners.rpc.insert(thrift.clone(), rpc);
+                        }
+                        (encoded, thrift)
+                    })
+                    .collect()
             }
-            Ok(None) => None,
             Err(e) => {
-                tracing::debug!(region = encoded, error = %e, "cannot read the catalog to route a call");
-                None
+                tracing::debug!(regions = regions.len(), error = %e, "cannot read the catalog to route a call");
+                Default::default()
             }
         }
     }
@@ -452,9 +466,13 @@ mod tests {
         }));
         let located = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let lookups = located.clone();
-        router.set_locator(Box::new(move |region| {
+        router.set_locator(Box::new(move |regions| {
             lookups.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Ok((region == "a").then(|| Located { thrift: "127.0.0.1:7".to_string(), rpc: None }))
+            Ok(regions
+                .iter()
+                .filter(|r| *r == "a" || *r == "c")
+                .map(|r| (r.clone(), Located { thrift: format!("127.0.0.1:{}", r.len() + 6), rpc: None }))
+                .collect())
         }));
         assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:7"));
         assert_eq!(router.owner("a").as_deref(), Some("127.0.0.1:7"), "kept");
@@ -467,6 +485,11 @@ mod tests {
         // The catalog has no owner for "b": the peers are asked.
         assert_eq!(router.owner("b"), None);
         assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // Several regions, one question; each found one is kept.
+        let found = router.locate_many(&["a".to_string(), "b".to_string(), "c".to_string()]);
+        assert_eq!(found.len(), 2);
+        assert_eq!(located.load(std::sync::atomic::Ordering::SeqCst), 4);
+        assert_eq!(router.cached("c").as_deref(), Some("127.0.0.1:7"));
     }
 
     #[test]

@@ -160,6 +160,21 @@ fn scan_entries<P>(
         .collect()
 }
 
+/// The regions held elsewhere among the first `fresh_rows` rows a scan
+/// reads, in its order: the ones looked up in the catalog now.
+fn located_fresh(entries: &[(Vec<u8>, Pending)], scan: &pb::Scan, fresh_rows: usize) -> Vec<String> {
+    let picked = entries.iter().filter(|(key, _)| in_range(key, scan));
+    let picked: Box<dyn Iterator<Item = _>> =
+        if scan.reversed.unwrap_or(false) { Box::new(picked.rev()) } else { Box::new(picked) };
+    picked
+        .take(fresh_rows)
+        .filter_map(|(_, p)| match p {
+            Pending::Elsewhere(info) => Some(info.dir_name()),
+            Pending::Ready(_) => None,
+        })
+        .collect()
+}
+
 /// A row of `hbase:meta` before its region's server is looked up.
 enum Pending {
     Ready(MetaRow),
@@ -218,9 +233,31 @@ impl RpcAdapter {
     }
 
     /// The rows a scan of `hbase:meta` reads (see [`scan_rows`]), each
-    /// region's server looked up only for the rows returned.
-    pub(super) fn meta_scan(&self, scan: &pb::Scan, limit: Option<usize>) -> Result<Vec<Vec<WireCell>>, RpcError> {
-        Ok(scan_entries(self.meta_entries()?, scan, limit, |p, first| self.meta_row(p, first)))
+    /// region's server looked up only for the rows returned: the first
+    /// `fresh_rows` (the client's caching: a region locate reads its row
+    /// and prefetches the next ones into its cache, HBase's
+    /// `hbase.client.locate.prefetch.limit`) as the catalog says now, in
+    /// one question; the rest as last looked up.
+    pub(super) fn meta_scan(
+        &self,
+        scan: &pb::Scan,
+        limit: Option<usize>,
+        fresh_rows: usize,
+    ) -> Result<Vec<Vec<WireCell>>, RpcError> {
+        let entries = self.meta_entries()?;
+        let asked = located_fresh(&entries, scan, fresh_rows);
+        let found = self.gateway.regions_rpc_locations_fresh(&asked);
+        Ok(scan_entries(entries, scan, limit, |p, _| match p {
+            Pending::Elsewhere(info) if asked.contains(&info.dir_name()) => {
+                let owner = found.get(&info.dir_name());
+                let id = &self.identity;
+                match owner {
+                    Some(o) => region_row(&info, &format!("{}:{}", o.host, o.port), o.start_code),
+                    None => region_row(&info, &format!("{}:{}", id.host, id.port), id.start_code),
+                }
+            }
+            other => self.meta_row(other, false),
+        }))
     }
 
     /// A Get of `hbase:meta`: the row's selected cells.
@@ -243,6 +280,41 @@ mod tests {
             parent: None,
             merged_from: vec![],
         }
+    }
+
+    #[test]
+    fn a_locate_s_row_and_the_rows_it_prefetches_are_the_ones_looked_up_now() {
+        // Regions a..j of one table, every other one held elsewhere.
+        let regions: Vec<RegionInfo> = (0..10u8)
+            .map(|i| {
+                let end = if i == 9 { Vec::new() } else { vec![b'b' + i] };
+                region(u64::from(i) + 1, &[b'a' + i], &end)
+            })
+            .collect();
+        let mut entries: Vec<(Vec<u8>, Pending)> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let key = region_name(&r.table, &r.start_key, r.id);
+                let p =
+                    if i % 2 == 0 { Pending::Elsewhere(r.clone()) } else { Pending::Ready(region_row(r, "h:1", 1)) };
+                (key, p)
+            })
+            .collect();
+        entries.sort_by(|a, b| compare_meta_rows(&a.0, &b.0));
+        // HBase's locate: a reversed scan from the row's region key down,
+        // prefetching as many rows as its caching.
+        let scan = pb::Scan {
+            start_row: Some(region_name("ns:t", b"f", 99).into()),
+            reversed: Some(true),
+            ..Default::default()
+        };
+        let asked = located_fresh(&entries, &scan, 4);
+        let dir = |i: usize| regions[i].dir_name();
+        // Rows f (here), e (elsewhere), d (here), c (elsewhere): e and c.
+        assert_eq!(asked, vec![dir(4), dir(2)]);
+        let forward = pb::Scan { start_row: Some(region_name("ns:t", b"a", 0).into()), ..Default::default() };
+        assert_eq!(located_fresh(&entries, &forward, 4), vec![dir(0), dir(2)]);
     }
 
     #[test]

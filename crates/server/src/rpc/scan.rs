@@ -33,6 +33,13 @@ use store::{RegionInfo, Scan};
 use super::cells::{RowsCellBlock, result, wire_cell};
 use super::client::{columns, time_range};
 use super::errors::from_gateway;
+
+/// Rows of a meta scan whose servers are looked up fresh when the request
+/// does not say how many rows it takes (HBase's
+/// `hbase.client.locate.prefetch.limit`), and the most a request's caching
+/// may ask for (one question to the master's catalog each).
+const META_FRESH_ROWS: usize = 10;
+const MAX_META_FRESH_ROWS: usize = 100;
 use super::filters::filter_text;
 use super::{RpcAdapter, Target};
 use crate::gateway::ScanRequest;
@@ -203,7 +210,9 @@ impl RpcAdapter {
 
     fn scan_meta(&self, scan: &pb::Scan, request: &PbScanRequest, cell_block: bool) -> Result<Reply, RpcError> {
         let limit = request.limit_of_rows.filter(|&l| l > 0).map(|l| l as usize);
-        let rows = self.meta_scan(scan, limit)?;
+        // The rows a client takes into its location cache: its caching.
+        let fresh_rows = request.number_of_rows.filter(|&n| n > 0).map_or(META_FRESH_ROWS, |n| n as usize);
+        let rows = self.meta_scan(scan, limit, fresh_rows.min(MAX_META_FRESH_ROWS))?;
         let (mut out, block) = response(rows, cell_block, |c| c);
         out.scanner_id = Some(META_SCANNER);
         out.more_results = Some(false);
