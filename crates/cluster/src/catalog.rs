@@ -253,6 +253,38 @@ impl MasterCatalog {
     }
 }
 
+/// The znode under which masters before the catalog log kept one znode
+/// per region (`regions/<id>`, an `http_api::CatalogEntry` each).
+pub const LEGACY_REGIONS: &str = "regions";
+
+/// Moves a catalog an earlier master kept in ZooKeeper into `catalog`, once:
+/// when the znodes exist and `catalog` is empty, their entries are written
+/// to it (one durable write); then the znodes are deleted (also when a
+/// master that moved them stopped before it deleted them all). Returns how
+/// many entries moved. A malformed znode is reported and left out (the
+/// next pass records what the servers hold).
+pub fn take_legacy_znodes(zk: &crate::zk::Zk, catalog: &mut MasterCatalog) -> Result<usize> {
+    if zk.get(LEGACY_REGIONS)?.is_none() {
+        return Ok(0);
+    }
+    let ids = zk.children(LEGACY_REGIONS)?;
+    let mut moved = Vec::new();
+    let empty = catalog.entries().is_empty();
+    for id in ids.iter().filter(|_| empty) {
+        let Some(data) = zk.get(&format!("{LEGACY_REGIONS}/{id}"))? else { continue };
+        match serde_json::from_slice::<CatalogEntry>(&data) {
+            Ok(e) => moved.push(Recorded::Put { region: id.clone(), table: e.table, server: e.server, state: e.state }),
+            Err(e) => tracing::warn!(region = %id, error = %e, "a malformed catalog znode left out"),
+        }
+    }
+    catalog.record_all(&moved)?;
+    for id in &ids {
+        zk.delete(&format!("{LEGACY_REGIONS}/{id}"))?;
+    }
+    zk.delete(LEGACY_REGIONS)?;
+    Ok(moved.len())
+}
+
 /// A change [`MasterCatalog::record_all`] makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Recorded {

@@ -516,7 +516,12 @@ impl CatalogAt {
         };
         let session = zk.clone();
         let log = crate::catalog_log::CatalogLog::on_root(&root, Arc::new(move || !session.has_ended()))?;
-        Ok((crate::catalog::MasterCatalog::load(Arc::new(log), self.epoch)?, root))
+        let mut catalog = crate::catalog::MasterCatalog::load(Arc::new(log), self.epoch)?;
+        let moved = crate::catalog::take_legacy_znodes(zk, &mut catalog)?;
+        if moved > 0 {
+            tracing::info!(moved, "moved the catalog an earlier master kept in ZooKeeper into the log");
+        }
+        Ok((catalog, root))
     }
 }
 

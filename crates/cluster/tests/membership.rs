@@ -220,3 +220,44 @@ fn the_first_server_records_the_clusters_root_and_the_others_agree_with_it() {
     let again = Zk::connect(&url(&zk), SESSION).expect("connect");
     assert_eq!(cluster_config::read(&again).expect("read"), Some(first));
 }
+
+/// A cluster whose earlier master kept its catalog in ZooKeeper (a znode per
+/// region): the first master with the catalog log moves the entries into
+/// the log on the shared root and deletes the znodes.
+#[test]
+fn a_catalog_kept_in_zookeeper_by_an_earlier_master_moves_to_the_log() {
+    let (_dir, zk) = zookeeper();
+    let url = url(&zk);
+    let client = Zk::connect(&url, SESSION).expect("connect");
+    client.ensure(cluster::catalog::LEGACY_REGIONS).expect("regions");
+    let entry = r#"{"table":"t","server":"h,1,2","state":"OPEN","at_ms":5}"#;
+    client.put("regions/00000000000000a1", entry.as_bytes()).expect("put");
+    client.put("regions/00000000000000a2", entry.replace("OPEN", "CLOSED").as_bytes()).expect("put");
+    client.put("regions/00000000000000a3", b"not json").expect("put");
+    let root = tempfile::tempdir().expect("root");
+    let master = Master::start(MasterConfig {
+        cluster: url.clone(),
+        http_addr: "127.0.0.1:0".parse().expect("addr"),
+        session_timeout: SESSION,
+        balancer_period: None,
+        advertised_http: None,
+        admit: None,
+        root: Some(format!("file://{}", root.path().display())),
+    })
+    .expect("master starts");
+    let start = Instant::now();
+    while master.view().catalog.len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the legacy catalog was not taken: {:?}",
+            master.view().events
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let view = master.view();
+    assert_eq!(view.catalog.get("00000000000000a2").map(|e| e.state.name()), Some("CLOSED"));
+    assert_eq!(view.catalog.len(), 2, "the malformed znode is left out");
+    assert_eq!(client.get("regions").expect("read"), None, "ZooKeeper keeps no region");
+    assert!(root.path().join("MasterData").join("catalog").exists());
+    master.shutdown().expect("stop");
+}
