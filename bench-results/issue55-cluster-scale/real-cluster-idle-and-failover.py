@@ -97,9 +97,19 @@ print(f"created a table of {regions} regions: all open {time.time() - t:.1f} s a
 conn = happybase.Connection(host, int(port), autoconnect=True)
 table = conn.table("t")
 rows = [b"r00000"] + [k.encode() + b"-row" for k in keys]
-with table.batch(batch_size=500) as b:
-    for r in rows:
-        b.put(r, {b"f:q": r})  # the value is the row, as ClusterWriter read checks
+# The balancer is moving regions meanwhile: a batch that meets a region in a move is refused
+# (NotServingRegionException) and sent again, as HBase's clients retry it (happybase does not).
+for start in range(0, len(rows), 500):
+    for attempt in range(60):
+        try:
+            with table.batch() as b:
+                for r in rows[start:start + 500]:
+                    b.put(r, {b"f:q": r})  # the value is the row, as ClusterWriter read checks
+            break
+        except Exception as e:  # noqa: BLE001 - the Thrift IOError of a region in a move
+            if "NotServingRegion" not in str(e) or attempt == 59:
+                raise
+            time.sleep(0.5)
 # Let the balancer spread the regions (every 10 s under cluster start) and settle.
 def spread():
     loads = []
