@@ -83,8 +83,9 @@ impl CatalogChange {
 /// Where catalog entries are kept: a log on the shared root in a cluster
 /// (`catalog_log.rs`); a map in the assignment pass's unit tests.
 pub trait CatalogStore: Send + Sync {
-    /// Takes the catalog over as the master of election sequence `epoch`
-    /// and returns every entry (a store of a newer master refuses).
+    /// Takes the catalog over as the master of `epoch` (its place in the
+    /// order masters become active in) and returns every entry (a store a
+    /// newer master took over refuses).
     fn load(&self, epoch: u64) -> Result<Vec<(String, CatalogEntry)>>;
     /// Makes `changes` durable, in order, all or none.
     fn apply(&self, changes: &[CatalogChange]) -> Result<()>;
@@ -163,8 +164,8 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 impl MasterCatalog {
-    /// Takes the catalog over as the master of election sequence `epoch`
-    /// and reads every entry.
+    /// Takes the catalog over as the master of `epoch` (see
+    /// [`CatalogStore::load`]) and reads every entry.
     pub fn load(store: Arc<dyn CatalogStore>, epoch: u64) -> Result<MasterCatalog> {
         let entries: BTreeMap<String, CatalogEntry> = store.load(epoch)?.into_iter().collect();
         let shared = Shared { entries: RwLock::new(entries), writes: AtomicU64::new(0) };

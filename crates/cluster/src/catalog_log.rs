@@ -8,8 +8,10 @@
 //! 50,000 regions. The log is read in one sequential read (about 120 bytes
 //! an entry), and a pass's changes are one append and one sync.
 //!
-//! Who may write: the active master, whose election sequence is the log's
-//! epoch. A master taking over recovers the newest file's lease (HDFS),
+//! Who may write: the active master, whose election sequence (after the
+//! time the cluster's configuration was recorded in ZooKeeper, so that a
+//! ZooKeeper whose data was reset comes after: `master::catalog_epoch`) is
+//! the log's epoch. A master taking over recovers the newest file's lease (HDFS),
 //! reads it, and starts a file of its own epoch with a snapshot; a file of
 //! a greater epoch refuses it. Each write first checks that this master's
 //! ZooKeeper session has not ended (`still_active`); a master that lost its

@@ -244,7 +244,7 @@ impl Master {
         let info =
             MasterInfo { name: format!("{host},{},{}", http_addr.port(), now_ms()), http: http_addr.to_string() };
         let candidate = Candidate::join(zk.clone(), &info)?;
-        let epoch = election::sequence_of(candidate.node()).ok_or_else(|| ClusterError::Malformed {
+        let election_seq = election::sequence_of(candidate.node()).ok_or_else(|| ClusterError::Malformed {
             what: "election node",
             path: candidate.node().to_string(),
             reason: "no sequence number".into(),
@@ -277,7 +277,7 @@ impl Master {
         {
             let (view, stop, period, changed) = (view.clone(), stop.clone(), config.balancer_period, changed.clone());
             let book = book.clone();
-            let catalog_at = CatalogAt { root: config.root.clone(), epoch };
+            let catalog_at = CatalogAt { root: config.root.clone(), election_seq };
             std::thread::Builder::new()
                 .name("master-load".into())
                 .spawn(move || assign_loop(&zk, &view, &book, &stop, &changed, period, &calls, &catalog_at))?;
@@ -491,22 +491,32 @@ struct Assigner {
 }
 
 /// Where the active master's catalog is: the shared root (given, or the
-/// cluster's), written as election sequence `epoch`.
+/// cluster's), written by the master of election sequence `election_seq`.
 struct CatalogAt {
     root: Option<String>,
-    epoch: u64,
+    election_seq: u64,
+}
+
+/// The catalog log's epoch of the master of election sequence `seq` in a
+/// cluster whose configuration was recorded at `recorded_ms`: masters of
+/// one ZooKeeper take turns in election order, and a ZooKeeper whose data
+/// was reset since (its sequences start again at 0, its configuration is
+/// recorded anew, later) comes after all of them. A sequence past a
+/// million wraps (a million masters of one ZooKeeper are not expected).
+pub(crate) fn catalog_epoch(recorded_ms: u64, seq: u64) -> u64 {
+    recorded_ms.saturating_mul(1_000_000).saturating_add(seq % 1_000_000)
 }
 
 impl CatalogAt {
     /// Takes the catalog over: the root agreed with the cluster's, its log
     /// read and a file of this master's epoch started.
     fn load(&self, zk: &Arc<Zk>, master: &str) -> Result<(crate::catalog::MasterCatalog, String)> {
-        let root = match &self.root {
+        let config = match &self.root {
             Some(root) => {
-                crate::cluster_config::agree(zk, master, &crate::cluster_config::Proposed::Given(root.clone()))?.root
+                crate::cluster_config::agree(zk, master, &crate::cluster_config::Proposed::Given(root.clone()))?
             }
             None => match crate::cluster_config::read(zk)? {
-                Some(config) => config.root,
+                Some(config) => config,
                 None => {
                     return Err(ClusterError::Mismatch(
                         "no region server has recorded the cluster's root yet (or start the master with --root)".into(),
@@ -514,9 +524,11 @@ impl CatalogAt {
                 }
             },
         };
+        let root = config.root;
         let session = zk.clone();
         let log = crate::catalog_log::CatalogLog::on_root(&root, Arc::new(move || !session.has_ended()))?;
-        let mut catalog = crate::catalog::MasterCatalog::load(Arc::new(log), self.epoch)?;
+        let epoch = catalog_epoch(config.recorded_ms, self.election_seq);
+        let mut catalog = crate::catalog::MasterCatalog::load(Arc::new(log), epoch)?;
         let moved = crate::catalog::take_legacy_znodes(zk, &mut catalog)?;
         if moved > 0 {
             tracing::info!(moved, "moved the catalog an earlier master kept in ZooKeeper into the log");
@@ -1146,7 +1158,16 @@ fn page(v: &MasterView) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::report_comes_from;
+    use super::{catalog_epoch, report_comes_from};
+
+    #[test]
+    fn masters_take_turns_by_election_and_a_reset_zookeeper_comes_after() {
+        let recorded = 1_765_000_000_000;
+        assert!(catalog_epoch(recorded, 4) < catalog_epoch(recorded, 5));
+        // ZooKeeper's data reset: sequences start at 0 again, the
+        // configuration is recorded later.
+        assert!(catalog_epoch(recorded + 60_000, 0) > catalog_epoch(recorded, 999_999));
+    }
 
     #[test]
     fn a_report_is_taken_only_from_the_host_of_the_member_it_names() {

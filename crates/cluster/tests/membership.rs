@@ -261,3 +261,44 @@ fn a_catalog_kept_in_zookeeper_by_an_earlier_master_moves_to_the_log() {
     assert!(root.path().join("MasterData").join("catalog").exists());
     master.shutdown().expect("stop");
 }
+
+/// The cluster's ZooKeeper lost its data (an operator reset it): masters'
+/// election sequences start again at 0. A master of the new ZooKeeper still
+/// takes over the catalog log that masters of the old one wrote, later in
+/// the sequence, on the same shared root.
+#[test]
+fn a_master_of_a_reset_zookeeper_takes_the_catalog_over() {
+    let (_dir, zk) = zookeeper();
+    let root = tempfile::tempdir().expect("root");
+    let start = |path: &str| {
+        Master::start(MasterConfig {
+            cluster: zk.url(path).parse().expect("url"),
+            http_addr: "127.0.0.1:0".parse().expect("addr"),
+            session_timeout: SESSION,
+            balancer_period: None,
+            advertised_http: None,
+            admit: None,
+            root: Some(format!("file://{}", root.path().display())),
+        })
+        .expect("master starts")
+    };
+    let loaded = |m: &Master| {
+        let t = Instant::now();
+        while !m.view().catalog_loaded {
+            assert!(t.elapsed() < Duration::from_secs(20), "the catalog was not read: {:?}", m.view().events);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // Two masters of the old ZooKeeper, one after the other (sequences 0, 1).
+    for _ in 0..2 {
+        let m = start("/old");
+        loaded(&m);
+        m.shutdown().expect("stop");
+    }
+    // The new ZooKeeper (another root znode here): its first master is 0.
+    std::thread::sleep(Duration::from_millis(5));
+    let m = start("/new");
+    loaded(&m);
+    assert!(!m.view().events.iter().any(|e| e.what.contains("cannot read the catalog")), "{:?}", m.view().events);
+    m.shutdown().expect("stop");
+}
