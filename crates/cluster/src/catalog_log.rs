@@ -132,7 +132,13 @@ impl CatalogStore for CatalogLog {
             bytes = read.bytes,
             "read the catalog"
         );
-        let log = RecordLog::start(self.fs.clone(), &self.dir, epoch, &snapshot_of(&entries))?;
+        let log = RecordLog::start(self.fs.clone(), &self.dir, epoch, &snapshot_of(&entries)).map_err(|e| match e {
+            // Said as what it is here: another master took the catalog over.
+            store::StoreError::Fenced(why) => {
+                ClusterError::SessionEnded(format!("a newer master took the catalog over: {why}"))
+            }
+            other => other.into(),
+        })?;
         *self.lock() = Some(Written { log, changes: 0 });
         Ok(entries.into_iter().collect())
     }
@@ -197,7 +203,8 @@ mod tests {
         active.store(false, Ordering::Relaxed);
         assert!(matches!(first.record("02", "t", Some("a"), RegionState::Opening), Err(ClusterError::SessionEnded(_))));
         // A master of an older election cannot take the catalog back.
-        assert!(MasterCatalog::load(on(dir.path(), Arc::new(AtomicBool::new(true))), 5).is_err());
+        let refused = MasterCatalog::load(on(dir.path(), Arc::new(AtomicBool::new(true))), 5).expect_err("refused");
+        assert!(refused.to_string().contains("a newer master took the catalog over"), "{refused}");
     }
 
     #[test]

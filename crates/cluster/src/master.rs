@@ -912,10 +912,18 @@ fn catalog_lookup(request: tiny_http::Request, view: &Mutex<MasterView>) {
     let mut lookup = http_api::CatalogLookup::default();
     {
         let v = view.lock().unwrap_or_else(|p| p.into_inner());
-        for (id, entry) in entries {
-            let live =
-                entry.server.as_deref().and_then(|name| v.servers.iter().find(|s| s.name == name && s.is_serving()));
-            let (thrift, rpc) = match live {
+        // One pass over the members for the servers the entries name, not
+        // a scan of every member per entry.
+        let named: std::collections::HashSet<&str> = entries.iter().filter_map(|(_, e)| e.server.as_deref()).collect();
+        let live: std::collections::HashMap<&str, &ServerInfo> = v
+            .servers
+            .iter()
+            .filter(|s| s.is_serving() && named.contains(s.name.as_str()))
+            .map(|s| (s.name.as_str(), s))
+            .collect();
+        for (id, entry) in entries.iter().cloned() {
+            let owner = entry.server.as_deref().and_then(|name| live.get(name));
+            let (thrift, rpc) = match owner {
                 Some(s) => (Some(s.thrift.clone()), s.rpc.clone()),
                 None => (None, None),
             };

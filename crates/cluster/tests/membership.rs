@@ -24,6 +24,12 @@ fn url(zk: &LocalZooKeeper) -> ZkUrl {
 }
 
 fn master(url: &ZkUrl) -> Master {
+    master_on(url, None)
+}
+
+/// A master keeping its catalog under the shared root `root` (`None`: the
+/// cluster's recorded one).
+fn master_on(url: &ZkUrl, root: Option<&std::path::Path>) -> Master {
     Master::start(MasterConfig {
         cluster: url.clone(),
         http_addr: "127.0.0.1:0".parse().expect("addr"),
@@ -31,7 +37,7 @@ fn master(url: &ZkUrl) -> Master {
         balancer_period: None,
         advertised_http: None,
         admit: None,
-        root: None,
+        root: root.map(|r| format!("file://{}", r.display())),
     })
     .expect("master starts")
 }
@@ -235,16 +241,7 @@ fn a_catalog_kept_in_zookeeper_by_an_earlier_master_moves_to_the_log() {
     client.put("regions/00000000000000a2", entry.replace("OPEN", "CLOSED").as_bytes()).expect("put");
     client.put("regions/00000000000000a3", b"not json").expect("put");
     let root = tempfile::tempdir().expect("root");
-    let master = Master::start(MasterConfig {
-        cluster: url.clone(),
-        http_addr: "127.0.0.1:0".parse().expect("addr"),
-        session_timeout: SESSION,
-        balancer_period: None,
-        advertised_http: None,
-        admit: None,
-        root: Some(format!("file://{}", root.path().display())),
-    })
-    .expect("master starts");
+    let master = master_on(&url, Some(root.path()));
     let start = Instant::now();
     while master.view().catalog.len() < 2 {
         assert!(
@@ -270,18 +267,7 @@ fn a_catalog_kept_in_zookeeper_by_an_earlier_master_moves_to_the_log() {
 fn a_master_of_a_reset_zookeeper_takes_the_catalog_over() {
     let (_dir, zk) = zookeeper();
     let root = tempfile::tempdir().expect("root");
-    let start = |path: &str| {
-        Master::start(MasterConfig {
-            cluster: zk.url(path).parse().expect("url"),
-            http_addr: "127.0.0.1:0".parse().expect("addr"),
-            session_timeout: SESSION,
-            balancer_period: None,
-            advertised_http: None,
-            admit: None,
-            root: Some(format!("file://{}", root.path().display())),
-        })
-        .expect("master starts")
-    };
+    let start = |path: &str| master_on(&zk.url(path).parse().expect("url"), Some(root.path()));
     let loaded = |m: &Master| {
         let t = Instant::now();
         while !m.view().catalog_loaded {
