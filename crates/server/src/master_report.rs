@@ -177,7 +177,7 @@ pub struct ReportState {
     period: Duration,
     seq: u64,
     /// The last snapshot the master applied, and its report's seq.
-    acked: Option<(u64, Snapshot)>,
+    acked: Option<(u64, Arc<Snapshot>)>,
     list_known: bool,
     last_sent: Option<Instant>,
     failing_since: Option<Instant>,
@@ -198,12 +198,19 @@ impl ReportState {
     }
 
     /// The report due now for `snap`, if any.
-    pub fn due(&mut self, snap: &Snapshot, load: impl FnOnce() -> ReportedLoad, now: Instant) -> Option<ServerReport> {
+    pub fn due(
+        &mut self,
+        snap: &Arc<Snapshot>,
+        load: impl FnOnce() -> ReportedLoad,
+        now: Instant,
+    ) -> Option<ServerReport> {
         let quiet = self.last_sent.map_or(Duration::MAX, |at| now.duration_since(at));
         if self.failing_since.is_some() && quiet < RETRY_AFTER {
             return None;
         }
-        let changed = self.acked.as_ref().is_none_or(|(_, base)| base != snap);
+        // The same snapshot (an idle tick reuses it) is unchanged without
+        // comparing region by region.
+        let changed = self.acked.as_ref().is_none_or(|(_, base)| !Arc::ptr_eq(base, snap) && **base != **snap);
         if !changed && quiet < self.period {
             return None;
         }
@@ -220,7 +227,7 @@ impl ReportState {
     pub fn sent(
         &mut self,
         report: &ServerReport,
-        snap: Snapshot,
+        snap: Arc<Snapshot>,
         outcome: &Result<ReportAnswer, String>,
         now: Instant,
     ) {
@@ -262,9 +269,20 @@ impl Reporter {
         let stopping = stop.clone();
         let thread = std::thread::Builder::new().name("master-report".into()).spawn(move || {
             let mut state = ReportState::new(server, rpc_addr, period);
+            // The last snapshot and the layout count read before it: an
+            // idle tick reuses it instead of reading every region again.
+            let mut looked: Option<(u64, Arc<Snapshot>)> = None;
             while !stopping.load(Ordering::Acquire) {
                 let seen = changes_seen();
-                let snap = Snapshot::of(&store);
+                let count = store::layout_changes::layout_changes();
+                let snap = match &looked {
+                    Some((at, snap)) if *at == count => snap.clone(),
+                    _ => {
+                        let snap = Arc::new(Snapshot::of(&store));
+                        looked = Some((count, snap.clone()));
+                        snap
+                    }
+                };
                 if let Some(mut report) = state.due(&snap, || load_of(&store, &snap), Instant::now()) {
                     report.changes_seen = seen;
                     let outcome = send(&report);
@@ -321,7 +339,7 @@ mod tests {
     fn whole_then_deltas_then_whole_again_after_the_master_asks() {
         let t0 = Instant::now();
         let mut state = ReportState::new("s".into(), None, ReportPeriod(Duration::from_secs(3)));
-        let a = snap(&[("01", RegionState::Open)], &["02"]);
+        let a = Arc::new(snap(&[("01", RegionState::Open)], &["02"]));
         let first = state.due(&a, ReportedLoad::default, t0).expect("a first report");
         assert_eq!(first.base, None);
         assert!(first.appeared.is_empty(), "a whole report lists only what it holds");
@@ -334,7 +352,7 @@ mod tests {
         // Nothing changed, period not over: nothing sent.
         assert!(state.due(&a, ReportedLoad::default, t0 + Duration::from_secs(1)).is_none());
         // A change goes at once, as a delta on the applied report.
-        let b = snap(&[("01", RegionState::Closed)], &["02"]);
+        let b = Arc::new(snap(&[("01", RegionState::Closed)], &["02"]));
         let d = state.due(&b, ReportedLoad::default, t0 + Duration::from_secs(1)).expect("a change");
         assert_eq!(d.base, Some(listing.seq));
         // Its answer is lost: the next delta still names the last applied

@@ -232,6 +232,14 @@ impl Catalog {
     /// Applies `edit`; an edit that would break the invariants is refused
     /// and changes nothing.
     pub(crate) fn apply(&self, edit: CatalogEdit) -> Result<()> {
+        let applied = self.apply_edit(edit);
+        if applied.is_ok() {
+            crate::layout_changes::note_layout_change();
+        }
+        applied
+    }
+
+    fn apply_edit(&self, edit: CatalogEdit) -> Result<()> {
         match edit {
             CatalogEdit::AddTable(t) => {
                 let mut tables = self.tables.write();

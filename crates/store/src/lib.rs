@@ -12,6 +12,7 @@ pub mod fs;
 pub mod hooks;
 pub mod jobs;
 pub mod layout;
+pub mod layout_changes;
 pub mod manifest;
 pub mod metrics;
 pub mod names;

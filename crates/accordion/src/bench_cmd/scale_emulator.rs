@@ -397,7 +397,7 @@ fn report_loop(
                 if *settled && st.version == *sent_version && quiet {
                     continue;
                 }
-                (st.version, st.snap.clone())
+                (st.version, std::sync::Arc::new(st.snap.clone()))
             };
             let open = snap.held.len() as u64;
             let load = || http_api::ReportedLoad { open_regions: open, ..Default::default() };

@@ -102,6 +102,7 @@ impl StateCell {
 
     pub(crate) fn set(&self, state: RegionState) {
         self.state.store(state as u8, Ordering::Release);
+        crate::layout_changes::note_layout_change();
     }
 
     pub(crate) fn serving(&self) -> bool {
