@@ -4,7 +4,9 @@ pre-split into REGIONS regions with one row in each, then
   - CPU of the three servers, the master (the `cluster start` process) and ZooKeeper over IDLE seconds;
   - one server SIGKILLed: seconds until the master's view (its /metrics) has every region open again, and
     until a happybase client through a survivor reads every row.
-Usage: real-cluster-idle-and-failover.py ACCORDION_BINARY [REGIONS] [IDLE]  (run with the repo's .venv python)."""
+Usage: real-cluster-idle-and-failover.py ACCORDION_BINARY [REGIONS] [IDLE] [SERVERS] [BALANCER_MS]
+(run with the repo's .venv python). SERVERS defaults to 3, BALANCER_MS (cluster start's --balancer-period-ms) to its
+default; with 0 the balancer is off, every region stays on the first server and that server is the one killed."""
 import os, re, signal, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 import happybase
@@ -12,8 +14,10 @@ import happybase
 binary = sys.argv[1]
 regions = int(sys.argv[2]) if len(sys.argv) > 2 else 1200
 idle = float(sys.argv[3]) if len(sys.argv) > 3 else 30.0
+n_servers = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+balancer = ["--balancer-period-ms", sys.argv[5]] if len(sys.argv) > 5 else []
 work = tempfile.mkdtemp(prefix="issue55-")
-proc = subprocess.Popen([binary, "cluster", "start", "--servers", "3", "--dir", work],
+proc = subprocess.Popen([binary, "cluster", "start", "--servers", str(n_servers), "--dir", work] + balancer,
                         env=dict(os.environ, RUST_LOG="warn"),
                         stdout=subprocess.PIPE, stderr=open(os.path.join(work, "cluster.log"), "w"), text=True)
 servers, master_http = [], None
@@ -117,8 +121,9 @@ def spread():
         st = urllib.request.urlopen(f"http://{s['http']}/status", timeout=30).read().decode()
         loads.append(st.count('"state": "OPEN"') + st.count('"state":"OPEN"'))
     return loads
-wait("the regions spread", lambda: min(spread()) >= regions // 3 - 2, timeout=900)
-time.sleep(15)
+if balancer != ["--balancer-period-ms", "0"]:
+    wait("the regions spread", lambda: min(spread()) >= regions // n_servers - 2, timeout=900)
+    time.sleep(15)
 print("regions per server:", spread())
 pids = [s["pid"] for s in servers]
 zk = zk_pid()
@@ -128,13 +133,16 @@ time.sleep(idle)
 after = [cpu(p) for p in pids] + [cpu(proc.pid)] + ([cpu(zk)] if zk else [])
 m1 = metrics()
 used = [a - b for a, b in zip(after, before)]
-print(f"idle {idle:.0f} s: servers' CPU {sum(used[:3]):.2f} s together ({', '.join(f'{u:.2f}' for u in used[:3])}); "
-      f"master {used[3]:.2f} s; ZooKeeper {used[4] if zk else float('nan'):.2f} s; master passes "
+n = n_servers
+print(f"idle {idle:.0f} s: servers' CPU {sum(used[:n]):.2f} s together ({', '.join(f'{u:.2f}' for u in used[:n])}); "
+      f"master {used[n]:.2f} s; ZooKeeper {used[n + 1] if zk else float('nan'):.2f} s; master passes "
       f"{m1['accordion_master_passes_total'] - m0['accordion_master_passes_total']:.0f}; reports "
       f"{m1['accordion_master_reports_applied_total'] - m0['accordion_master_reports_applied_total']:.0f} "
       f"({m1['accordion_master_report_bytes_total'] - m0['accordion_master_report_bytes_total']:.0f} bytes)")
-victim = servers[1]
-held = spread()[1]
+loads = spread()
+victim_at = 1 if loads[1] == max(loads) else loads.index(max(loads))
+victim = servers[victim_at]
+held = loads[victim_at]
 # HBase's Java client (hbase-client 2.6.4, the test harness ClusterWriter: RpcConnectionRegistry given the
 # survivors' RPC addresses; 60 retries, 100 ms pause, 5 s RPC timeout), started at the kill, reads one row of every
 # region, one after another.
@@ -159,7 +167,7 @@ java_thread.start()
 wait("the master sees the victim's regions gone", lambda: metrics().get("accordion_master_open_regions", regions) < regions, 60)
 wait("every region open again", lambda: metrics().get("accordion_master_open_regions") == regions, 600)
 reopened = time.time() - killed
-survivor = servers[0]["thrift"].rsplit(":", 1)
+survivor = next(s for s in servers if s is not victim)["thrift"].rsplit(":", 1)
 def all_rows():
     try:
         c = happybase.Connection(survivor[0], int(survivor[1]), timeout=60000)
@@ -169,7 +177,7 @@ def all_rows():
     except Exception:
         return False
 wait("every row read back", all_rows, 600)
-print(f"SIGKILL of server 2 ({held} regions): every region open again {reopened:.1f} s after the kill; "
+print(f"SIGKILL of server {victim_at + 1} ({held} regions): every region open again {reopened:.1f} s after the kill; "
       f"every row read back through a survivor {time.time() - killed:.1f} s after it")
 java_thread.join(900)
 out = java_done.get("out", "")

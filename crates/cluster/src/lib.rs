@@ -33,6 +33,7 @@ pub mod error;
 pub mod lease;
 pub mod local_zk;
 pub mod master;
+mod master_http;
 pub mod master_metrics;
 pub mod membership;
 pub mod operator;

@@ -46,6 +46,7 @@ use serde::Serialize;
 use crate::assignment::{RegionServers, SLOW_CALL};
 use crate::election::{self, Candidate, MasterInfo};
 use crate::error::{ClusterError, Result};
+use crate::master_http::{HttpReply, HttpRequest};
 use crate::membership::{self, ServerInfo};
 use crate::server_load::ServerLoad;
 use crate::zk::{Zk, ZkUrl};
@@ -228,13 +229,10 @@ impl Master {
     /// Connects to ZooKeeper, joins the election and starts the status page;
     /// the rest happens on the master's thread.
     pub fn start(config: MasterConfig) -> Result<Master> {
-        let http = tiny_http::Server::http(config.http_addr).map_err(|e| {
+        let listener = std::net::TcpListener::bind(config.http_addr).map_err(|e| {
             ClusterError::Io(std::io::Error::other(format!("master HTTP on {}: {e}", config.http_addr)))
         })?;
-        let http_addr = http
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| ClusterError::Io(std::io::Error::other("the master's HTTP server has no IP address")))?;
+        let http_addr = listener.local_addr()?;
         let zk = Arc::new(Zk::connect(&config.cluster, config.session_timeout)?);
         // Behind a TLS front the page listens on loopback; the front's
         // address is the one the cluster sees.
@@ -283,41 +281,33 @@ impl Master {
                 .spawn(move || assign_loop(&zk, &view, &book, &stop, &changed, period, &calls, &catalog_at))?;
         }
         let http_thread = {
-            let (view, stop, admit, book) = (view.clone(), stop.clone(), config.admit.clone(), book.clone());
-            std::thread::Builder::new().name("master-http".into()).spawn(move || {
-                while !stop.load(Ordering::Acquire) {
-                    match http.recv_timeout(Duration::from_millis(100)) {
-                        Ok(Some(request))
-                            if *request.method() == tiny_http::Method::Post && request.url() == "/report" =>
-                        {
-                            report(request, admit.as_ref(), &view, &book, &members, &changed);
-                        }
-                        Ok(Some(request))
-                            if *request.method() == tiny_http::Method::Post && request.url().starts_with("/admin/") =>
-                        {
-                            operator_call(request, admit.as_ref(), &calls_tx, &changed);
-                        }
-                        Ok(Some(request))
-                            if *request.method() == tiny_http::Method::Get
-                                && request.url().split('?').next() == Some("/catalog") =>
-                        {
-                            catalog_lookup(request, &view);
-                        }
-                        Ok(Some(request))
-                            if *request.method() == tiny_http::Method::Get && request.url() == "/metrics" =>
-                        {
-                            let text = crate::master_metrics::render(&view, &book);
-                            let header =
-                                tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain; version=0.0.4"[..])
-                                    .expect("valid header");
-                            let _ = request.respond(tiny_http::Response::from_string(text).with_header(header));
-                        }
-                        Ok(Some(request)) => respond(&view, request),
-                        Ok(None) => {}
-                        Err(e) => tracing::warn!(error = %e, "master HTTP receive failed"),
+            let (view, admit) = (view.clone(), config.admit.clone());
+            let calls_tx = Mutex::new(calls_tx);
+            let handle = move |request: HttpRequest| -> HttpReply {
+                use hyper::Method;
+                match (&request.method, request.path()) {
+                    (&Method::POST, "/report") => report(&request, admit.as_ref(), &view, &book, &members, &changed),
+                    (&Method::POST, path) if path.starts_with("/admin/") => {
+                        let calls = calls_tx.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                        operator_call(&request, admit.as_ref(), &calls, &changed)
                     }
+                    (&Method::GET, "/catalog") => catalog_lookup(&request, &view),
+                    (&Method::GET, "/metrics") => HttpReply {
+                        status: 200,
+                        content_type: "text/plain; version=0.0.4",
+                        body: crate::master_metrics::render(&view, &book),
+                    },
+                    _ => respond(&view, &request),
                 }
-            })?
+            };
+            let handler = crate::master_http::Handler {
+                handle: Box::new(handle),
+                // A report and a catalog lookup are quick; an operator
+                // call waits for a pass, and a page renders the view.
+                may_block: Box::new(|r: &HttpRequest| !matches!(r.path(), "/report" | "/catalog")),
+                max_body: MAX_REPORT_BYTES as usize,
+            };
+            crate::master_http::spawn(listener, handler, stop.clone())?
         };
         Ok(Master { view, http_addr, page_addr, stop, thread: Some(thread), http: Some(http_thread) })
     }
@@ -823,30 +813,22 @@ fn active_iteration(
 /// no admission rules, only from loopback), applied when this master is
 /// active and the server a live member.
 fn report(
-    mut request: tiny_http::Request,
+    request: &HttpRequest,
     admit: Option<&Admit>,
     view: &Mutex<MasterView>,
     book: &Mutex<crate::reports::ReportBook>,
     members: &Mutex<std::collections::HashSet<String>>,
     changed: &AtomicBool,
-) {
-    let authorization =
-        request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
-    let peer = request.remote_addr().copied();
+) -> HttpReply {
+    let peer = request.peer;
     if view.lock().unwrap_or_else(|p| p.into_inner()).role != Role::Active {
-        return answer(request, 503, "this master is not the active master".into());
+        return HttpReply::text(503, "this master is not the active master".into());
     }
-    let mut body = Vec::new();
-    use std::io::Read;
-    if let Err(e) = request.as_reader().take(MAX_REPORT_BYTES + 1).read_to_end(&mut body) {
-        return answer(request, 400, format!("cannot read the report: {e}"));
-    }
-    if body.len() as u64 > MAX_REPORT_BYTES {
-        return answer(request, 413, format!("a report is at most {MAX_REPORT_BYTES} bytes"));
-    }
-    let report: http_api::ServerReport = match serde_json::from_slice(&body) {
+    // The listener read at most MAX_REPORT_BYTES (413 beyond).
+    let body = &request.body;
+    let report: http_api::ServerReport = match serde_json::from_slice(body) {
         Ok(r) => r,
-        Err(e) => return answer(request, 400, format!("not a report: {e}")),
+        Err(e) => return HttpReply::text(400, format!("not a report: {e}")),
     };
     let is_member = members.lock().unwrap_or_else(|p| p.into_inner()).contains(&report.server);
     // Admitted by the admin rules (the token, or a verified certificate
@@ -857,11 +839,11 @@ fn report(
     let admitted = match admit {
         _ if from_member => Ok(()),
         None => Err((403, "this master takes reports only from its live members' addresses".to_string())),
-        Some(Admit(admit)) => admit(peer, authorization.as_deref()),
+        Some(Admit(admit)) => admit(peer, request.authorization.as_deref()),
     };
     if let Err((code, why)) = admitted {
         tracing::warn!(?peer, server = %report.server, code, "report refused");
-        return answer(request, code, why);
+        return HttpReply::text(code, why);
     }
     let (reply, dirty) = {
         let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
@@ -873,7 +855,7 @@ fn report(
     if dirty {
         changed.store(true, Ordering::Release);
     }
-    answer(request, 200, serde_json::to_string(&reply).expect("an answer serialises"));
+    HttpReply::text(200, serde_json::to_string(&reply).expect("an answer serialises"))
 }
 
 /// `GET /catalog?regions=ID,…`: the catalog's entries of those regions,
@@ -882,9 +864,8 @@ fn report(
 /// has read its catalog; a region server asks the master ZooKeeper names
 /// before it obeys an assign or unassign call, and to route a call for a
 /// region it does not hold.
-fn catalog_lookup(request: tiny_http::Request, view: &Mutex<MasterView>) {
-    let url = request.url().to_string();
-    let query = url.split_once('?').map_or("", |(_, q)| q);
+fn catalog_lookup(request: &HttpRequest, view: &Mutex<MasterView>) -> HttpReply {
+    let query = request.query();
     let ids: Vec<&str> = query
         .split('&')
         .filter_map(|kv| kv.strip_prefix("regions="))
@@ -893,17 +874,17 @@ fn catalog_lookup(request: tiny_http::Request, view: &Mutex<MasterView>) {
         .collect();
     if ids.is_empty() || ids.len() > http_api::MAX_LOOKUP {
         let why = format!("name 1 to {} regions: /catalog?regions=ID,ID", http_api::MAX_LOOKUP);
-        return answer(request, 400, why);
+        return HttpReply::text(400, why);
     }
     if let Some(bad) = ids.iter().find(|id| !http_api::is_lookup_id(id)) {
-        return answer(request, 400, format!("not a region id: {:?}", bad.chars().take(80).collect::<String>()));
+        return HttpReply::text(400, format!("not a region id: {:?}", bad.chars().take(80).collect::<String>()));
     }
     let (role, loaded, reader) = {
         let v = view.lock().unwrap_or_else(|p| p.into_inner());
         (v.role, v.catalog_loaded, v.catalog.clone())
     };
     if role != Role::Active || !loaded {
-        return answer(request, 503, "this master is not the active master, or has not read its catalog yet".into());
+        return HttpReply::text(503, "this master is not the active master, or has not read its catalog yet".into());
     }
     let entries: Vec<(String, http_api::CatalogEntry)> = {
         let catalog = reader.read();
@@ -930,11 +911,7 @@ fn catalog_lookup(request: tiny_http::Request, view: &Mutex<MasterView>) {
             lookup.regions.insert(id, http_api::LocatedEntry { entry, thrift, rpc });
         }
     }
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("valid header");
-    let body = serde_json::to_string(&lookup).expect("a lookup serialises");
-    if let Err(e) = request.respond(tiny_http::Response::from_string(body).with_header(header)) {
-        tracing::debug!(error = %e, "HTTP client went away");
-    }
+    HttpReply::json(serde_json::to_string(&lookup).expect("a lookup serialises"))
 }
 
 /// Whether a report naming member `server` (`host,port,start`) comes from
@@ -1014,73 +991,51 @@ fn refuse_calls(calls: &std::sync::mpsc::Receiver<Queued>, why: &str) {
 const OPERATOR_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Admits an operator call, hands it to the poller and answers with its
-/// result, on a thread of its own (a move takes as long as a region's close
-/// and open; the page keeps answering meanwhile).
+/// result (on the listener's blocking pool: a move takes as long as a
+/// region's close and open; reports and the page keep being answered).
 fn operator_call(
-    request: tiny_http::Request,
+    request: &HttpRequest,
     admit: Option<&Admit>,
     calls: &std::sync::mpsc::Sender<Queued>,
-    changed: &Arc<AtomicBool>,
-) {
-    let authorization =
-        request.headers().iter().find(|h| h.field.equiv("Authorization")).map(|h| h.value.as_str().to_string());
+    changed: &AtomicBool,
+) -> HttpReply {
     let admitted = match admit {
         None => Err((403, "this master takes no operator calls (it was started without admission rules)".into())),
-        Some(Admit(admit)) => admit(request.remote_addr().copied(), authorization.as_deref()),
+        Some(Admit(admit)) => admit(request.peer, request.authorization.as_deref()),
     };
     if let Err((code, why)) = admitted {
-        tracing::warn!(peer = ?request.remote_addr(), code, "operator call refused");
-        answer(request, code, why);
-        return;
+        tracing::warn!(peer = ?request.peer, code, "operator call refused");
+        return HttpReply::text(code, why);
     }
-    let (path, query) = request.url().split_once('?').unwrap_or((request.url(), ""));
-    let call = match http_api::OperatorCall::parse(&path["/admin/".len()..], query) {
+    let call = match http_api::OperatorCall::parse(&request.path()["/admin/".len()..], request.query()) {
         Ok(call) => call,
-        Err(e) => return answer(request, e.status, e.message),
+        Err(e) => return HttpReply::text(e.status, e.message),
     };
-    let (calls, changed) = (calls.clone(), changed.clone());
-    let spawned = std::thread::Builder::new().name("master-operator".into()).spawn(move || {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let queued = Queued { call, reply: tx, deadline: Instant::now() + OPERATOR_CALL_TIMEOUT };
-        if calls.send(queued).is_err() {
-            return answer(request, 503, "the master is stopping".into());
-        }
-        // Wakes the poller from its wait between passes.
-        changed.store(true, Ordering::Release);
-        match rx.recv_timeout(OPERATOR_CALL_TIMEOUT) {
-            Ok(Ok(text)) => answer(request, 200, text),
-            Ok(Err((code, why))) => answer(request, code, why),
-            Err(_) => answer(request, 504, "no answer from the master's poller in time".into()),
-        }
-    });
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "cannot start a thread for an operator call");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let queued = Queued { call, reply: tx, deadline: Instant::now() + OPERATOR_CALL_TIMEOUT };
+    if calls.send(queued).is_err() {
+        return HttpReply::text(503, "the master is stopping".into());
+    }
+    // Wakes the poller from its wait between passes.
+    changed.store(true, Ordering::Release);
+    match rx.recv_timeout(OPERATOR_CALL_TIMEOUT) {
+        Ok(Ok(text)) => HttpReply::text(200, text),
+        Ok(Err((code, why))) => HttpReply::text(code, why),
+        Err(_) => HttpReply::text(504, "no answer from the master's poller in time".into()),
     }
 }
 
-fn answer(request: tiny_http::Request, code: u16, text: String) {
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain"[..]).expect("valid header");
-    let response = tiny_http::Response::from_string(text + "\n").with_status_code(code).with_header(header);
-    if let Err(e) = request.respond(response) {
-        tracing::debug!(error = %e, "HTTP client went away");
-    }
-}
-
-fn respond(view: &Mutex<MasterView>, request: tiny_http::Request) {
+fn respond(view: &Mutex<MasterView>, request: &HttpRequest) -> HttpReply {
     let v = view.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let (body, content_type, code) = match (request.method(), request.url()) {
-        (tiny_http::Method::Get, "/status") => {
+    let (body, content_type, status) = match (&request.method, request.path()) {
+        (&hyper::Method::GET, "/status") => {
             (serde_json::to_string_pretty(&v).unwrap_or_default(), "application/json", 200)
         }
-        (tiny_http::Method::Get, "/") => (page(&v), "text/html; charset=utf-8", 200),
-        (tiny_http::Method::Get, _) => ("not found\n".to_string(), "text/plain", 404),
+        (&hyper::Method::GET, "/") => (page(&v), "text/html; charset=utf-8", 200),
+        (&hyper::Method::GET, _) => ("not found\n".to_string(), "text/plain", 404),
         _ => ("method not allowed\n".to_string(), "text/plain", 405),
     };
-    let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes()).expect("valid header");
-    let response = tiny_http::Response::from_string(body).with_status_code(code).with_header(header);
-    if let Err(e) = request.respond(response) {
-        tracing::debug!(error = %e, "HTTP client went away");
-    }
+    HttpReply { status, content_type, body }
 }
 
 fn escape(s: &str) -> String {
