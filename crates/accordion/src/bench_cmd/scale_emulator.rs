@@ -104,6 +104,12 @@ pub struct CaseFigures {
     pub idle_zk_writes: u64,
     /// Writes to the master's catalog log while idle.
     pub idle_catalog_writes: u64,
+    /// One region lost (its server stopped holding it): until it is open
+    /// again, the passes that took, and the last one's view and
+    /// plan-and-execute seconds — what one change costs at this size.
+    pub one_change_secs: f64,
+    pub one_change_passes: u64,
+    pub one_change_last_pass_secs: (f64, f64),
     pub failover_regions: usize,
     pub failover_secs: Option<f64>,
     pub takeover_from_kill_secs: Option<f64>,
@@ -644,6 +650,27 @@ fn run_case(
     figures.idle_report_bytes = after.3[3] - before.3[3];
     eprintln!("scale: idle {figures:?}");
 
+    {
+        let lost = emulation.servers[0].held().into_iter().next().context("server 0 holds no region")?;
+        let passes_before = master_metrics(&http).map_or(0, |m| passes(&m));
+        let t = Instant::now();
+        emulation.servers[0].close(&lost);
+        wait_until("the master sees the region lost", timeout, || {
+            master_metrics(&http).is_some_and(|m| m.get("accordion_master_open_regions") != Some(&(r as f64)))
+        })?;
+        wait_until("the lost region opens again", timeout, || {
+            emulation.open_regions() == r
+                && master_metrics(&http).is_some_and(|m| m.get("accordion_master_open_regions") == Some(&(r as f64)))
+        })?;
+        figures.one_change_secs = t.elapsed().as_secs_f64();
+        let m = master_metrics(&http).unwrap_or_default();
+        figures.one_change_passes = passes(&m).saturating_sub(passes_before);
+        let secs = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+        figures.one_change_last_pass_secs =
+            (secs("accordion_master_last_pass_view_seconds"), secs("accordion_master_last_pass_execute_seconds"));
+        eprintln!("scale: one lost region open again in {:.2} s", figures.one_change_secs);
+    }
+
     if !args.no_failover && n > 1 {
         let victim = (0..n).max_by_key(|&i| emulation.servers[i].held().len()).expect("servers");
         let held: Vec<String> = emulation.servers[victim].held();
@@ -744,14 +771,15 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
     );
     out.push_str(
         "| servers | regions | join s | create s (catalog settled) | idle master CPU | master RSS (peak) MiB | passes | calls to servers \
-         | /status reads | reports (bytes) | ZK packets | ZK writes | catalog writes | failover (regions) s \
+         | /status reads | reports (bytes) | ZK packets | ZK writes | catalog writes \
+         | one region lost: open again s (passes; last pass view + execute ms) | failover (regions) s \
          | takeover s (from active; catalog read) |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
     for f in all {
         out.push_str(&format!(
-            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} | {} ({}) | {} ({}; {}) |\n",
+            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} | {:.2} ({}; {:.0} + {:.0}) | {} ({}) | {} ({}; {}) |\n",
             f.servers,
             f.regions,
             f.join_secs,
@@ -769,6 +797,10 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
             f.idle_zk_packets,
             f.idle_zk_writes,
             f.idle_catalog_writes,
+            f.one_change_secs,
+            f.one_change_passes,
+            f.one_change_last_pass_secs.0 * 1000.0,
+            f.one_change_last_pass_secs.1 * 1000.0,
             opt(f.failover_secs),
             f.failover_regions,
             opt(f.takeover_from_kill_secs),
