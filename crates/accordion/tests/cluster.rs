@@ -603,6 +603,60 @@ fn scans_and_batches_through_one_server_reach_the_regions_others_hold() {
         assert_eq!(c.get_rows(b"s".to_vec(), all, BTreeMap::new()).expect("getRows").len(), 26);
         assert_eq!(scan_rows(&mut c, scan(None, None, None)).expect("whole").len(), 52);
     }
+
+    // The same through the server that does not hold the region (issue 56:
+    // it was refused "not open"): the call goes to the holder, and returns
+    // when every server lists the daughters.
+    let holds_p = |s: &ServerProcess| {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        let regions = c.get_table_regions(b"s".to_vec()).expect("regions");
+        regions.iter().any(|r| r.start_key.as_deref() == Some(b"n") && r.port == Some(i32::from(s.thrift.port())))
+    };
+    let other = servers.iter().find(|s| !holds_p(s)).expect("a server without the region of n..t");
+    let post = |s: &ServerProcess, path: &str| -> String {
+        ureq::post(&format!("http://{}{path}", s.http))
+            .send_empty()
+            .unwrap_or_else(|e| panic!("{path} on {}: {e}", s.http))
+            .body_mut()
+            .read_to_string()
+            .expect("answer")
+    };
+    let answer = post(other, "/admin/split?table=s&row=p&at=q");
+    assert!(answer.starts_with("split"), "{answer}");
+    for s in &servers {
+        let mut c = connect(&s.thrift.to_string(), false, false).expect("connect");
+        let starts: Vec<Vec<u8>> = c
+            .get_table_regions(b"s".to_vec())
+            .expect("regions")
+            .into_iter()
+            .map(|r| r.start_key.unwrap_or_default())
+            .collect();
+        assert!(starts.contains(&b"q".to_vec()) && starts.len() == 6, "{} lists {starts:?}", s.thrift);
+    }
+    // A declined split is declined by the holder, whoever took the call.
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let declined =
+        agent.post(&format!("http://{}/admin/split?table=s&row=q&at=q", other.http)).send_empty().expect("an answer");
+    assert_eq!(declined.status().as_u16(), 400, "a split at a region's start key");
+
+    // A table's flush through one server flushes every server's regions
+    // of it (HBase flushes the table wherever its regions are).
+    let memstore = |s: &ServerProcess| -> u64 {
+        server_status(s)
+            .expect("status")
+            .tables
+            .iter()
+            .filter(|t| t.name == "s")
+            .flat_map(|t| t.regions.iter())
+            .map(|r| r.memstore_data_bytes)
+            .sum()
+    };
+    assert!(servers.iter().all(|s| memstore(s) > 0), "both servers hold written rows in memory");
+    let answer = post(&servers[0], "/admin/flush?table=s");
+    assert!(answer.starts_with("flushed"), "{answer}");
+    for s in &servers {
+        assert_eq!(memstore(s), 0, "{} flushed its regions of s", s.thrift);
+    }
 }
 
 /// Every single-row call through each server, on a row of every region (so

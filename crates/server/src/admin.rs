@@ -24,6 +24,7 @@ use http_api::RegionServerCall;
 use store::{FamilyDescriptor, RegionState, Store, StoreError, TableDescriptor};
 
 use crate::cluster_authority::ClusterAuthority;
+use crate::peer::region_ops;
 
 type Response = (String, &'static str, u16);
 
@@ -44,6 +45,18 @@ pub(crate) fn text_param(query: &str, key: &str) -> Result<String, Response> {
 
 fn bad(message: String) -> Response {
     (message + "\n", "text/plain", 400)
+}
+
+/// A region operation's failure: the store's, the holder's answer as it
+/// was, or 409 for a region no server held open in time.
+fn op_failed(e: region_ops::RegionOpError) -> Response {
+    match e {
+        region_ops::RegionOpError::Store(e) => failed(e),
+        region_ops::RegionOpError::Refused { status, text } => {
+            (text.trim_end().to_string() + "\n", "text/plain", status)
+        }
+        e @ region_ops::RegionOpError::InTransition { .. } => (e.to_string() + "\n", "text/plain", 409),
+    }
 }
 
 fn ok(message: String) -> Response {
@@ -76,6 +89,9 @@ pub fn respond(
             Err(e) => (e.message + "\n", "text/plain", e.status),
         };
     }
+    // Sent on by another member: run here or refuse (409 when the region
+    // is not open here), never send on again.
+    let here_only = param(query, "here").as_deref() == Some(b"true");
     let run = || -> Result<Response, Response> {
         Ok(match call {
             "create_namespace" => {
@@ -91,7 +107,8 @@ pub fn respond(
             }
             "flush" => {
                 let table = text_param(query, "table")?;
-                store.flush_table(&table).map_err(failed)?;
+                region_ops::table_wide(router, here_only, "flush", query, || store.flush_table(&table))
+                    .map_err(op_failed)?;
                 ok(format!("flushed {table}"))
             }
             "compact" => {
@@ -105,12 +122,20 @@ pub fn respond(
                 let what = match (param(query, "table"), param(query, "region")) {
                     (Some(_), None) => {
                         let table = text_param(query, "table")?;
-                        store.compact_table_family(&table, family.as_deref(), major).map_err(failed)?;
+                        region_ops::table_wide(router, here_only, "compact", query, || {
+                            store.compact_table_family(&table, family.as_deref(), major)
+                        })
+                        .map_err(op_failed)?;
                         table
                     }
                     (None, Some(_)) => {
                         let region = text_param(query, "region")?;
-                        store.compact_named_region(&region, family.as_deref(), major).map_err(failed)?;
+                        if here_only {
+                            store.compact_named_region(&region, family.as_deref(), major).map_err(failed)?;
+                        } else {
+                            region_ops::compact_region(store, router, &region, family.as_deref(), major, query)
+                                .map_err(op_failed)?;
+                        }
                         format!("region {region}")
                     }
                     _ => return Err(bad("compact: give ?table= or ?region=".into())),
@@ -124,19 +149,29 @@ pub fn respond(
                 let table = text_param(query, "table")?;
                 let row = param(query, "row").unwrap_or_default();
                 let at = param(query, "at").filter(|a| !a.is_empty());
-                if store.split_region(&table, &row, at.as_deref()).map_err(failed)? {
+                let done = if here_only {
+                    let split = store.split_region(&table, &row, at.as_deref()).map_err(failed)?;
+                    region_ops::Split { split, here: split }
+                } else {
+                    region_ops::split(store, router, &table, &row, at.as_deref(), query).map_err(op_failed)?
+                };
+                if done.here {
                     told_everywhere(router, &table)?;
+                }
+                if done.split {
                     ok(format!("split the region of {table} holding {}", String::from_utf8_lossy(&row)))
                 } else {
-                    bad("not split: the split point is outside the region or at its start, the region holds one \
-                         row, is not open, or still reads through references"
-                        .to_string())
+                    bad(region_ops::NOT_SPLIT.to_string())
                 }
             }
             "merge" => {
                 let (a, b) = (text_param(query, "a")?, text_param(query, "b")?);
-                let merged = store.merge_regions(&a, &b).map_err(failed)?;
-                if let Some(table) = store.table_of_region(&merged) {
+                let (merged, here) = if here_only {
+                    (store.merge_regions(&a, &b).map_err(failed)?, true)
+                } else {
+                    region_ops::merge(store, router, &a, &b, query).map_err(op_failed)?
+                };
+                if here && let Some(table) = store.table_of_region(&merged) {
                     told_everywhere(router, &table)?;
                 }
                 ok(format!("merged {a} and {b} into {merged}"))

@@ -7,6 +7,23 @@
 use store::{RegionInfo, RegionState, StoreError, TableDescriptor};
 
 use super::{Gateway, GatewayError, GatewayResult, RegionLocation};
+use crate::peer::region_ops::{self, RegionOpError, query_value};
+
+/// A region operation's failure as the gateway says it: a region with no
+/// holder for a while is NotServingRegion (the client tries again).
+fn op_error(e: RegionOpError) -> GatewayError {
+    match e {
+        RegionOpError::Store(e) => GatewayError::Store(e),
+        e @ RegionOpError::InTransition { .. } => GatewayError::NotServing(e.to_string()),
+        RegionOpError::Refused { status: 409 | 503, text } => GatewayError::NotServing(text.trim_end().to_string()),
+        RegionOpError::Refused { status: 400 | 404, text } => {
+            GatewayError::IllegalArgument(text.trim_end().to_string())
+        }
+        RegionOpError::Refused { text, .. } => {
+            GatewayError::Remote { kind: super::RemoteKind::IoError, message: text.trim_end().to_string() }
+        }
+    }
+}
 
 impl Gateway {
     /// In a cluster, has every other server take `table`'s state from the
@@ -60,9 +77,12 @@ impl Gateway {
         Ok(self.store.is_table_enabled(name)?)
     }
 
-    /// Compacts every region of a table (`major`: into one file per family).
+    /// Compacts every region of a table (`major`: into one file per
+    /// family), on every member of a cluster.
     pub fn compact_table(&self, name: &str, major: bool) -> GatewayResult<()> {
-        Ok(self.store.compact_table(name, major)?)
+        let query = format!("table={}&major={major}", query_value(name.as_bytes()));
+        region_ops::table_wide(&self.router, false, "compact", &query, || self.store.compact_table(name, major))
+            .map_err(op_error)
     }
 
     /// Changes a table's families to `desc`'s (HBase's modifyTable; the
@@ -73,9 +93,10 @@ impl Gateway {
         self.ddl_everywhere(&name, "altered")
     }
 
-    /// Flushes every region of a table held here.
+    /// Flushes every region of a table, on every member of a cluster.
     pub fn flush_table(&self, name: &str) -> GatewayResult<()> {
-        Ok(self.store.flush_table(name)?)
+        let query = format!("table={}", query_value(name.as_bytes()));
+        region_ops::table_wide(&self.router, false, "flush", &query, || self.store.flush_table(name)).map_err(op_error)
     }
 
     /// Flushes region `region`.
@@ -89,14 +110,18 @@ impl Gateway {
     }
 
     /// Splits the region of `table` holding `row` at `at` (its midpoint
-    /// with `None`); whether it split. In a cluster every server takes the
-    /// daughters before the call returns.
+    /// with `None`) on the member holding it; whether it split. In a
+    /// cluster every server takes the daughters before the call returns.
     pub fn split_region(&self, table: &str, row: &[u8], at: Option<&[u8]>) -> GatewayResult<bool> {
-        let split = self.store.split_region(table, row, at)?;
-        if split {
+        let mut query = format!("table={}&row={}", query_value(table.as_bytes()), query_value(row));
+        if let Some(at) = at {
+            query.push_str(&format!("&at={}", query_value(at)));
+        }
+        let done = region_ops::split(&self.store, &self.router, table, row, at, &query).map_err(op_error)?;
+        if done.here {
             self.ddl_everywhere(table, "split")?;
         }
-        Ok(split)
+        Ok(done.split)
     }
 
     /// Merges two adjacent regions named by their encoded names
@@ -104,8 +129,9 @@ impl Gateway {
     /// cluster every server takes the merged region before the call
     /// returns, as after a split.
     pub fn merge_regions(&self, a: &str, b: &str) -> GatewayResult<String> {
-        let merged = self.store.merge_regions(a, b)?;
-        if let Some(table) = self.store.table_of_region(&merged) {
+        let query = format!("a={}&b={}", query_value(a.as_bytes()), query_value(b.as_bytes()));
+        let (merged, here) = region_ops::merge(&self.store, &self.router, a, b, &query).map_err(op_error)?;
+        if here && let Some(table) = self.store.table_of_region(&merged) {
             self.ddl_everywhere(&table, "merged")?;
         }
         Ok(merged)

@@ -186,6 +186,19 @@ impl Router {
         connect_as_peer(addr, CALL_TIMEOUT, self.peer_tls.get())
     }
 
+    /// The other live servers now (one read of the membership).
+    pub fn peers(&self) -> Result<Vec<Peer>, String> {
+        match self.peers.get() {
+            Some(peers) => peers(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The HTTP address of the live server at Thrift address `thrift`.
+    pub fn peer_http(&self, thrift: &str) -> Option<String> {
+        self.peers().ok()?.into_iter().find(|p| p.thrift == thrift).map(|p| p.http)
+    }
+
     pub fn is_cluster(&self) -> bool {
         self.peers.get().is_some()
     }

@@ -258,10 +258,7 @@ impl RpcAdapter {
                 let start = r.region_info.start_key.clone().unwrap_or_default();
                 let at = r.split_row.as_deref().filter(|a| !a.is_empty());
                 if !g.split_region(&table, &start, at).map_err(from_gateway)? {
-                    return Err(RpcError::do_not_retry(
-                        "not split: the split point is outside the region or at its start, the region holds one \
-                         row, is not open, or still reads through references",
-                    ));
+                    return Err(RpcError::do_not_retry(crate::peer::region_ops::NOT_SPLIT));
                 }
                 Reply::new(&SplitTableRegionResponse { proc_id: done() })
             }
