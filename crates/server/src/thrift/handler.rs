@@ -121,7 +121,7 @@ impl ThriftHandler {
     ) -> ThriftResult<Vec<Cell>> {
         let table = table_name(table)?;
         let request = Get { row, columns: parse_columns(columns), time_range: before(ts)?, max_versions: versions };
-        thrift("get", self.gateway.get(&table, request))
+        thrift("get", self.retrying(true, "get", || self.gateway.get(&table, request.clone())))
     }
 
     fn cells_of_column(
@@ -158,14 +158,16 @@ impl ThriftHandler {
         ts: Option<i64>,
     ) -> ThriftResult<Vec<TRowResult>> {
         let table = table_name(table)?;
-        let found = thrift("getRows", self.gateway.get_rows(&table, rows, &parse_columns(columns), before(ts)?))?;
+        let (columns, range) = (parse_columns(columns), before(ts)?);
+        let found =
+            thrift("getRows", self.retrying(true, "getRows", || self.gateway.get_rows(&table, rows, &columns, range)))?;
         Ok(found.iter().filter_map(|cells| row_result(cells, false)).collect())
     }
 
     fn mutate(&self, table: &[u8], row: Vec<u8>, mutations: Vec<Mutation>, ts: Option<i64>) -> ThriftResult<()> {
         let name = table_name(table)?;
         let write = self.checked_row(row, mutations, ts)?;
-        thrift("mutateRow", self.gateway.mutate_row(&name, write))
+        thrift("mutateRow", self.retrying(true, "mutateRow", || self.gateway.mutate_row(&name, write.clone())))
     }
 
     /// mutateRows as HBase's gateway runs it (`mutateRowsTs`): every row is
@@ -192,7 +194,55 @@ impl ThriftHandler {
                 }
             }
         }
-        thrift("mutateRows", self.gateway.write_batches(&name, vec![puts, deletes]))
+        thrift("mutateRows", self.write_phases(&name, vec![puts, deletes]))
+    }
+
+    /// `call`, made again while its region moves (in a cluster; see
+    /// `thrift::retry`); `repeatable`: it may be applied twice without harm.
+    fn retrying<T>(&self, repeatable: bool, what: &str, call: impl FnMut() -> GatewayResult<T>) -> GatewayResult<T> {
+        crate::thrift::retry::retrying(self.gateway.router().is_cluster(), repeatable, what, call)
+    }
+
+    /// A mutateRows call's phases (its puts, then its deletes), each row
+    /// retried on its own while its region moves: a row applied is never
+    /// sent again (a delete re-sent later could remove another client's
+    /// put made in between), as HBase's client retries only the actions
+    /// that failed. A phase runs only once every row of the one before was
+    /// applied. A failure of a whole store batch (which may have applied
+    /// some of its rows) is retried for every row still pending, as HBase's
+    /// client retries a region-level exception for each of its actions.
+    fn write_phases(&self, table: &str, phases: Vec<Vec<RowWrite>>) -> GatewayResult<()> {
+        let cluster = self.gateway.router().is_cluster();
+        for rows in phases.into_iter().filter(|rows| !rows.is_empty()) {
+            let mut pending = rows;
+            let deadline = std::time::Instant::now() + crate::thrift::retry::MOVE_DEADLINE;
+            let mut attempt = 0;
+            loop {
+                use crate::thrift::retry::{pause, region_moving};
+                let moving = |e: &crate::gateway::GatewayError| {
+                    !crate::peer::routing::serving_peer() && region_moving(e, cluster, true)
+                };
+                let wait = pause(attempt);
+                let in_time = std::time::Instant::now() + wait < deadline;
+                pending = match self.gateway.write_rows_each(table, &pending) {
+                    Ok(refused) if refused.is_empty() => break,
+                    Ok(refused) => {
+                        if !in_time || !refused.iter().all(|(_, e)| moving(e)) {
+                            let at = refused.iter().position(|(_, e)| !moving(e)).unwrap_or(0);
+                            return Err(refused.into_iter().nth(at).expect("a refusal").1);
+                        }
+                        let again: std::collections::BTreeSet<usize> = refused.iter().map(|(i, _)| *i).collect();
+                        pending.into_iter().enumerate().filter(|(i, _)| again.contains(i)).map(|(_, r)| r).collect()
+                    }
+                    Err(e) if in_time && moving(&e) => pending,
+                    Err(e) => return Err(e),
+                };
+                tracing::debug!(rows = pending.len(), attempt, "mutateRows: rows whose region moves, retried");
+                std::thread::sleep(wait);
+                attempt += 1;
+            }
+        }
+        Ok(())
     }
 
     fn delete(&self, table: &[u8], row: Vec<u8>, column: Option<&[u8]>, ts: Option<i64>) -> ThriftResult<()> {
@@ -206,14 +256,16 @@ impl ThriftHandler {
             },
         };
         let write = RowWrite { row, mutations: vec![m], durability: None };
-        thrift("deleteAll", self.gateway.mutate_row(&table, write))
+        thrift("deleteAll", self.retrying(true, "deleteAll", || self.gateway.mutate_row(&table, write.clone())))
     }
 
     fn increment_column(&self, table: &[u8], row: &[u8], column: &[u8], amount: i64) -> ThriftResult<i64> {
         let table = table_name(table)?;
         let c = parse_column(column);
         let q = c.qualifier.unwrap_or_default();
-        let values = thrift("increment", self.gateway.increment(&table, row, &[(c.family, q, amount)]))?;
+        let column = [(c.family, q, amount)];
+        let values =
+            thrift("increment", self.retrying(false, "increment", || self.gateway.increment(&table, row, &column)))?;
         Ok(values[0])
     }
 
@@ -247,7 +299,10 @@ impl ThriftHandler {
             ..scan
         };
         let request = ScanRequest { scan, filter, sorted_columns };
-        thrift("scannerOpenWithScan", self.gateway.open_scanner(&table, request))
+        thrift(
+            "scannerOpenWithScan",
+            self.retrying(true, "scannerOpenWithScan", || self.gateway.open_scanner(&table, request.clone())),
+        )
     }
 
     /// A scanner opened by one of the simple `scannerOpen*` calls.
@@ -601,7 +656,8 @@ impl HbaseSyncHandler for ThriftHandler {
                     (c.family, c.qualifier.unwrap_or_default(), suffix)
                 })
                 .collect();
-            let values = thrift("append", self.gateway.append(&name, &row, &columns))?;
+            let values =
+                thrift("append", self.retrying(false, "append", || self.gateway.append(&name, &row, &columns)))?;
             Ok(values.into_iter().map(|v| TCell::new(v, None)).collect())
         })())
     }
@@ -625,6 +681,9 @@ impl HbaseSyncHandler for ThriftHandler {
             expected: (!value.is_empty()).then_some(value),
             mutations: write.mutations,
         };
-        thrift("checkAndPut", self.gateway.check_and_mutate(&name, check))
+        thrift(
+            "checkAndPut",
+            self.retrying(false, "checkAndPut", || self.gateway.check_and_mutate(&name, check.clone())),
+        )
     }
 }

@@ -20,3 +20,4 @@ pub mod handler;
 )]
 pub mod hbase_thrift;
 pub mod listener;
+pub mod retry;
