@@ -478,6 +478,10 @@ struct Assigner {
     refresh_wanted: bool,
     /// Why the catalog could not be read, as last recorded (said once).
     catalog_error: Option<String>,
+    /// The regions a scoped pass reads besides the ones that changed:
+    /// those the last pass left unsettled (`ReportBook::is_settled`).
+    /// `None`: the next pass reads every region.
+    watch: Option<std::collections::BTreeSet<String>>,
 }
 
 /// Where the active master's catalog is: the shared root (given, or the
@@ -554,6 +558,7 @@ fn assign_loop(
         wal_owners_wanted: true,
         refresh_wanted: false,
         catalog_error: None,
+        watch: None,
     };
     let lock_book = || book.lock().unwrap_or_else(|p| p.into_inner());
     while !stop.load(Ordering::Acquire) {
@@ -757,21 +762,57 @@ fn active_iteration(
     }
     let dirty = lock_book().take_dirty();
     let retry = a.retry_at.is_some_and(|at| Instant::now() >= at);
+    let (full_wanted, changes) = lock_book().take_changes();
+    match a.watch.as_mut() {
+        _ if full_wanted => a.watch = None,
+        Some(watch) => watch.extend(changes),
+        None => {}
+    }
     if !(dirty || membership_changed || due || retry) {
         return;
     }
     let started = Instant::now();
-    let docs = lock_book().statuses(Instant::now(), |id| catalog.get(id).is_some());
+    // A pass reads only the regions that changed or are unsettled, unless
+    // it must read them all: the first one, after a table's DDL or a
+    // membership change, with a server's report missing (the rules then
+    // read the catalog for a dead server's regions), or for the balancer.
+    let all_fresh = lock_book().all_fresh(servers.iter().filter(|s| s.is_serving()).map(|s| s.name.as_str()), started);
+    let scope = a.watch.take().filter(|_| !(membership_changed || due || !all_fresh));
+    let (docs, open_counts) = {
+        let b = lock_book();
+        match &scope {
+            Some(ids) => {
+                (b.statuses_of(ids, Instant::now(), |id| catalog.get(id).is_some()), b.open_counts(Instant::now()))
+            }
+            None => (b.statuses(Instant::now(), |id| catalog.get(id).is_some()), Default::default()),
+        }
+    };
     let view_secs = started.elapsed().as_secs_f64();
-    let outcome = crate::assignment::pass(
-        &crate::assignment::HttpRegionServers,
-        servers,
-        &docs,
-        &mut a.memory,
-        catalog,
-        &registered,
-        due,
-    );
+    let outcome = match &scope {
+        Some(ids) => {
+            let table_exists = |t: &str| lock_book().has_table(t);
+            let scope =
+                crate::assignment::Scope { regions: ids, open_counts: &open_counts, table_exists: &table_exists };
+            crate::assignment::scoped_pass(
+                &crate::assignment::HttpRegionServers,
+                servers,
+                &docs,
+                &mut a.memory,
+                catalog,
+                &registered,
+                &scope,
+            )
+        }
+        None => crate::assignment::pass(
+            &crate::assignment::HttpRegionServers,
+            servers,
+            &docs,
+            &mut a.memory,
+            catalog,
+            &registered,
+            due,
+        ),
+    };
     {
         let mut b = lock_book();
         for dead in &outcome.recovered {
@@ -780,13 +821,29 @@ fn active_iteration(
         for n in &outcome.noted {
             b.note(&n.server, &n.region, &n.table, n.open, n.changes);
         }
+        // What the next passes watch: what this one left unsettled (the
+        // regions it acted on are among the changes its notes recorded).
+        a.watch = Some(match scope {
+            Some(mut ids) => {
+                ids.retain(|id| !b.is_settled(id, catalog.get(id).as_ref()));
+                ids
+            }
+            None => b.unsettled(&catalog.entries()),
+        });
     }
     if outcome.events.iter().any(|e| e.contains("assignment waits")) {
         a.wal_owners_wanted = true;
     }
     // Again soon when work is in transition, and when a daughter's grace
     // ends (it may then be assigned; nothing else would wake a pass).
-    let grace_end = lock_book().next_grace_end().filter(|at| *at > Instant::now());
+    let grace_end = {
+        let b = lock_book();
+        match &a.watch {
+            Some(ids) => b.next_grace_end_of(ids),
+            None => b.next_grace_end(),
+        }
+    }
+    .filter(|at| *at > Instant::now());
     a.retry_at = [outcome.busy.then(|| Instant::now() + RETRY_PASS), grace_end].into_iter().flatten().min();
     {
         let mut v = view.lock().unwrap_or_else(|p| p.into_inner());

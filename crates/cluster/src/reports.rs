@@ -41,7 +41,7 @@
 //! Thread safety: behind the master's mutex; applied from the HTTP thread,
 //! read by the poller thread for a pass.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use http_api::{
@@ -110,6 +110,14 @@ pub struct ReportBook {
     /// book began (see `ReportAnswer::list_known`), and which was asked.
     known_listed: bool,
     asked_to_list: Option<String>,
+    /// Regions whose listing may have changed since the last
+    /// [`take_changes`](Self::take_changes): what a scoped pass reads.
+    changed: BTreeSet<String>,
+    /// The next pass must read every region (a seed, a table's DDL).
+    full_wanted: bool,
+    /// Known regions per table (which tables still exist, without reading
+    /// every region).
+    table_regions: HashMap<String, usize>,
 }
 
 /// A server's load as the master's page shows it.
@@ -136,6 +144,29 @@ impl ReportBook {
             counters: ReportCounters::default(),
             known_listed: false,
             asked_to_list: None,
+            changed: BTreeSet::new(),
+            full_wanted: true,
+            table_regions: HashMap::new(),
+        }
+    }
+
+    /// Records `id` of `table` as known (once: a table's count counts it once).
+    fn know(&mut self, id: &str, table: &str, appeared_at: Option<Instant>) -> &mut Known {
+        if !self.known.contains_key(id) {
+            *self.table_regions.entry(table.to_string()).or_default() += 1;
+        }
+        self.known.entry(id.to_string()).or_insert(Known { table: table.to_string(), appeared_at })
+    }
+
+    /// Forgets `id` (retired).
+    fn unknow(&mut self, id: &str) {
+        if let Some(k) = self.known.remove(id)
+            && let Some(n) = self.table_regions.get_mut(&k.table)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.table_regions.remove(&k.table);
+            }
         }
     }
 
@@ -147,9 +178,10 @@ impl ReportBook {
     /// just became active).
     pub fn seed(&mut self, catalog: &BTreeMap<String, http_api::CatalogEntry>) {
         for (id, entry) in catalog {
-            self.known.entry(id.clone()).or_insert(Known { table: entry.table.clone(), appeared_at: None });
+            self.know(id, &entry.table, None);
         }
         self.dirty = true;
+        self.full_wanted = true;
     }
 
     /// Applies `report` (of `bytes` bytes) from a server that `is_member`
@@ -174,6 +206,14 @@ impl ReportBook {
                 };
                 let previous = self.servers.insert(report.server.clone(), fresh);
                 self.counters.whole += 1;
+                if let Some(p) = &previous {
+                    self.changed.extend(p.held.keys().cloned());
+                    if p.tables != report.tables.iter().map(|t| (t.name.clone(), t.enabled)).collect() {
+                        self.full_wanted = true;
+                    }
+                } else if !report.tables.is_empty() {
+                    self.full_wanted = true;
+                }
                 // Whatever it held before is replaced by what it lists now.
                 if previous.as_ref().is_none_or(|p| !p.held.is_empty() || !p.tables.is_empty()) {
                     self.dirty = true;
@@ -205,6 +245,16 @@ impl ReportBook {
                 return ReportAnswer { applied: false, need_full: true, list_known: false };
             }
         };
+        if report.base.is_some() && (!report.tables.is_empty() || !report.dropped_tables.is_empty()) {
+            // A table created, enabled, disabled or dropped: its regions
+            // change without a report naming each.
+            self.full_wanted = true;
+        }
+        let changed = &mut self.changed;
+        changed.extend(report.held.iter().map(|r| r.id.clone()));
+        changed.extend(report.released.iter().chain(&report.retired).cloned());
+        changed.extend(report.appeared.iter().map(|r| r.id.clone()));
+        changed.extend(entry.overrides.keys().cloned());
         for r in &report.held {
             entry.held.insert(r.id.clone(), (r.table.clone(), r.state));
         }
@@ -227,17 +277,16 @@ impl ReportBook {
             entry.tables.remove(t);
         }
         for r in &report.held {
-            let known = self.known.entry(r.id.clone()).or_insert(Known { table: r.table.clone(), appeared_at: None });
-            known.appeared_at = None;
+            self.know(&r.id, &r.table, None).appeared_at = None;
         }
         for r in &report.appeared {
             // A created table's region is assigned at once; a daughter
             // waits for the server that split or merged to report it.
             let appeared_at = r.daughter.then_some(now);
-            self.known.entry(r.id.clone()).or_insert(Known { table: r.table.clone(), appeared_at });
+            self.know(&r.id, &r.table, appeared_at);
         }
         for id in &report.retired {
-            self.known.remove(id);
+            self.unknow(id);
         }
         self.counters.applied += 1;
         if report.lists_known {
@@ -272,19 +321,20 @@ impl ReportBook {
             Some(held) => entry.held.insert(region.to_string(), held.clone()),
             None => entry.held.remove(region),
         };
-        if open {
-            let known =
-                self.known.entry(region.to_string()).or_insert(Known { table: table.to_string(), appeared_at: None });
-            known.appeared_at = None;
-        }
         entry.overrides.insert(region.to_string(), (state, changes));
+        if open {
+            self.know(region, table, None).appeared_at = None;
+        }
+        self.changed.insert(region.to_string());
     }
 
     /// Forgets servers that are no longer live members.
     pub fn retain_members(&mut self, is_member: impl Fn(&str) -> bool) {
-        let before = self.servers.len();
-        self.servers.retain(|name, _| is_member(name));
-        if self.servers.len() != before {
+        let gone: Vec<String> = self.servers.keys().filter(|n| !is_member(n)).cloned().collect();
+        for name in gone {
+            if let Some(r) = self.servers.remove(&name) {
+                self.changed.extend(r.held.into_keys());
+            }
             self.dirty = true;
         }
     }
@@ -302,6 +352,166 @@ impl ReportBook {
         if let Some(owners) = &mut self.wal_owners {
             owners.retain(|o| o != server);
         }
+    }
+
+    /// The regions whose listing may have changed since the last call, and
+    /// whether the next pass must read every region instead.
+    pub fn take_changes(&mut self) -> (bool, BTreeSet<String>) {
+        (std::mem::take(&mut self.full_wanted), std::mem::take(&mut self.changed))
+    }
+
+    /// Whether some known region belongs to `table`.
+    pub fn has_table(&self, table: &str) -> bool {
+        self.table_regions.contains_key(table)
+    }
+
+    /// Whether every server of `serving` has a fresh report.
+    pub fn all_fresh<'a>(&self, mut serving: impl Iterator<Item = &'a str>, now: Instant) -> bool {
+        serving.all(|s| self.is_fresh(s, now))
+    }
+
+    /// Whether region `id` needs no pass's attention: held OPEN by one
+    /// live server and recorded so (`entry`); or closed by an operator and
+    /// held nowhere; or gone, known to nobody and out of the catalog.
+    /// Anything else (unheld, in transition, recorded otherwise, a
+    /// daughter in its grace) is watched by the passes until it is.
+    pub fn is_settled(&self, id: &str, entry: Option<&http_api::CatalogEntry>) -> bool {
+        let mut holders = self.servers.iter().filter_map(|(n, r)| r.held.get(id).map(|(_, s)| (n, *s)));
+        let first = holders.next();
+        if holders.next().is_some() {
+            return false;
+        }
+        match (first, entry) {
+            (None, None) => !self.known.contains_key(id),
+            (None, Some(e)) => e.state == RegionState::Closed,
+            (Some((server, RegionState::Open)), Some(e)) => {
+                e.state == RegionState::Open && e.server.as_deref() == Some(server.as_str())
+            }
+            _ => false,
+        }
+    }
+
+    /// Every region the book or the catalog knows that is not settled
+    /// ([`is_settled`](Self::is_settled)): after a pass that read
+    /// everything, what the next ones watch. O(regions).
+    pub fn unsettled(&self, catalog: &BTreeMap<String, http_api::CatalogEntry>) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = BTreeSet::new();
+        let held: HashMap<&str, Vec<(&str, RegionState)>> = self
+            .servers
+            .iter()
+            .flat_map(|(n, r)| r.held.iter().map(move |(id, (_, s))| (id.as_str(), (n.as_str(), *s))))
+            .fold(HashMap::new(), |mut m, (id, h)| {
+                m.entry(id).or_default().push(h);
+                m
+            });
+        for id in self.known.keys().chain(catalog.keys()) {
+            let entry = catalog.get(id);
+            let settled = match (held.get(id.as_str()).map(Vec::as_slice), entry) {
+                (None | Some([]), None) => !self.known.contains_key(id),
+                (None | Some([]), Some(e)) => e.state == RegionState::Closed,
+                (Some([(server, RegionState::Open)]), Some(e)) => {
+                    e.state == RegionState::Open && e.server.as_deref() == Some(*server)
+                }
+                _ => false,
+            };
+            if !settled {
+                out.insert(id.clone());
+            }
+        }
+        out
+    }
+
+    /// Each fresh server's count of open regions, as it last reported.
+    pub fn open_counts(&self, now: Instant) -> BTreeMap<String, usize> {
+        self.servers
+            .iter()
+            .filter(|(n, _)| self.is_fresh(n, now))
+            .map(|(n, r)| (n.clone(), r.load.open_regions as usize))
+            .collect()
+    }
+
+    /// [`statuses`](Self::statuses) listing only the regions `ids`: each
+    /// where it is held, or (known, held nowhere) as OFFLINE in the first
+    /// server's; every fresh server with its tables. O(ids × servers).
+    pub fn statuses_of(
+        &self,
+        ids: &BTreeSet<String>,
+        now: Instant,
+        in_catalog: impl Fn(&str) -> bool,
+    ) -> HashMap<String, ServerStatus> {
+        let mut names: Vec<&String> = self.servers.keys().filter(|n| self.is_fresh(n, now)).collect();
+        names.sort();
+        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
+        for r in self.servers.values() {
+            for (t, on) in &r.tables {
+                let e = enabled.entry(t.as_str()).or_insert(true);
+                *e &= *on;
+            }
+        }
+        let table_status = |t: &str| TableStatus {
+            name: t.to_string(),
+            enabled: enabled.get(t).copied().unwrap_or(true),
+            regions: Vec::new(),
+        };
+        let mut docs: Vec<BTreeMap<String, TableStatus>> = names
+            .iter()
+            .map(|n| {
+                self.servers[*n]
+                    .tables
+                    .iter()
+                    .map(|(t, on)| (t.clone(), TableStatus { name: t.clone(), enabled: *on, regions: Vec::new() }))
+                    .collect()
+            })
+            .collect();
+        for id in ids {
+            let mut held_anywhere = false;
+            for (i, name) in names.iter().enumerate() {
+                if let Some((table, state)) = self.servers[*name].held.get(id) {
+                    docs[i]
+                        .entry(table.clone())
+                        .or_insert_with(|| table_status(table))
+                        .regions
+                        .push(RegionStatus::listed(id, *state));
+                    held_anywhere = true;
+                }
+            }
+            held_anywhere |= self.servers.values().any(|r| r.held.contains_key(id));
+            if held_anywhere || docs.is_empty() {
+                continue;
+            }
+            if let Some(known) = self.known.get(id) {
+                let waiting = known.appeared_at.is_some_and(|at| now.duration_since(at) < APPEARED_GRACE);
+                if !waiting || in_catalog(id) {
+                    docs[0]
+                        .entry(known.table.clone())
+                        .or_insert_with(|| table_status(&known.table))
+                        .regions
+                        .push(RegionStatus::listed(id, RegionState::Offline));
+                }
+            }
+        }
+        names
+            .iter()
+            .zip(docs)
+            .enumerate()
+            .map(|(i, (name, tables))| {
+                let mut server = ServerSection { member: Some((*name).clone()), ..ServerSection::default() };
+                if i == 0 {
+                    server.wal_owners = self.wal_owners.clone();
+                }
+                let status = ServerStatus { server, tables: tables.into_values().collect(), ..ServerStatus::default() };
+                ((*name).clone(), status)
+            })
+            .collect()
+    }
+
+    /// [`next_grace_end`](Self::next_grace_end) among `ids` only.
+    pub fn next_grace_end_of(&self, ids: &BTreeSet<String>) -> Option<Instant> {
+        ids.iter()
+            .filter(|id| !self.servers.values().any(|r| r.held.contains_key(*id)))
+            .filter_map(|id| self.known.get(id).and_then(|k| k.appeared_at))
+            .min()
+            .map(|at| at + APPEARED_GRACE)
     }
 
     /// Whether anything but load changed since [`take_dirty`](Self::take_dirty).
@@ -640,5 +850,73 @@ mod tests {
         assert_eq!(statuses["a"].regions().map(|(_, r)| r.id.as_str()).collect::<Vec<_>>(), ["07"]);
         book.recovered("dead");
         assert_eq!(book.statuses(now, |_| true)["a"].server.wal_owners.as_deref(), Some(&["a".to_string()][..]));
+    }
+
+    #[test]
+    fn the_changes_name_what_reports_notes_and_departures_touched_and_ddl_asks_for_everything() {
+        let now = Instant::now();
+        let mut book = ReportBook::new(Duration::from_secs(9));
+        book.apply(&whole("a", 1, &["01", "02"]), true, 10, now);
+        book.apply(&whole("b", 1, &["03"]), true, 10, now);
+        let (full, changed) = book.take_changes();
+        assert!(full, "a first look reads everything");
+        assert!(changed.contains("01") && changed.contains("03"));
+        // A delta names its regions; a heartbeat nothing.
+        let mut d = delta("a", 2);
+        d.released.push("02".into());
+        book.apply(&d, true, 10, now);
+        book.apply(&delta("b", 2), true, 10, now);
+        assert_eq!(book.take_changes(), (false, BTreeSet::from(["02".to_string()])));
+        // A master's note, and a server leaving with what it held.
+        book.note("a", "02", "t", true, 1);
+        book.retain_members(|n| n == "a");
+        assert_eq!(book.take_changes(), (false, BTreeSet::from(["02".to_string(), "03".to_string()])));
+        // A table disabled: its regions change without being named.
+        let mut ddl = delta("a", 3);
+        ddl.tables.push(http_api::ReportedTable { name: "t".into(), enabled: false });
+        book.apply(&ddl, true, 10, now);
+        assert!(book.take_changes().0);
+        // Tables known by their regions.
+        assert!(book.has_table("t") && !book.has_table("u"));
+    }
+
+    #[test]
+    fn a_scoped_status_lists_only_its_regions_and_settled_means_open_where_recorded() {
+        let now = Instant::now();
+        let mut book = ReportBook::new(Duration::from_secs(9));
+        book.apply(&whole("a", 1, &["01", "02"]), true, 10, now);
+        book.apply(&whole("b", 1, &["03"]), true, 10, now);
+        let mut d = delta("a", 2);
+        d.appeared.push(ReportedRegion {
+            id: "04".into(),
+            table: "t".into(),
+            state: RegionState::Offline,
+            daughter: false,
+        });
+        book.apply(&d, true, 10, now);
+        let scope = BTreeSet::from(["02".to_string(), "04".to_string()]);
+        let docs = book.statuses_of(&scope, now, |_| false);
+        let listed: BTreeMap<String, Vec<(String, RegionState)>> = docs
+            .iter()
+            .map(|(n, s)| (n.clone(), s.regions().map(|(_, r)| (r.id.clone(), r.state)).collect()))
+            .collect();
+        assert_eq!(listed["a"], [("02".to_string(), RegionState::Open), ("04".to_string(), RegionState::Offline)]);
+        assert!(listed["b"].is_empty(), "b is listed (it is readable), without its regions");
+        let open = |server: &str| http_api::CatalogEntry {
+            table: "t".into(),
+            server: Some(server.into()),
+            state: RegionState::Open,
+            at_ms: 0,
+        };
+        assert!(book.is_settled("01", Some(&open("a"))));
+        assert!(!book.is_settled("01", Some(&open("b"))), "recorded on another server");
+        assert!(!book.is_settled("01", None), "not recorded");
+        assert!(!book.is_settled("04", None), "known and held by nobody");
+        let closed = http_api::CatalogEntry { state: RegionState::Closed, server: None, ..open("a") };
+        assert!(book.is_settled("05", Some(&closed)), "closed by an operator");
+        assert!(book.is_settled("06", None), "gone");
+        let catalog: BTreeMap<String, http_api::CatalogEntry> =
+            [("01".to_string(), open("a")), ("02".to_string(), open("a")), ("03".to_string(), open("a"))].into();
+        assert_eq!(book.unsettled(&catalog), BTreeSet::from(["03".to_string(), "04".to_string()]));
     }
 }

@@ -132,14 +132,73 @@ pub fn pass(
     registered: Registered<'_>,
     balance: bool,
 ) -> PassOutcome {
-    let plan = plan::plan(&ClusterView {
-        live,
-        statuses,
-        catalog: &catalog.entries(),
-        known_tables: &memory.known_tables,
-        now_ms: crate::catalog::now_ms(),
-        balance,
-    });
+    run(servers, live, statuses, memory, catalog, registered, balance, None)
+}
+
+/// What a scoped pass reads besides the statuses of its regions.
+pub struct Scope<'a> {
+    /// The regions the statuses list: the ones that changed since the last
+    /// pass or are not settled.
+    pub regions: &'a std::collections::BTreeSet<String>,
+    /// Each server's open regions, as it reported them.
+    pub open_counts: &'a std::collections::BTreeMap<String, usize>,
+    /// Whether a table still has a known region (a dropped table is
+    /// forgotten, so a new one of its name waits a pass as any new table).
+    pub table_exists: &'a dyn Fn(&str) -> bool,
+}
+
+/// A pass over the regions of `scope` only: it costs what changed, not
+/// every region. The balancer does not run in it (it reads every server's
+/// regions).
+pub fn scoped_pass(
+    servers: &dyn RegionServers,
+    live: &[ServerInfo],
+    statuses: &HashMap<String, ServerStatus>,
+    memory: &mut PassMemory,
+    catalog: &mut MasterCatalog,
+    registered: Registered<'_>,
+    scope: &Scope<'_>,
+) -> PassOutcome {
+    memory.known_tables.retain(|t| (scope.table_exists)(t));
+    run(servers, live, statuses, memory, catalog, registered, false, Some(scope))
+}
+
+#[expect(clippy::too_many_arguments, reason = "the two passes' shared body; each caller names its own")]
+fn run(
+    servers: &dyn RegionServers,
+    live: &[ServerInfo],
+    statuses: &HashMap<String, ServerStatus>,
+    memory: &mut PassMemory,
+    catalog: &mut MasterCatalog,
+    registered: Registered<'_>,
+    balance: bool,
+    scope: Option<&Scope<'_>>,
+) -> PassOutcome {
+    // A scoped pass reads only its regions' entries; a full one all of
+    // them (under the catalog's read lock, released before the executor
+    // writes).
+    let scoped: Option<std::collections::BTreeMap<String, http_api::CatalogEntry>> =
+        scope.map(|s| s.regions.iter().filter_map(|id| catalog.get(id).map(|e| (id.clone(), e))).collect());
+    let plan = {
+        let all;
+        let entries = match &scoped {
+            Some(e) => e,
+            None => {
+                all = catalog.entries();
+                &*all
+            }
+        };
+        plan::plan(&ClusterView {
+            live,
+            statuses,
+            catalog: entries,
+            known_tables: &memory.known_tables,
+            now_ms: crate::catalog::now_ms(),
+            balance,
+            scope: scope.map(|s| s.regions),
+            open_counts: scope.map(|s| s.open_counts),
+        })
+    };
     memory.known_tables = plan.known_tables.clone();
     let busy = !plan.actions.is_empty() || plan.in_transition.as_ref().is_none_or(|t| !t.is_empty());
     let done = executor::execute(&plan, live, servers, catalog, registered);
@@ -189,5 +248,40 @@ mod tests {
             false,
         );
         assert!(!again.busy, "{:?}", again.events);
+    }
+
+    #[test]
+    fn a_scoped_pass_assigns_its_lost_region_and_leaves_every_other_entry_alone() {
+        let fake = FakeServers::default();
+        let store = Arc::new(MemoryStore::default());
+        let mut catalog = MasterCatalog::load(store, 1).expect("load");
+        for i in 0..100 {
+            let server = if i % 2 == 0 { "a" } else { "b" };
+            catalog.record(&format!("{i:02}"), "t", Some(server), RegionState::Open).expect("record");
+        }
+        // Region 07 (b's) is lost: the scope is it alone; the statuses list
+        // only it, unheld, and b holds 49 regions, a 50.
+        let statuses = HashMap::from([
+            ("a".to_string(), status(&[], &[("07", RegionState::Offline)])),
+            ("b".to_string(), status(&[], &[])),
+        ]);
+        let regions = std::collections::BTreeSet::from(["07".to_string()]);
+        let counts = std::collections::BTreeMap::from([("a".to_string(), 50), ("b".to_string(), 49)]);
+        let table_exists = |t: &str| t == "t";
+        let scope = Scope { regions: &regions, open_counts: &counts, table_exists: &table_exists };
+        let mut memory = PassMemory { known_tables: ["t".to_string()].into() };
+        let outcome = scoped_pass(
+            &fake,
+            &[server("a"), server("b")],
+            &statuses,
+            &mut memory,
+            &mut catalog,
+            &|_| Some(true),
+            &scope,
+        );
+        assert_eq!(fake.calls(), ["b /admin/assign_batch?regions=07"], "{:?}", outcome.events);
+        assert_eq!(catalog.entries().len(), 100, "no entry outside the scope is forgotten");
+        assert_eq!(catalog.get("08").and_then(|e| e.server), Some("a".to_string()));
+        assert!(memory.known_tables.contains("t"));
     }
 }

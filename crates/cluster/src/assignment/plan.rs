@@ -55,6 +55,13 @@ pub struct ClusterView<'a> {
     pub now_ms: u64,
     /// The balancer is due.
     pub balance: bool,
+    /// A scoped pass: `statuses` list only these regions (the ones that
+    /// changed or are not settled), so only they are reconciled, assigned
+    /// or forgotten; `None`: the statuses list every region.
+    pub scope: Option<&'a BTreeSet<String>>,
+    /// Each server's open regions as it reported them, for the least
+    /// loaded server in a scoped pass (its statuses do not list them all).
+    pub open_counts: Option<&'a BTreeMap<String, usize>>,
 }
 
 /// One step of a pass.
@@ -191,12 +198,17 @@ pub fn plan(view: &ClusterView<'_>) -> Plan {
         return Plan { known_tables: view.known_tables.clone(), ..Plan::default() };
     }
     let complete = readable.len() == serving.len();
-    let listing = Listing::of(&readable, view.statuses);
+    let mut listing = Listing::of(&readable, view.statuses);
+    if let Some(counts) = view.open_counts {
+        for (server, n) in listing.open.iter_mut() {
+            *n = counts.get(server).copied().unwrap_or(*n);
+        }
+    }
     let is_live = |name: &str| view.live.iter().any(|s| s.name == name);
 
     // 1. Reconcile, on a copy of the catalog that the later rules read.
     let mut catalog = view.catalog.clone();
-    let mut actions = reconcile(&mut catalog, &listing, &is_live, view.now_ms, complete);
+    let mut actions = reconcile(&mut catalog, &listing, &is_live, view.now_ms, complete, view.scope);
 
     let on_dead_server = |id: &str| catalog.get(id).and_then(|l| l.server.as_deref()).is_some_and(|s| !is_live(s));
     let assignable = |id: &str, l: &Listed| {
@@ -232,7 +244,9 @@ pub fn plan(view: &ClusterView<'_>) -> Plan {
     // 3. Assignment of what no live server holds, in tables an earlier pass
     // or the catalog (as it was before this pass) has seen.
     let mut known = view.known_tables.clone();
-    known.extend(view.catalog.values().map(|l| l.table.clone()));
+    if view.scope.is_none() {
+        known.extend(view.catalog.values().map(|l| l.table.clone()));
+    }
     for (id, listed) in listing.all.iter().filter(|(id, l)| assignable(id, l) && known.contains(&l.table)) {
         let to = least_loaded(&open);
         *open.entry(to.clone()).or_default() += 1;
@@ -261,7 +275,12 @@ pub fn plan(view: &ClusterView<'_>) -> Plan {
         actions,
         in_transition: complete.then_some(transit),
         balancing,
-        known_tables: listing.all.values().map(|l| l.table.clone()).collect(),
+        // A scoped pass sees only some tables' regions: it keeps what the
+        // pass before knew (the caller forgets tables with no region left).
+        known_tables: match view.scope {
+            None => listing.all.values().map(|l| l.table.clone()).collect(),
+            Some(_) => known.into_iter().chain(listing.all.values().map(|l| l.table.clone())).collect(),
+        },
     }
 }
 
@@ -274,6 +293,7 @@ fn reconcile(
     is_live: &impl Fn(&str) -> bool,
     now_ms: u64,
     complete: bool,
+    scope: Option<&BTreeSet<String>>,
 ) -> Vec<Action> {
     let mut actions = Vec::new();
     let mut record =
@@ -302,7 +322,13 @@ fn reconcile(
                 record(catalog, id, &listed.table, None, RegionState::Offline);
             }
         }
-        let gone: Vec<String> = catalog.keys().filter(|id| !listing.all.contains_key(*id)).cloned().collect();
+        let gone: Vec<String> = match scope {
+            None => catalog.keys().filter(|id| !listing.all.contains_key(*id)).cloned().collect(),
+            // Only a region of the scope can have gone since the last pass.
+            Some(ids) => {
+                ids.iter().filter(|id| catalog.contains_key(*id) && !listing.all.contains_key(*id)).cloned().collect()
+            }
+        };
         for id in gone {
             catalog.remove(&id);
             actions.push(Action::Forget { region: id });
@@ -365,6 +391,8 @@ pub(crate) mod tests {
 
         fn plan(&self) -> Plan {
             plan(&ClusterView {
+                scope: None,
+                open_counts: None,
                 live: &self.live,
                 statuses: &self.statuses,
                 catalog: &self.catalog,
