@@ -188,6 +188,11 @@ pub struct PassTiming {
     pub plan_and_execute_secs: f64,
     /// Regions the pass saw in transition.
     pub in_transition: usize,
+    /// Regions it read: those that changed or were unsettled (a scoped
+    /// pass), or every region known.
+    pub regions_read: usize,
+    /// It read only what changed or was unsettled.
+    pub scoped: bool,
 }
 
 /// How often a region server reports when nothing changes (HBase's
@@ -788,6 +793,10 @@ fn active_iteration(
         }
     };
     let view_secs = started.elapsed().as_secs_f64();
+    let (scoped, regions_read) = match &scope {
+        Some(ids) => (true, ids.len()),
+        None => (false, lock_book().known_regions()),
+    };
     let outcome = match &scope {
         Some(ids) => {
             let table_exists = |t: &str| lock_book().has_table(t);
@@ -852,6 +861,8 @@ fn active_iteration(
             view_secs,
             plan_and_execute_secs: started.elapsed().as_secs_f64() - view_secs,
             in_transition: outcome.in_transition.as_ref().map_or(0, Vec::len),
+            regions_read,
+            scoped,
         });
     }
     if outcome.balanced || due {

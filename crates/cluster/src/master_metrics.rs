@@ -67,6 +67,20 @@ pub fn render(view: &Mutex<MasterView>, book: &Mutex<ReportBook>) -> String {
             "The last pass: planning and carrying out (calls to servers, catalog writes).",
             p.plan_and_execute_secs,
         );
+        family(
+            &mut out,
+            "accordion_master_last_pass_regions_read",
+            "gauge",
+            "The last pass: regions it read (the changed and unsettled ones, or every region).",
+            p.regions_read,
+        );
+        family(
+            &mut out,
+            "accordion_master_last_pass_scoped",
+            "gauge",
+            "1 if the last pass read only the regions that changed or were unsettled.",
+            u8::from(p.scoped),
+        );
     }
     family(
         &mut out,

@@ -208,11 +208,9 @@ impl ReportBook {
                 self.counters.whole += 1;
                 if let Some(p) = &previous {
                     self.changed.extend(p.held.keys().cloned());
-                    if p.tables != report.tables.iter().map(|t| (t.name.clone(), t.enabled)).collect() {
+                    if report.tables.iter().any(|t| t.enabled && p.tables.get(&t.name) == Some(&false)) {
                         self.full_wanted = true;
                     }
-                } else if !report.tables.is_empty() {
-                    self.full_wanted = true;
                 }
                 // Whatever it held before is replaced by what it lists now.
                 if previous.as_ref().is_none_or(|p| !p.held.is_empty() || !p.tables.is_empty()) {
@@ -245,9 +243,12 @@ impl ReportBook {
                 return ReportAnswer { applied: false, need_full: true, list_known: false };
             }
         };
-        if report.base.is_some() && (!report.tables.is_empty() || !report.dropped_tables.is_empty()) {
-            // A table created, enabled, disabled or dropped: its regions
-            // change without a report naming each.
+        if report.base.is_some() && report.tables.iter().any(|t| t.enabled && entry.tables.get(&t.name) == Some(&false))
+        {
+            // A table enabled: its regions, held by nobody, are to be
+            // assigned without a report naming each. (A created table's
+            // regions are reported held or appeared, a disabled one's
+            // closes and a dropped one's retirements name theirs.)
             self.full_wanted = true;
         }
         let changed = &mut self.changed;
@@ -395,24 +396,33 @@ impl ReportBook {
     /// ([`is_settled`](Self::is_settled)): after a pass that read
     /// everything, what the next ones watch. O(regions).
     pub fn unsettled(&self, catalog: &BTreeMap<String, http_api::CatalogEntry>) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = BTreeSet::new();
-        let held: HashMap<&str, Vec<(&str, RegionState)>> = self
-            .servers
-            .iter()
-            .flat_map(|(n, r)| r.held.iter().map(move |(id, (_, s))| (id.as_str(), (n.as_str(), *s))))
-            .fold(HashMap::new(), |mut m, (id, h)| {
-                m.entry(id).or_default().push(h);
-                m
-            });
-        for id in self.known.keys().chain(catalog.keys()) {
-            let entry = catalog.get(id);
-            let settled = match (held.get(id.as_str()).map(Vec::as_slice), entry) {
-                (None | Some([]), None) => !self.known.contains_key(id),
-                (None | Some([]), Some(e)) => e.state == RegionState::Closed,
-                (Some([(server, RegionState::Open)]), Some(e)) => {
+        // Each held region's one holder and state, or `None` when several
+        // servers list it.
+        let mut holders: HashMap<&str, Option<(&str, RegionState)>> = HashMap::with_capacity(self.known.len());
+        for (name, r) in &self.servers {
+            for (id, (_, state)) in &r.held {
+                holders.entry(id.as_str()).and_modify(|h| *h = None).or_insert(Some((name.as_str(), *state)));
+            }
+        }
+        let mut out = BTreeSet::new();
+        for (id, holder) in &holders {
+            let settled = match (holder, catalog.get(*id)) {
+                (Some((server, RegionState::Open)), Some(e)) => {
                     e.state == RegionState::Open && e.server.as_deref() == Some(*server)
                 }
                 _ => false,
+            };
+            if !settled {
+                out.insert(id.to_string());
+            }
+        }
+        for id in self.known.keys().chain(catalog.keys()) {
+            if holders.contains_key(id.as_str()) {
+                continue;
+            }
+            let settled = match catalog.get(id) {
+                None => !self.known.contains_key(id),
+                Some(e) => e.state == RegionState::Closed,
             };
             if !settled {
                 out.insert(id.clone());
@@ -853,7 +863,7 @@ mod tests {
     }
 
     #[test]
-    fn the_changes_name_what_reports_notes_and_departures_touched_and_ddl_asks_for_everything() {
+    fn the_changes_name_what_reports_notes_and_departures_touched_and_an_enable_asks_for_everything() {
         let now = Instant::now();
         let mut book = ReportBook::new(Duration::from_secs(9));
         book.apply(&whole("a", 1, &["01", "02"]), true, 10, now);
@@ -871,11 +881,16 @@ mod tests {
         book.note("a", "02", "t", true, 1);
         book.retain_members(|n| n == "a");
         assert_eq!(book.take_changes(), (false, BTreeSet::from(["02".to_string(), "03".to_string()])));
-        // A table disabled: its regions change without being named.
+        // A table disabled names its regions as they close; enabled, its
+        // regions (held by nobody) are not named: everything is read.
         let mut ddl = delta("a", 3);
         ddl.tables.push(http_api::ReportedTable { name: "t".into(), enabled: false });
         book.apply(&ddl, true, 10, now);
-        assert!(book.take_changes().0);
+        assert!(!book.take_changes().0, "a disable");
+        let mut ddl = delta("a", 4);
+        ddl.tables.push(http_api::ReportedTable { name: "t".into(), enabled: true });
+        book.apply(&ddl, true, 10, now);
+        assert!(book.take_changes().0, "an enable");
         // Tables known by their regions.
         assert!(book.has_table("t") && !book.has_table("u"));
     }

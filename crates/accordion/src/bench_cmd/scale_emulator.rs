@@ -110,6 +110,9 @@ pub struct CaseFigures {
     pub one_change_secs: f64,
     pub one_change_passes: u64,
     pub one_change_last_pass_secs: (f64, f64),
+    /// The regions that last pass read (the changed and unsettled ones in
+    /// a scoped pass, every region in a full one).
+    pub one_change_last_pass_regions: f64,
     pub failover_regions: usize,
     pub failover_secs: Option<f64>,
     pub takeover_from_kill_secs: Option<f64>,
@@ -668,6 +671,7 @@ fn run_case(
         let secs = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
         figures.one_change_last_pass_secs =
             (secs("accordion_master_last_pass_view_seconds"), secs("accordion_master_last_pass_execute_seconds"));
+        figures.one_change_last_pass_regions = secs("accordion_master_last_pass_regions_read");
         eprintln!("scale: one lost region open again in {:.2} s", figures.one_change_secs);
     }
 
@@ -772,14 +776,14 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
     out.push_str(
         "| servers | regions | join s | create s (catalog settled) | idle master CPU | master RSS (peak) MiB | passes | calls to servers \
          | /status reads | reports (bytes) | ZK packets | ZK writes | catalog writes \
-         | one region lost: open again s (passes; last pass view + execute ms) | failover (regions) s \
+         | one region lost: open again s (passes; last pass view + execute ms, regions read) | failover (regions) s \
          | takeover s (from active; catalog read) |\n\
          |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.1}"));
     for f in all {
         out.push_str(&format!(
-            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} | {:.2} ({}; {:.0} + {:.0}) | {} ({}) | {} ({}; {}) |\n",
+            "| {} | {} | {:.1} | {:.1} ({:.1}) | {:.2} s ({:.2} %) | {:.0} ({:.0}) | {} | {} | {} | {} ({}) | {} | {} | {} | {:.2} ({}; {:.0} + {:.0}, {}) | {} ({}) | {} ({}; {}) |\n",
             f.servers,
             f.regions,
             f.join_secs,
@@ -801,6 +805,7 @@ fn table(all: &[CaseFigures], args: &ScaleArgs) -> String {
             f.one_change_passes,
             f.one_change_last_pass_secs.0 * 1000.0,
             f.one_change_last_pass_secs.1 * 1000.0,
+            f.one_change_last_pass_regions,
             opt(f.failover_secs),
             f.failover_regions,
             opt(f.takeover_from_kill_secs),
