@@ -834,7 +834,7 @@ fn active_iteration(
         // regions it acted on are among the changes its notes recorded).
         a.watch = Some(match scope {
             Some(mut ids) => {
-                ids.retain(|id| !b.is_settled(id, catalog.get(id).as_ref()));
+                b.retain_unsettled(&mut ids, |id| catalog.get(id));
                 ids
             }
             None => b.unsettled(&catalog.entries()),

@@ -431,6 +431,48 @@ impl ReportBook {
         out
     }
 
+    /// Who holds each of `ids` (table, server, state), each server that
+    /// lists it: found id by id for a few ids, or by one walk of what every
+    /// server holds when that is shorter (a table's creation changes every
+    /// region at once).
+    fn holders_in<'a>(&'a self, ids: &BTreeSet<String>) -> HashMap<&'a str, Vec<(&'a str, &'a str, RegionState)>> {
+        let held: usize = self.servers.values().map(|r| r.held.len()).sum();
+        let mut out: HashMap<&str, Vec<(&str, &str, RegionState)>> = HashMap::new();
+        if ids.len().saturating_mul(self.servers.len()) > held {
+            for (name, r) in &self.servers {
+                for (id, (table, state)) in r.held.iter().filter(|(id, _)| ids.contains(*id)) {
+                    out.entry(id.as_str()).or_default().push((table.as_str(), name.as_str(), *state));
+                }
+            }
+        } else {
+            for id in ids {
+                for (name, r) in &self.servers {
+                    if let Some((id, (table, state))) = r.held.get_key_value(id) {
+                        out.entry(id.as_str()).or_default().push((table.as_str(), name.as_str(), *state));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Keeps of `ids` only the regions that are not settled
+    /// ([`is_settled`](Self::is_settled)); O(ids) lookups.
+    pub fn retain_unsettled(&self, ids: &mut BTreeSet<String>, entry: impl Fn(&str) -> Option<http_api::CatalogEntry>) {
+        let holders = self.holders_in(ids);
+        ids.retain(|id| {
+            let settled = match (holders.get(id.as_str()).map(Vec::as_slice), entry(id)) {
+                (None, None) => !self.known.contains_key(id),
+                (None, Some(e)) => e.state == RegionState::Closed,
+                (Some([(_, server, RegionState::Open)]), Some(e)) => {
+                    e.state == RegionState::Open && e.server.as_deref() == Some(*server)
+                }
+                _ => false,
+            };
+            !settled
+        });
+    }
+
     /// Each fresh server's count of open regions, as it last reported.
     pub fn open_counts(&self, now: Instant) -> BTreeMap<String, usize> {
         self.servers
@@ -473,20 +515,24 @@ impl ReportBook {
                     .collect()
             })
             .collect();
+        let holders = self.holders_in(ids);
+        let at: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
         for id in ids {
-            let mut held_anywhere = false;
-            for (i, name) in names.iter().enumerate() {
-                if let Some((table, state)) = self.servers[*name].held.get(id) {
-                    docs[i]
-                        .entry(table.clone())
-                        .or_insert_with(|| table_status(table))
-                        .regions
-                        .push(RegionStatus::listed(id, *state));
-                    held_anywhere = true;
+            if let Some(held) = holders.get(id.as_str()) {
+                // Listed where it is held (by a server whose report is
+                // fresh); held by a stale one only, it is not unheld.
+                for (table, server, state) in held {
+                    if let Some(&i) = at.get(server) {
+                        docs[i]
+                            .entry(table.to_string())
+                            .or_insert_with(|| table_status(table))
+                            .regions
+                            .push(RegionStatus::listed(id, *state));
+                    }
                 }
+                continue;
             }
-            held_anywhere |= self.servers.values().any(|r| r.held.contains_key(id));
-            if held_anywhere || docs.is_empty() {
+            if docs.is_empty() {
                 continue;
             }
             if let Some(known) = self.known.get(id) {
@@ -517,8 +563,9 @@ impl ReportBook {
 
     /// [`next_grace_end`](Self::next_grace_end) among `ids` only.
     pub fn next_grace_end_of(&self, ids: &BTreeSet<String>) -> Option<Instant> {
+        let holders = self.holders_in(ids);
         ids.iter()
-            .filter(|id| !self.servers.values().any(|r| r.held.contains_key(*id)))
+            .filter(|id| !holders.contains_key(id.as_str()))
             .filter_map(|id| self.known.get(id).and_then(|k| k.appeared_at))
             .min()
             .map(|at| at + APPEARED_GRACE)
