@@ -33,10 +33,17 @@
 //!   changed, and the master runs a pass only then (or when a timer or the
 //!   membership asks).
 //!
+//! - Every region a report, a master's note or a departure touches is
+//!   recorded as changed ([`ReportBook::take_changes`]); a table enabled
+//!   (its unheld regions named by nobody) asks for a pass over everything.
+//!
 //! [`ReportBook::statuses`] renders the view as the per-server status
 //! documents the assignment plan reads (`assignment/plan.rs`): each fresh
 //! server with the regions it holds, and the first of them also listing
-//! every known region nobody holds as OFFLINE, with the WAL owners.
+//! every known region nobody holds as OFFLINE, with the WAL owners;
+//! [`ReportBook::statuses_of`] the same for some regions only (a scoped
+//! pass), in O(those regions), and [`ReportBook::retain_unsettled`] which
+//! of them the next pass still watches.
 //!
 //! Thread safety: behind the master's mutex; applied from the HTTP thread,
 //! read by the poller thread for a pass.

@@ -14,6 +14,13 @@
 //! reads neither ZooKeeper nor the file system, except to ask ZooKeeper
 //! again before fencing a dead server's WAL.
 //!
+//! A pass reads the regions that changed since the last one or that the
+//! last one left unsettled ([`scoped_pass`]: the report book names them,
+//! `ReportBook::take_changes`), so it costs what changed; it reads every
+//! region ([`pass`]) only after the master became active, after a
+//! membership change or a table's enable, with a server's report missing,
+//! and when the balancer runs.
+//!
 //! A pass, on the view as per-server status documents:
 //! 1. **Recovery first.** A WAL directory whose server is not registered is
 //!    a dead server's (a server registers before its store creates the
