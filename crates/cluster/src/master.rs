@@ -762,6 +762,10 @@ fn active_iteration(
         let _ = reply.send(answer);
         // The view changed under the call: a pass follows at once.
         lock_book().touch();
+        // An operator's call writes the catalog before its server call,
+        // which may fail and leave the region as no report will name it:
+        // the next pass reads every region.
+        a.watch = None;
         changed.store(true, Ordering::Release);
         return;
     }

@@ -391,7 +391,9 @@ impl ReportBook {
         }
         match (first, entry) {
             (None, None) => !self.known.contains_key(id),
-            (None, Some(e)) => e.state == RegionState::Closed,
+            // Closed by an operator, and still a region (a retired one's
+            // entry is to be forgotten).
+            (None, Some(e)) => e.state == RegionState::Closed && self.known.contains_key(id),
             (Some((server, RegionState::Open)), Some(e)) => {
                 e.state == RegionState::Open && e.server.as_deref() == Some(server.as_str())
             }
@@ -429,7 +431,7 @@ impl ReportBook {
             }
             let settled = match catalog.get(id) {
                 None => !self.known.contains_key(id),
-                Some(e) => e.state == RegionState::Closed,
+                Some(e) => e.state == RegionState::Closed && self.known.contains_key(id),
             };
             if !settled {
                 out.insert(id.clone());
@@ -470,7 +472,7 @@ impl ReportBook {
         ids.retain(|id| {
             let settled = match (holders.get(id.as_str()).map(Vec::as_slice), entry(id)) {
                 (None, None) => !self.known.contains_key(id),
-                (None, Some(e)) => e.state == RegionState::Closed,
+                (None, Some(e)) => e.state == RegionState::Closed && self.known.contains_key(id),
                 (Some([(_, server, RegionState::Open)]), Some(e)) => {
                     e.state == RegionState::Open && e.server.as_deref() == Some(*server)
                 }
@@ -982,7 +984,8 @@ mod tests {
         assert!(!book.is_settled("01", None), "not recorded");
         assert!(!book.is_settled("04", None), "known and held by nobody");
         let closed = http_api::CatalogEntry { state: RegionState::Closed, server: None, ..open("a") };
-        assert!(book.is_settled("05", Some(&closed)), "closed by an operator");
+        assert!(!book.is_settled("05", Some(&closed)), "a closed entry of a region nobody knows is to be forgotten");
+        assert!(book.is_settled("04", Some(&closed)), "closed by an operator");
         assert!(book.is_settled("06", None), "gone");
         let catalog: BTreeMap<String, http_api::CatalogEntry> =
             [("01".to_string(), open("a")), ("02".to_string(), open("a")), ("03".to_string(), open("a"))].into();
