@@ -482,6 +482,21 @@ impl ReportBook {
         });
     }
 
+    /// The servers whose report is fresh, by name, and each table with
+    /// whether every server lists it enabled (what the statuses say).
+    fn fresh_names_and_tables(&self, now: Instant) -> (Vec<&String>, BTreeMap<&str, bool>) {
+        let mut names: Vec<&String> = self.servers.keys().filter(|n| self.is_fresh(n, now)).collect();
+        names.sort();
+        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
+        for r in self.servers.values() {
+            for (t, on) in &r.tables {
+                let e = enabled.entry(t.as_str()).or_insert(true);
+                *e &= *on;
+            }
+        }
+        (names, enabled)
+    }
+
     /// Each fresh server's count of open regions, as it last reported.
     pub fn open_counts(&self, now: Instant) -> BTreeMap<String, usize> {
         self.servers
@@ -493,22 +508,15 @@ impl ReportBook {
 
     /// [`statuses`](Self::statuses) listing only the regions `ids`: each
     /// where it is held, or (known, held nowhere) as OFFLINE in the first
-    /// server's; every fresh server with its tables. O(ids × servers).
+    /// server's; every fresh server with its tables. O(ids) lookups per
+    /// server, or one walk of the held regions when that is shorter.
     pub fn statuses_of(
         &self,
         ids: &BTreeSet<String>,
         now: Instant,
         in_catalog: impl Fn(&str) -> bool,
     ) -> HashMap<String, ServerStatus> {
-        let mut names: Vec<&String> = self.servers.keys().filter(|n| self.is_fresh(n, now)).collect();
-        names.sort();
-        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
-        for r in self.servers.values() {
-            for (t, on) in &r.tables {
-                let e = enabled.entry(t.as_str()).or_insert(true);
-                *e &= *on;
-            }
-        }
+        let (names, enabled) = self.fresh_names_and_tables(now);
         let table_status = |t: &str| TableStatus {
             name: t.to_string(),
             enabled: enabled.get(t).copied().unwrap_or(true),
@@ -672,15 +680,7 @@ impl ReportBook {
     /// has an entry for a region (one known only from `appeared` is then
     /// listed without waiting for [`APPEARED_GRACE`]).
     pub fn statuses(&self, now: Instant, in_catalog: impl Fn(&str) -> bool) -> HashMap<String, ServerStatus> {
-        let mut names: Vec<&String> = self.servers.keys().filter(|n| self.is_fresh(n, now)).collect();
-        names.sort();
-        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
-        for r in self.servers.values() {
-            for (t, on) in &r.tables {
-                let e = enabled.entry(t.as_str()).or_insert(true);
-                *e &= *on;
-            }
-        }
+        let (names, enabled) = self.fresh_names_and_tables(now);
         let mut out = HashMap::new();
         for (i, name) in names.iter().enumerate() {
             let r = &self.servers[*name];

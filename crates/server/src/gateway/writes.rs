@@ -29,37 +29,8 @@ impl Gateway {
         self.timed(table, op, started, result)
     }
 
-    /// Writes batches of rows in phases: a phase is written only if every
-    /// row of the phases before it was (HBase's Thrift gateway writes a
-    /// mutateRows call's puts, then its deletes, so). The call is timed
-    /// once, as a put.
-    pub fn write_batches(&self, table: &str, phases: Vec<Vec<RowWrite>>) -> GatewayResult<()> {
-        let phases: Vec<Vec<RowWrite>> = phases
-            .into_iter()
-            .map(|rows| rows.into_iter().filter(|r| !r.mutations.is_empty()).collect::<Vec<_>>())
-            .filter(|rows| !rows.is_empty())
-            .collect();
-        if phases.is_empty() {
-            return Ok(());
-        }
-        let started = Instant::now();
-        let mut result = Ok(());
-        for rows in phases {
-            let refs = mutation_refs(&rows);
-            let rows = borrowed(&rows, &refs);
-            result = self.apply_rows_each(table, &rows).and_then(|refused| match refused.into_iter().next() {
-                Some((_, e)) => Err(e),
-                None => Ok(()),
-            });
-            if result.is_err() {
-                break;
-            }
-        }
-        self.timed(table, Op::Put, started, result)
-    }
-
-    /// Writes one batch of rows as [`Gateway::write_batches`] does (one
-    /// phase), and says row by row what was not applied: `(index in rows,
+    /// Writes one batch of rows (one phase of a Thrift mutateRows call:
+    /// `thrift::handler`), and says row by row what was not applied: `(index in rows,
     /// why)`, ascending; every other row was applied. HBase's multi reports
     /// each action's own result, so its client retries only the rows that
     /// failed; re-sending the whole batch row by row after one bad row
