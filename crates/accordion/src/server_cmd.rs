@@ -177,6 +177,7 @@ fn serve_in_cluster(server: &Server, joining: Joining) -> anyhow::Result<Members
                 rpc: s.rpc.as_deref().and_then(|rpc| server::peer::routing::RpcLocation::of(&s.name, &s.thrift, rpc)),
                 thrift: s.thrift,
                 http: s.http,
+                name: s.name,
             })
             .collect())
     }));
@@ -330,7 +331,28 @@ impl server::cluster_authority::ClusterAuthority for ClusterChecks {
         let lookup = self.catalog.lookup(regions, true)?;
         Ok(lookup.regions.into_iter().map(|(id, found)| (id, found.entry)).collect())
     }
+
+    fn master_call(&self, call: &http_api::OperatorCall) -> Result<String, server::cluster_authority::MasterRefusal> {
+        use server::cluster_authority::MasterRefusal;
+        let unreachable = |message: String| MasterRefusal { status: None, message };
+        self.zk.ping().map_err(|e| unreachable(e.to_string()))?;
+        let master = cluster::election::active_master(&self.zk).map_err(|e| unreachable(e.to_string()))?;
+        let http = master.map(|m| m.http).ok_or_else(|| unreachable("the cluster has no active master".into()))?;
+        match self.catalog.access.exchange(&http, "POST", &call.path(), MASTER_CALL_TIMEOUT) {
+            Ok((200, body)) => Ok(body.trim().to_string()),
+            Ok((code, body)) => Err(MasterRefusal { status: Some(code), message: body.trim().to_string() }),
+            Err(e) => Err(unreachable(e)),
+        }
+    }
+
+    fn balancer_on(&self) -> Result<bool, String> {
+        cluster::balancer_switch::is_on(&self.zk).map_err(|e| e.to_string())
+    }
 }
+
+/// How long an operator's call sent on to the master may take (the master
+/// answers 504 after its own 60 s).
+const MASTER_CALL_TIMEOUT: Duration = Duration::from_secs(70);
 
 /// The cluster as ZooKeeper shows it, for `/status`'s `cluster`.
 fn cluster_view(zk: &cluster::zk::Zk) -> http_api::ClusterSeen {

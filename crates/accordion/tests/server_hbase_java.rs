@@ -8,8 +8,10 @@
 //! checkAndMutate, RowMutations, increments, appends, a `batch`, 100,000 rows through a BufferedMutator
 //! counted back by a scan, flushes, compacts, splits, reads the cluster's
 //! metrics and its regions' compaction state, merges two adjacent regions
-//! (and is refused two that are not), then disables and deletes the tables and drops
-//! the namespace; it prints one line per check.
+//! (and is refused two that are not), lists the namespace's table names,
+//! truncates the table keeping its split keys, asks for and runs the
+//! balancer, then disables and deletes the tables and drops the namespace;
+//! it prints one line per check.
 //!
 //! Needs `java` (17) and `mvn`; skips, saying so, only when either is
 //! missing. The Maven build is offline first (`mvn -o`), online after.
@@ -84,6 +86,9 @@ const CHECKS: &[&str] = &[
     "compaction-state",
     "merge-regions",
     "merge-non-adjacent-refused",
+    "list-table-names-by-namespace",
+    "truncate-preserving-splits",
+    "balancer-calls",
     "disable-table",
     "delete-table",
     "namespace-dropped",

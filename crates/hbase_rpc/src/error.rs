@@ -36,6 +36,7 @@ pub mod class {
     pub const DO_NOT_RETRY: &str = "org.apache.hadoop.hbase.DoNotRetryIOException";
     pub const NOT_SERVING_REGION: &str = "org.apache.hadoop.hbase.NotServingRegionException";
     pub const REGION_MOVED: &str = "org.apache.hadoop.hbase.exceptions.RegionMovedException";
+    pub const REGION_OPENING: &str = "org.apache.hadoop.hbase.exceptions.RegionOpeningException";
     pub const TABLE_NOT_FOUND: &str = "org.apache.hadoop.hbase.TableNotFoundException";
     pub const UNKNOWN_SCANNER: &str = "org.apache.hadoop.hbase.UnknownScannerException";
     pub const CALL_QUEUE_TOO_BIG: &str = "org.apache.hadoop.hbase.CallQueueTooBigException";
@@ -102,6 +103,14 @@ impl RpcError {
             "Region moved to: hostname={hostname} port={port} startCode={start_code}. As of locationSeqNum={location_seq_num}."
         );
         Self { moved_to: Some((hostname.to_owned(), port)), ..Self::new(class::REGION_MOVED, message, false) }
+    }
+
+    /// `RegionOpeningException` (a `NotServingRegionException`): the region
+    /// is opening on this server. hbase-client keeps the location it has
+    /// (the class is not one that clears its cache) and calls this server
+    /// again after its pause.
+    pub fn region_opening(region_name: &str) -> Self {
+        Self::new(class::REGION_OPENING, format!("Region {region_name} is opening on this server"), false)
     }
 
     /// `TableNotFoundException` (a `DoNotRetryIOException`).

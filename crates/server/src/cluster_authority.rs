@@ -15,6 +15,12 @@
 //! a region opens). The binary implements it over ZooKeeper
 //! (`accordion/src/server_cmd.rs`); the server crate knows only this trait.
 //!
+//! It is also how a member hands on what only the master does: an
+//! operator's move, assign, unassign or balancer run that a client sent to
+//! this member (HBase's `Admin.move`, `balance`, … through `MasterService`)
+//! goes to the active master as the shell would send it
+//! ([`ClusterAuthority::master_call`]).
+//!
 //! Thread safety: implementations are called from admin threads at once.
 
 /// The cluster's membership and catalog, as a member reads them.
@@ -32,4 +38,27 @@ pub trait ClusterAuthority: Send + Sync {
         &self,
         regions: &[String],
     ) -> Result<std::collections::BTreeMap<String, http_api::CatalogEntry>, String>;
+    /// Runs `call` on the active master ZooKeeper names now; its answer.
+    fn master_call(&self, call: &http_api::OperatorCall) -> Result<String, MasterRefusal>;
+    /// Whether the cluster's periodic balancer is switched on.
+    fn balancer_on(&self) -> Result<bool, String>;
+}
+
+/// Why the active master did not carry out an operator's call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", status.map_or(String::new(), |s| format!("the master answered {s}: ")))]
+pub struct MasterRefusal {
+    /// The master's HTTP status (400 a bad call, 404 no such region, 409
+    /// a region in transition or a table disabled, 503/504 the master
+    /// busy or not active); `None`: no master could be reached.
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+impl MasterRefusal {
+    /// Whether the same call may succeed later unchanged: the master was
+    /// not reached, was busy, or found the region in transition.
+    pub fn is_transient(&self) -> bool {
+        self.status.is_none_or(|s| s == 409 || s == 502 || s >= 503)
+    }
 }

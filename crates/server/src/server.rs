@@ -127,8 +127,9 @@ impl Server {
             });
         });
         let served_at = gateway.served_at().clone();
+        let authority = Arc::new(OnceLock::new());
         let rpc = match rpc_listener {
-            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir(), &config)?),
+            Some(listener) => Some(start_rpc(listener, gateway.clone(), store.dir(), &config, authority.clone())?),
             None => None,
         };
         let handler = ThriftHandler::new(gateway);
@@ -170,7 +171,6 @@ impl Server {
         let _ = served_at.set(thrift.local_addr());
         let history = Arc::new(RequestHistory::new(config.metrics_period));
         let cluster = Arc::new(OnceLock::new());
-        let authority = Arc::new(OnceLock::new());
         let log_levels = Arc::new(OnceLock::new());
         let source = StatusSource {
             store: store.clone(),
@@ -410,6 +410,7 @@ fn start_rpc(
     gateway: Arc<Gateway>,
     root: &std::path::Path,
     config: &ServerConfig,
+    authority: crate::rpc::Authority,
 ) -> Result<(RpcServer, crate::rpc::Identity), ServerError> {
     let remote_ddl = config.rpc_remote_ddl;
     let addr = listener.local_addr().map_err(|source| ServerError::Bind {
@@ -436,7 +437,8 @@ fn start_rpc(
         tracing::warn!("rpc_remote_ddl: the RPC port at {addr} serves schema changes to every caller, unauthenticated");
     }
     let ddl = crate::rpc::DdlAdmission { remote_allowed: remote_ddl };
-    let adapter = Arc::new(crate::rpc::RpcAdapter::new(gateway, identity.clone(), ddl));
+    let cluster = crate::rpc::ClusterLink { authority, member: config.store.member.clone() };
+    let adapter = Arc::new(crate::rpc::RpcAdapter::new(gateway, identity.clone(), ddl, cluster));
     RpcServer::start_with(listener, adapter, rpc_server_config(config))
         .map(|server| (server, identity))
         .map_err(|source| ServerError::Bind { addr, what: "rpc", source })

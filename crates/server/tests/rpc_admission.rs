@@ -16,7 +16,7 @@ use hbase_rpc::pb::hbase::pb::{
 use hbase_rpc::{Call, RpcError, RpcServices};
 use prost::Message;
 use server::gateway::{Gateway, RequestLimits};
-use server::rpc::{DdlAdmission, Identity, RpcAdapter};
+use server::rpc::{ClusterLink, DdlAdmission, Identity, RpcAdapter};
 use server::scanners::ScannerRegistry;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Store, StoreOptions};
@@ -32,7 +32,7 @@ fn adapter(dir: &std::path::Path, ddl: DdlAdmission) -> RpcAdapter {
         RequestLimits::default(),
     ));
     let identity = Identity { cluster_id: "c".into(), host: "localhost".into(), port: 16020, start_code: 1 };
-    RpcAdapter::new(gateway, identity, ddl)
+    RpcAdapter::new(gateway, identity, ddl, ClusterLink::standalone())
 }
 
 fn call(adapter: &RpcAdapter, method: &str, message: &impl Message, peer: &str) -> Result<Vec<u8>, RpcError> {

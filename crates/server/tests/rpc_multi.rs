@@ -16,7 +16,7 @@ use hbase_rpc::pb::hbase::pb::{
 use hbase_rpc::{Call, Cell as WireCell, RpcServices};
 use prost::Message;
 use server::gateway::{Gateway, RequestLimits};
-use server::rpc::{DdlAdmission, Identity, RpcAdapter};
+use server::rpc::{ClusterLink, DdlAdmission, Identity, RpcAdapter};
 use server::scanners::ScannerRegistry;
 use store::wal::Durability;
 use store::{FamilyDescriptor, Get, Mutation, Store, StoreOptions, TableDescriptor};
@@ -32,7 +32,11 @@ fn open(dir: &std::path::Path) -> (Arc<Store>, RpcAdapter, Arc<Gateway>) {
         RequestLimits::default(),
     ));
     let identity = Identity { cluster_id: "c".into(), host: "localhost".into(), port: 16020, start_code: 1 };
-    (store, RpcAdapter::new(Arc::clone(&gateway), identity, DdlAdmission::default()), gateway)
+    (
+        store,
+        RpcAdapter::new(Arc::clone(&gateway), identity, DdlAdmission::default(), ClusterLink::standalone()),
+        gateway,
+    )
 }
 
 fn column(family: &[u8], qualifier: &[u8], value: Option<&[u8]>, delete: Option<DeleteType>) -> ColumnValue {

@@ -63,6 +63,29 @@ impl Gateway {
         Ok(())
     }
 
+    /// Empties disabled table `name` as HBase's `truncateTable` does: the
+    /// table is dropped and created again from its descriptor, with its
+    /// regions' start keys when `preserve_splits`, and is enabled after
+    /// (as HBase leaves it). Two steps, not one: a crash between the drop
+    /// and the create leaves no table (HBase's procedure would finish the
+    /// create on restart); the caller asked for its rows to go.
+    pub fn truncate_table(&self, name: &str, preserve_splits: bool) -> GatewayResult<()> {
+        if self.store.is_table_enabled(name)? {
+            return Err(StoreError::TableEnabled(name.to_string()).into());
+        }
+        let desc = self.store.describe_table(name)?;
+        let splits: Vec<Vec<u8>> = if preserve_splits {
+            let mut keys: Vec<Vec<u8>> =
+                self.store.table_regions(name)?.into_iter().map(|r| r.start_key).filter(|k| !k.is_empty()).collect();
+            keys.sort();
+            keys
+        } else {
+            Vec::new()
+        };
+        self.delete_table(name)?;
+        self.create_table_split(desc, &splits)
+    }
+
     pub fn enable_table(&self, name: &str) -> GatewayResult<()> {
         self.store.enable_table(name)?;
         self.ddl_everywhere(name, "enabled")
@@ -87,10 +110,32 @@ impl Gateway {
 
     /// Changes a table's families to `desc`'s (HBase's modifyTable; the
     /// store keeps what a family's data needs, see `Store::alter_table`).
+    /// In a cluster an enabled table is disabled for the change and
+    /// enabled after, every member told at each step, as the admin port's
+    /// alter does: to the client it is HBase's online schema change (its
+    /// regions close and reopen once); a member that cannot drain the table
+    /// leaves it unaltered and serving.
     pub fn alter_table(&self, desc: TableDescriptor) -> GatewayResult<()> {
         let name = desc.name.clone();
-        self.store.alter_table(desc)?;
-        self.ddl_everywhere(&name, "altered")
+        let around = self.router.is_cluster() && self.store.is_table_enabled(&name)?;
+        if around {
+            self.store.disable_table(&name)?;
+            if let Err(e) = self.ddl_everywhere(&name, "disabled") {
+                let _ = self.store.enable_table(&name);
+                let _ = self.ddl_everywhere(&name, "enabled");
+                return Err(e);
+            }
+        }
+        let altered = self
+            .store
+            .alter_table(desc)
+            .map_err(GatewayError::from)
+            .and_then(|()| self.ddl_everywhere(&name, "altered"));
+        if around {
+            self.store.enable_table(&name)?;
+            self.ddl_everywhere(&name, "enabled")?;
+        }
+        altered
     }
 
     /// Flushes every region of a table, on every member of a cluster.

@@ -82,6 +82,8 @@ const POOLED_PER_SERVER: usize = 8;
 /// Another live region server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Peer {
+    /// Its member name (`host,pid,startcode`), as the master names it.
+    pub name: String,
     /// Its Thrift address (`host:port`).
     pub thrift: String,
     /// Its HTTP address (`host:port`), for `/status`.
@@ -531,7 +533,7 @@ mod tests {
         let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let router = Router::default();
         let counter = asked.clone();
-        let peer = Peer { thrift: "127.0.0.1:1".into(), http, rpc: None };
+        let peer = Peer { name: "h,1,1".into(), thrift: "127.0.0.1:1".into(), http, rpc: None };
         router.set_peers(Box::new(move || {
             counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(vec![peer.clone()])

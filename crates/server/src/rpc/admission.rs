@@ -30,7 +30,7 @@ const READ_ONLY_CALLS: &[&str] = &[
     "GetOnlineRegion",
     "GetRegionLoad",
     "GetServerInfo",
-    "GetProcedureResult",
+    "getProcedureResult",
     "GetSchemaAlterStatus",
     "GetTableDescriptors",
     "GetTableNames",
@@ -38,6 +38,9 @@ const READ_ONLY_CALLS: &[&str] = &[
     "GetNamespaceDescriptor",
     "ListNamespaceDescriptors",
     "ListTableDescriptorsByNamespace",
+    "ListTableNamesByNamespace",
+    "ListNamespaces",
+    "IsBalancerEnabled",
 ];
 
 /// The RPC port's schema-change gate; see the module doc.

@@ -140,7 +140,7 @@ impl RpcAdapter {
         let request: GetRequest = call.decode()?;
         let cells = match self.target(&request.region)? {
             Target::Meta => self.meta_get(&request.get)?,
-            Target::Region(region) => self.get_cells(&region, &request.get)?,
+            Target::Region(region) => self.get_cells(&region, &request.get).map_err(|e| self.redirected(&region, e))?,
         };
         Ok(get_reply(call, &request, cells))
     }
@@ -168,6 +168,9 @@ impl RpcAdapter {
                 Immediate::Answered(Ok(get_reply(&call, &request, cells.into_iter().map(wire_cell).collect())))
             }
             Ok(None) => Immediate::Later(call),
+            // Where the region went is asked of the master: not on the
+            // connection's reader thread.
+            Err(e) if e.class_name() == hbase_rpc::error::class::NOT_SERVING_REGION => Immediate::Later(call),
             Err(e) => Immediate::Answered(Err(e)),
         }
     }
@@ -202,13 +205,17 @@ impl RpcAdapter {
     pub(super) fn mutate(&self, call: Call) -> Result<Reply, RpcError> {
         let request: MutateRequest = call.decode()?;
         let region = self.region(&request.region, "Mutate")?;
+        self.mutate_in(&region, &request, &call).map_err(|e| self.redirected(&region, e))
+    }
+
+    fn mutate_in(&self, region: &RegionInfo, request: &MutateRequest, call: &Call) -> Result<Reply, RpcError> {
         let cells = mutation_cells(&request.mutation, &call.cells, &mut 0)?;
         if let Some(condition) = &request.condition {
-            let processed = self.conditional(&region, condition, &[(&request.mutation, &cells[..])])?;
+            let processed = self.conditional(region, condition, &[(&request.mutation, &cells[..])])?;
             return Ok(Reply::new(&MutateResponse { result: None, processed: Some(processed), metrics: None }));
         }
         let mut block = Vec::new();
-        let result = self.apply(&region, &request.mutation, &cells, call.cell_block_supported, &mut block)?;
+        let result = self.apply(region, &request.mutation, &cells, call.cell_block_supported, &mut block)?;
         Ok(Reply::with_cells(&MutateResponse { result: Some(result), processed: Some(true), metrics: None }, block))
     }
 
@@ -359,10 +366,38 @@ impl RpcAdapter {
         block: &mut Vec<WireCell>,
     ) -> Result<(Vec<Outcome>, Option<bool>), RpcError> {
         let region = self.region(&action.region, "Multi")?;
+        let (outcomes, processed) = self
+            .region_action_in(&region, action, cells, multi_condition, cell_block, block)
+            .map_err(|e| self.redirected(&region, e))?;
+        // The catalog is asked once for the region's actions refused alike.
+        let mut moved: Option<RpcError> = None;
+        let outcomes = outcomes
+            .into_iter()
+            .map(|o| {
+                o.map_err(|e| {
+                    if e.class_name() != hbase_rpc::error::class::NOT_SERVING_REGION {
+                        return e;
+                    }
+                    moved.get_or_insert_with(|| self.redirected(&region, e)).clone()
+                })
+            })
+            .collect();
+        Ok((outcomes, processed))
+    }
+
+    fn region_action_in(
+        &self,
+        region: &RegionInfo,
+        action: &pb::RegionAction,
+        cells: &[Cow<'_, [WireCell]>],
+        multi_condition: Option<&Condition>,
+        cell_block: bool,
+        block: &mut Vec<WireCell>,
+    ) -> Result<(Vec<Outcome>, Option<bool>), RpcError> {
         let mutations: Vec<(&MutationProto, &[WireCell])> =
             action.action.iter().zip(cells).filter_map(|(a, c)| a.mutation.as_ref().map(|m| (m, &c[..]))).collect();
         if let Some(condition) = action.condition.as_ref().or(multi_condition) {
-            let processed = self.conditional(&region, condition, &mutations)?;
+            let processed = self.conditional(region, condition, &mutations)?;
             return Ok((action.action.iter().map(|_| Ok(pb::Result::default())).collect(), Some(processed)));
         }
         if action.atomic.unwrap_or(false) {
@@ -370,7 +405,7 @@ impl RpcAdapter {
             let mut write: Option<RowWrite> = None;
             for (m, c) in &mutations {
                 let w = row_write(m, c)?;
-                check_row(&region, &w.row)?;
+                check_row(region, &w.row)?;
                 match &mut write {
                     None => write = Some(w),
                     Some(all) if all.row == w.row => all.mutations.extend(w.mutations),
@@ -396,13 +431,13 @@ impl RpcAdapter {
         let mut changes: Vec<MutationRef<'_>> = Vec::new();
         for (i, (a, c)) in action.action.iter().zip(cells).enumerate() {
             let outcome = match (&a.get, &a.mutation) {
-                (Some(get), _) => self.get_cells(&region, get).map(|cells| result(cells, cell_block, block)),
+                (Some(get), _) => self.get_cells(region, get).map(|cells| result(cells, cell_block, block)),
                 (None, Some(m)) => match super::cells::mutation_type(m) {
                     Ok(MutationType::Put | MutationType::Delete) => {
                         let start = changes.len();
                         let row = mutation_row(m, c)
                             .and_then(|row| store_mutation_refs(m, c, &mut changes).map(|()| row))
-                            .and_then(|row| check_row(&region, row).map(|()| row));
+                            .and_then(|row| check_row(region, row).map(|()| row));
                         match row {
                             Ok(row) => {
                                 batch_at.push(i);
@@ -415,7 +450,7 @@ impl RpcAdapter {
                             }
                         }
                     }
-                    _ => self.apply(&region, m, c, cell_block, block),
+                    _ => self.apply(region, m, c, cell_block, block),
                 },
                 (None, None) => Err(RpcError::do_not_retry("coprocessor service calls are not supported")),
             };

@@ -52,7 +52,12 @@ impl RpcAdapter {
             status.master = Some(me);
         }
         if wants(pb::Option::BalancerOn) {
-            status.balancer_on = Some(false);
+            // A standalone server has no balancer; a member asks the
+            // cluster's switch (unknown when ZooKeeper cannot be read).
+            status.balancer_on = match self.cluster.authority() {
+                None => Some(false),
+                Some(authority) => authority.balancer_on().ok(),
+            };
         }
         if wants(pb::Option::LiveServers) || wants(pb::Option::ServersName) {
             let live = self.live_servers();

@@ -38,6 +38,11 @@ fn bare<'a>(message: &'a str, class: &str) -> &'a str {
 pub fn from_gateway(e: GatewayError) -> RpcError {
     const NOT_SERVING: &str = hbase_rpc::error::class::NOT_SERVING_REGION;
     match e {
+        // Opening here: the client keeps this location and calls again
+        // after its pause (no lookup of hbase:meta).
+        GatewayError::Store(store::StoreError::NotServingRegion { region, state: store::RegionState::Opening }) => {
+            RpcError::region_opening(&region)
+        }
         GatewayError::Store(s) => {
             let ex = exception(&s);
             match ex.class {
@@ -96,5 +101,35 @@ mod tests {
             (hbase_rpc::error::class::DO_NOT_RETRY, "bad", true)
         );
         assert_eq!(name_bytes_pair(&e).value.as_deref(), Some(&b"bad"[..]));
+    }
+
+    /// The classes a region in a move is answered with, and how
+    /// hbase-client 2.6 treats each: all retried (none extends
+    /// `DoNotRetryIOException`); `RegionOpeningException` keeps the
+    /// client's cached location, the others make it look again.
+    #[test]
+    fn a_region_in_a_move_is_answered_with_a_class_the_client_retries() {
+        let not_serving = |state| {
+            from_gateway(GatewayError::Store(store::StoreError::NotServingRegion { region: "r1".into(), state }))
+        };
+        let e = not_serving(store::RegionState::Opening);
+        assert_eq!(
+            (e.class_name(), e.is_do_not_retry()),
+            ("org.apache.hadoop.hbase.exceptions.RegionOpeningException", false)
+        );
+        for state in [
+            store::RegionState::Closing,
+            store::RegionState::Closed,
+            store::RegionState::Offline,
+            store::RegionState::Splitting,
+            store::RegionState::Merging,
+        ] {
+            let e = not_serving(state);
+            assert_eq!((e.class_name(), e.is_do_not_retry()), (hbase_rpc::error::class::NOT_SERVING_REGION, false));
+        }
+        let e = from_gateway(GatewayError::NotServing("moving".into()));
+        assert_eq!((e.class_name(), e.is_do_not_retry()), (hbase_rpc::error::class::NOT_SERVING_REGION, false));
+        let e = from_gateway(GatewayError::Store(store::StoreError::WritesStopped("flushing".into())));
+        assert_eq!((e.class_name(), e.is_do_not_retry()), ("org.apache.hadoop.hbase.RegionTooBusyException", false));
     }
 }

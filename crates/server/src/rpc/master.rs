@@ -52,7 +52,7 @@ pub struct Procedures {
 
 impl Procedures {
     /// A new procedure id, finished.
-    fn finished(&self) -> u64 {
+    pub(super) fn finished(&self) -> u64 {
         let mut s = self.state.lock();
         s.0 += 1;
         let id = s.0;
@@ -273,7 +273,8 @@ impl RpcAdapter {
                     total_regions: Some(regions.len() as u32),
                 })
             }
-            "GetProcedureResult" => {
+            // Master.proto spells it so (the client sends the proto's name).
+            "getProcedureResult" => {
                 let r: GetProcedureResultRequest = call.decode()?;
                 let state = if self.procedures.is_finished(r.proc_id) {
                     get_procedure_result_response::State::Finished
@@ -339,7 +340,10 @@ impl RpcAdapter {
                     names.iter().filter_map(|n| g.describe_table(n).ok()).map(|d| table_schema(&d)).collect();
                 Reply::new(&ListTableDescriptorsByNamespaceResponse { table_schema })
             }
-            other => return Err(RpcError::not_implemented(&call.service, other)),
+            other => match self.master_op(other, call) {
+                Some(answer) => answer?,
+                None => return Err(RpcError::not_implemented(&call.service, other)),
+            },
         })
     }
 

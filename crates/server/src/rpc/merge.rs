@@ -12,12 +12,18 @@
 //! tables, a region that still reads through a split's references (it can
 //! merge once compacted), and more than two regions at once (HBase 2.6
 //! merges several adjacent regions in one call; the store merges pairs).
-//! A region not OPEN on this server (being split, or in a cluster held by
-//! another member) is a `DoNotRetryIOException` saying so: the store
-//! merges only the regions it holds, as with the admin port's merge.
+//! The merge runs on the member holding the first region (any member takes
+//! the call). In a cluster, regions OPEN on two members are first brought
+//! together, as HBase's master does: the second is moved (through the
+//! active master) to the first one's member, and the merge runs once it is
+//! open there. A region in transition is a plain `IOException` (the client
+//! retries); a standalone server's region that is not OPEN (being split)
+//! is a `DoNotRetryIOException` saying so.
 //!
 //! Thread safety: no state; the store serialises merges with other changes
 //! to the table.
+
+use std::time::{Duration, Instant};
 
 use hbase_rpc::pb::hbase::pb::{MergeTableRegionsRequest, MergeTableRegionsResponse};
 use hbase_rpc::{Call, Reply, RpcError};
@@ -25,6 +31,7 @@ use store::StoreError;
 
 use super::RpcAdapter;
 use super::errors::from_gateway;
+use crate::cluster_authority::ClusterAuthority;
 use crate::gateway::GatewayError;
 
 /// HBase's exception for a merge it will not do.
@@ -47,15 +54,54 @@ impl RpcAdapter {
         if a.id == b.id {
             return Err(refused(format!("unable to merge region {} with itself", a.region_name())));
         }
-        match self.gateway.merge_regions(&a.dir_name(), &b.dir_name()) {
-            Ok(_) => Ok(Reply::new(&MergeTableRegionsResponse { proc_id: proc_id() })),
-            Err(GatewayError::Store(e @ StoreError::MergeRefused { .. })) => Err(refused(e.to_string())),
-            // Not a region for the client to look up again: the master
-            // call would be retried to no end.
-            Err(GatewayError::Store(e @ StoreError::NotServingRegion { .. })) => Err(RpcError::do_not_retry(format!(
-                "{e}: a merge runs on the server holding both regions OPEN (in a cluster, that member)"
-            ))),
-            Err(e) => Err(from_gateway(e)),
+        let (a, b) = (a.dir_name(), b.dir_name());
+        let mut moved = false;
+        let deadline = Instant::now() + TOGETHER_DEADLINE;
+        loop {
+            match self.gateway.merge_regions(&a, &b) {
+                Ok(_) => return Ok(Reply::new(&MergeTableRegionsResponse { proc_id: proc_id() })),
+                Err(GatewayError::Store(e @ StoreError::MergeRefused { .. })) => return Err(refused(e.to_string())),
+                Err(GatewayError::Store(e @ StoreError::NotServingRegion { .. })) => {
+                    let Some(authority) = self.cluster.authority() else {
+                        return Err(RpcError::do_not_retry(format!("{e}: a merge runs on regions OPEN here")));
+                    };
+                    if Instant::now() >= deadline {
+                        return Err(RpcError::io(format!(
+                            "{e}: the regions were not open together in time; try again"
+                        )));
+                    }
+                    if !moved {
+                        moved = bring_together(authority, &a, &b)?;
+                    }
+                    std::thread::sleep(TOGETHER_POLL);
+                }
+                Err(e) => return Err(from_gateway(e)),
+            }
         }
+    }
+}
+
+/// How long a merge waits for its regions to be open on one member.
+const TOGETHER_DEADLINE: Duration = Duration::from_secs(30);
+/// How often it tries again meanwhile.
+const TOGETHER_POLL: Duration = Duration::from_millis(200);
+
+/// Moves region `b` to the member holding `a` OPEN when both are OPEN on
+/// different members (whether it asked for a move). A region not OPEN
+/// anywhere is in transition: the caller waits and tries again.
+fn bring_together(authority: &dyn ClusterAuthority, a: &str, b: &str) -> Result<bool, RpcError> {
+    let entries = authority.catalog_entries(&[a.to_string(), b.to_string()]).map_err(RpcError::io)?;
+    let open_on =
+        |id: &str| entries.get(id).filter(|e| e.state == http_api::RegionState::Open).and_then(|e| e.server.clone());
+    let (Some(on_a), Some(on_b)) = (open_on(a), open_on(b)) else { return Ok(false) };
+    if on_a == on_b {
+        return Ok(false);
+    }
+    tracing::info!(region = b, to = %on_a, "moving a region to its merge partner's server");
+    let call = http_api::OperatorCall::Region(http_api::RegionCall::Move { region: b.to_string(), to: Some(on_a) });
+    match authority.master_call(&call) {
+        Ok(_) => Ok(true),
+        Err(e) if e.is_transient() => Ok(false),
+        Err(e) => Err(RpcError::do_not_retry(format!("moving region {b} to merge it: {e}"))),
     }
 }

@@ -39,6 +39,7 @@ mod errors;
 mod filters;
 mod load;
 mod master;
+mod master_ops;
 mod merge;
 mod meta;
 mod names;
@@ -70,17 +71,48 @@ pub(crate) enum Target {
 /// (a `DoNotRetryIOException`).
 const UNKNOWN_REGION: &str = "org.apache.hadoop.hbase.UnknownRegionException";
 
+/// A cluster member's authority (set once it joins; never on a standalone
+/// server): what the master's calls are handed on through.
+pub type Authority = Arc<std::sync::OnceLock<Box<dyn crate::cluster_authority::ClusterAuthority>>>;
+
+/// This server's place in a cluster, for the master calls it hands on.
+pub struct ClusterLink {
+    pub authority: Authority,
+    /// Its member name (`host,pid,startcode`); `None`: standalone.
+    pub member: Option<String>,
+}
+
+impl ClusterLink {
+    /// A server in no cluster.
+    pub fn standalone() -> ClusterLink {
+        ClusterLink { authority: Arc::default(), member: None }
+    }
+
+    /// The authority, once this member joined a cluster.
+    fn authority(&self) -> Option<&dyn crate::cluster_authority::ClusterAuthority> {
+        self.authority.get().map(|a| &**a)
+    }
+}
+
 pub struct RpcAdapter {
     gateway: Arc<Gateway>,
     identity: Identity,
     scans: scan::Scans,
     procedures: master::Procedures,
     ddl: DdlAdmission,
+    cluster: ClusterLink,
 }
 
 impl RpcAdapter {
-    pub fn new(gateway: Arc<Gateway>, identity: Identity, ddl: DdlAdmission) -> RpcAdapter {
-        RpcAdapter { gateway, identity, scans: scan::Scans::default(), procedures: master::Procedures::default(), ddl }
+    pub fn new(gateway: Arc<Gateway>, identity: Identity, ddl: DdlAdmission, cluster: ClusterLink) -> RpcAdapter {
+        RpcAdapter {
+            gateway,
+            identity,
+            scans: scan::Scans::default(),
+            procedures: master::Procedures::default(),
+            ddl,
+            cluster,
+        }
     }
 
     /// The region `spec` names (see the module's invariants).
@@ -113,6 +145,23 @@ impl RpcAdapter {
         region.map(Target::Region).ok_or_else(|| RpcError::not_serving_region(&shown()))
     }
 
+    /// `e`, or when it says region `region` is not served here and the
+    /// master's catalog records the region OPEN on another live member,
+    /// `RegionMovedException` naming that member's RPC address: the client
+    /// puts the new location in its cache and calls there, without a
+    /// lookup of `hbase:meta` (HBase's region server answers so for a region
+    /// it closed for a move). The catalog is asked now, not as remembered:
+    /// a remembered owner could send the client back and forth.
+    pub(crate) fn redirected(&self, region: &RegionInfo, e: RpcError) -> RpcError {
+        if e.class_name() != hbase_rpc::error::class::NOT_SERVING_REGION {
+            return e;
+        }
+        match self.gateway.region_rpc_location(&region.dir_name(), true) {
+            Some(at) => RpcError::region_moved(&at.host, u32::from(at.port), at.start_code as i64, location_seq_num()),
+            None => e,
+        }
+    }
+
     /// The user-table region `spec` names; `hbase:meta` is read-only.
     fn region(&self, spec: &RegionSpecifier, what: &str) -> Result<RegionInfo, RpcError> {
         match self.target(spec)? {
@@ -122,6 +171,15 @@ impl RpcAdapter {
             ))),
         }
     }
+}
+
+/// The `locationSeqNum` a `RegionMovedException` carries: the client takes
+/// a location over the one it cached only when this number is greater (a
+/// location read from `hbase:meta` carries 1 here, see [`meta`]). The time
+/// of the answer in ms grows with every move, which is all the client
+/// compares it for.
+fn location_seq_num() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(2, |d| d.as_millis() as i64)
 }
 
 impl RpcServices for RpcAdapter {

@@ -68,7 +68,9 @@ impl RpcAdapter {
                 let r: CompactRegionRequest = call.decode()?;
                 let region = self.region(&r.region, "CompactRegion")?;
                 let family = r.family.as_deref().filter(|f| !f.is_empty());
-                self.gateway.compact_region(&region, family, r.major.unwrap_or(false)).map_err(from_gateway)?;
+                self.gateway
+                    .compact_region(&region, family, r.major.unwrap_or(false))
+                    .map_err(|e| self.redirected(&region, from_gateway(e)))?;
                 Reply::new(&CompactRegionResponse {})
             }
             _ => {
@@ -77,7 +79,7 @@ impl RpcAdapter {
                 if r.family.as_deref().is_some_and(|f| !f.is_empty()) {
                     return Err(RpcError::do_not_retry("flushing one family of a region is not supported here"));
                 }
-                self.gateway.flush_region(&region).map_err(from_gateway)?;
+                self.gateway.flush_region(&region).map_err(|e| self.redirected(&region, from_gateway(e)))?;
                 let now =
                     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
                 Reply::new(&FlushRegionResponse {

@@ -169,7 +169,9 @@ impl RpcAdapter {
             let spec = request.region.as_ref().ok_or_else(|| RpcError::do_not_retry("a scan names no region"))?;
             return match self.target(spec)? {
                 Target::Meta => self.scan_meta(scan, &request, call.cell_block_supported),
-                Target::Region(region) => self.open_scan(scan.clone(), region, &request, call.cell_block_supported),
+                Target::Region(region) => self
+                    .open_scan(scan.clone(), region.clone(), &request, call.cell_block_supported)
+                    .map_err(|e| self.redirected(&region, e)),
             };
         }
         let id = request

@@ -403,6 +403,22 @@ public class Checks {
       }
     }
 
+    // The namespace's table names; a truncate that keeps the split keys;
+    // the balancer's calls (a standalone server has none, HBase's is on).
+    check("list-table-names-by-namespace", Arrays.asList(admin.listTableNamesByNamespace("ns")).contains(t),
+      Arrays.toString(admin.listTableNamesByNamespace("ns")));
+    admin.disableTable(t);
+    admin.truncateTable(t, true);
+    try (RegionLocator locator = connection.getRegionLocator(t); Table table = connection.getTable(t)) {
+      List<String> starts = startsOnceThere(locator, 3);
+      String left = rows(table, new Scan());
+      check("truncate-preserving-splits", admin.isTableEnabled(t) && left.isEmpty() && starts.toString().equals("[, c, g]"),
+        starts + " rows: " + left);
+    }
+    boolean balancerWas = admin.isBalancerEnabled();
+    admin.balance();
+    check("balancer-calls", admin.isBalancerEnabled() == balancerWas, balancerWas);
+
     // Disable and delete the tables, drop the namespace.
     admin.disableTable(t);
     check("disable-table", admin.isTableDisabled(t), "");

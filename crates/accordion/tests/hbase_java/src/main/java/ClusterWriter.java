@@ -1,5 +1,4 @@
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
@@ -31,17 +30,8 @@ public class ClusterWriter {
    * given only ZooKeeper's quorum and the znode parent).
    */
   static Configuration conf(String registry) {
-    Configuration conf = HBaseConfiguration.create();
-    if (registry.startsWith("zk:")) {
-      String quorum = registry.substring(3, registry.indexOf('/'));
-      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.ZKConnectionRegistry");
-      conf.set("hbase.zookeeper.quorum", quorum.substring(0, quorum.lastIndexOf(':')));
-      conf.set("hbase.zookeeper.property.clientPort", quorum.substring(quorum.lastIndexOf(':') + 1));
-      conf.set("zookeeper.znode.parent", registry.substring(registry.indexOf('/')));
-    } else {
-      conf.set("hbase.client.registry.impl", "org.apache.hadoop.hbase.client.RpcConnectionRegistry");
-      conf.set("hbase.client.bootstrap.servers", registry);
-    }
+    // The registry as MovingCluster reads it; the retries longer.
+    Configuration conf = MovingCluster.conf(registry);
     // A put waits out a region's move: retried for up to 60 s.
     conf.setInt("hbase.client.retries.number", 60);
     conf.setLong("hbase.client.pause", 100);
