@@ -55,9 +55,15 @@ impl Cluster {
         self.servers[i].rpc.expect("a cluster member serves HBase's RPC").to_string()
     }
 
+    /// The logs' tails, and where the whole logs were written.
     fn logs(&self) -> String {
-        let mut out = format!("master log (tail):\n{}\n", tail(&self.master.log_text(), 3000));
+        let dir = std::env::temp_dir().join(format!("cluster_moving_clients-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("master.log"), self.master.log_text());
+        let mut out =
+            format!("whole logs in {}\nmaster log (tail):\n{}\n", dir.display(), tail(&self.master.log_text(), 3000));
         for (i, s) in self.servers.iter().enumerate() {
+            let _ = std::fs::write(dir.join(format!("server-{i}.log")), s.log_text());
             out.push_str(&format!("server {i} log (tail):\n{}\n", tail(&s.log_text(), 3000)));
         }
         out

@@ -22,9 +22,10 @@
 //! - A server whose last report is older than [`ReportBook::stale_after`]
 //!   counts as unread: a pass then knows it may hold regions it has not
 //!   reported, and acts as it did on a status it could not read.
-//! - A daughter known only from `appeared` (another server's split or
-//!   merge, seen from the root before the server that made it reported
-//!   holding it) is not listed as unassigned until [`APPEARED_GRACE`] has
+//! - A region known only from a delta's `appeared` (a table another server
+//!   created, or another server's split or merge, seen from the root before
+//!   the server that made it reported holding it), and a daughter a whole
+//!   report lists, is not listed as unassigned until [`APPEARED_GRACE`] has
 //!   passed: its creator reports it held well
 //!   within that time (at once on a change), and the master must not open
 //!   a region its creator holds.
@@ -288,9 +289,15 @@ impl ReportBook {
             self.know(&r.id, &r.table, None).appeared_at = None;
         }
         for r in &report.appeared {
-            // A created table's region is assigned at once; a daughter
-            // waits for the server that split or merged to report it.
-            let appeared_at = r.daughter.then_some(now);
+            // A region that appears in a delta is new on the root: a table
+            // another server created, or its split's or merge's daughter.
+            // Its creator opened it and reports it held: the master waits
+            // for that report and must not open it elsewhere meanwhile
+            // (assigned at once, a created table's region opened on two
+            // servers when this report came before the creator's). One a
+            // whole report lists is assigned at once unless it is a
+            // daughter: the listing names every region the server knows.
+            let appeared_at = (r.daughter || report.base.is_some()).then_some(now);
             self.know(&r.id, &r.table, appeared_at);
         }
         for id in &report.retired {
@@ -867,6 +874,48 @@ mod tests {
         assert!(book.loads(later)["a"].requests_per_sec.is_some_and(|r| (r - 20.0).abs() < 1e-9));
     }
 
+    /// The race the Java client's load through moves found (issue 56): a
+    /// table created through server a is opened there; b took it from the
+    /// root and reported its regions before a reported holding them. The
+    /// master assigned them to b at once, and the rows of one region were
+    /// written on a and read on b.
+    #[test]
+    fn a_created_table_s_region_another_server_reports_first_waits_for_its_creator() {
+        let t0 = Instant::now();
+        let mut book = ReportBook::new(Duration::from_secs(60));
+        book.apply(&whole("a", 1, &[]), true, 10, t0);
+        book.apply(&whole("b", 1, &[]), true, 10, t0);
+        let mut d = delta("b", 2);
+        d.appeared.push(ReportedRegion {
+            id: "07".into(),
+            table: "new".into(),
+            state: RegionState::Offline,
+            daughter: false,
+        });
+        book.apply(&d, true, 10, t0);
+        let unheld =
+            |book: &ReportBook, at, region: &str| open_on(book, at).values().flatten().any(|(id, _)| id == region);
+        assert!(!unheld(&book, t0 + Duration::from_secs(1), "07"), "assigned before its creator could report it");
+        // The creator reports it held: held there, never unheld.
+        let mut d = delta("a", 2);
+        d.held.push(ReportedRegion { id: "07".into(), table: "new".into(), state: RegionState::Open, daughter: false });
+        book.apply(&d, true, 10, t0);
+        assert_eq!(open_on(&book, t0 + APPEARED_GRACE * 2)["a"], [("07".to_string(), RegionState::Open)]);
+        // A region a whole report lists (a master's first listing of what a
+        // server knows) is assigned at once.
+        let mut book = ReportBook::new(Duration::from_secs(60));
+        let mut w = whole("b", 1, &[]);
+        w.appeared.push(ReportedRegion {
+            id: "08".into(),
+            table: "t".into(),
+            state: RegionState::Offline,
+            daughter: false,
+        });
+        w.lists_known = true;
+        book.apply(&w, true, 10, t0);
+        assert!(unheld(&book, t0, "08"), "a region a whole listing names waits for nobody");
+    }
+
     #[test]
     fn a_region_that_appeared_waits_for_its_creator_to_report_it_and_retired_ones_go() {
         let t0 = Instant::now();
@@ -921,7 +970,7 @@ mod tests {
     #[test]
     fn the_changes_name_what_reports_notes_and_departures_touched_and_an_enable_asks_for_everything() {
         let now = Instant::now();
-        let mut book = ReportBook::new(Duration::from_secs(9));
+        let mut book = ReportBook::new(Duration::from_secs(60));
         book.apply(&whole("a", 1, &["01", "02"]), true, 10, now);
         book.apply(&whole("b", 1, &["03"]), true, 10, now);
         let (full, changed) = book.take_changes();
@@ -954,7 +1003,7 @@ mod tests {
     #[test]
     fn a_scoped_status_lists_only_its_regions_and_settled_means_open_where_recorded() {
         let now = Instant::now();
-        let mut book = ReportBook::new(Duration::from_secs(9));
+        let mut book = ReportBook::new(Duration::from_secs(60));
         book.apply(&whole("a", 1, &["01", "02"]), true, 10, now);
         book.apply(&whole("b", 1, &["03"]), true, 10, now);
         let mut d = delta("a", 2);
@@ -966,7 +1015,8 @@ mod tests {
         });
         book.apply(&d, true, 10, now);
         let scope = BTreeSet::from(["02".to_string(), "04".to_string()]);
-        let docs = book.statuses_of(&scope, now, |_| false);
+        // 04 appeared in a delta: listed unheld once its grace is over.
+        let docs = book.statuses_of(&scope, now + APPEARED_GRACE, |_| false);
         let listed: BTreeMap<String, Vec<(String, RegionState)>> = docs
             .iter()
             .map(|(n, s)| (n.clone(), s.regions().map(|(_, r)| (r.id.clone(), r.state)).collect()))

@@ -41,8 +41,9 @@ pub struct ReportedRegion {
     pub state: RegionState,
     /// In `appeared`: the region is a split or merge's daughter, which the
     /// server that split or merged opens itself (the master waits for its
-    /// report); otherwise a created table's region, for the master to
-    /// assign at once.
+    /// report, also when a whole report lists it). A created table's region
+    /// is opened by the server that created it too: the master waits for a
+    /// region that appears in a delta whatever this says.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub daughter: bool,
 }

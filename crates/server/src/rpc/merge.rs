@@ -16,14 +16,13 @@
 //! the call). In a cluster, regions OPEN on two members are first brought
 //! together, as HBase's master does: the second is moved (through the
 //! active master) to the first one's member, and the merge runs once it is
-//! open there. A region in transition is a plain `IOException` (the client
-//! retries); a standalone server's region that is not OPEN (being split)
-//! is a `DoNotRetryIOException` saying so.
+//! open there (the holder's merge waits for it, up to 60 s). A region in
+//! transition is `NotServingRegionException` (the client retries the
+//! call); a standalone server's region that is not OPEN (being split) is a
+//! `DoNotRetryIOException` saying so.
 //!
 //! Thread safety: no state; the store serialises merges with other changes
 //! to the table.
-
-use std::time::{Duration, Instant};
 
 use hbase_rpc::pb::hbase::pb::{MergeTableRegionsRequest, MergeTableRegionsResponse};
 use hbase_rpc::{Call, Reply, RpcError};
@@ -55,36 +54,22 @@ impl RpcAdapter {
             return Err(refused(format!("unable to merge region {} with itself", a.region_name())));
         }
         let (a, b) = (a.dir_name(), b.dir_name());
-        let mut moved = false;
-        let deadline = Instant::now() + TOGETHER_DEADLINE;
-        loop {
-            match self.gateway.merge_regions(&a, &b) {
-                Ok(_) => return Ok(Reply::new(&MergeTableRegionsResponse { proc_id: proc_id() })),
-                Err(GatewayError::Store(e @ StoreError::MergeRefused { .. })) => return Err(refused(e.to_string())),
-                Err(GatewayError::Store(e @ StoreError::NotServingRegion { .. })) => {
-                    let Some(authority) = self.cluster.authority() else {
-                        return Err(RpcError::do_not_retry(format!("{e}: a merge runs on regions OPEN here")));
-                    };
-                    if Instant::now() >= deadline {
-                        return Err(RpcError::io(format!(
-                            "{e}: the regions were not open together in time; try again"
-                        )));
-                    }
-                    if !moved {
-                        moved = bring_together(authority, &a, &b)?;
-                    }
-                    std::thread::sleep(TOGETHER_POLL);
-                }
-                Err(e) => return Err(from_gateway(e)),
+        if let Some(authority) = self.cluster.authority() {
+            // The merge waits (on the member holding `a`) for `b` to open
+            // there; see `peer::region_ops::at_holder`.
+            bring_together(authority, &a, &b)?;
+        }
+        match self.gateway.merge_regions(&a, &b) {
+            Ok(_) => Ok(Reply::new(&MergeTableRegionsResponse { proc_id: proc_id() })),
+            Err(GatewayError::Store(e @ StoreError::MergeRefused { .. })) => Err(refused(e.to_string())),
+            Err(GatewayError::Store(e @ StoreError::NotServingRegion { .. })) if self.cluster.authority().is_none() => {
+                Err(RpcError::do_not_retry(format!("{e}: a merge runs on regions OPEN here")))
             }
+            // In a cluster: a region in transition; the client retries.
+            Err(e) => Err(from_gateway(e)),
         }
     }
 }
-
-/// How long a merge waits for its regions to be open on one member.
-const TOGETHER_DEADLINE: Duration = Duration::from_secs(30);
-/// How often it tries again meanwhile.
-const TOGETHER_POLL: Duration = Duration::from_millis(200);
 
 /// Moves region `b` to the member holding `a` OPEN when both are OPEN on
 /// different members (whether it asked for a move). A region not OPEN
