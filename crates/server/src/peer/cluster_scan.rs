@@ -24,6 +24,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use memstore::Cell;
 use store::{RegionState, Scan, Store};
@@ -59,6 +60,13 @@ pub struct PieceScan {
     remote: RemoteScan,
     pieces: VecDeque<Piece>,
     current: Option<Current>,
+    /// The scan's whole key range `[lo, hi)`, for a re-plan.
+    range: (Vec<u8>, Vec<u8>),
+    /// The key of the last whole row returned (`None`: none yet, or the
+    /// scan returns rows in parts, which cannot be resumed).
+    last_row: Option<Vec<u8>>,
+    /// Rows come in parts (a batch size): a failed piece is not resumed.
+    partial_rows: bool,
 }
 
 impl PieceScan {
@@ -83,11 +91,77 @@ impl PieceScan {
         if local.reverse {
             pieces = pieces.into_iter().rev().collect();
         }
-        Ok(Some(PieceScan { store, router, table, local, remote, pieces, current: None }))
+        let partial_rows = local.batch.is_some() || remote.scan.batch_size.is_some_and(|b| b > 0);
+        Ok(Some(PieceScan {
+            store,
+            router,
+            table,
+            local,
+            remote,
+            pieces,
+            current: None,
+            range: (lo, hi),
+            last_row: None,
+            partial_rows,
+        }))
     }
 
     /// The next row (or piece of a row, with a batch size), in key order.
+    ///
+    /// A piece that fails because its region is moving (closed, splitting,
+    /// its owner gone: what a retry fixes) is not the scan's end: as
+    /// HBase's client scanner does, the rest of the range, from just past
+    /// the last row returned, is cut again at the regions as they are now
+    /// and read on, after HBase's back-off, for up to
+    /// [`MOVE_DEADLINE`](crate::thrift::retry::MOVE_DEADLINE). A scan that
+    /// returns rows in parts fails instead (a row half returned cannot be
+    /// resumed without repeating or losing cells).
     pub fn next_row(&mut self) -> Result<Option<Vec<Cell>>, GatewayError> {
+        let mut attempt = 0;
+        let mut deadline = None;
+        loop {
+            match self.next_row_once() {
+                Ok(row) => {
+                    if let Some(cells) = &row
+                        && !self.partial_rows
+                        && let Some(first) = cells.first()
+                    {
+                        self.last_row = Some(first.row.to_vec());
+                    }
+                    return Ok(row);
+                }
+                Err(e) if !self.partial_rows && crate::thrift::retry::region_moving(&e, true, true) => {
+                    let deadline =
+                        *deadline.get_or_insert_with(|| Instant::now() + crate::thrift::retry::MOVE_DEADLINE);
+                    let wait = crate::thrift::retry::pause(attempt);
+                    if Instant::now() + wait >= deadline {
+                        return Err(e);
+                    }
+                    tracing::debug!(table = %self.table, attempt, error = %e, "a scan met a region in a move: resuming");
+                    std::thread::sleep(wait);
+                    attempt += 1;
+                    self.replan()?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The pieces of what is left of the range (past the last row
+    /// returned), cut at the table's regions as this server lists them now.
+    fn replan(&mut self) -> Result<(), GatewayError> {
+        let (lo, hi) = remaining(&self.range, self.last_row.as_deref(), self.local.reverse);
+        self.current = None;
+        let regions = self.store.region_states(&self.table)?;
+        let mut pieces: VecDeque<Piece> = pieces(&regions, &lo, &hi).into();
+        if self.local.reverse {
+            pieces = pieces.into_iter().rev().collect();
+        }
+        self.pieces = pieces;
+        Ok(())
+    }
+
+    fn next_row_once(&mut self) -> Result<Option<Vec<Cell>>, GatewayError> {
         loop {
             let current = match &mut self.current {
                 Some(c) => c,
@@ -178,6 +252,17 @@ impl PieceScan {
                 }
             }
         }
+    }
+}
+
+/// What is left of a scan's range `[lo, hi)` once `last` was returned: a
+/// forward scan goes on just above it, a reverse one just below it.
+fn remaining(range: &(Vec<u8>, Vec<u8>), last: Option<&[u8]>, reverse: bool) -> (Vec<u8>, Vec<u8>) {
+    let (lo, hi) = range.clone();
+    match last {
+        None => (lo, hi),
+        Some(last) if reverse => (lo, last.to_vec()),
+        Some(last) => ([last, &[0]].concat(), hi),
     }
 }
 
@@ -278,6 +363,31 @@ mod tests {
 
     fn here(a: &str, b: &str) -> Piece {
         Piece::Here { start: a.as_bytes().to_vec(), stop: b.as_bytes().to_vec() }
+    }
+
+    #[test]
+    fn a_scan_resumed_after_a_move_reads_what_it_had_not_returned_once() {
+        let range = (b"b".to_vec(), b"y".to_vec());
+        assert_eq!(remaining(&range, None, false), range);
+        // Forward: from just above the last row (k\0 is the next key).
+        assert_eq!(remaining(&range, Some(b"k"), false), (b"k\0".to_vec(), b"y".to_vec()));
+        // Reverse: down from just below it (the upper bound is exclusive).
+        assert_eq!(remaining(&range, Some(b"k"), true), (b"b".to_vec(), b"k".to_vec()));
+        // Cut again at the regions as they are after a split of [f, m).
+        let regions = vec![
+            (region("", "f"), RegionState::Open),
+            (region("f", "h"), RegionState::Offline),
+            (region("h", "m"), RegionState::Open),
+        ];
+        let (lo, hi) = remaining(&(Vec::new(), Vec::new()), Some(b"g"), false);
+        let cut = pieces(&regions, &lo, &hi);
+        assert_eq!(
+            cut,
+            [
+                Piece::Elsewhere { region: regions[1].0.dir_name(), start: b"g\0".to_vec(), stop: b"h".to_vec() },
+                here("h", "m")
+            ]
+        );
     }
 
     #[test]
