@@ -211,13 +211,20 @@ fn start(args: &StartArgs) -> anyhow::Result<()> {
     } else {
         (format!("file://{}", dir.join("root").display()), None)
     };
+    let http_addr: std::net::SocketAddr = format!("127.0.0.1:{}", args.master_http_port).parse()?;
+    // Operator calls (move, assign, unassign, the balancer: the shell's and
+    // those HBase's Admin sends through a member) are admitted as
+    // `accordion master` admits them without a token: its page listens on
+    // loopback, so only this machine's processes reach it.
+    let admission = server::admin_auth::AdminAuth::new(None, &[http_addr]);
+    let admit = cluster::master::Admit(Arc::new(move |_peer, authorization| admission.check(authorization, false)));
     let master = Master::start(MasterConfig {
         cluster: url.parse::<cluster::zk::ZkUrl>()?.with_secret(cluster::zk::Secret::from_file(&secret)?),
-        http_addr: format!("127.0.0.1:{}", args.master_http_port).parse()?,
+        http_addr,
         session_timeout: Duration::from_millis(args.session_timeout_ms),
         balancer_period: (args.balancer_period_ms > 0).then(|| Duration::from_millis(args.balancer_period_ms)),
         advertised_http: None,
-        admit: None,
+        admit: Some(admit),
         root: Some(root.clone()),
     })?;
     let mut servers = Vec::with_capacity(args.servers);
