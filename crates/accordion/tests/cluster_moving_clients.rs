@@ -174,17 +174,20 @@ fn eight_java_threads_lose_no_call_and_no_write_while_regions_split_move_merge_a
             outside.push(micros);
         }
     }
+    let (max_inside, max_outside) = (inside.iter().max().copied(), outside.iter().max().copied());
     let stale: Vec<&str> = out.lines().filter(|l| l.starts_with("STALE ")).collect();
     let done = out.lines().find(|l| l.starts_with("DONE ")).unwrap_or("no DONE line");
     let read = out.lines().find(|l| l.starts_with("READ ")).unwrap_or("no READ line");
     eprintln!(
         "Java load through moves: {done} (calls, failed); {read} (found, missing); {} stale reads; \
-         {} calls inside moves p99 {} us, {} outside p99 {} us; admin calls:\n{}",
+         {} calls inside moves p99 {} us (longest {:?} us), {} outside p99 {} us (longest {:?} us); admin calls:\n{}",
         stale.len(),
         inside.len(),
         p99(&mut inside),
+        max_inside,
         outside.len(),
         p99(&mut outside),
+        max_outside,
         admin.join("\n")
     );
     assert!(failures.is_empty(), "{} calls failed, e.g. {:?}\n{}", failures.len(), failures.first(), context());

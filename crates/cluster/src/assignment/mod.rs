@@ -209,8 +209,16 @@ fn run(
     memory.known_tables = plan.known_tables.clone();
     let busy = !plan.actions.is_empty() || plan.in_transition.as_ref().is_none_or(|t| !t.is_empty());
     let done = executor::execute(&plan, live, servers, catalog, registered);
+    let mut events = done.events;
+    for (region, a, b) in &plan.open_twice {
+        tracing::error!(region = %region, first = %a, second = %b, "a region is OPEN on two servers");
+        events.push(format!(
+            "region {region} is OPEN on two servers, {a} and {b}: writes to one are not read on the other; \
+             unassign it and assign it again"
+        ));
+    }
     PassOutcome {
-        events: done.events,
+        events,
         in_transition: plan.in_transition,
         balanced: done.balanced,
         recovered: done.recovered,

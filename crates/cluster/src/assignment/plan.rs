@@ -105,6 +105,9 @@ pub struct Plan {
     pub balancing: bool,
     /// What the next pass takes as `known_tables`.
     pub known_tables: BTreeSet<String>,
+    /// Regions two servers report OPEN at once (region, one server, the
+    /// other): a broken invariant no pass repairs by itself, said loudly.
+    pub open_twice: Vec<(String, String, String)>,
 }
 
 /// A region as one server's status lists it.
@@ -133,6 +136,8 @@ pub(crate) struct Listing {
     pub(crate) disabled: BTreeSet<String>,
     /// Regions some server reports in a transition (OPENING, CLOSING, ...).
     transit: Vec<InTransition>,
+    /// Regions two servers both report OPEN: (region, first, second).
+    open_twice: Vec<(String, String, String)>,
 }
 
 impl Listing {
@@ -145,6 +150,12 @@ impl Listing {
                 let listed = Listed { table: table.name.clone(), enabled: table.enabled, state: region.state };
                 let id = &region.id;
                 if listed.state != RegionState::Offline {
+                    if let Some((first, RegionState::Open)) = l.holders.get(id)
+                        && listed.state == RegionState::Open
+                        && *first != s.name
+                    {
+                        l.open_twice.push((id.clone(), first.clone(), s.name.clone()));
+                    }
                     if l.holders.get(id).is_none_or(|(_, state)| *state != RegionState::Open) {
                         l.holders.insert(id.clone(), (s.name.clone(), listed.state));
                     }
@@ -273,6 +284,7 @@ pub fn plan(view: &ClusterView<'_>) -> Plan {
     }
     Plan {
         actions,
+        open_twice: listing.open_twice.clone(),
         in_transition: complete.then_some(transit),
         balancing,
         // A scoped pass sees only some tables' regions: it keeps what the
@@ -445,6 +457,14 @@ pub(crate) mod tests {
             [&Action::Recover { dead: "d".into(), by: "a".into(), held: 0 }]
         );
         assert_eq!(assigns(&plan), [pair("01", "a")]);
+    }
+
+    #[test]
+    fn a_region_two_servers_report_open_is_said() {
+        let mut seen = Seen::new(&["a", "b"], &[("a", status(&["a", "b"], &[("01", RegionState::Open)]))]);
+        seen.statuses.insert("b".into(), status(&[], &[("01", RegionState::Open), ("02", RegionState::Open)]));
+        let plan = seen.plan();
+        assert_eq!(plan.open_twice, [("01".to_string(), "a".to_string(), "b".to_string())]);
     }
 
     #[test]

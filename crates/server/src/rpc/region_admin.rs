@@ -107,7 +107,8 @@ impl RpcAdapter {
                 let dir = region.dir_name();
                 if !open_regions(&metrics).contains_key(dir.as_str()) {
                     let name = region_name(&region.table, &region.start_key, region.id);
-                    return Err(RpcError::not_serving_region(&String::from_utf8_lossy(&name)));
+                    let e = RpcError::not_serving_region(&String::from_utf8_lossy(&name));
+                    return Err(self.redirected(&region, e));
                 }
                 // The two enums are HBase's one CompactionState.
                 (pb_region_info(&region), compaction_state(&metrics.tasks, &dir) as i32)
