@@ -32,6 +32,7 @@ const CHECKS: &[&str] = &[
     "table-exists",
     "list-table-names",
     "list-namespace-tables",
+    "list-table-names-by-pattern",
     "describe-table",
     "region-locations",
     "region-of-row",

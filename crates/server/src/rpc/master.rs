@@ -347,20 +347,37 @@ impl RpcAdapter {
         })
     }
 
-    /// The tables a listing names: all, or a namespace's. A pattern other
-    /// than "everything" is refused: Java's regular expressions are not
-    /// Rust's.
+    /// The tables a listing names: all, or a namespace's, and of those the
+    /// ones whose name the client's pattern matches (see [`name_matcher`]).
     fn listed(&self, regex: Option<&str>, namespace: Option<&str>) -> Result<Vec<String>, RpcError> {
-        if let Some(re) = regex.filter(|r| !r.is_empty() && *r != ".*") {
-            return Err(RpcError::do_not_retry(format!("listing tables by pattern ({re}) is not supported here")));
-        }
+        let matches = name_matcher(regex)?;
         let mut names = match namespace.filter(|n| !n.is_empty()) {
             Some(ns) => self.gateway.namespace_tables(ns).map_err(from_gateway)?,
             None => self.gateway.list_tables(),
         };
+        names.retain(|n| matches(n));
         names.sort();
         Ok(names)
     }
+}
+
+/// Whether a table's name matches `Admin.listTableNames(Pattern)`'s
+/// pattern as HBase's master matches it: the whole name (`ns:t`, or `t` in
+/// the default namespace), and for a default-namespace table also
+/// `default:t`. Java's and Rust's regular expressions share their common
+/// forms (classes, groups, alternation, repetition); a pattern Rust cannot
+/// read (a look-around, a back-reference) is refused, naming it.
+fn name_matcher(regex: Option<&str>) -> Result<impl Fn(&str) -> bool, RpcError> {
+    let pattern = match regex.filter(|r| !r.is_empty()) {
+        None => None,
+        Some(re) => Some(regex::Regex::new(&format!("^(?:{re})$")).map_err(|e| {
+            RpcError::do_not_retry(format!("the table name pattern {re:?} is not supported here: {e}"))
+        })?),
+    };
+    Ok(move |name: &str| match &pattern {
+        None => true,
+        Some(p) => p.is_match(name) || (!name.contains(':') && p.is_match(&format!("default:{name}"))),
+    })
 }
 
 #[cfg(test)]
@@ -379,6 +396,19 @@ mod tests {
         assert_eq!(back.name, "ns:t");
         assert_eq!((back.families[0].max_versions, back.families[0].ttl_secs), (3, Some(60)));
         assert_eq!((back.families[1].name.as_str(), back.families[1].ttl_secs), ("g", None));
+    }
+
+    #[test]
+    fn a_listing_pattern_matches_whole_names_as_hbase_s_master_does() {
+        let m = name_matcher(Some("us.*")).unwrap();
+        assert!(m("users") && !m("ausers") && !m("ns:users"));
+        let m = name_matcher(Some("default:u.*")).unwrap();
+        assert!(m("users"), "a default-namespace table also matches as default:name");
+        let m = name_matcher(Some("ns:.*|t[0-9]")).unwrap();
+        assert!(m("ns:a") && m("t1") && !m("t10"));
+        assert!(name_matcher(None).unwrap()("anything"));
+        let refused = name_matcher(Some("(?!x).*")).err().expect("a look-ahead is refused");
+        assert!(refused.is_do_not_retry() && refused.message().contains("(?!x)"), "{refused}");
     }
 
     #[test]

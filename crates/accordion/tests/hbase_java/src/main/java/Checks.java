@@ -4,6 +4,7 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.CompareOperator;
 import org.apache.hadoop.hbase.HBaseConfiguration;
@@ -111,6 +112,10 @@ public class Checks {
     check("table-exists", admin.tableExists(t) && admin.isTableEnabled(t), "");
     check("list-table-names", Arrays.asList(admin.listTableNames()).contains(t), Arrays.toString(admin.listTableNames()));
     check("list-namespace-tables", admin.listTableDescriptorsByNamespace(b("ns")).size() == 1, "");
+    List<TableName> byPattern = Arrays.asList(admin.listTableNames(Pattern.compile("ns:.*")));
+    check("list-table-names-by-pattern", byPattern.contains(t)
+      && admin.listTableDescriptors(Pattern.compile("ns:t")).size() == 1
+      && admin.listTableNames(Pattern.compile("nothing.*")).length == 0, byPattern);
     TableDescriptor got = admin.getDescriptor(t);
     check("describe-table", got.getColumnFamilyCount() == 2 && got.getColumnFamily(f).getMaxVersions() == 3, got);
 
