@@ -350,9 +350,10 @@ impl server::cluster_authority::ClusterAuthority for ClusterChecks {
     }
 }
 
-/// How long an operator's call sent on to the master may take (the master
-/// answers 504 after its own 60 s).
-const MASTER_CALL_TIMEOUT: Duration = Duration::from_secs(70);
+/// How long an operator's call sent on to the master may take: longer than
+/// the master's own limit (300 s, its answer then 504), so that a member
+/// never gives up on a move the master is still making.
+const MASTER_CALL_TIMEOUT: Duration = Duration::from_secs(310);
 
 /// The cluster as ZooKeeper shows it, for `/status`'s `cluster`.
 fn cluster_view(zk: &cluster::zk::Zk) -> http_api::ClusterSeen {

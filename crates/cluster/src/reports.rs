@@ -622,7 +622,7 @@ impl ReportBook {
         (held, open)
     }
 
-    /// When the earliest grace of a daughter known only from `appeared`
+    /// When the earliest grace of a region known only from `appeared`
     /// ends (a pass must follow then, or the region would wait for the
     /// next change). O(regions known): asked after a pass, which costs as
     /// much.

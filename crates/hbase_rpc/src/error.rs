@@ -106,9 +106,8 @@ impl RpcError {
     }
 
     /// `RegionOpeningException` (a `NotServingRegionException`): the region
-    /// is opening on this server. hbase-client keeps the location it has
-    /// (the class is not one that clears its cache) and calls this server
-    /// again after its pause.
+    /// is opening on this server; hbase-client retries after its pause (as
+    /// HBase's region server answers a region it is opening).
     pub fn region_opening(region_name: &str) -> Self {
         Self::new(class::REGION_OPENING, format!("Region {region_name} is opening on this server"), false)
     }

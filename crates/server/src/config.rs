@@ -354,7 +354,8 @@ pub static SETTINGS: &[Setting] = &[
         default: Some("false"),
         kind: Kind::Text,
         help: "Serve the RPC port's schema changes (create, delete, enable, disable table; create, delete \
-               namespace) to callers beyond this machine. The RPC port authenticates no one (SIMPLE, as HBase \
+               namespace) and, in a cluster, its region moves and balancer calls (handed to the master with \
+               this server's admin token) to callers beyond this machine. The RPC port authenticates no one (SIMPLE, as HBase \
                without Kerberos), so by default they are served only to callers connecting from loopback; others \
                get AccessDeniedException. Reads and writes of rows are served to every caller.",
         example: "",

@@ -82,7 +82,15 @@ impl Gateway {
         } else {
             Vec::new()
         };
-        self.delete_table(name)?;
+        match self.delete_table(name) {
+            Ok(()) => {}
+            // Dropped here, not yet taken by every member: the create goes
+            // on (its own broadcast tells them), or the table would be gone.
+            Err(e @ GatewayError::NotEverywhere { .. }) if !self.store.list_tables().iter().any(|t| t == name) => {
+                tracing::warn!(table = %name, error = %e, "truncate: a member did not take the drop; creating again");
+            }
+            Err(e) => return Err(e),
+        }
         self.create_table_split(desc, &splits)
     }
 
@@ -121,8 +129,11 @@ impl Gateway {
         if around {
             self.store.disable_table(&name)?;
             if let Err(e) = self.ddl_everywhere(&name, "disabled") {
-                let _ = self.store.enable_table(&name);
-                let _ = self.ddl_everywhere(&name, "enabled");
+                // Nothing altered: the table serves again, or says why not.
+                let enabled = self.store.enable_table(&name).map_err(GatewayError::from);
+                if let Err(again) = enabled.and_then(|()| self.ddl_everywhere(&name, "enabled")) {
+                    tracing::error!(table = %name, error = %again, "an alter's rollback left the table disabled");
+                }
                 return Err(e);
             }
         }

@@ -38,8 +38,7 @@ fn bare<'a>(message: &'a str, class: &str) -> &'a str {
 pub fn from_gateway(e: GatewayError) -> RpcError {
     const NOT_SERVING: &str = hbase_rpc::error::class::NOT_SERVING_REGION;
     match e {
-        // Opening here: the client keeps this location and calls again
-        // after its pause (no lookup of hbase:meta).
+        // Opening here: HBase's answer for it, which the client retries.
         GatewayError::Store(store::StoreError::NotServingRegion { region, state: store::RegionState::Opening }) => {
             RpcError::region_opening(&region)
         }
@@ -105,8 +104,7 @@ mod tests {
 
     /// The classes a region in a move is answered with, and how
     /// hbase-client 2.6 treats each: all retried (none extends
-    /// `DoNotRetryIOException`); `RegionOpeningException` keeps the
-    /// client's cached location, the others make it look again.
+    /// `DoNotRetryIOException`).
     #[test]
     fn a_region_in_a_move_is_answered_with_a_class_the_client_retries() {
         let not_serving = |state| {

@@ -21,10 +21,10 @@
 //! RPC worker threads at once.
 
 use hbase_rpc::pb::hbase::pb::{
-    AssignRegionRequest, AssignRegionResponse, BalanceResponse, IsBalancerEnabledResponse, ListNamespacesResponse,
-    ListTableNamesByNamespaceRequest, ListTableNamesByNamespaceResponse, MoveRegionRequest, MoveRegionResponse,
-    ServerName, SetBalancerRunningRequest, SetBalancerRunningResponse, TruncateTableRequest, TruncateTableResponse,
-    UnassignRegionRequest, UnassignRegionResponse,
+    AssignRegionRequest, AssignRegionResponse, BalanceRequest, BalanceResponse, IsBalancerEnabledResponse,
+    ListNamespacesResponse, ListTableNamesByNamespaceRequest, ListTableNamesByNamespaceResponse, MoveRegionRequest,
+    MoveRegionResponse, ServerName, SetBalancerRunningRequest, SetBalancerRunningResponse, TruncateTableRequest,
+    TruncateTableResponse, UnassignRegionRequest, UnassignRegionResponse,
 };
 use hbase_rpc::{Call, Reply, RpcError};
 use http_api::{OperatorCall, RegionCall};
@@ -48,13 +48,30 @@ const SNAPSHOT_CALLS: &[&str] = &[
     "IsSnapshotCleanupEnabled",
 ];
 
+/// The master's 409s that no retry changes (the others are a region or a
+/// table in transition, which a retry outlasts).
+const SETTLED_REFUSALS: &[&str] = &["no other serving region server"];
+
 /// A master's refusal as the exception hbase-client acts on.
 fn master_error(e: MasterRefusal) -> RpcError {
     match e.status {
         Some(404) => RpcError::new(UNKNOWN_REGION, e.message, true),
+        _ if SETTLED_REFUSALS.iter().any(|m| e.message.contains(m)) => RpcError::do_not_retry(e.to_string()),
         _ if e.is_transient() => RpcError::io(e.to_string()),
         _ => RpcError::do_not_retry(e.to_string()),
     }
+}
+
+/// Whether a move's refusal says the region is already where it was to
+/// go: HBase's master answers such a move as done (a client that retried a
+/// move after its first call timed out meets it so).
+fn already_there(e: &MasterRefusal, to: &str) -> bool {
+    e.status == Some(409) && e.message.contains(&format!("already open on {to}"))
+}
+
+/// The refusal of a region call on a server in no cluster.
+fn standalone(call: &str) -> RpcError {
+    RpcError::do_not_retry(format!("{call}: this server is not in a cluster; it holds every region itself"))
 }
 
 /// The number a balancer answer starts with ("true: … moved N region(s)").
@@ -90,7 +107,12 @@ impl RpcAdapter {
                 let r: MoveRegionRequest = call.decode()?;
                 let region = self.region(&r.region, "MoveRegion")?.dir_name();
                 let to = r.dest_server_name.as_ref().map(|s| self.member_named(s)).transpose()?;
-                self.region_call(RegionCall::Move { region, to })?;
+                let authority = self.cluster.authority().ok_or_else(|| standalone("move"))?;
+                match authority.master_call(&OperatorCall::Region(RegionCall::Move { region, to: to.clone() })) {
+                    Ok(_) => {}
+                    Err(e) if to.as_deref().is_some_and(|to| already_there(&e, to)) => {}
+                    Err(e) => return Err(master_error(e)),
+                }
                 Ok(Reply::new(&MoveRegionResponse {}))
             })(),
             "AssignRegion" => (|| {
@@ -106,6 +128,12 @@ impl RpcAdapter {
                 Ok(Reply::new(&UnassignRegionResponse {}))
             })(),
             "Balance" => (|| {
+                let r: BalanceRequest = call.decode()?;
+                if r.dry_run.unwrap_or(false) {
+                    return Err(RpcError::do_not_retry(
+                        "a dry run of the balancer is not supported here: the master plans and moves in one step",
+                    ));
+                }
                 let Some(authority) = self.cluster.authority() else {
                     return Ok(Reply::new(&BalanceResponse { balancer_ran: false, ..Default::default() }));
                 };
@@ -142,14 +170,9 @@ impl RpcAdapter {
         })
     }
 
-    /// A region's move, assign or unassign, through the active master.
+    /// A region's assign or unassign, through the active master.
     fn region_call(&self, call: RegionCall) -> Result<String, RpcError> {
-        let Some(authority) = self.cluster.authority() else {
-            return Err(RpcError::do_not_retry(format!(
-                "{}: this server is not in a cluster; it holds every region itself",
-                call.name()
-            )));
-        };
+        let authority = self.cluster.authority().ok_or_else(|| standalone(call.name()))?;
         authority.master_call(&OperatorCall::Region(call)).map_err(master_error)
     }
 
@@ -191,6 +214,11 @@ mod tests {
         }
         let e = master_error(refusal(Some(404)));
         assert_eq!((e.class_name(), e.is_do_not_retry()), (UNKNOWN_REGION, true));
+        let settled =
+            MasterRefusal { status: Some(409), message: "no other serving region server to move it to".into() };
+        assert!(master_error(settled).is_do_not_retry(), "no retry finds another server");
+        let there = MasterRefusal { status: Some(409), message: "the region is already open on h,1,2".into() };
+        assert!(already_there(&there, "h,1,2") && !already_there(&there, "h,1,3"));
         let e = master_error(refusal(Some(400)));
         assert_eq!((e.class_name(), e.is_do_not_retry()), (hbase_rpc::error::class::DO_NOT_RETRY, true));
     }

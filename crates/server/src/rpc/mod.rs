@@ -17,9 +17,15 @@
 //!   encoded name (what a merge sends) is looked for in every table; one
 //!   that names no region is `UnknownRegionException`.
 //! * Every call that changes a table goes through the gateway, so metrics
-//!   and limits are the gateway's. In a cluster, calls are never forwarded:
-//!   `hbase:meta` names each region's owner, and a region not open here is
-//!   NotServingRegionException (the client relocates, as with HBase).
+//!   and limits are the gateway's. In a cluster, data calls are never
+//!   forwarded: `hbase:meta` names each region's owner, and a region not
+//!   open here is answered as HBase's region servers answer it
+//!   (`RegionMovedException` with its server when the master's catalog
+//!   records it open on another live member, `RegionOpeningException`
+//!   while it opens here, `NotServingRegionException` otherwise: the
+//!   client relocates and retries). The master's region calls (move,
+//!   assign, unassign, the balancer) go to the active master
+//!   ([`master_ops`]).
 //! * A schema change (a master call not known to be read-only) runs only
 //!   for a caller [`admission`] admits: from loopback, unless
 //!   `rpc_remote_ddl`.
