@@ -203,6 +203,11 @@ fn get_splits_locate_region_version_whoami_and_endrow() {
     assert!(out.contains(&format!("accordion {}", env!("CARGO_PKG_VERSION"))), "{out}");
     assert!(out.contains("(auth:SIMPLE)") && out.contains("admin calls:"), "{out}");
     assert!(out.contains("1 active server"), "{out}");
+    // HBase's pre-split by algorithm: HexStringSplit's keys.
+    let (ok, out) =
+        session_of(&server, "create 'hx', 'f', {NUMREGIONS => 4, SPLITALGO => 'HexStringSplit'}; get_splits 'hx'");
+    assert!(ok, "{out}");
+    assert!(out.contains("Total number of splits = 3\n40000000\n80000000\nc0000000\n"), "{out}");
     let (ok, out) = session_of(&server, "status 'bogus'");
     assert!(!ok && out.contains("status: format must be"), "{out}");
     let (ok, out) = session_of(&server, "scan 'sp', {STOPROW => 'b', ENDROW => 'c'}");
@@ -685,7 +690,11 @@ fn mistakes_are_errors_that_name_them() {
         ("get 't', 'r', VERSIONS => true", "ERROR: get: VERSIONS must be an integer, got true"),
         ("count 't', LIMIT => 5", "ERROR: count: unknown option LIMIT (known: INTERVAL, CACHE, "),
         ("create 'u', {NAME => 'f', VERSION => 3}", "ERROR: create: unknown option VERSION (known: NAME, VERSIONS, "),
-        ("create 'u', 'f', SPLIT => ['a']", "ERROR: create: unknown option SPLIT (known: SPLITS)"),
+        (
+            "create 'u', 'f', SPLIT => ['a']",
+            "ERROR: create: unknown option SPLIT (known: SPLITS, SPLITS_FILE, NUMREGIONS, SPLITALGO)",
+        ),
+        ("create 'u', 'f', NUMREGIONS => 4", "ERROR: create: NUMREGIONS needs SPLITALGO"),
         ("incr 't', 'r', 'f:q', 'x'", "ERROR: incr: argument 4 (increment) must be an integer, got 'x'"),
         ("incr 't', 'r', 'f:q', '5'", "ERROR: incr: argument 4 (increment) must be an integer, got '5'"),
         ("put 't', 'r', 'f:q', 'v', 'now'", "ERROR: put: argument 5 (timestamp) must be an integer, got 'now'"),

@@ -72,7 +72,8 @@ fn check_fixed(cmd: &str, opts: &Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-const TABLE_OPTIONS: &[(&str, Kind)] = &[("SPLITS", Kind::BytesList)];
+const TABLE_OPTIONS: &[(&str, Kind)] =
+    &[("SPLITS", Kind::BytesList), ("SPLITS_FILE", Kind::Bytes), ("NUMREGIONS", Kind::Int), ("SPLITALGO", Kind::Bytes)];
 
 /// What `alter` takes for a family: create's settings, and more.
 const ALTER_OPTIONS: &[(&str, Kind)] = &[
@@ -201,6 +202,24 @@ fn describe_family(name: &[u8], f: &ColumnDescriptor) -> String {
     )
 }
 
+/// The split keys a create's table options name: SPLITS, the lines of
+/// SPLITS_FILE, and NUMREGIONS keys of SPLITALGO (HBase's shell takes each).
+fn table_splits(opts: &Options) -> anyhow::Result<Vec<Vec<u8>>> {
+    let mut splits = opts.bytes_list("SPLITS");
+    if let Some(file) = opts.bytes("SPLITS_FILE") {
+        splits.extend(super::split_keys::splits_file(&String::from_utf8_lossy(&file))?);
+    }
+    match (opts.int("NUMREGIONS"), opts.bytes("SPLITALGO")) {
+        (Some(n), Some(algo)) => splits.extend(super::split_keys::split_keys(&String::from_utf8_lossy(&algo), n)?),
+        (None, None) => {}
+        (Some(_), None) => {
+            bail!("create: NUMREGIONS needs SPLITALGO (HexStringSplit, DecimalStringSplit or UniformSplit)")
+        }
+        (None, Some(_)) => bail!("create: SPLITALGO needs NUMREGIONS"),
+    }
+    Ok(splits)
+}
+
 impl<W: Write> Shell<W> {
     /// The server's table names, for the interactive shell's completion.
     pub(super) fn table_names(&mut self) -> anyhow::Result<Vec<String>> {
@@ -262,7 +281,7 @@ impl<W: Write> Shell<W> {
                     }
                     families.push(family);
                 }
-                Value::Dict(d) => splits.extend(Options::check("create", d, TABLE_OPTIONS)?.bytes_list("SPLITS")),
+                Value::Dict(d) => splits.extend(table_splits(&Options::check("create", d, TABLE_OPTIONS)?)?),
                 Value::Str(name) => families.push(family(name.clone())),
                 v => bail!("create: argument {} must be a family name or a dictionary, got {v}", i + 1),
             }

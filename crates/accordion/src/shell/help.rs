@@ -95,7 +95,9 @@ pub const COMMANDS: &[CommandHelp] = &[
         usage: "Create a table. Pass the table name, then column families: names, or dictionaries of family \
                 options (NAME, VERSIONS, TTL, BLOOMFILTER, COMPRESSION, IN_MEMORY, BLOCKCACHE, BLOCKSIZE, \
                 IN_MEMORY_COMPACTION; the encodings, KEEP_DELETED_CELLS, MIN_VERSIONS and REPLICATION_SCOPE only \
-                with the one value the store has), and optionally table options (SPLITS => [keys]). The server's \
+                with the one value the store has), and optionally table options: SPLITS => [keys], SPLITS_FILE \
+                => 'path' (a key a line), or NUMREGIONS => n with SPLITALGO => 'HexStringSplit', \
+                'DecimalStringSplit' or 'UniformSplit' (HBase's RegionSplitter keys). The server's \
                 Thrift createTable takes neither split keys nor BLOCKSIZE and IN_MEMORY_COMPACTION, so the shell \
                 creates the table, sets those with an admin alter, and splits it at each key through the admin \
                 split call. Examples:
@@ -105,6 +107,8 @@ pub const COMMANDS: &[CommandHelp] = &[
   accordion> create 't1', NAME => 'f1', VERSIONS => 5, TTL => 86400
   accordion> create 't1', 'f1', SPLITS => ['10', '20', '30', '40']
   accordion> create 't1', {NAME => 'f1', VERSIONS => 3}, SPLITS => ['b', 'm']
+  accordion> create 't1', 'f1', {NUMREGIONS => 15, SPLITALGO => 'HexStringSplit'}
+  accordion> create 't1', 'f1', SPLITS_FILE => 'splits.txt'
   accordion> create 't1', {NAME => 'f1', BLOCKSIZE => 16384, IN_MEMORY_COMPACTION => 'ADAPTIVE'}",
     },
     CommandHelp {

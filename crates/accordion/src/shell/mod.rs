@@ -26,6 +26,7 @@ mod namespaces;
 mod parse;
 mod regions;
 mod session;
+mod split_keys;
 
 use std::io::Write;
 use std::path::PathBuf;
