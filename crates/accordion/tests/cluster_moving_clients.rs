@@ -190,6 +190,8 @@ fn eight_java_threads_lose_no_call_and_no_write_while_regions_split_move_merge_a
         max_outside,
         admin.join("\n")
     );
+    let stopped: Vec<&str> = out.lines().filter(|l| l.starts_with("WORKER ") || l.starts_with("ADMIN loop ")).collect();
+    assert!(stopped.is_empty(), "a thread of the load stopped early: {stopped:?}\n{}", context());
     assert!(failures.is_empty(), "{} calls failed, e.g. {:?}\n{}", failures.len(), failures.first(), context());
     assert!(stale.is_empty(), "reads missed the thread's own earlier writes: {stale:?}\n{}", context());
     assert!(read.ends_with(" 0") && read != "READ 0 0", "an acknowledged row is lost: {read}\n{}", context());

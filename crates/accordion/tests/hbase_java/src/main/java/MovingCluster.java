@@ -239,37 +239,20 @@ public class MovingCluster {
         try (Table table = c.getTable(t)) {
           for (int i = 0; now() < end; i++) {
             String row = String.format("%c-%d-%07d", (char) ('a' + (i * 7 + id) % 26), id, i);
-            long start = now();
-            long t0 = System.nanoTime();
-            try {
+            timed(() -> {
               table.put(new Put(b(row)).addColumn(f, b("q"), b(row)));
               mine.add(row);
               acked.add(row);
-              System.out.println("LAT " + start + " " + (System.nanoTime() - t0) / 1000 + " ok");
-            } catch (Exception e) {
-              failures.incrementAndGet();
-              System.out.println("LAT " + start + " " + (System.nanoTime() - t0) / 1000 + " "
-                  + String.valueOf(e).replace('\n', ' '));
-            }
-            calls.incrementAndGet();
+            }, calls, failures);
             if (mine.isEmpty()) {
               continue;
             }
             String back = mine.get(random.nextInt(mine.size()));
-            start = now();
-            t0 = System.nanoTime();
-            try {
-              Result r = table.get(new Get(b(back)));
-              if (!back.equals(s(r.getValue(f, b("q"))))) {
+            timed(() -> {
+              if (!back.equals(s(table.get(new Get(b(back))).getValue(f, b("q"))))) {
                 System.out.println("STALE " + back);
               }
-              System.out.println("LAT " + start + " " + (System.nanoTime() - t0) / 1000 + " ok");
-            } catch (Exception e) {
-              failures.incrementAndGet();
-              System.out.println("LAT " + start + " " + (System.nanoTime() - t0) / 1000 + " "
-                  + String.valueOf(e).replace('\n', ' '));
-            }
-            calls.incrementAndGet();
+            }, calls, failures);
           }
         } catch (Exception e) {
           System.out.println("WORKER " + String.valueOf(e).replace('\n', ' '));
@@ -299,6 +282,21 @@ public class MovingCluster {
     }
     System.out.println("READ " + found + " " + missing);
     System.out.println("DONE " + calls.get() + " " + failures.get());
+  }
+
+  /** One data call, printed as "LAT start_ms micros ok|why" and counted. */
+  static void timed(Step call, AtomicLong calls, AtomicLong failures) {
+    long start = now();
+    long t0 = System.nanoTime();
+    String outcome = "ok";
+    try {
+      call.run();
+    } catch (Exception e) {
+      failures.incrementAndGet();
+      outcome = String.valueOf(e).replace('\n', ' ');
+    }
+    System.out.println("LAT " + start + " " + (System.nanoTime() - t0) / 1000 + " " + outcome);
+    calls.incrementAndGet();
   }
 
   /** Every two seconds: a split, a move, a merge or a balancer run, in turn. */
